@@ -1,0 +1,118 @@
+"""A reviewer's decision on a pending approval: approve, reject, edit then approve, or answer."""
+
+from datetime import timedelta
+
+from django.conf import settings
+from django.db import transaction
+from django.utils import timezone
+
+from approvals import audit, cards
+from approvals.hashing import payload_hash
+from approvals.models import Approval, ApprovalStatus, ReasonCode
+from approvals.resume_schemas import validate_resume_data
+from condor.errors import ApprovalNotPending, InvalidPayload, ResumeSchemaRejected
+from runs import frames, spine
+from runs.outbox import record_event
+from runs.states import RunState, TerminalReason
+
+
+class _SchemaRejected(Exception):
+    def __init__(self, errors: list[str]):
+        self.errors = errors
+
+
+def _split_body(approval: Approval, body: dict) -> tuple[dict, dict | None]:
+    """(what the resume schema validates, edited args). `edited_args` is the one extra field."""
+    if approval.reason_code == ReasonCode.CLARIFICATION:
+        if set(body) != {"values"}:
+            raise _SchemaRejected(["A clarification is answered with exactly one field, 'values'."])
+        if not isinstance(body["values"], dict):
+            raise _SchemaRejected(["'values' must be an object."])
+        return body["values"], None
+    edited = body.get("edited_args")
+    decision = {key: value for key, value in body.items() if key != "edited_args"}
+    if "edited_args" in body:
+        if not isinstance(edited, dict):
+            raise InvalidPayload("'edited_args' must be a JSON object.")
+        if decision.get("approved") is not True:
+            raise InvalidPayload("'edited_args' may only accompany an approval.")
+    return decision, edited
+
+
+def decide(approval_id, body: dict, *, user) -> Approval:
+    """Apply `user`'s decision. Raises ResumeSchemaRejected after failing the run on a bad payload."""
+    try:
+        return _decide(approval_id, body, user=user)
+    except _SchemaRejected as rejected:
+        _fail_on_schema(approval_id, rejected.errors, user=user)
+        raise ResumeSchemaRejected(" ".join(rejected.errors)) from None
+
+
+@transaction.atomic(durable=True)
+def _decide(approval_id, body: dict, *, user) -> Approval:
+    approval = _lock_pending(approval_id)
+    payload, edited_args = _split_body(approval, body)
+    errors = validate_resume_data(approval.resume_schema, payload)
+    if errors:
+        raise _SchemaRejected(errors)
+    now = timezone.now()
+    run = spine.lock_run(approval.run_id)
+    if approval.reason_code == ReasonCode.APPROVAL and payload.get("approved") is False:
+        reason = (payload.get("reason") or "").strip()
+        if not reason:
+            raise InvalidPayload("A rejection needs a reason.")
+        approval.reject(by=user, at=now, reason=reason)
+        approval.save()
+        record_event(run, "approval.rejected", step_id=approval.step_id,
+                     data={"approval_id": str(approval.pk)}, inbox=cards.removed(approval))
+        _audit_decision(approval, user, "rejected")
+        # A rejection ends the run; its other pending approvals expire with it.
+        spine._close(run, TerminalReason.APPROVAL_DENIED, actor_user=user, step_id=approval.step_id,
+                     frames=frames.denied_frames(approval.tool_call_id))
+        return approval
+    approved_args = edited_args if edited_args is not None else approval.args
+    approval.approve(
+        by=user, at=now, approved_args=approved_args, payload_hash=payload_hash(approved_args),
+        expires_at=now + timedelta(seconds=settings.CONDOR_APPROVAL_TTL_SECONDS),
+        resume_data=payload if approval.reason_code == ReasonCode.CLARIFICATION else None,
+        reason=(payload.get("reason") or "") if approval.reason_code == ReasonCode.APPROVAL else "",
+    )
+    approval.save()
+    record_event(run, "approval.approved", step_id=approval.step_id,
+                 data={"approval_id": str(approval.pk), "edited": edited_args is not None},
+                 inbox=cards.removed(approval))
+    _audit_decision(approval, user, "approved", edited=edited_args is not None)
+    return approval
+
+
+def _lock_pending(approval_id) -> Approval:
+    approval = (
+        Approval.objects.select_for_update(of=("self",)).select_related("session", "decided_by").get(pk=approval_id)
+    )
+    if approval.status != ApprovalStatus.PENDING:
+        raise ApprovalNotPending(f"This approval is already {approval.status}.")
+    if approval.expires_at <= timezone.now():
+        raise ApprovalNotPending("This approval has expired.")
+    return approval
+
+
+def _audit_decision(approval: Approval, user, decision: str, **data) -> None:
+    audit.record(
+        audit.Kind.DECISION, approval=approval, actor_user=user, decision=decision, rule_id=approval.rule_id,
+        data={"reason": approval.decision_reason, "payload_hash": approval.payload_hash,
+              "reason_code": approval.reason_code, **data},
+    )
+
+
+@transaction.atomic(durable=True)
+def _fail_on_schema(approval_id, errors: list[str], *, user) -> None:
+    """A payload its schema refuses ends the run (suspended → failed) and closes the approval."""
+    approval = _lock_pending(approval_id)
+    run = spine.lock_run(approval.run_id)
+    approval.reject(by=user, at=timezone.now(), reason="resume schema rejected: " + " ".join(errors))
+    approval.save()
+    record_event(run, "approval.rejected", step_id=approval.step_id,
+                 data={"approval_id": str(approval.pk), "schema_errors": errors}, inbox=cards.removed(approval))
+    _audit_decision(approval, user, "resume_schema_rejected", errors=errors)
+    if run.state == RunState.SUSPENDED:
+        spine._fail_resume(run, step_id=approval.step_id, actor_user=user)

@@ -1,0 +1,47 @@
+"""Idempotency-Key: the first response to a key is stored and replayed for retries."""
+
+import hashlib
+from collections.abc import Callable
+
+from django.db import IntegrityError, transaction
+
+from approvals.hashing import canonical_json
+from approvals.models import IdempotencyRecord
+from condor.errors import CondorError, IdempotencyKeyReused, InvalidPayload, error_body
+
+MAX_KEY_LENGTH = 255
+
+
+def fingerprint(method: str, path: str, body: dict) -> str:
+    digest = hashlib.sha256()
+    for part in (method.encode(), b"\0", path.encode(), b"\0", canonical_json(body)):
+        digest.update(part)
+    return digest.hexdigest()
+
+
+def run_once(client, key: str, request_fingerprint: str, handler: Callable[[], tuple[int, dict]]) -> tuple[int, dict]:
+    """Answer with `handler` the first time `key` is seen for `client`; replay that answer afterwards.
+
+    The record is inserted before the handler runs, in the same transaction: a
+    concurrent retry with the same key blocks on the unique index until the first
+    commits, then replays its answer instead of running the handler twice.
+    """
+    if not key or len(key) > MAX_KEY_LENGTH:
+        raise InvalidPayload(f"Idempotency-Key must be 1 to {MAX_KEY_LENGTH} characters.")
+    try:
+        with transaction.atomic():
+            record = IdempotencyRecord.objects.create(
+                client=client, key=key, fingerprint=request_fingerprint, response_status=0, response_body={}
+            )
+            try:
+                status, body = handler()
+            except CondorError as error:
+                status, body = error.status, error_body(error.code, error.detail)
+            record.response_status, record.response_body = status, body
+            record.save(update_fields=["response_status", "response_body"])
+            return status, body
+    except IntegrityError:
+        stored = IdempotencyRecord.objects.get(client=client, key=key)
+        if stored.fingerprint != request_fingerprint:
+            raise IdempotencyKeyReused() from None
+        return stored.response_status, stored.response_body

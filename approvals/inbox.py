@@ -1,0 +1,19 @@
+"""The reviewers' inbox page. The cards themselves arrive over /ws/inbox/."""
+
+from django.contrib.auth.decorators import login_required
+from django.core.exceptions import PermissionDenied
+from django.shortcuts import render
+from django.views.decorators.csrf import ensure_csrf_cookie
+
+from condor.auth import is_reviewer
+
+
+@login_required
+@ensure_csrf_cookie
+def inbox(request):
+    if not is_reviewer(request.user):
+        raise PermissionDenied("Only clinical reviewers can open the inbox.")
+    return render(request, "inbox/inbox.html", {
+        "ws_path": "/ws/inbox/",
+        "decision_url_template": "/api/v1/approvals/{id}/decision/",
+    })

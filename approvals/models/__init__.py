@@ -1,0 +1,18 @@
+from approvals.models.approval import Approval, ApprovalStatus, ReasonCode
+from approvals.models.audit import AuditEvent
+from approvals.models.clients import ApiClient, ApiClientKey
+from approvals.models.idempotency import IdempotencyRecord
+from approvals.models.tool_call import ToolCall
+from approvals.models.tools import ToolDescriptor
+
+__all__ = [
+    "ApiClient",
+    "ApiClientKey",
+    "Approval",
+    "ApprovalStatus",
+    "AuditEvent",
+    "IdempotencyRecord",
+    "ReasonCode",
+    "ToolCall",
+    "ToolDescriptor",
+]

@@ -1,0 +1,98 @@
+import uuid
+
+from django.conf import settings
+from django.db import models
+from django_fsm import FSMField, transition
+
+
+class ApprovalStatus(models.TextChoices):
+    PENDING = "pending"
+    APPROVED = "approved"
+    REJECTED = "rejected"
+    CONSUMED = "consumed"
+    EXPIRED = "expired"
+
+
+class ReasonCode(models.TextChoices):
+    APPROVAL = "approval"
+    CLARIFICATION = "clarification"
+
+
+OPEN_STATUSES = (ApprovalStatus.PENDING, ApprovalStatus.APPROVED)
+
+
+class Approval(models.Model):
+    """One parked tool call (or clarification) waiting for, or carrying, a human decision.
+
+    `payload_hash` binds the approval to the exact arguments that may run: the
+    original args while pending, `approved_args` (possibly edited) once approved.
+    Consuming it is a single conditional UPDATE (approvals/resume.py), so exactly
+    one resume can ever win.
+    """
+
+    Status = ApprovalStatus
+
+    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    run = models.ForeignKey("runs.Run", on_delete=models.CASCADE, related_name="approvals")
+    session = models.ForeignKey("sessions_app.Session", on_delete=models.CASCADE, related_name="approvals")
+    tool = models.CharField(max_length=120)
+    op = models.CharField(max_length=60, blank=True)
+    tool_call_id = models.CharField(max_length=120)
+    step_id = models.CharField(max_length=120)
+    # Suspend identity is (run, step_id, contract_hash): tool, op, args, reason
+    # code and missing fields. A new reason on the same step is a new approval.
+    contract_hash = models.CharField(max_length=64)
+    reason_code = models.CharField(max_length=16, choices=ReasonCode.choices)
+    rule_id = models.CharField(max_length=80)
+    explanation = models.TextField(blank=True)
+    hitl_tier = models.CharField(max_length=8, null=True, blank=True)
+    message = models.TextField(blank=True)
+    args = models.JSONField(default=dict)
+    approved_args = models.JSONField(null=True, blank=True)
+    payload_hash = models.CharField(max_length=64)
+    resume_schema = models.JSONField(default=dict)
+    resume_data = models.JSONField(null=True, blank=True)
+    status = FSMField(default=ApprovalStatus.PENDING, choices=ApprovalStatus.choices)
+    decided_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.PROTECT, related_name="+"
+    )
+    decision_reason = models.TextField(blank=True)
+    requested_at = models.DateTimeField()
+    expires_at = models.DateTimeField()
+    decided_at = models.DateTimeField(null=True, blank=True)
+    consumed_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["requested_at"]
+        constraints = [
+            models.UniqueConstraint(fields=["run", "step_id", "contract_hash"], name="one_approval_per_suspend"),
+            models.CheckConstraint(
+                name="approval_known_status",
+                condition=models.Q(status__in=ApprovalStatus.values),
+            ),
+        ]
+        indexes = [
+            # Inbox snapshot and the expiry sweep: open approvals by deadline.
+            models.Index(fields=["status", "expires_at"], name="approval_status_expiry"),
+            # Cold replay: an approved grant in this session for this tool and payload.
+            models.Index(
+                fields=["session", "tool", "payload_hash"],
+                name="approval_grant_lookup",
+                condition=models.Q(status="approved"),
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.tool} ({self.status})"
+
+    @transition(field=status, source=ApprovalStatus.PENDING, target=ApprovalStatus.APPROVED)
+    def approve(self, *, by, at, approved_args, payload_hash, expires_at, resume_data=None, reason=""):
+        self.decided_by, self.decided_at = by, at
+        self.approved_args, self.payload_hash = approved_args, payload_hash
+        self.expires_at = expires_at
+        self.resume_data = resume_data
+        self.decision_reason = reason
+
+    @transition(field=status, source=ApprovalStatus.PENDING, target=ApprovalStatus.REJECTED)
+    def reject(self, *, by, at, reason):
+        self.decided_by, self.decided_at, self.decision_reason = by, at, reason

@@ -1,0 +1,74 @@
+from django.core.exceptions import ValidationError
+from django.db import models
+
+from approvals.policy import ToolSpec
+
+
+class PolicyClassChoice(models.TextChoices):
+    READ = "read"
+    MUTATE = "mutate"
+    EXEC = "exec"
+    COMMS = "comms"
+
+
+class TierChoice(models.TextChoices):
+    LOW = "low"
+    HIGH = "high"
+
+
+class TrustChoice(models.TextChoices):
+    TRUSTED = "trusted"
+    UNTRUSTED = "untrusted"
+
+
+class ToolDescriptor(models.Model):
+    """A tool in the governed registry. The policy engine reads it as a ToolSpec."""
+
+    name = models.CharField(max_length=120, unique=True)
+    description = models.TextField(blank=True)
+    # Null = not declared: resolution falls through to the static registry,
+    # then to metadata.mutating, then to read (SPEC section 2).
+    policy_class = models.CharField(max_length=16, choices=PolicyClassChoice.choices, null=True, blank=True)
+    hitl_tier = models.CharField(max_length=8, choices=TierChoice.choices, null=True, blank=True)
+    trust = models.CharField(max_length=16, choices=TrustChoice.choices, default=TrustChoice.TRUSTED)
+    allowed_hosts = models.JSONField(default=list, blank=True)
+    metadata = models.JSONField(default=dict, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["name"]
+        constraints = [
+            models.CheckConstraint(
+                name="mutate_tool_declares_tier",
+                condition=~models.Q(policy_class="mutate") | models.Q(hitl_tier__isnull=False),
+                violation_error_message="A mutate tool must declare its HITL tier (low or high).",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return self.name
+
+    def clean(self):
+        errors = {}
+        if self.policy_class == PolicyClassChoice.MUTATE and not self.hitl_tier:
+            errors["hitl_tier"] = "A mutate tool must declare its HITL tier: low or high."
+        if not isinstance(self.allowed_hosts, list) or not all(
+            isinstance(host, str) and host.strip() for host in self.allowed_hosts
+        ):
+            errors["allowed_hosts"] = "Allowed hosts must be a list of host names."
+        if not isinstance(self.metadata, dict):
+            errors["metadata"] = "Metadata must be a JSON object."
+        if errors:
+            raise ValidationError(errors)
+
+    def to_spec(self) -> ToolSpec:
+        return ToolSpec(
+            name=self.name,
+            policy_class=self.policy_class or None,
+            hitl_tier=self.hitl_tier or None,
+            trust=self.trust,
+            allowed_hosts=tuple(self.allowed_hosts or ()),
+            metadata=dict(self.metadata or {}),
+            description=self.description,
+        )

@@ -1,0 +1,44 @@
+"""Changing the tool registry: one write path, audited."""
+
+from django.db import transaction
+
+from approvals import audit
+from approvals.models import ToolDescriptor
+from approvals.policy import STATIC_REGISTRY
+
+_FIELDS = ("description", "policy_class", "hitl_tier", "trust", "allowed_hosts", "metadata")
+
+
+def snapshot(descriptor: ToolDescriptor) -> dict:
+    return {field: getattr(descriptor, field) for field in _FIELDS}
+
+
+@transaction.atomic
+def register(name: str, *, actor_user=None, **fields) -> tuple[ToolDescriptor, bool]:
+    """Create or update the descriptor `name` with `fields`; validated, then audited."""
+    descriptor = ToolDescriptor.objects.select_for_update().filter(name=name).first()
+    created = descriptor is None
+    before = None if created else snapshot(descriptor)
+    if created:
+        descriptor = ToolDescriptor(name=name)
+    for field, value in fields.items():
+        setattr(descriptor, field, value)
+    descriptor.full_clean()
+    descriptor.save()
+    after = snapshot(descriptor)
+    if before != after:
+        audit.record(audit.Kind.REGISTRY_CHANGE, actor_user=actor_user, tool=name,
+                     decision="created" if created else "updated", data={"before": before, "after": after})
+    return descriptor, created
+
+
+def seed_static_catalog() -> int:
+    """Mirror the built-in static registry into the database (missing rows only). Returns rows added."""
+    added = 0
+    for name, spec in STATIC_REGISTRY.items():
+        if ToolDescriptor.objects.filter(name=name).exists():
+            continue
+        register(name, description=spec.description, policy_class=spec.policy_class, hitl_tier=spec.hitl_tier,
+                 trust=spec.trust, allowed_hosts=list(spec.allowed_hosts), metadata=dict(spec.metadata))
+        added += 1
+    return added

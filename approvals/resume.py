@@ -1,0 +1,73 @@
+"""Resuming a parked run with its approval: checked, then consumed by one conditional UPDATE."""
+
+from django.db import transaction
+from django.utils import timezone
+
+from approvals import audit, cards
+from approvals.hashing import payload_hash
+from approvals.models import Approval, ApprovalStatus
+from approvals.models.approval import OPEN_STATUSES
+from condor.errors import (
+    ApprovalConsumed,
+    ApprovalExpired,
+    ApprovalPending,
+    ApprovalRejected,
+    NotFound,
+    PayloadMismatch,
+    RunNotSuspendedError,
+)
+from runs import spine
+from runs.outbox import record_event
+from runs.states import RunState
+
+
+def _refuse(approval: Approval, digest: str, now) -> None:
+    """Raise the error that explains why `approval` cannot be consumed with `digest` now."""
+    if approval.status == ApprovalStatus.PENDING:
+        raise ApprovalPending()
+    if approval.status == ApprovalStatus.REJECTED:
+        raise ApprovalRejected()
+    if approval.status == ApprovalStatus.CONSUMED:
+        raise ApprovalConsumed()
+    if approval.status == ApprovalStatus.EXPIRED or approval.expires_at <= now:
+        raise ApprovalExpired()
+    if approval.payload_hash != digest:
+        raise PayloadMismatch("The arguments differ from what the reviewer approved; run the approved arguments.")
+
+
+def resume(run, approval_id, args, *, client) -> tuple[Approval, object]:
+    """Consume `approval_id` for `run` if `args` are exactly what was approved. Returns (approval, run)."""
+    digest = payload_hash(args)
+    now = timezone.now()
+    approval = Approval.objects.filter(pk=approval_id, run=run).first()
+    if approval is None:
+        raise NotFound("No such approval on this run.")
+    _refuse(approval, digest, now)
+    if run.state != RunState.SUSPENDED:
+        raise RunNotSuspendedError(f"The run is {run.state}, not suspended.")
+    # Not durable: an Idempotency-Key wraps this in the transaction that stores its answer.
+    with transaction.atomic():
+        # The single-use guarantee: of any number of concurrent resumes, exactly
+        # one UPDATE matches; the rest see 0 rows and are told why below.
+        won = Approval.objects.filter(
+            pk=approval.pk, status=ApprovalStatus.APPROVED, payload_hash=digest, expires_at__gt=now
+        ).update(status=ApprovalStatus.CONSUMED, consumed_at=now)
+        if not won:
+            approval.refresh_from_db()
+            _refuse(approval, digest, now)
+            raise ApprovalConsumed()
+        approval.status, approval.consumed_at = ApprovalStatus.CONSUMED, now
+        locked = spine.lock_run(run.pk)
+        if locked.state != RunState.SUSPENDED:
+            raise RunNotSuspendedError(f"The run is {locked.state}, not suspended.")
+        # Parallel calls in one step: the run stays parked while other approvals
+        # of it are still open, so each of them can still be resumed.
+        record_event(locked, "approval.consumed", step_id=approval.step_id,
+                     data={"approval_id": str(approval.pk)}, inbox=cards.removed(approval))
+        if Approval.objects.filter(run=locked, status__in=OPEN_STATUSES).exists():
+            spine.touch(locked.pk)
+        else:
+            spine._resume(locked, step_id=approval.step_id)
+        audit.record(audit.Kind.CONSUME, approval=approval, actor_client=client, decision="consumed",
+                     rule_id=approval.rule_id, data={"payload_hash": digest})
+    return approval, locked

@@ -1,0 +1,119 @@
+"""★ The one suspend funnel. Every parked tool call and every clarification goes through here.
+
+Persisting the approval, parking the run and writing the outbox event (whose
+frames are the same ones the 202 answer and the stream replay carry) happen in
+one transaction; the audit entry follows the durable write and may fail without
+failing the suspend. Do not add a second path that creates approvals.
+"""
+
+from dataclasses import dataclass
+from datetime import timedelta
+
+from django.conf import settings
+from django.db import transaction
+from django.utils import timezone
+
+from approvals import audit, cards
+from approvals.hashing import payload_hash
+from approvals.models import Approval, ReasonCode
+from approvals.resume_schemas import approval_resume_schema, clarification_resume_schema
+from condor.errors import RunNotActiveError
+from runs import frames, spine
+from runs.outbox import record_event
+from runs.states import RunState
+
+GATEABLE_STATES = (RunState.EXECUTING, RunState.SUSPENDED)
+
+
+def read_reason_code(payload: dict) -> str:
+    """The single reader of why a suspend happened: persisting, framing and auditing all ask it."""
+    return ReasonCode.CLARIFICATION if payload.get("kind") == "clarification" else ReasonCode.APPROVAL
+
+
+@dataclass(frozen=True)
+class SuspendRequest:
+    tool_call_id: str
+    step_id: str
+    tool: str
+    op: str
+    args: dict
+    rule_id: str
+    explanation: str
+    hitl_tier: str | None
+    kind: str = "approval"
+    message: str = ""
+    missing: tuple = ()
+
+    @property
+    def reason_code(self) -> str:
+        return read_reason_code({"kind": self.kind})
+
+    @property
+    def contract_hash(self) -> str:
+        return payload_hash({
+            "tool": self.tool, "op": self.op, "args": self.args,
+            "reason_code": self.reason_code, "missing": list(self.missing),
+        })
+
+    def resume_schema(self) -> dict:
+        if self.reason_code == ReasonCode.CLARIFICATION:
+            return clarification_resume_schema(self.message, list(self.missing))
+        return approval_resume_schema()
+
+
+def suspend_frames(approval: Approval) -> list[dict]:
+    return frames.suspend_frames(
+        approval_id=str(approval.pk),
+        tool_call_id=approval.tool_call_id,
+        tool_name=approval.tool,
+        input=approval.args,
+        reason_code=approval.reason_code,
+        message=approval.message or None,
+        schema=approval.resume_schema if approval.reason_code == ReasonCode.CLARIFICATION else None,
+    )
+
+
+def persist_suspend(run_id, request: SuspendRequest, *, client=None) -> tuple[Approval, bool]:
+    """Park `run_id` on `request`. Returns (approval, created); the same suspend twice is one approval."""
+    schema = request.resume_schema()  # built first: a caller error must change nothing
+    contract_hash = request.contract_hash
+    with transaction.atomic(durable=True):
+        run = spine.lock_run(run_id)
+        existing = Approval.objects.filter(run=run, step_id=request.step_id, contract_hash=contract_hash).first()
+        if existing is not None:
+            return existing, False
+        if run.state not in GATEABLE_STATES:
+            raise RunNotActiveError(f"The run is {run.state}; only an executing or suspended run can park.")
+        now = timezone.now()
+        approval = Approval.objects.create(
+            run=run,
+            session=run.session,
+            tool=request.tool,
+            op=request.op,
+            tool_call_id=request.tool_call_id,
+            step_id=request.step_id,
+            contract_hash=contract_hash,
+            reason_code=request.reason_code,
+            rule_id=request.rule_id,
+            explanation=request.explanation,
+            hitl_tier=request.hitl_tier,
+            message=request.message,
+            args=request.args,
+            payload_hash=payload_hash(request.args),
+            resume_schema=schema,
+            requested_at=now,
+            expires_at=now + timedelta(seconds=settings.CONDOR_APPROVAL_TTL_SECONDS),
+        )
+        spine._suspend(run)
+        record_event(
+            run, "approval.suspended", step_id=request.step_id,
+            data={"approval_id": str(approval.pk), "state": run.state},
+            frames=suspend_frames(approval), inbox=cards.added(approval),
+        )
+    audit.record_best_effort(
+        audit.Kind.SUSPEND, approval=approval, actor_client=client, decision="suspended",
+        rule_id=approval.rule_id,
+        data={"reason_code": approval.reason_code, "op": approval.op, "hitl_tier": approval.hitl_tier,
+              "step_id": approval.step_id},
+    )
+    return approval, True

@@ -1,0 +1,118 @@
+from drf_spectacular.utils import OpenApiParameter, extend_schema
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from approvals import decisions, idempotency
+from approvals.gate import GateCall, gate_tool_call, suspended_result
+from approvals.models import Approval
+from approvals.resume import resume
+from approvals.results import report_result
+from approvals.resume_schemas import InvalidClarificationRequest
+from approvals.serializers import (
+    ApprovalSerializer,
+    ClarificationSerializer,
+    ResumeSerializer,
+    ToolCallSerializer,
+    ToolResultSerializer,
+)
+from approvals.suspend import SuspendRequest, persist_suspend
+from condor.auth import IsAgent, IsReviewer, calling_client
+from condor.errors import InvalidPayload, NotFound
+from condor.scoping import owned_run
+from condor.serializers import validated
+from runs.serializers import RunSerializer
+
+
+class ToolCallGate(APIView):
+    @extend_schema(request=ToolCallSerializer, responses={200: dict, 202: dict})
+    def post(self, request, run_id):
+        run = owned_run(request, run_id)
+        result = gate_tool_call(run, GateCall(**validated(ToolCallSerializer, request.data)),
+                                client=calling_client(request))
+        return Response(result.body, status=result.status)
+
+
+class Clarification(APIView):
+    @extend_schema(request=ClarificationSerializer, responses={202: dict})
+    def post(self, request, run_id):
+        run = owned_run(request, run_id)
+        body = validated(ClarificationSerializer, request.data)
+        missing = tuple(dict(field) for field in body["missing"])
+        try:
+            approval, _ = persist_suspend(run.pk, SuspendRequest(
+                tool_call_id=body["tool_call_id"], step_id=body["step_id"], tool=body["tool"], op=body["op"],
+                args=body["args"], kind="clarification", message=body["message"], missing=missing,
+                rule_id="clarification.requested", explanation="The agent needs more information to continue.",
+                hitl_tier=None,
+            ), client=calling_client(request))
+        except InvalidClarificationRequest as error:
+            raise InvalidPayload(str(error)) from None
+        result = suspended_result(approval)
+        return Response(result.body, status=result.status)
+
+
+class ToolResult(APIView):
+    @extend_schema(request=ToolResultSerializer, responses=dict)
+    def post(self, request, run_id, tool_call_id):
+        run = owned_run(request, run_id)
+        call, tainted = report_result(run.pk, tool_call_id, client=calling_client(request),
+                             **validated(ToolResultSerializer, request.data))
+        return Response({"tool_call_id": call.tool_call_id, "session_tainted": tainted,
+                         "reported_at": call.reported_at})
+
+
+class Resume(APIView):
+    @extend_schema(
+        request=ResumeSerializer, responses=dict,
+        parameters=[OpenApiParameter("Idempotency-Key", str, OpenApiParameter.HEADER, required=False)],
+    )
+    def post(self, request, run_id):
+        run = owned_run(request, run_id)
+        client = calling_client(request)
+        body = validated(ResumeSerializer, request.data)
+
+        def handler():
+            approval, resumed_run = resume(run, body["approval_id"], body["args"], client=client)
+            return 200, {
+                "proceed": True,
+                "args": approval.approved_args,
+                "values": approval.resume_data or {},
+                "approval": ApprovalSerializer(approval).data,
+                "run": RunSerializer(resumed_run).data,
+            }
+
+        key = request.headers.get("Idempotency-Key")
+        if key is None:
+            status, payload = handler()
+        else:
+            fingerprint = idempotency.fingerprint(request.method, request.path, request.data)
+            status, payload = idempotency.run_once(client, key, fingerprint, handler)
+        return Response(payload, status=status)
+
+
+class ApprovalDetail(APIView):
+    permission_classes = [IsAgent | IsReviewer]
+
+    @extend_schema(responses=ApprovalSerializer)
+    def get(self, request, approval_id):
+        approvals = Approval.objects.select_related("decided_by")
+        client = calling_client(request)
+        if client is not None:
+            approvals = approvals.filter(session__client=client)
+        approval = approvals.filter(pk=approval_id).first()
+        if approval is None:
+            raise NotFound("No such approval.")
+        return Response(ApprovalSerializer(approval).data)
+
+
+class Decision(APIView):
+    """Reviewers only, logged in with a Django session (CSRF checked); API keys are refused."""
+
+    permission_classes = [IsReviewer]
+
+    @extend_schema(request=dict, responses=ApprovalSerializer)
+    def post(self, request, approval_id):
+        if not Approval.objects.filter(pk=approval_id).exists():
+            raise NotFound("No such approval.")
+        approval = decisions.decide(approval_id, request.data, user=request.user)
+        return Response(ApprovalSerializer(approval).data)

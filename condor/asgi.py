@@ -1,0 +1,23 @@
+"""ASGI entry point: daphne serves the websocket inbox and the SSE run stream (and, for
+`make run`, everything else too; production may route plain HTTP to gunicorn instead)."""
+
+import os
+
+from django.core.asgi import get_asgi_application
+
+os.environ.setdefault("DJANGO_SETTINGS_MODULE", "condor.settings")
+django_asgi_app = get_asgi_application()  # before importing consumers: it sets up Django
+
+from channels.auth import AuthMiddlewareStack  # noqa: E402
+from channels.routing import ProtocolTypeRouter, URLRouter  # noqa: E402
+from channels.security.websocket import AllowedHostsOriginValidator  # noqa: E402
+from django.urls import path  # noqa: E402
+
+from approvals.consumers import InboxConsumer  # noqa: E402
+
+application = ProtocolTypeRouter({
+    "http": django_asgi_app,
+    "websocket": AllowedHostsOriginValidator(
+        AuthMiddlewareStack(URLRouter([path("ws/inbox/", InboxConsumer.as_asgi())]))
+    ),
+})

@@ -1,0 +1,83 @@
+"""Who is calling: an agent runtime (API key) or a logged-in person (Django session)."""
+
+from dataclasses import dataclass
+
+from rest_framework import authentication, permissions
+from rest_framework.exceptions import AuthenticationFailed
+from rest_framework_api_key.permissions import KeyParser
+
+from approvals.models import ApiClient, ApiClientKey
+
+REVIEWERS, COMPLIANCE, GOVERNANCE = "reviewers", "compliance", "governance"
+
+
+@dataclass(frozen=True)
+class ClientPrincipal:
+    """request.user for an agent: authenticated, but never a Django user."""
+
+    client: ApiClient
+    is_authenticated: bool = True
+    is_anonymous: bool = False
+    is_staff: bool = False
+    is_superuser: bool = False
+
+    @property
+    def username(self) -> str:
+        return f"client:{self.client.name}"
+
+    def has_perm(self, perm, obj=None) -> bool:
+        return False
+
+
+def client_for_key(raw_key: str) -> ApiClient | None:
+    try:
+        key = ApiClientKey.objects.get_from_key(raw_key)
+    except ApiClientKey.DoesNotExist:
+        return None
+    if key.has_expired:
+        return None
+    return key.client
+
+
+class ApiKeyAuthentication(authentication.BaseAuthentication):
+    """`Authorization: Api-Key <key>` → (ClientPrincipal, ApiClient)."""
+
+    keyword = "Api-Key"
+    parser = KeyParser()
+
+    def authenticate(self, request):
+        raw_key = self.parser.get(request)
+        if raw_key is None:
+            return None
+        client = client_for_key(raw_key)
+        if client is None:
+            raise AuthenticationFailed("The API key is not valid.")
+        return ClientPrincipal(client), client
+
+    def authenticate_header(self, request):
+        return self.keyword
+
+
+def calling_client(request) -> ApiClient | None:
+    return request.auth if isinstance(request.auth, ApiClient) else None
+
+
+def is_reviewer(user) -> bool:
+    """A logged-in person in the reviewers group (never an API client)."""
+    if not getattr(user, "is_authenticated", False) or isinstance(user, ClientPrincipal):
+        return False
+    return user.groups.filter(name=REVIEWERS).exists()
+
+
+class IsAgent(permissions.BasePermission):
+    message = "This endpoint needs an API key."
+
+    def has_permission(self, request, view):
+        return calling_client(request) is not None
+
+
+class IsReviewer(permissions.BasePermission):
+    message = "Only clinical reviewers, logged in, may do this."
+
+    def has_permission(self, request, view):
+        return calling_client(request) is None and is_reviewer(request.user)

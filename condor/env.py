@@ -1,0 +1,76 @@
+"""Typed readers for settings that come from the environment.
+
+A bad value stops start-up with a message naming the variable, so a typo in a
+deployment fails loudly instead of silently falling back to a default.
+"""
+
+import os
+from urllib.parse import urlparse
+
+from django.core.exceptions import ImproperlyConfigured
+
+_TRUE = {"1", "true", "yes", "on"}
+_FALSE = {"0", "false", "no", "off", ""}
+
+
+def env_str(name: str, default: str = "") -> str:
+    return os.environ.get(name, default)
+
+
+def env_bool(name: str, default: bool = False) -> bool:
+    raw = os.environ.get(name)
+    if raw is None:
+        return default
+    value = raw.strip().lower()
+    if value in _TRUE:
+        return True
+    if value in _FALSE:
+        return False
+    raise ImproperlyConfigured(f"{name} must be a boolean (1/0, true/false, yes/no), got {raw!r}.")
+
+
+def env_int(name: str, default: int, *, minimum: int = 1) -> int:
+    raw = os.environ.get(name)
+    if raw is None or raw.strip() == "":
+        return default
+    try:
+        value = int(raw)
+    except ValueError:
+        raise ImproperlyConfigured(f"{name} must be an integer, got {raw!r}.") from None
+    if value < minimum:
+        raise ImproperlyConfigured(f"{name} must be at least {minimum}, got {value}.")
+    return value
+
+
+def env_list(name: str, default: list[str]) -> list[str]:
+    raw = os.environ.get(name)
+    if raw is None:
+        return default
+    return [item.strip() for item in raw.split(",") if item.strip()]
+
+
+def env_url(name: str, schemes: set[str]) -> str | None:
+    """A URL with one of `schemes`, or None when the variable is unset or empty."""
+    raw = os.environ.get(name, "").strip()
+    if not raw:
+        return None
+    parsed = urlparse(raw)
+    if parsed.scheme not in schemes:
+        allowed = ", ".join(sorted(schemes))
+        raise ImproperlyConfigured(f"{name} must be a URL with scheme {allowed}, got {raw!r}.")
+    if parsed.scheme not in {"sqlite"} and not parsed.hostname and not parsed.path.strip("/"):
+        raise ImproperlyConfigured(f"{name} has no host or database in {raw!r}.")
+    return raw
+
+
+def local_secret_key(path) -> str:
+    """Read, or create once, a random secret key stored at `path` (mode 600)."""
+    from django.core.management.utils import get_random_secret_key
+
+    if path.exists():
+        return path.read_text().strip()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    key = get_random_secret_key()
+    path.write_text(key)
+    path.chmod(0o600)
+    return key

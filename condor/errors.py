@@ -1,0 +1,143 @@
+"""Every error Condor answers with, and the one place they become HTTP.
+
+Services raise these; the DRF exception handler below turns any of them (and
+DRF's own exceptions) into `{"error": "<stable code>", "detail": "<sentence>"}`.
+Clients branch on `error`, never on `detail`.
+"""
+
+import logging
+
+from django.core.exceptions import PermissionDenied as DjangoPermissionDenied
+from django.http import Http404
+from rest_framework import exceptions as drf
+from rest_framework.response import Response
+
+logger = logging.getLogger(__name__)
+
+
+class CondorError(Exception):
+    status = 400
+    code = "invalid_payload"
+    default_detail = "The request is not valid."
+
+    def __init__(self, detail: str | None = None):
+        self.detail = detail or self.default_detail
+        super().__init__(self.detail)
+
+
+class InvalidPayload(CondorError):
+    status, code = 400, "invalid_payload"
+    default_detail = "The request body is not valid."
+
+
+class NotFound(CondorError):
+    status, code = 404, "not_found"
+    default_detail = "No such object."
+
+
+class Forbidden(CondorError):
+    status, code = 403, "permission_denied"
+    default_detail = "You are not allowed to do this."
+
+
+class RunStateTransitionError(CondorError):
+    status, code = 409, "run_state_transition"
+    default_detail = "That state change is not allowed for this run."
+
+
+class RunNotSuspendedError(CondorError):
+    status, code = 409, "run_not_suspended"
+    default_detail = "The run is not suspended."
+
+
+class RunNotActiveError(CondorError):
+    status, code = 409, "run_not_active"
+    default_detail = "The run is not executing or suspended."
+
+
+class ApprovalPending(CondorError):
+    status, code = 409, "approval_pending"
+    default_detail = "The approval has not been decided yet."
+
+
+class ApprovalRejected(CondorError):
+    status, code = 409, "approval_rejected"
+    default_detail = "The approval was rejected."
+
+
+class ApprovalConsumed(CondorError):
+    status, code = 409, "approval_consumed"
+    default_detail = "The approval has already been used."
+
+
+class PayloadMismatch(CondorError):
+    status, code = 409, "payload_mismatch"
+    default_detail = "The arguments differ from what was approved."
+
+
+class ApprovalNotPending(CondorError):
+    status, code = 409, "approval_not_pending"
+    default_detail = "The approval was already decided or has expired."
+
+
+class ApprovalExpired(CondorError):
+    status, code = 410, "approval_expired"
+    default_detail = "The approval has expired."
+
+
+class ResumeSchemaRejected(CondorError):
+    status, code = 422, "resume_schema_rejected"
+    default_detail = "The decision does not match the approval's resume schema."
+
+
+class IdempotencyKeyReused(CondorError):
+    status, code = 422, "idempotency_key_reused"
+    default_detail = "This Idempotency-Key was already used with a different request body."
+
+
+# DRF's own exceptions, mapped onto our codes.
+_DRF_CODES = {
+    drf.ParseError: "invalid_payload",
+    drf.ValidationError: "invalid_payload",
+    drf.UnsupportedMediaType: "invalid_payload",
+    drf.NotAuthenticated: "not_authenticated",
+    drf.AuthenticationFailed: "not_authenticated",
+    drf.PermissionDenied: "permission_denied",
+    drf.NotFound: "not_found",
+    drf.MethodNotAllowed: "method_not_allowed",
+    drf.NotAcceptable: "not_acceptable",
+    drf.Throttled: "throttled",
+}
+
+
+def error_body(code: str, detail: str) -> dict:
+    return {"error": code, "detail": detail}
+
+
+def _validation_sentence(detail) -> str:
+    """Flatten DRF's nested validation errors into one readable sentence."""
+    if isinstance(detail, dict):
+        parts = [f"{field}: {_validation_sentence(value)}" for field, value in detail.items()]
+        return "; ".join(parts)
+    if isinstance(detail, list):
+        return " ".join(_validation_sentence(item) for item in detail)
+    return str(detail)
+
+
+def exception_handler(exc, context):
+    if isinstance(exc, CondorError):
+        return Response(error_body(exc.code, exc.detail), status=exc.status)
+    if isinstance(exc, Http404):
+        exc = drf.NotFound()
+    elif isinstance(exc, DjangoPermissionDenied):
+        exc = drf.PermissionDenied()
+    if isinstance(exc, drf.APIException):
+        code = next((c for cls, c in _DRF_CODES.items() if isinstance(exc, cls)), "error")
+        detail = _validation_sentence(exc.detail)
+        headers = {}
+        if getattr(exc, "auth_header", None):
+            headers["WWW-Authenticate"] = exc.auth_header
+        if getattr(exc, "wait", None):
+            headers["Retry-After"] = str(int(exc.wait))
+        return Response(error_body(code, detail), status=exc.status_code, headers=headers)
+    return None  # unexpected: let Django log it and answer 500

@@ -1,0 +1,76 @@
+"""Strict JSON request parsing.
+
+Payload hashes are computed over RFC 8785 canonical JSON, which has no answer for
+duplicate keys, NaN/Infinity or integers JavaScript cannot represent exactly. A
+body containing any of them is refused before anything is stored, instead of
+being silently normalised into something the reviewer never saw.
+"""
+
+import json
+
+from rest_framework.exceptions import ParseError
+from rest_framework.parsers import BaseParser
+
+MAX_SAFE_INTEGER = 2**53 - 1
+
+
+class StrictJSONError(ValueError):
+    pass
+
+
+def _no_duplicate_keys(pairs):
+    obj = {}
+    for key, value in pairs:
+        if key in obj:
+            raise StrictJSONError(f"duplicate key {key!r}")
+        obj[key] = value
+    return obj
+
+
+def _bounded_int(text: str) -> int:
+    value = int(text)
+    if abs(value) > MAX_SAFE_INTEGER:
+        raise StrictJSONError(f"integer {text} is beyond ±(2^53−1)")
+    return value
+
+
+def _no_constants(name: str):
+    raise StrictJSONError(f"{name} is not valid JSON")
+
+
+def _finite_float(text: str) -> float:
+    value = float(text)
+    if value in (float("inf"), float("-inf")):
+        raise StrictJSONError(f"number {text} is out of range")
+    return value
+
+
+def loads_strict(raw: bytes | str):
+    """Parse JSON refusing duplicate keys, NaN/Infinity and unsafe integers."""
+    return json.loads(
+        raw,
+        object_pairs_hook=_no_duplicate_keys,
+        parse_constant=_no_constants,
+        parse_int=_bounded_int,
+        parse_float=_finite_float,
+    )
+
+
+class StrictJSONParser(BaseParser):
+    media_type = "application/json"
+
+    def parse(self, stream, media_type=None, parser_context=None):
+        raw = stream.read() if stream is not None else b""
+        if not raw.strip():
+            return {}
+        try:
+            data = loads_strict(raw)
+        except UnicodeDecodeError:
+            raise ParseError("The body is not UTF-8.") from None
+        except StrictJSONError as exc:
+            raise ParseError(f"Invalid JSON: {exc}.") from None
+        except ValueError as exc:
+            raise ParseError(f"Malformed JSON: {exc}.") from None
+        if not isinstance(data, dict):
+            raise ParseError("The body must be a JSON object.")
+        return data

@@ -1,0 +1,180 @@
+"""Condor settings: everything that varies per deployment comes from the environment.
+
+With no configuration at all Condor runs on a SQLite file with in-process
+fallbacks (in-memory channel layer, sweeps on a thread), so `make run` works on
+a bare machine. `DATABASE_URL` and `REDIS_URL` switch to PostgreSQL and Redis.
+"""
+
+from pathlib import Path
+
+import dj_database_url
+from condor.env import env_bool, env_int, env_list, env_str, env_url, local_secret_key
+
+BASE_DIR = Path(__file__).resolve().parent.parent
+
+DEBUG = env_bool("DEBUG", False)
+# Unset: a random key generated once and kept in a local file, so a fresh clone
+# runs without configuration. Deployments with several nodes must set SECRET_KEY.
+SECRET_KEY = env_str("SECRET_KEY") or local_secret_key(BASE_DIR / "var" / "secret_key")
+ALLOWED_HOSTS = env_list("ALLOWED_HOSTS", ["127.0.0.1", "localhost"])
+CSRF_TRUSTED_ORIGINS = env_list("CSRF_TRUSTED_ORIGINS", [])
+
+INSTALLED_APPS = [
+    # daphne first: its runserver serves HTTP, websockets and SSE from one process.
+    "daphne",
+    "django.contrib.admin",
+    "django.contrib.auth",
+    "django.contrib.contenttypes",
+    "django.contrib.sessions",
+    "django.contrib.messages",
+    "whitenoise.runserver_nostatic",
+    "django.contrib.staticfiles",
+    "rest_framework",
+    "rest_framework_api_key",
+    "drf_spectacular",
+    "django_filters",
+    "channels",
+    "pgtrigger",
+    "approvals",
+    "runs",
+    "sessions_app",
+]
+
+MIDDLEWARE = [
+    "django.middleware.security.SecurityMiddleware",
+    "whitenoise.middleware.WhiteNoiseMiddleware",
+    "django.contrib.sessions.middleware.SessionMiddleware",
+    "django.middleware.common.CommonMiddleware",
+    "django.middleware.csrf.CsrfViewMiddleware",
+    "django.contrib.auth.middleware.AuthenticationMiddleware",
+    "django.contrib.messages.middleware.MessageMiddleware",
+    "django.middleware.clickjacking.XFrameOptionsMiddleware",
+]
+
+ROOT_URLCONF = "condor.urls"
+WSGI_APPLICATION = "condor.wsgi.application"
+ASGI_APPLICATION = "condor.asgi.application"
+
+TEMPLATES = [
+    {
+        "BACKEND": "django.template.backends.django.DjangoTemplates",
+        "DIRS": [BASE_DIR / "templates"],
+        "APP_DIRS": True,
+        "OPTIONS": {
+            "context_processors": [
+                "django.template.context_processors.request",
+                "django.contrib.auth.context_processors.auth",
+                "django.contrib.messages.context_processors.messages",
+            ],
+        },
+    },
+]
+
+
+def _database(url: str | None) -> dict:
+    if url is None:
+        return {
+            "ENGINE": "django.db.backends.sqlite3",
+            "NAME": BASE_DIR / "db.sqlite3",
+            # IMMEDIATE takes the write lock at BEGIN, so two writers queue instead
+            # of one failing with "database is locked" halfway through a transaction.
+            "OPTIONS": {
+                "transaction_mode": "IMMEDIATE",
+                "timeout": 20,
+                "init_command": "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;",
+            },
+        }
+    config = dj_database_url.parse(url)
+    if config["ENGINE"] == "django.db.backends.postgresql":
+        # Django's psycopg 3 pool: connections are reused across requests without
+        # persistent-connection bookkeeping (CONN_MAX_AGE must stay 0 with a pool).
+        config["CONN_MAX_AGE"] = 0
+        config.setdefault("OPTIONS", {})["pool"] = {
+            "min_size": env_int("CONDOR_DB_POOL_MIN", 2),
+            "max_size": env_int("CONDOR_DB_POOL_MAX", 20),
+            "timeout": 10,
+        }
+    return config
+
+
+DATABASES = {
+    "default": _database(env_url("DATABASE_URL", {"postgres", "postgresql", "pgsql", "sqlite"}))
+}
+DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
+
+REDIS_URL = env_url("REDIS_URL", {"redis", "rediss", "unix"})
+if REDIS_URL:
+    CHANNEL_LAYERS = {
+        "default": {
+            "BACKEND": "channels_redis.core.RedisChannelLayer",
+            "CONFIG": {"hosts": [REDIS_URL], "capacity": 1500, "expiry": 30},
+        }
+    }
+else:
+    # One process only: fine for `make run`, not for several web nodes.
+    CHANNEL_LAYERS = {"default": {"BACKEND": "channels.layers.InMemoryChannelLayer"}}
+
+AUTH_PASSWORD_VALIDATORS = [
+    {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
+]
+LOGIN_URL = "/accounts/login/"
+LOGIN_REDIRECT_URL = "/inbox/"
+LOGOUT_REDIRECT_URL = "/accounts/login/"
+
+LANGUAGE_CODE = "en-us"
+TIME_ZONE = "UTC"
+USE_I18N = True
+USE_TZ = True
+
+STATIC_URL = "static/"
+STATIC_ROOT = BASE_DIR / "staticfiles"
+STATICFILES_DIRS = [BASE_DIR / "static"]
+STORAGES = {
+    "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
+    "staticfiles": {"BACKEND": "whitenoise.storage.CompressedStaticFilesStorage"},
+}
+WHITENOISE_USE_FINDERS = True  # serve straight from static/ without collectstatic
+
+REST_FRAMEWORK = {
+    "DEFAULT_AUTHENTICATION_CLASSES": [
+        "condor.auth.ApiKeyAuthentication",
+        "rest_framework.authentication.SessionAuthentication",
+    ],
+    "DEFAULT_PERMISSION_CLASSES": ["condor.auth.IsAgent"],
+    "DEFAULT_PARSER_CLASSES": ["condor.parsers.StrictJSONParser"],
+    "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
+    "DEFAULT_PAGINATION_CLASS": "rest_framework.pagination.LimitOffsetPagination",
+    "PAGE_SIZE": 50,
+    "DEFAULT_FILTER_BACKENDS": ["django_filters.rest_framework.DjangoFilterBackend"],
+    "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
+    "EXCEPTION_HANDLER": "condor.errors.exception_handler",
+    "UNAUTHENTICATED_USER": "django.contrib.auth.models.AnonymousUser",
+}
+SPECTACULAR_SETTINGS = {
+    "TITLE": "Condor API",
+    "DESCRIPTION": "Human approval between clinical AI agents and the patient data they would change.",
+    "VERSION": "1.0.0",
+    "SERVE_INCLUDE_SCHEMA": False,
+    "COMPONENT_SPLIT_REQUEST": True,
+}
+
+CELERY_BROKER_URL = REDIS_URL or "memory://"
+CELERY_TASK_ALWAYS_EAGER = False
+CELERY_TASK_ACKS_LATE = True
+CELERY_WORKER_PREFETCH_MULTIPLIER = 1
+
+CONDOR_APPROVAL_TTL_SECONDS = env_int("CONDOR_APPROVAL_TTL_SECONDS", 900)
+CONDOR_SUSPEND_TTL_SECONDS = env_int("CONDOR_SUSPEND_TTL_SECONDS", 3600)
+CONDOR_IDLE_TIMEOUT_SECONDS = env_int("CONDOR_IDLE_TIMEOUT_SECONDS", 600)
+CONDOR_SWEEP_INTERVAL_SECONDS = env_int("CONDOR_SWEEP_INTERVAL_SECONDS", 30)
+CONDOR_IDEMPOTENCY_TTL_SECONDS = env_int("CONDOR_IDEMPOTENCY_TTL_SECONDS", 86400)
+# Seconds between SSE heartbeat comments, so proxies keep an idle stream open.
+CONDOR_STREAM_HEARTBEAT_SECONDS = env_int("CONDOR_STREAM_HEARTBEAT_SECONDS", 15)
+
+LOGGING = {
+    "version": 1,
+    "disable_existing_loggers": False,
+    "formatters": {"plain": {"format": "%(asctime)s %(levelname)s %(name)s %(message)s"}},
+    "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "plain"}},
+    "root": {"handlers": ["console"], "level": env_str("LOG_LEVEL", "INFO")},
+}

@@ -1,0 +1,8 @@
+"""WSGI entry point: the REST API and admin under gunicorn threads (the fast path for sync DRF views)."""
+
+import os
+
+from django.core.wsgi import get_wsgi_application
+
+os.environ.setdefault("DJANGO_SETTINGS_MODULE", "condor.settings")
+application = get_wsgi_application()

@@ -1,0 +1,127 @@
+import uuid
+
+from django.db import models
+from django_fsm import GET_STATE, FSMField, transition
+
+from runs.states import (
+    ACTIVE_STATES,
+    TERMINAL_STATE_FOR_REASON,
+    TERMINAL_STATES,
+    RunState,
+    TerminalReason,
+)
+
+
+class Run(models.Model):
+    """One turn of a session: a durable state machine the agent drives and a human may park."""
+
+    State = RunState
+
+    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    session = models.ForeignKey("sessions_app.Session", on_delete=models.CASCADE, related_name="runs")
+    # protected: the state only moves through the transition methods below, which
+    # the service functions in runs/spine.py call under a row lock.
+    state = FSMField(default=RunState.PENDING, choices=[(s.value, s.value) for s in RunState], protected=True)
+    terminal_reason = models.CharField(
+        max_length=32, blank=True, choices=[(r.value, r.value) for r in TerminalReason]
+    )
+    autonomy = models.CharField(max_length=16)
+    flow_key = models.CharField(max_length=120, blank=True)
+    engine = models.CharField(max_length=120, blank=True)
+    summary = models.TextField(blank=True)
+    usage = models.JSONField(default=dict, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    last_activity_at = models.DateTimeField()
+    closed_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["session"],
+                condition=models.Q(state__in=[s.value for s in ACTIVE_STATES]),
+                name="one_active_run_per_session",
+            ),
+            models.CheckConstraint(
+                name="terminal_run_has_reason",
+                condition=models.Q(state__in=[s.value for s in ACTIVE_STATES], terminal_reason="")
+                | (~models.Q(state__in=[s.value for s in ACTIVE_STATES]) & ~models.Q(terminal_reason="")),
+            ),
+        ]
+        indexes = [
+            # The idle / suspend-TTL sweep: active runs ordered by last touch.
+            models.Index(fields=["state", "last_activity_at"], name="run_state_activity"),
+        ]
+
+    def __str__(self) -> str:
+        return f"Run {self.pk} ({self.state})"
+
+    @property
+    def is_terminal(self) -> bool:
+        return self.state in TERMINAL_STATES
+
+    @property
+    def is_active(self) -> bool:
+        return self.state in ACTIVE_STATES
+
+    @transition(field=state, source=RunState.PENDING, target=RunState.PLANNING)
+    def plan(self):
+        pass
+
+    @transition(field=state, source=[RunState.PENDING, RunState.PLANNING], target=RunState.EXECUTING)
+    def execute(self):
+        pass
+
+    @transition(field=state, source=RunState.EXECUTING, target=RunState.SUSPENDED)
+    def suspend(self):
+        pass
+
+    @transition(field=state, source=RunState.SUSPENDED, target=RunState.EXECUTING)
+    def resume(self):
+        pass
+
+    @transition(field=state, source=RunState.SUSPENDED, target=RunState.FAILED)
+    def reject_resume_payload(self):
+        self.terminal_reason = TerminalReason.RESUME_SCHEMA_REJECTED
+
+    @transition(
+        field=state,
+        source=[s.value for s in ACTIVE_STATES],
+        target=GET_STATE(lambda self, reason: TERMINAL_STATE_FOR_REASON[reason], states=list(TERMINAL_STATES)),
+    )
+    def close(self, reason: TerminalReason):
+        self.terminal_reason = reason
+
+
+class RunEvent(models.Model):
+    """The outbox: one row per fact about a run, written in the transaction that made it true.
+
+    `frames` are the AI SDK chunks the run stream replays; `inbox` is the message
+    the reviewers' inbox receives. Publishing happens after commit; `published_at`
+    stays null until it succeeded, so the drainer can re-publish what a crash or a
+    channel-layer outage missed. Consumers de-duplicate by `id`.
+    """
+
+    id = models.BigAutoField(primary_key=True)
+    run = models.ForeignKey(Run, on_delete=models.CASCADE, related_name="events")
+    kind = models.CharField(max_length=40)
+    step_id = models.CharField(max_length=120, blank=True)
+    data = models.JSONField(default=dict, blank=True)
+    frames = models.JSONField(default=list, blank=True)
+    inbox = models.JSONField(null=True, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    published_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["id"]
+        indexes = [
+            # Stream replay: a run's events in order, from a Last-Event-ID on.
+            models.Index(fields=["run", "id"], name="runevent_run_seq"),
+            # The drainer: what has not been published yet.
+            models.Index(
+                fields=["id"], name="runevent_unpublished", condition=models.Q(published_at__isnull=True)
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.kind} #{self.pk}"

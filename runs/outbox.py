@@ -1,0 +1,20 @@
+"""Writing outbox events: always inside the caller's transaction, pushed after commit."""
+
+from django.db import transaction
+
+from runs.models import RunEvent
+from runs.publish import publish
+
+
+def record_event(run, kind: str, *, step_id: str = "", data: dict | None = None,
+                 frames: list | None = None, inbox: dict | None = None) -> RunEvent:
+    """Append an event for `run` and schedule its push for after the surrounding commit.
+
+    Must be called inside the transaction that makes the fact true, so the state
+    and its event commit (or roll back) together.
+    """
+    event = RunEvent.objects.create(
+        run=run, kind=kind, step_id=step_id, data=data or {}, frames=frames or [], inbox=inbox
+    )
+    transaction.on_commit(lambda: publish([event]), robust=True)
+    return event

@@ -1,0 +1,74 @@
+"""Best-effort push of committed outbox events to Channels groups.
+
+Called only after the transaction that wrote the events has committed. A failing
+channel layer is logged and counted, never raised: the durable write already
+happened, `published_at` stays null, and the drainer re-publishes later.
+"""
+
+import logging
+from collections import Counter
+
+from asgiref.sync import async_to_sync
+from channels.layers import get_channel_layer
+from django.utils import timezone
+
+logger = logging.getLogger(__name__)
+
+INBOX_GROUP = "inbox"
+# In-process counters an operator (or a test) can read: how often pushing failed.
+publish_stats: Counter = Counter()
+
+
+def run_group(run_id) -> str:
+    return f"run.{run_id}"
+
+
+def run_message(event) -> dict:
+    return {
+        "type": "run.event",
+        "event_id": event.pk,
+        "step_id": event.step_id,
+        "frames": event.frames,
+        "terminal": bool(event.data.get("terminal")),
+    }
+
+
+def inbox_message(event) -> dict:
+    return {"type": "inbox.message", "event_id": event.pk, "message": event.inbox}
+
+
+async def _send(layer, events) -> list[int]:
+    sent = []
+    for event in events:
+        try:
+            await layer.group_send(run_group(event.run_id), run_message(event))
+            if event.inbox is not None:
+                await layer.group_send(INBOX_GROUP, inbox_message(event))
+        except Exception:  # the layer is a side channel: log, count, move on
+            publish_stats["failed"] += 1
+            logger.warning("could not publish run event %s; the drainer will retry", event.pk, exc_info=True)
+            continue
+        sent.append(event.pk)
+    return sent
+
+
+def publish(events) -> int:
+    """Push `events` (committed RunEvent rows) and mark the ones that went out. Returns the count."""
+    from runs.models import RunEvent
+
+    events = list(events)
+    if not events:
+        return 0
+    layer = get_channel_layer()
+    if layer is None:
+        return 0
+    try:
+        sent = async_to_sync(_send)(layer, events)
+    except Exception:
+        publish_stats["failed"] += len(events)
+        logger.warning("channel layer unavailable; %d events left for the drainer", len(events), exc_info=True)
+        return 0
+    if sent:
+        RunEvent.objects.filter(pk__in=sent, published_at__isnull=True).update(published_at=timezone.now())
+        publish_stats["published"] += len(sent)
+    return len(sent)

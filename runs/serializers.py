@@ -1,0 +1,32 @@
+from rest_framework import serializers
+
+from condor.serializers import JSONObjectField, StrictSerializer
+from runs.models import Run
+from runs.states import RunState, TerminalReason
+from sessions_app.models import AutonomyChoice
+
+
+class RunSerializer(serializers.ModelSerializer):
+    session = serializers.UUIDField(source="session_id", read_only=True)
+
+    class Meta:
+        model = Run
+        fields = ["id", "session", "state", "terminal_reason", "autonomy", "flow_key", "engine", "summary",
+                  "usage", "created_at", "last_activity_at", "closed_at"]
+        read_only_fields = fields
+
+
+class RunOpenSerializer(StrictSerializer):
+    autonomy = serializers.ChoiceField(choices=AutonomyChoice.choices, required=False)
+    flow_key = serializers.CharField(max_length=120, required=False, allow_blank=True)
+    engine = serializers.CharField(max_length=120, required=False, allow_blank=True)
+
+
+class TransitionSerializer(StrictSerializer):
+    to = serializers.ChoiceField(choices=[s.value for s in RunState])
+
+
+class CloseSerializer(StrictSerializer):
+    reason = serializers.ChoiceField(choices=[r.value for r in TerminalReason])
+    summary = serializers.CharField(required=False, allow_blank=True)
+    usage = JSONObjectField(required=False)

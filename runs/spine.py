@@ -1,0 +1,152 @@
+"""The run spine: every change of a run's state, each persisted with its outbox event.
+
+Public functions open their own durable transaction, lock the run row, move the
+FSM along a legal edge, write the event, and leave pushing to after-commit.
+Helpers prefixed `_` expect the caller's transaction and a locked run.
+"""
+
+from django.db import transaction
+from django.utils import timezone
+from django_fsm import TransitionNotAllowed
+
+from approvals import audit
+from condor.errors import InvalidPayload, RunStateTransitionError
+from runs.models import Run
+from runs.outbox import record_event
+from runs.states import ACTIVE_STATES, CLIENT_TRANSITIONS, RunState, TerminalReason
+
+
+def lock_run(run_id) -> Run:
+    return Run.objects.select_for_update(of=("self",)).select_related("session").get(pk=run_id)
+
+
+def _touch(run: Run) -> None:
+    run.last_activity_at = timezone.now()
+
+
+@transaction.atomic(durable=True)
+def open_run(session, *, autonomy: str | None = None, flow_key: str = "", engine: str = "") -> Run:
+    """Open a new run on `session`, superseding the active one if there is one."""
+    from sessions_app.models import Session
+
+    # Locking the session row serialises concurrent opens on it, so the
+    # supersede-then-insert below never trips the one-active-run constraint.
+    session = Session.objects.select_for_update().get(pk=session.pk)
+    active = (
+        Run.objects.select_for_update()
+        .filter(session=session, state__in=[s.value for s in ACTIVE_STATES])
+        .first()
+    )
+    if active is not None:
+        active.session = session
+        _close(active, TerminalReason.SUPERSEDED)
+    now = timezone.now()
+    run = Run.objects.create(
+        session=session,
+        autonomy=autonomy or session.autonomy,
+        flow_key=flow_key,
+        engine=engine,
+        last_activity_at=now,
+    )
+    record_event(run, "run.opened", data={"state": run.state, "autonomy": run.autonomy})
+    return run
+
+
+@transaction.atomic(durable=True)
+def transition(run_id, to: str) -> Run:
+    """A client-requested move: pending→planning, pending→executing, planning→executing."""
+    try:
+        target = RunState(to)
+    except ValueError:
+        raise InvalidPayload(f"'to' must be one of: {', '.join(s.value for s in RunState)}.") from None
+    run = lock_run(run_id)
+    if target not in CLIENT_TRANSITIONS.get(RunState(run.state), ()):
+        raise RunStateTransitionError(f"A run cannot go from {run.state} to {target} by a transition.")
+    (run.plan if target == RunState.PLANNING else run.execute)()
+    _touch(run)
+    run.save()
+    record_event(run, "run.transitioned", data={"state": run.state})
+    return run
+
+
+@transaction.atomic(durable=True)
+def close(run_id, reason: str, *, summary: str = "", usage: dict | None = None, actor_client=None) -> Run:
+    """Close a run with a terminal reason. Closing a closed run returns it unchanged."""
+    try:
+        reason = TerminalReason(reason)
+    except ValueError:
+        raise InvalidPayload(f"'reason' must be one of: {', '.join(r.value for r in TerminalReason)}.") from None
+    run = lock_run(run_id)
+    if run.is_terminal:
+        return run  # a second terminal write is an idempotent no-op
+    _close(run, reason, summary=summary, usage=usage, actor_client=actor_client)
+    return run
+
+
+def _close(run: Run, reason: TerminalReason, *, summary: str = "", usage: dict | None = None,
+           actor_client=None, actor_user=None, frames: list | None = None, step_id: str = "") -> None:
+    """Move a locked active run to the terminal state of `reason` and expire its pending approvals."""
+    from approvals.expiry import expire_pending_for_run
+
+    try:
+        run.close(reason)
+    except TransitionNotAllowed:
+        raise RunStateTransitionError(f"A {run.state} run cannot be closed.") from None
+    now = timezone.now()
+    run.closed_at = now
+    run.last_activity_at = now
+    if summary:
+        run.summary = summary
+    if usage:
+        run.usage = usage
+    run.save()
+    expire_pending_for_run(run, now=now)
+    record_event(
+        run, "run.closed", step_id=step_id, frames=frames,
+        data={"state": run.state, "terminal_reason": run.terminal_reason, "terminal": True},
+    )
+    audit.record(
+        audit.Kind.RUN_CLOSE, run=run, actor_client=actor_client, actor_user=actor_user,
+        decision=run.state, data={"terminal_reason": run.terminal_reason},
+    )
+
+
+def _suspend(run: Run) -> None:
+    """Park a locked executing run. A run already suspended (parallel calls) stays so."""
+    if run.state == RunState.SUSPENDED:
+        _touch(run)
+        run.save()
+        return
+    run.suspend()
+    _touch(run)
+    run.save()
+
+
+def _resume(run: Run, *, step_id: str = "") -> None:
+    run.resume()
+    _touch(run)
+    run.save()
+    record_event(run, "run.resumed", step_id=step_id, data={"state": run.state})
+
+
+def _fail_resume(run: Run, *, step_id: str = "", actor_user=None) -> None:
+    from approvals.expiry import expire_pending_for_run
+
+    run.reject_resume_payload()
+    now = timezone.now()
+    run.closed_at = run.last_activity_at = now
+    run.save()
+    expire_pending_for_run(run, now=now)
+    record_event(
+        run, "run.closed", step_id=step_id,
+        data={"state": run.state, "terminal_reason": run.terminal_reason, "terminal": True},
+    )
+    audit.record(
+        audit.Kind.RUN_CLOSE, run=run, actor_user=actor_user, decision=run.state,
+        data={"terminal_reason": run.terminal_reason},
+    )
+
+
+def touch(run_id) -> None:
+    """Record activity without a state change (e.g. a gate call), for the idle sweep."""
+    Run.objects.filter(pk=run_id).update(last_activity_at=timezone.now())

@@ -1,0 +1,118 @@
+"""GET runs/{id}/stream — the run as an AI SDK v6 UI message stream over SSE.
+
+Replays the frames persisted in the run's outbox events, then follows the run
+live through its Channels group until it is terminal. The database is the
+source of truth: a live message only says "something new happened", and the
+view re-reads events after the last one it sent, so a missed or duplicated
+push can neither skip nor repeat a frame. Heartbeats also re-read, which
+covers a channel layer that is down.
+"""
+
+import asyncio
+import logging
+
+from asgiref.sync import sync_to_async
+from channels.layers import get_channel_layer
+from django.conf import settings
+from django.http import JsonResponse, StreamingHttpResponse
+from rest_framework_api_key.permissions import KeyParser
+
+from condor.auth import client_for_key
+from condor.errors import error_body
+from runs import frames, sse
+from runs.models import Run, RunEvent
+from runs.publish import run_group
+
+logger = logging.getLogger(__name__)
+
+
+def _owned_run(request, run_id) -> Run | None | bool:
+    raw_key = KeyParser().get(request)
+    client = client_for_key(raw_key) if raw_key else None
+    if client is None:
+        return False
+    return Run.objects.filter(pk=run_id, session__client=client).first()
+
+
+def _events_after(run_id, after: tuple[int, int] | None):
+    """(id-tagged frames after `after`, the new position, whether the run is terminal).
+
+    A position is (event id, index of the last frame sent from it); a frameless
+    event leaves index -1, so it is read once more next time and yields nothing.
+    """
+    events = RunEvent.objects.filter(run_id=run_id).only("id", "frames", "data").order_by("id")
+    if after is not None:
+        events = events.filter(id__gte=after[0])
+    tagged, position, terminal = [], after, False
+    for event in events:
+        terminal = terminal or bool(event.data.get("terminal"))
+        for index, frame in enumerate(event.frames):
+            if after is None or (event.pk, index) > after:
+                tagged.append((sse.event_id(event.pk, index), frame))
+        position = max(position or (event.pk, -1), (event.pk, len(event.frames) - 1))
+    return tagged, position, terminal
+
+
+async def _stream(run_id, after):
+    layer = get_channel_layer()
+    channel = group = None
+    if layer is not None:
+        try:
+            channel, group = await layer.new_channel(), run_group(run_id)
+            # Subscribe before the replay so nothing committed in between is missed.
+            await layer.group_add(group, channel)
+        except Exception:
+            logger.warning("channel layer unavailable; stream %s falls back to polling", run_id, exc_info=True)
+            channel = None
+    try:
+        yield sse.encode(frames.start(str(run_id)))
+        yield sse.encode(frames.start_step())
+        position = after
+        while True:
+            tagged, position, terminal = await sync_to_async(_events_after)(run_id, position)
+            for frame_id, frame in tagged:
+                yield sse.encode(frame, frame_id)
+            if terminal:
+                yield sse.encode(frames.finish_step())
+                yield sse.encode(frames.finish())
+                yield sse.DONE
+                return
+            if not await _wait_for_news(layer, channel):
+                yield sse.heartbeat()
+    finally:
+        if channel is not None:
+            try:
+                await layer.group_discard(group, channel)
+            except Exception:
+                logger.debug("group_discard failed for %s", channel, exc_info=True)
+
+
+async def _wait_for_news(layer, channel) -> bool:
+    """True when a live push arrived, False when the heartbeat interval passed first."""
+    timeout = settings.CONDOR_STREAM_HEARTBEAT_SECONDS
+    if channel is None:
+        await asyncio.sleep(timeout)
+        return False
+    try:
+        await asyncio.wait_for(layer.receive(channel), timeout=timeout)
+        return True
+    except asyncio.TimeoutError:
+        return False
+    except Exception:
+        logger.warning("channel receive failed; polling instead", exc_info=True)
+        await asyncio.sleep(timeout)
+        return False
+
+
+async def run_stream(request, run_id):
+    if request.method != "GET":
+        return JsonResponse(error_body("method_not_allowed", "Use GET."), status=405)
+    run = await sync_to_async(_owned_run)(request, run_id)
+    if run is False:
+        response = JsonResponse(error_body("not_authenticated", "This endpoint needs an API key."), status=401)
+        response["WWW-Authenticate"] = "Api-Key"
+        return response
+    if run is None:
+        return JsonResponse(error_body("not_found", "No such run."), status=404)
+    after = sse.parse_last_event_id(request.headers.get("Last-Event-ID"))
+    return StreamingHttpResponse(_stream(run.pk, after), headers=sse.STREAM_HEADERS)

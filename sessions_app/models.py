@@ -1,0 +1,78 @@
+import uuid
+
+import pgtrigger
+from django.db import models
+
+from approvals.policy import AgeBand, Autonomy
+
+
+class AutonomyChoice(models.TextChoices):
+    AUTONOMOUS = Autonomy.AUTONOMOUS.value, "Autonomous (the clinician typed the request)"
+    GUARDED = Autonomy.GUARDED.value, "Guarded (supervised)"
+    AMBIENT = Autonomy.AMBIENT.value, "Ambient (supervised)"
+
+
+class AgeBandChoice(models.TextChoices):
+    ADULT = AgeBand.ADULT.value
+    TEEN = AgeBand.TEEN.value
+    CHILD = AgeBand.CHILD.value
+    UNKNOWN = AgeBand.UNKNOWN.value, "Unknown (treated as child)"
+
+
+class TaintCannotBeCleared(Exception):
+    pass
+
+
+class Session(models.Model):
+    """A conversation. Outlives its runs; carries the policy context of every call in it."""
+
+    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    client = models.ForeignKey("approvals.ApiClient", on_delete=models.CASCADE, related_name="sessions")
+    title = models.CharField(max_length=200, blank=True)
+    patient_ref = models.CharField(max_length=120, blank=True)
+    # Fail-closed defaults: a client that says nothing is supervised, for a
+    # patient of unknown age, without recorded consent.
+    autonomy = models.CharField(max_length=16, choices=AutonomyChoice.choices, default=AutonomyChoice.GUARDED)
+    consent = models.BooleanField(default=False)
+    age_band = models.CharField(max_length=8, choices=AgeBandChoice.choices, default=AgeBandChoice.UNKNOWN)
+    # Monotone: once untrusted content entered the session it stays tainted.
+    # Only mark_tainted() writes it; the database refuses true → false.
+    tainted = models.BooleanField(default=False, editable=False)
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+        indexes = [
+            # Owner-scoped list, newest first.
+            models.Index(fields=["client", "-created_at"], name="session_client_recent"),
+        ]
+        triggers = [
+            pgtrigger.Protect(
+                name="taint_is_monotone",
+                operation=pgtrigger.Update,
+                condition=pgtrigger.Q(old__tainted=True, new__tainted=False),
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return self.title or f"Session {self.pk}"
+
+    @classmethod
+    def from_db(cls, db, field_names, values):
+        instance = super().from_db(db, field_names, values)
+        instance._stored_tainted = instance.__dict__.get("tainted")
+        return instance
+
+    def save(self, *args, **kwargs):
+        if getattr(self, "_stored_tainted", False) and not self.tainted:
+            raise TaintCannotBeCleared("A tainted session can never become untainted.")
+        super().save(*args, **kwargs)
+        self._stored_tainted = self.tainted
+
+    def mark_tainted(self) -> bool:
+        """Set the taint (idempotent). Returns True when this call tainted the session."""
+        changed = Session.objects.filter(pk=self.pk, tainted=False).update(tainted=True)
+        self.tainted = True
+        self._stored_tainted = True
+        return bool(changed)

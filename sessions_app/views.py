@@ -1,0 +1,35 @@
+from drf_spectacular.utils import extend_schema
+from rest_framework import generics, status
+from rest_framework.response import Response
+
+from condor.auth import calling_client
+from condor.scoping import owned_session
+from sessions_app.models import Session
+from sessions_app.serializers import SessionCreateSerializer, SessionSerializer
+
+
+class SessionListCreate(generics.GenericAPIView):
+    serializer_class = SessionSerializer
+    filterset_fields = ["patient_ref", "tainted", "autonomy", "age_band"]
+
+    def get_queryset(self):
+        return Session.objects.filter(client=calling_client(self.request)).order_by("-created_at", "-pk")
+
+    def get(self, request):
+        queryset = self.filter_queryset(self.get_queryset())
+        page = self.paginate_queryset(queryset)
+        return self.get_paginated_response(SessionSerializer(page, many=True).data)
+
+    @extend_schema(request=SessionCreateSerializer, responses={201: SessionSerializer})
+    def post(self, request):
+        body = SessionCreateSerializer(data=request.data)
+        body.is_valid(raise_exception=True)
+        session = Session.objects.create(client=calling_client(request), **body.validated_data)
+        return Response(SessionSerializer(session).data, status=status.HTTP_201_CREATED)
+
+
+class SessionDetail(generics.GenericAPIView):
+    serializer_class = SessionSerializer
+
+    def get(self, request, session_id):
+        return Response(SessionSerializer(owned_session(request, session_id)).data)

@@ -1,0 +1,87 @@
+"""Personas shared by the whole suite.
+
+- `ward_agent`: the owner client, an agent runtime on a hospital ward (its key in `api`).
+- `other_agent`: another client; its key (`other_api`) must see none of the owner's objects.
+- `rita`: a clinical reviewer (logged in through `reviewer_http`, CSRF enforced).
+- `carl`: a compliance officer; `gina`: a governance admin.
+"""
+
+import pytest
+from django.contrib.auth.models import Group, User
+from django.test import Client
+from rest_framework.test import APIClient
+
+from approvals.models import ApiClient, ApiClientKey
+from approvals.registry import seed_static_catalog
+
+
+def _agent(name: str, *, can_park: bool = True):
+    client = ApiClient.objects.create(name=name, can_park=can_park)
+    _, key = ApiClientKey.objects.create_key(name=f"{name} key", client=client)
+    client.raw_key = key
+    return client
+
+
+def _api_for(client) -> APIClient:
+    api = APIClient()
+    api.credentials(HTTP_AUTHORIZATION=f"Api-Key {client.raw_key}")
+    return api
+
+
+def _person(username: str, group: str) -> User:
+    user = User.objects.create_user(username=username, password="correct horse battery")
+    user.groups.add(Group.objects.get(name=group))
+    return user
+
+
+@pytest.fixture
+def catalog(db):
+    seed_static_catalog()
+
+
+@pytest.fixture
+def ward_agent(db):
+    return _agent("ward-agent")
+
+
+@pytest.fixture
+def other_agent(db):
+    return _agent("other-agent")
+
+
+@pytest.fixture
+def api(ward_agent) -> APIClient:
+    return _api_for(ward_agent)
+
+
+@pytest.fixture
+def other_api(other_agent) -> APIClient:
+    return _api_for(other_agent)
+
+
+@pytest.fixture
+def rita(db) -> User:
+    return _person("rita", "reviewers")
+
+
+@pytest.fixture
+def carl(db) -> User:
+    return _person("carl", "compliance")
+
+
+@pytest.fixture
+def gina(db) -> User:
+    return _person("gina", "governance")
+
+
+def logged_in(user) -> Client:
+    """A browser-like client: Django session login, CSRF checks enforced as in production."""
+    http = Client(enforce_csrf_checks=True)
+    http.force_login(user)
+    http.get("/inbox/")  # sets the csrftoken cookie like the inbox page does
+    return http
+
+
+@pytest.fixture
+def reviewer_http(rita) -> Client:
+    return logged_in(rita)
