@@ -33,14 +33,6 @@ class ToolCallSerializer(StrictSerializer):
     metadata = JSONObjectField(required=False, default=dict)
 
 
-class MissingFieldSerializer(serializers.Serializer):
-    name = serializers.CharField(max_length=120)
-    type = serializers.CharField(max_length=40, required=False)
-    # Hints are read leniently by the schema builder: a malformed one degrades
-    # its field to free text, so it is not validated here.
-    hint = serializers.JSONField(required=False)
-
-
 class ClarificationSerializer(StrictSerializer):
     tool_call_id = serializers.CharField(**_ID)
     step_id = serializers.CharField(**_ID)
@@ -48,7 +40,9 @@ class ClarificationSerializer(StrictSerializer):
     op = serializers.CharField(max_length=60, required=False, allow_blank=True, default="")
     args = JSONObjectField(required=False, default=dict)
     message = serializers.CharField(max_length=4000)
-    missing = MissingFieldSerializer(many=True, allow_empty=False)
+    # Each item is {name, type?, hint?}, passed through whole: the schema builder
+    # refuses bad names (400) and degrades a malformed hint to free text.
+    missing = serializers.ListField(child=JSONObjectField(), allow_empty=False, max_length=50)
 
 
 class ResumeSerializer(StrictSerializer):

@@ -107,7 +107,9 @@ if REDIS_URL:
     CHANNEL_LAYERS = {
         "default": {
             "BACKEND": "channels_redis.core.RedisChannelLayer",
-            "CONFIG": {"hosts": [REDIS_URL], "capacity": 1500, "expiry": 30},
+            # The prefix keeps several deployments (or test runs) on one Redis apart.
+            "CONFIG": {"hosts": [REDIS_URL], "capacity": 1500, "expiry": 30,
+                       "prefix": env_str("CONDOR_CHANNEL_PREFIX", "condor")},
         }
     }
 else:

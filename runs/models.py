@@ -1,7 +1,7 @@
 import uuid
 
 from django.db import models
-from django_fsm import GET_STATE, FSMField, transition
+from django_fsm import GET_STATE, FSMField, FSMModelMixin, transition
 
 from runs.states import (
     ACTIVE_STATES,
@@ -12,7 +12,7 @@ from runs.states import (
 )
 
 
-class Run(models.Model):
+class Run(FSMModelMixin, models.Model):
     """One turn of a session: a durable state machine the agent drives and a human may park."""
 
     State = RunState

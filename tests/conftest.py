@@ -85,3 +85,18 @@ def logged_in(user) -> Client:
 @pytest.fixture
 def reviewer_http(rita) -> Client:
     return logged_in(rita)
+
+
+@pytest.fixture(autouse=True, scope="session")
+def _isolated_channel_layer():
+    """Test runs sharing one Redis must not hear each other's inbox pushes."""
+    import os
+
+    from channels.layers import channel_layers
+    from django.conf import settings
+
+    layer = settings.CHANNEL_LAYERS["default"]
+    if "prefix" in layer.get("CONFIG", {}):
+        layer["CONFIG"]["prefix"] = f"condor-test-{os.getpid()}"
+        channel_layers.backends.clear()
+    yield

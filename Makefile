@@ -1,0 +1,45 @@
+# Two commands for a fresh machine: `make run` and `make test` (see README.md).
+
+PYTHON ?= python3
+VENV   := .venv
+PY     := $(VENV)/bin/python
+PORT   ?= 8000
+# The suite runs on real PostgreSQL and Redis, as CI does.
+TEST_DATABASE_URL ?= postgres://postgres@127.0.0.1:5432/condor
+TEST_REDIS_URL    ?= redis://127.0.0.1:6379/0
+
+.PHONY: run test install services browser node clean
+
+$(VENV)/.installed: requirements.txt
+	test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade pip
+	$(PY) -m pip install --quiet -r requirements.txt
+	touch $@
+
+install: $(VENV)/.installed
+
+tests/node_modules/.installed: tests/package.json tests/package-lock.json
+	cd tests && npm ci --no-audit --no-fund --loglevel=error
+	touch $@
+
+node: tests/node_modules/.installed
+
+browser:
+	@scripts/ensure-chromium.sh
+
+services:
+	@scripts/ensure-services.sh
+
+# Serve everything (HTTP, websockets, SSE) from one daphne process on SQLite with
+# in-process fallbacks, unless DATABASE_URL / REDIS_URL say otherwise.
+run: $(VENV)/.installed
+	$(PY) manage.py migrate --noinput
+	$(PY) manage.py seed_tools
+	$(PY) manage.py seed_demo
+	$(PY) manage.py runserver 127.0.0.1:$(PORT)
+
+test: $(VENV)/.installed node browser services
+	DATABASE_URL=$(TEST_DATABASE_URL) REDIS_URL=$(TEST_REDIS_URL) $(PY) -m pytest $(PYTEST_ARGS)
+
+clean:
+	rm -rf $(VENV) tests/node_modules db.sqlite3 staticfiles test-artifacts

@@ -1,0 +1,93 @@
+"""Demo data for `make run`: people to log in as, an agent key, and cards waiting in the inbox."""
+
+import os
+
+from django.contrib.auth.models import Group, User
+from django.core.management.base import BaseCommand
+from django.db import transaction
+
+from approvals.gate import GateCall, gate_tool_call
+from approvals.models import ApiClient, ApiClientKey, Approval, ApprovalStatus
+from approvals.suspend import SuspendRequest, persist_suspend
+from condor.settings import BASE_DIR
+from runs import spine
+from sessions_app.models import Session
+
+PEOPLE = (
+    # username, password, group, superuser
+    ("reviewer", "condor-review", "reviewers", False),
+    ("compliance", "condor-audit", "compliance", False),
+    ("admin", "condor-admin", "governance", True),
+)
+KEY_FILE = BASE_DIR / "var" / "demo-agent.key"
+
+
+class Command(BaseCommand):
+    help = "Create demo users, a demo agent key and a few pending approvals (idempotent)."
+
+    def handle(self, *args, **options):
+        for username, password, group, superuser in PEOPLE:
+            self._person(username, password, group, superuser)
+        client, key = self._agent()
+        if not Approval.objects.filter(session__client=client, status=ApprovalStatus.PENDING).exists():
+            self._pending_cards(client)
+        self.stdout.write(self.style.SUCCESS("Demo ready."))
+        base = f"http://127.0.0.1:{os.environ.get('PORT', '8000')}"
+        self.stdout.write(f"  Inbox:  {base}/inbox/  (reviewer / condor-review)")
+        self.stdout.write(f"  Admin:  {base}/admin/  (admin / condor-admin, compliance / condor-audit)")
+        self.stdout.write(f"  Agent:  Authorization: Api-Key {key}")
+
+    def _person(self, username, password, group, superuser):
+        user, created = User.objects.get_or_create(
+            username=username, defaults={"is_staff": group != "reviewers", "is_superuser": superuser}
+        )
+        if created:
+            user.set_password(password)
+            user.save()
+        user.groups.add(Group.objects.get(name=group))
+
+    @transaction.atomic
+    def _agent(self):
+        client = ApiClient.objects.filter(name="demo-agent").first()
+        if client is not None and KEY_FILE.exists():
+            return client, KEY_FILE.read_text().strip()
+        client = client or ApiClient.objects.create(name="demo-agent")
+        _, key = ApiClientKey.objects.create_key(name="demo-agent key", client=client)
+        KEY_FILE.parent.mkdir(parents=True, exist_ok=True)
+        KEY_FILE.write_text(key)
+        KEY_FILE.chmod(0o600)
+        return client, key
+
+    def _pending_cards(self, client):
+        session = Session.objects.create(
+            client=client, title="Ward 4, bed 12: follow-up", patient_ref="MRN-20417",
+            autonomy="guarded", consent=True, age_band="adult",
+        )
+        run = spine.open_run(session)
+        run = spine.transition(run.pk, "executing")
+        calls = [
+            GateCall("call-rx-1", "step-1", "prescribe_medication", "create",
+                     {"patient_ref": "MRN-20417", "drug": "amoxicillin", "dose_mg": 500,
+                      "route": "oral", "frequency": "every 8 hours", "days": 7}, {}),
+            GateCall("call-med-2", "step-1", "change_medication", "discontinue",
+                     {"patient_ref": "MRN-20417", "medication": "warfarin", "reason": "bleeding risk"}, {}),
+            GateCall("call-vitals-3", "step-1", "record_vitals", "create",
+                     {"patient_ref": "MRN-20417", "heart_rate": 88, "bp": "128/82"}, {}),
+        ]
+        for call in calls:
+            gate_tool_call(run, call, client=client)
+            run.refresh_from_db()
+        persist_suspend(run.pk, SuspendRequest(
+            tool_call_id="call-allergy-4", step_id="step-2", tool="record_allergy", op="create",
+            args={"patient_ref": "MRN-20417", "substance": "penicillin"},
+            rule_id="clarification.requested", explanation="The agent needs more information to continue.",
+            hitl_tier=None, kind="clarification",
+            message="What reaction did the patient have to penicillin, and how severe was it?",
+            missing=(
+                {"name": "severity", "hint": {"options": ["mild", "moderate", "severe"], "radio": True}},
+                {"name": "reactions", "hint": {"options": ["rash", "hives", "anaphylaxis", "nausea"],
+                                               "multiple": True}},
+                {"name": "onset", "type": "date", "hint": {"max": "2026-12-31"}},
+                {"name": "notes", "hint": {"textarea": True, "required": False}},
+            ),
+        ), client=client)

@@ -1,0 +1,427 @@
+"""Resume schemas: the JSON schema a reviewer's answer must satisfy to resume a run.
+
+``approval_resume_schema()`` has properties exactly ``{approved, reason}``: the inbox
+recognises an approval card by that key set, the approver comes from the login and
+never from the form, and there is no ``default`` (only an explicit ``approved: true``
+lets the tool run). ``clarification_resume_schema()`` builds a form from the agent's
+missing fields ``{name, type?, hint?}``.
+
+Vocabulary: MCP ``elicitation/create`` ``requestedSchema`` (spec 2025-11-25), a flat
+object of string (minLength, maxLength, format date | date-time | email), number /
+integer (minimum, maximum), boolean, single select (``enum``, or ``oneOf`` of
+``{const, title}`` when options have labels) and multi select (``type: array``,
+``items.enum`` or ``items.anyOf`` of ``{const, title}``, minItems, maxItems). Not the
+legacy ``enumNames``: deprecated, and not JSON Schema, so we could not enforce it.
+
+Extras beyond that vocabulary. MCP's schema.json leaves these objects open, the
+TypeScript SDK parses them with plain zod objects (unknown keys stripped) and checks
+answers with non-strict Ajv (unknown keywords ignored), so a client that does not
+know an extra still renders a plain, correct field; we enforce everything here.
+  * root ``additionalProperties: false`` (answers with unknown keys are refused) and
+    root ``description`` (the clarification message);
+  * ``x-condor-widget``: ``"radio"`` on a single select, ``"textarea"`` on free text;
+    presentation only;
+  * ``formatMinimum`` / ``formatMaximum`` on date / date-time fields: inclusive bounds
+    (full-date, or RFC 3339 with offset), named as ajv-formats names them;
+  * ``uniqueItems: true`` on multi selects (standard JSON Schema).
+A required free-text field gets ``minLength: 1`` unless the hint sets ``min``.
+
+Hints: ``label``, ``description``, ``required`` (default true), ``options`` (strings
+or ``{value, label?}``), ``radio``, ``multiple``, ``format``, ``min`` / ``max``
+(numbers, dates, text lengths or choice counts, by field kind), ``textarea``; ``null``
+means absent. ``type`` is string (default), number, integer, boolean, date,
+date-time or array. Anything we cannot honour exactly -- unknown keys, wrong types,
+options that are not distinct non-empty strings, bounds of the wrong kind or min >
+max, a flag that does not fit (radio on a multi select, textarea on a date) --
+degrades THAT field to free text keeping only a well-typed label, description and
+required. That never raises: a text box beats a broken picker. Bad or duplicate
+names do raise ``InvalidClarificationRequest``: without a name there is no field.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from datetime import date, datetime
+
+from jsonschema import Draft202012Validator, FormatChecker, ValidationError
+from jsonschema.validators import extend
+
+WIDGET_KEY = "x-condor-widget"
+
+
+class InvalidClarificationRequest(ValueError):
+    """The clarification request itself is unusable (bad message, names); maps to 400."""
+
+
+def approval_resume_schema() -> dict:
+    return {
+        "type": "object",
+        "properties": {
+            "approved": {"type": "boolean", "title": "Approve"},
+            "reason": {"type": "string", "title": "Reason"},
+        },
+        "required": ["approved"],
+        "additionalProperties": False,
+    }
+
+
+def clarification_resume_schema(message: str, missing: list) -> dict:
+    if not isinstance(message, str) or not message.strip():
+        raise InvalidClarificationRequest("message must be a non-empty string")
+    if not isinstance(missing, list) or not missing:
+        raise InvalidClarificationRequest("missing must be a non-empty list of fields")
+    seen: set[str] = set()
+    for i, item in enumerate(missing):
+        name = item.get("name") if isinstance(item, dict) else None
+        if not isinstance(name, str) or not name.strip():
+            raise InvalidClarificationRequest(f"missing[{i}].name must be a non-empty string")
+        if name in seen:
+            raise InvalidClarificationRequest(f"missing[{i}].name {name!r} is a duplicate")
+        seen.add(name)
+
+    properties, required = {}, []
+    for item in missing:
+        try:
+            prop, is_required = _field(item)
+        except _Malformed:
+            prop, is_required = _degraded(item)
+        properties[item["name"]] = prop
+        if is_required:
+            required.append(item["name"])
+    return {
+        "type": "object",
+        "description": message,
+        "properties": properties,
+        "required": required,
+        "additionalProperties": False,
+    }
+
+
+# --- building one field ---------------------------------------------------------
+
+
+class _Malformed(Exception):
+    """Internal: this field's hint cannot be honoured; degrade the field."""
+
+
+_ITEM_KEYS = {"name", "type", "hint"}
+_HINT_KEYS = {"label", "description", "required", "options", "radio", "multiple",
+              "format", "min", "max", "textarea"}
+_TYPES = {"string", "number", "integer", "boolean", "date", "date-time", "array"}
+_FORMATS = {"date", "date-time", "email"}
+
+
+def _field(item: dict) -> tuple[dict, bool]:
+    hint = item.get("hint")
+    hint = {} if hint is None else hint
+    if not isinstance(hint, dict) or not set(item) <= _ITEM_KEYS or not set(hint) <= _HINT_KEYS:
+        raise _Malformed
+    # null means "not given" for every key: agents serialise optional fields that way.
+    hint = {k: v for k, v in hint.items() if v is not None}
+    kind = "string" if item.get("type") is None else item["type"]
+    fmt = hint.get("format")
+    if not isinstance(kind, str) or kind not in _TYPES:
+        raise _Malformed
+    if fmt is not None and (not isinstance(fmt, str) or fmt not in _FORMATS):
+        raise _Malformed
+    radio, multiple, textarea = (_flag(hint, k) for k in ("radio", "multiple", "textarea"))
+    required = _flag(hint, "required", default=True)
+    low, high = hint.get("min"), hint.get("max")
+    options = _options(hint.get("options"))
+
+    if kind in ("date", "date-time"):
+        if fmt not in (None, kind):
+            raise _Malformed
+        kind, fmt = "string", kind
+    if kind == "array":
+        if "multiple" in hint and not multiple:
+            raise _Malformed
+        kind, multiple = "string", True
+
+    if options is not None:
+        if kind != "string" or fmt or textarea or (radio and multiple):
+            raise _Malformed
+        prop = _multi_select(options, low, high) if multiple else _single_select(options, low, high)
+        if radio:
+            prop[WIDGET_KEY] = "radio"
+    elif multiple or radio:
+        raise _Malformed  # a picker without choices
+    elif kind == "boolean":
+        if fmt or textarea or low is not None or high is not None:
+            raise _Malformed
+        prop = {"type": "boolean"}
+    elif kind in ("number", "integer"):
+        if fmt or textarea:
+            raise _Malformed
+        prop = {"type": kind, **_number_bounds(kind, low, high)}
+    elif fmt in ("date", "date-time"):
+        if textarea:
+            raise _Malformed
+        prop = {"type": "string", "format": fmt, **_date_bounds(fmt, low, high)}
+    else:
+        if textarea and fmt:
+            raise _Malformed
+        prop = {"type": "string", **_length_bounds(low, high, required)}
+        if fmt:
+            prop["format"] = fmt
+        if textarea:
+            prop[WIDGET_KEY] = "textarea"
+    return _labelled(prop, item["name"], hint), required
+
+
+def _degraded(item: dict) -> tuple[dict, bool]:
+    # Salvage only what cannot break rendering; every widget hint is dropped.
+    hint = item.get("hint") if isinstance(item.get("hint"), dict) else {}
+    safe = {k: hint[k] for k in ("label", "description") if _text(hint.get(k))}
+    required = hint.get("required")
+    required = required if isinstance(required, bool) else True
+    prop = {"type": "string", "minLength": 1} if required else {"type": "string"}
+    return _labelled(prop, item["name"], safe), required
+
+
+def _labelled(prop: dict, name: str, hint: dict) -> dict:
+    label, description = hint.get("label"), hint.get("description")
+    if label is not None and (not isinstance(label, str) or not label.strip()):
+        raise _Malformed
+    if description is not None and not isinstance(description, str):
+        raise _Malformed
+    out = {"title": label or name, **prop}
+    if description:
+        out["description"] = description
+    return out
+
+
+def _flag(hint: dict, key: str, default: bool = False) -> bool:
+    value = hint.get(key, default)
+    if not isinstance(value, bool):
+        raise _Malformed
+    return value
+
+
+def _options(raw: object) -> list[tuple[str, str | None]] | None:
+    if raw is None:
+        return None
+    if not isinstance(raw, list) or not raw:
+        raise _Malformed
+    out = []
+    for opt in raw:
+        if isinstance(opt, dict) and "value" in opt and set(opt) <= {"value", "label"}:
+            value, label = opt["value"], opt.get("label")
+        else:
+            value, label = opt, None
+        if not _text(value) or (label is not None and not _text(label)):
+            raise _Malformed
+        out.append((value, label))
+    if len({value for value, _ in out}) != len(out):
+        raise _Malformed  # duplicate values make the answer ambiguous
+    return out
+
+
+def _single_select(options: list, low: object, high: object) -> dict:
+    if low is not None or high is not None:
+        raise _Malformed
+    if all(label is None for _, label in options):
+        return {"type": "string", "enum": [value for value, _ in options]}
+    return {"type": "string", "oneOf": [{"const": v, "title": lbl or v} for v, lbl in options]}
+
+
+def _multi_select(options: list, low: object, high: object) -> dict:
+    if all(label is None for _, label in options):
+        items = {"type": "string", "enum": [value for value, _ in options]}
+    else:
+        items = {"anyOf": [{"const": v, "title": lbl or v} for v, lbl in options]}
+    bounds = _count_bounds(low, high, "minItems", "maxItems")
+    if bounds.get("minItems", 0) > len(options):
+        raise _Malformed  # could never be satisfied
+    return {"type": "array", "items": items, "uniqueItems": True, **bounds}
+
+
+def _length_bounds(low: object, high: object, required: bool) -> dict:
+    bounds = _count_bounds(low, high, "minLength", "maxLength")
+    if required and low is None and bounds.get("maxLength", 1) >= 1:
+        bounds = {"minLength": 1, **bounds}  # "required" means actually answered, not ""
+    return bounds
+
+
+def _count_bounds(low: object, high: object, low_key: str, high_key: str) -> dict:
+    bounds = {}
+    for key, value in ((low_key, low), (high_key, high)):
+        if value is not None:
+            if not _number(value) or value < 0 or not _integral(value):
+                raise _Malformed
+            bounds[key] = int(value)
+    _ordered(bounds.get(low_key), bounds.get(high_key))
+    return bounds
+
+
+def _number_bounds(kind: str, low: object, high: object) -> dict:
+    bounds = {}
+    for key, value in (("minimum", low), ("maximum", high)):
+        if value is not None:
+            if not _number(value):
+                raise _Malformed
+            if kind == "integer":
+                if not _integral(value):
+                    raise _Malformed
+                value = int(value)
+            bounds[key] = value
+    _ordered(bounds.get("minimum"), bounds.get("maximum"))
+    return bounds
+
+
+def _date_bounds(fmt: str, low: object, high: object) -> dict:
+    parse, bounds, parsed = _PARSERS[fmt], {}, []
+    for key, value in (("formatMinimum", low), ("formatMaximum", high)):
+        if value is not None:
+            try:
+                parsed.append(parse(value))
+            except ValueError:
+                raise _Malformed from None
+            bounds[key] = value
+    if len(parsed) == 2:
+        _ordered(*parsed)
+    return bounds
+
+
+def _ordered(low: object, high: object) -> None:
+    if low is not None and high is not None and low > high:
+        raise _Malformed
+
+
+def _text(value: object) -> bool:
+    return isinstance(value, str) and bool(value.strip())
+
+
+# Integers past ±(2**53 - 1) are not portable JSON and rfc8785 refuses them; the
+# schema is stored and served, so it must stay canonicalisable.
+_SAFE_INT = 2**53 - 1
+
+
+def _number(value: object) -> bool:
+    if isinstance(value, bool):
+        return False
+    if isinstance(value, int):  # apart from floats: math.isfinite() overflows on huge ints
+        return abs(value) <= _SAFE_INT
+    return isinstance(value, float) and math.isfinite(value)
+
+
+def _integral(value: int | float) -> bool:
+    return isinstance(value, int) or (value.is_integer() and abs(value) <= _SAFE_INT)
+
+
+# --- dates: one parser for the format check and for the bounds -------------------
+
+_DATE_RE = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}")
+_DATETIME_RE = re.compile(
+    r"([0-9]{4}-[0-9]{2}-[0-9]{2})[Tt]([0-9]{2}:[0-9]{2}:[0-9]{2})(?:\.([0-9]+))?([Zz]|[+-][0-9]{2}:[0-9]{2})"
+)
+
+
+def _parse_date(value: object) -> date:
+    if not isinstance(value, str) or not _DATE_RE.fullmatch(value):
+        raise ValueError(f"not a full-date: {value!r}")
+    return date.fromisoformat(value)
+
+
+def _parse_datetime(value: object) -> datetime:
+    """RFC 3339 date-time; the offset is mandatory so values compare as instants.
+
+    Leap seconds (":60") are refused: Python's datetime cannot represent them.
+    """
+    match = _DATETIME_RE.fullmatch(value) if isinstance(value, str) else None
+    if not match:
+        raise ValueError(f"not an RFC 3339 date-time: {value!r}")
+    day, clock, fraction, offset = match.groups()
+    micro = f".{(fraction + '00000')[:6]}" if fraction else ""
+    offset = "+00:00" if offset in ("Z", "z") else offset
+    return datetime.fromisoformat(f"{day}T{clock}{micro}{offset}")
+
+
+_PARSERS = {"date": _parse_date, "date-time": _parse_datetime}
+
+# jsonschema checks "date-time" only when rfc3339-validator is installed (it is not),
+# and would silently pass anything; register our own so format is always asserted.
+_FORMAT_CHECKER = FormatChecker(formats=("email",))
+_FORMAT_CHECKER.checks("date", raises=ValueError)(lambda v: not isinstance(v, str) or bool(_parse_date(v)))
+_FORMAT_CHECKER.checks("date-time", raises=ValueError)(
+    lambda v: not isinstance(v, str) or bool(_parse_datetime(v))
+)
+
+
+def _format_bound(is_min: bool):
+    def check(validator, bound, instance, schema):
+        parse = _PARSERS.get(schema.get("format"))
+        if parse is None or not isinstance(instance, str):
+            return
+        try:
+            value, limit = parse(instance), parse(bound)
+        except ValueError:
+            return  # a malformed value is reported by the "format" keyword
+        if value < limit if is_min else value > limit:
+            word = "before" if is_min else "after"
+            yield ValidationError(f"{instance!r} is {word} {bound}")
+
+    return check
+
+
+_Validator = extend(
+    Draft202012Validator,
+    {"formatMinimum": _format_bound(True), "formatMaximum": _format_bound(False)},
+)
+
+
+# --- validating an answer ---------------------------------------------------------
+
+
+def validate_resume_data(schema: dict, data: dict) -> list[str]:
+    """Check a reviewer's answer against a resume schema; [] means valid.
+
+    Draft 2020-12 with format assertion for date / date-time / email and the
+    formatMinimum / formatMaximum date bounds. Messages are prefixed with the
+    field name, sorted and de-duplicated so responses are stable.
+    """
+    validator = _Validator(schema, format_checker=_FORMAT_CHECKER)
+    messages = set()
+    for error in validator.iter_errors(data):
+        messages.update(_messages(error))
+    return sorted(messages)
+
+
+_TYPE_WORDS = {"boolean": "true or false", "string": "text", "number": "a number",
+               "integer": "a whole number", "array": "a list", "object": "a JSON object"}
+_FORMAT_WORDS = {"date": "a date (YYYY-MM-DD)",
+                 "date-time": "a date-time with offset (e.g. 2025-01-31T09:30:00Z)",
+                 "email": "an email address"}
+_TEMPLATES = {
+    "minimum": "must be at least {}", "maximum": "must be at most {}",
+    "formatMinimum": "must be on or after {}", "formatMaximum": "must be on or before {}",
+    "minLength": "must be at least {} characters", "maxLength": "must be at most {} characters",
+    "minItems": "choose at least {}", "maxItems": "choose at most {}",
+    "uniqueItems": "must not repeat a choice",
+}
+
+
+def _messages(error: ValidationError) -> list[str]:
+    kind, value, instance = error.validator, error.validator_value, error.instance
+    if kind == "required":
+        return [f"{name}: is required" for name in value if name not in instance]
+    if kind == "additionalProperties":
+        known = error.schema.get("properties", {})
+        return [f"{key}: is not a field of this form" for key in instance if key not in known]
+    if not error.absolute_path:
+        return [f"answer must be {_TYPE_WORDS.get(value, value)}" if kind == "type" else error.message]
+    if kind == "type":
+        text = f"must be {_TYPE_WORDS.get(value, value)}"
+    elif kind in ("enum", "oneOf", "anyOf"):
+        choices = value if kind == "enum" else [c.get("const") for c in value if isinstance(c, dict)]
+        text = "must be one of: " + ", ".join(str(c) for c in choices)
+    elif kind == "format":
+        text = f"must be {_FORMAT_WORDS.get(value, value)}"
+    elif kind == "minLength" and value == 1:
+        text = "must not be empty"
+    elif kind in _TEMPLATES:
+        text = _TEMPLATES[kind].format(value)
+    else:
+        text = error.message  # not a keyword we emit; never .format() it (may hold braces)
+    return [f"{error.absolute_path[0]}: {text}"]
