@@ -36,7 +36,7 @@ run: $(VENV)/.installed
 	$(PY) manage.py migrate --noinput
 	$(PY) manage.py seed_tools
 	$(PY) manage.py seed_demo
-	$(PY) manage.py runserver 127.0.0.1:$(PORT)
+	CONDOR_INPROCESS_SWEEPS=1 $(PY) manage.py runserver --noreload 127.0.0.1:$(PORT)
 
 test: $(VENV)/.installed node browser services
 	DATABASE_URL=$(TEST_DATABASE_URL) REDIS_URL=$(TEST_REDIS_URL) $(PY) -m pytest $(PYTEST_ARGS)

@@ -1,6 +1,13 @@
 from django.apps import AppConfig
+from django.conf import settings
 
 
 class RunsConfig(AppConfig):
     name = "runs"
     verbose_name = "Runs"
+
+    def ready(self):
+        if settings.CONDOR_INPROCESS_SWEEPS:
+            from runs.inprocess import start_sweeper
+
+            start_sweeper()

@@ -72,3 +72,15 @@ def publish(events) -> int:
         RunEvent.objects.filter(pk__in=sent, published_at__isnull=True).update(published_at=timezone.now())
         publish_stats["published"] += len(sent)
     return len(sent)
+
+
+def drain(limit: int = 500) -> int:
+    """Re-publish committed events that were never marked published (the outbox drainer).
+
+    Oldest first, so a reconnecting consumer sees facts in the order they happened.
+    Returns how many went out; the rest stay for the next pass.
+    """
+    from runs.models import RunEvent
+
+    pending = list(RunEvent.objects.filter(published_at__isnull=True).order_by("id")[:limit])
+    return publish(pending)

@@ -1,0 +1,99 @@
+"""The sweep pass (SPEC section 6): expiry, orphaned and overdue suspends, idle runs, pruning."""
+
+from datetime import timedelta
+
+import pytest
+from django.utils import timezone
+
+from approvals.models import Approval, IdempotencyRecord
+from runs import sweep as sweeps
+from runs.models import Run
+from tests.runs.helpers import decide, make_run, park, stored_state
+
+pytestmark = pytest.mark.usefixtures("catalog")
+
+
+def later(seconds: int):
+    return timezone.now() + timedelta(seconds=seconds)
+
+
+def test_approvals_past_their_deadline_expire(api):
+    run = make_run(api, "executing")
+    approval = park(api, run["id"])
+    counts = sweeps.sweep(now=later(901))
+    assert counts["approvals_expired"] == 1
+    assert Approval.objects.get(pk=approval["id"]).status == "expired"
+
+
+def test_a_suspended_run_whose_approvals_all_expired_is_aborted(api):
+    run = make_run(api, "executing")
+    park(api, run["id"])
+    sweeps.sweep(now=later(901))
+    stored = Run.objects.get(pk=run["id"])
+    assert (stored.state, stored.terminal_reason) == ("aborted", "approval_expired")
+
+
+def test_a_run_with_an_approved_unconsumed_approval_is_not_orphaned(api, reviewer_http):
+    run = make_run(api, "executing")
+    approval = park(api, run["id"])
+    assert decide(reviewer_http, approval["id"], {"approved": True}).status_code == 200
+    assert sweeps.abort_orphaned_suspends() == 0
+    assert stored_state(run["id"]) == "suspended"
+
+
+def test_a_run_suspended_past_the_suspend_ttl_is_aborted(api, settings):
+    settings.CONDOR_SUSPEND_TTL_SECONDS = 60
+    run = make_run(api, "executing")
+    park(api, run["id"])
+    assert sweeps.abort_overdue_suspends(later(61)) == 1
+    assert Run.objects.get(pk=run["id"]).terminal_reason == "sweep_suspend_ttl"
+
+
+def test_idle_active_runs_are_aborted_and_busy_ones_are_not(api):
+    idle = make_run(api, "executing")
+    suspended = make_run(api, "suspended")
+    counts = sweeps.sweep(now=later(601))
+    assert Run.objects.get(pk=idle["id"]).terminal_reason == "sweep_idle"
+    assert counts["runs_idle"] == 1
+    # A parked run waits for a human: the idle timeout is not its clock.
+    assert Run.objects.get(pk=suspended["id"]).terminal_reason != "sweep_idle"
+
+
+def test_runs_inside_their_timeouts_are_left_alone(api):
+    run = make_run(api, "executing")
+    counts = sweeps.sweep(now=later(10))
+    assert counts["runs_idle"] == 0
+    assert stored_state(run["id"]) == "executing"
+
+
+def test_a_failing_row_does_not_stop_the_pass(api, monkeypatch):
+    first, second = make_run(api, "executing"), make_run(api, "executing")
+    real_close = sweeps.spine._close
+
+    def close_but_fail_first(run, reason, **kwargs):
+        if str(run.pk) == first["id"]:
+            raise RuntimeError("boom")
+        return real_close(run, reason, **kwargs)
+
+    monkeypatch.setattr(sweeps.spine, "_close", close_but_fail_first)
+    assert sweeps.abort_idle_runs(later(601)) == 1
+    assert stored_state(first["id"]) == "executing"
+    assert stored_state(second["id"]) == "aborted"
+
+
+def test_old_idempotency_records_are_pruned(ward_agent):
+    old = IdempotencyRecord.objects.create(client=ward_agent, key="old", fingerprint="x", response_status=200,
+                                           response_body={})
+    IdempotencyRecord.objects.create(client=ward_agent, key="new", fingerprint="y", response_status=200,
+                                     response_body={})
+    IdempotencyRecord.objects.filter(pk=old.pk).update(created_at=timezone.now() - timedelta(days=2))
+    assert sweeps.prune_idempotency_records(timezone.now()) == 1
+    assert list(IdempotencyRecord.objects.values_list("key", flat=True)) == ["new"]
+
+
+def test_the_sweep_command_runs_one_pass(api, capsys):
+    from django.core.management import call_command
+
+    make_run(api, "executing")
+    call_command("sweep")
+    assert "runs_idle: 0" in capsys.readouterr().out
