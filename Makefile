@@ -34,6 +34,7 @@ services:
 # in-process fallbacks, unless DATABASE_URL / REDIS_URL say otherwise.
 run: $(VENV)/.installed
 	$(PY) manage.py migrate --noinput
+	$(PY) manage.py collectstatic --noinput -v0
 	$(PY) manage.py seed_tools
 	$(PY) manage.py seed_demo
 	CONDOR_INPROCESS_SWEEPS=1 $(PY) manage.py runserver --noreload 127.0.0.1:$(PORT)

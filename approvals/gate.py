@@ -13,12 +13,14 @@ from django.utils import timezone
 from approvals import audit
 from approvals.hashing import payload_hash
 from approvals.models import Approval, ApprovalStatus, ToolCall, ToolDescriptor
+from approvals.models.approval import OPEN_STATUSES
 from approvals.policy import Context, Decision, Trust, Verdict, effective_spec, evaluate
 from approvals.policy import ToolCall as PolicyCall
 from approvals.suspend import GATEABLE_STATES, SuspendRequest, persist_suspend, suspend_frames
 from condor.errors import RunNotActiveError
 from runs import frames, spine
 from runs.outbox import record_event
+from runs.states import RunState
 
 PRIOR_GRANT = "approval.prior-grant"
 CANNOT_PARK = "client.cannot-park"
@@ -146,7 +148,13 @@ def _consume_prior_grant(run, call, verdict, untrusted, *, client) -> GateResult
                      frames=frames.allowed_call_frames(call.tool_call_id, call.tool, grant.approved_args),
                      data={"tool_call_id": call.tool_call_id, "rule_id": PRIOR_GRANT,
                            "approval_id": str(grant.pk)})
-        spine.touch(run.pk)
+        if run.state == RunState.SUSPENDED and not Approval.objects.filter(
+            run=run, status__in=OPEN_STATUSES
+        ).exists():
+            # The grant was this run's last open gate: using it unparks the run, as a resume would.
+            spine._resume(run, step_id=call.step_id)
+        else:
+            spine.touch(run.pk)
     return GateResult(200, {"decision": str(Decision.ALLOW), "rule_id": PRIOR_GRANT,
                             "explanation": EXPLANATIONS[PRIOR_GRANT], "tool_call_id": call.tool_call_id,
                             "args": grant.approved_args, "approval_id": str(grant.pk)})
