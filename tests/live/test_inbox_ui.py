@@ -1,7 +1,7 @@
 """The reviewer inbox front-end in real Chromium, with the websocket and decision API mocked.
 
 The page is the production template; tests/live/inbox_harness.py plays the server.
-Run: .venv/bin/pytest -p no:django tests/live/test_inbox_ui.py -q
+Run: .venv/bin/pytest tests/live/test_inbox_ui.py -q
 """
 
 from __future__ import annotations

@@ -1,0 +1,181 @@
+/* One card: the entry that owns its DOM, built once and then patched in place. */
+import { renderArgs } from './args.js';
+import { buildApprovalControls, noEdit, syncControls, validateEdit } from './controls.js';
+import { clockTime, countdownAt, timeOf } from './countdown.js';
+import { h, uid } from './dom.js';
+import { buildClarificationForm } from './schema_form.js';
+import { canonical, isObj, str } from './values.js';
+
+const entryOf = new WeakMap(); // card element -> entry
+
+/** The entry whose card contains `target`, if any. */
+export function entryAt(target) {
+  const el = target instanceof Element ? target.closest('article.card') : null;
+  return el ? entryOf.get(el) : undefined;
+}
+
+export function kindOf(card) {
+  return card.reason_code === 'clarification' ? 'clarification' : 'approval';
+}
+
+/** "tool · op (patient)" for messages about this card. */
+export function cardLabel(card) {
+  const session = isObj(card.session) ? card.session : {};
+  const what = [str(card.tool) || 'Request', str(card.op)].filter(Boolean).join(' · ');
+  const who = str(session.patient_ref) || str(session.title);
+  return who ? `${what} (${who})` : what;
+}
+
+export function createEntry(card) {
+  const entry = {
+    id: card.id,
+    kind: kindOf(card),
+    card: null,
+    json: '',
+    schemaKey: null,
+    refs: {},
+    el: null,
+    mode: 'view', // view | reject | edit
+    busy: false,
+    expired: false,
+    urgent: false,
+    countdownText: '',
+    dirty: false,
+    removedInfo: null,
+    edit: noEdit(),
+    form: null,
+  };
+  buildSkeleton(entry);
+  applyCard(entry, card);
+  return entry;
+}
+
+function buildSkeleton(entry) {
+  const r = entry.refs;
+  const titleId = uid('card-title');
+  r.tier = h('span', { class: 'badge', 'data-testid': 'tier-badge' });
+  r.tool = h('span', { class: 'card__tool', 'data-testid': 'card-tool' });
+  r.op = h('span', { class: 'card__op', 'data-testid': 'card-op' });
+  r.countdownText = document.createTextNode('');
+  r.countdown = h('span', { class: 'countdown', 'data-testid': 'countdown' }, r.countdownText);
+  r.session = h('span', { class: 'meta__session', 'data-testid': 'card-session' });
+  r.patient = h('span', { class: 'meta__patient', 'data-testid': 'card-patient' });
+  r.client = h('span', { class: 'meta__client', 'data-testid': 'card-client' });
+  r.requested = h('time', { class: 'meta__time' });
+  r.ruleId = h('code', { class: 'card__rule-id', 'data-testid': 'card-rule' });
+  r.explanation = h('span', { class: 'card__explanation', 'data-testid': 'card-explanation' });
+  r.question = h('p', { class: 'card__question', 'data-testid': 'card-question' });
+  r.args = h('div', { class: 'args', 'data-testid': 'card-args' });
+  r.argsBlock = h('section', { class: 'card__args', 'aria-label': 'Arguments' }, h('h3', { class: 'card__section-title' }, 'Arguments'), r.args);
+  r.error = h('p', { class: 'card__error', role: 'alert', 'data-testid': 'card-error', hidden: true });
+  r.body = h('div', { class: 'card__body' });
+  const sep = () => h('span', { class: 'meta__sep', 'aria-hidden': 'true' }, '·');
+
+  entry.el = h('article', {
+    class: `card card--${entry.kind}`,
+    'data-testid': 'approval-card',
+    'data-kind': entry.kind,
+    tabindex: '-1',
+    'aria-labelledby': titleId,
+  },
+  h('header', { class: 'card__head' },
+    h('div', { class: 'card__badges' }, r.tier,
+      entry.kind === 'clarification' ? h('span', { class: 'badge badge--question' }, 'Needs an answer') : null),
+    h('h2', { class: 'card__title', id: titleId }, r.tool, ' ', r.op),
+    r.countdown),
+  // The ' ' text nodes keep words apart for screen readers (flex layout ignores them).
+  h('p', { class: 'card__meta' },
+    h('span', { class: 'visually-hidden' }, 'Patient '), r.patient, ' ',
+    sep(), ' ', r.session, ' ',
+    sep(), ' ', h('span', { class: 'meta__by' }, 'requested by ', r.client), ' ',
+    sep(), ' ', r.requested),
+  h('p', { class: 'card__rule' }, r.ruleId, ' ', r.explanation),
+  r.question,
+  r.argsBlock,
+  r.body,
+  r.error);
+  entry.el.dataset.approvalId = entry.id;
+  entryOf.set(entry.el, entry);
+
+  if (entry.kind === 'approval') buildApprovalControls(entry);
+}
+
+/** Write card data into the entry's existing DOM (text nodes and small subtrees only). */
+export function applyCard(entry, card) {
+  const json = canonical(card);
+  if (json === entry.json) return false;
+  const prev = entry.card;
+  entry.card = card;
+  entry.json = json;
+  const r = entry.refs;
+  const session = isObj(card.session) ? card.session : {};
+  const client = isObj(card.client) ? card.client : {};
+  const tier = card.hitl_tier === 'high' || card.hitl_tier === 'low' ? card.hitl_tier : 'none';
+
+  entry.tierRank = { high: 0, low: 1, none: 2 }[tier];
+  entry.expiresMs = timeOf(card.expires_at, Infinity);
+  entry.requestedMs = timeOf(card.requested_at, 0);
+
+  entry.el.dataset.tier = tier;
+  r.tier.textContent = { high: 'High risk', low: 'Low risk', none: '' }[tier];
+  r.tier.className = `badge badge--${tier}`;
+  r.tier.hidden = tier === 'none';
+  r.tool.textContent = str(card.tool) || 'unknown tool';
+  r.op.textContent = str(card.op);
+  r.op.hidden = !str(card.op);
+  r.patient.textContent = str(session.patient_ref) || 'No patient ref';
+  r.session.textContent = str(session.title) || 'Untitled session';
+  r.client.textContent = str(client.name) || 'unknown client';
+  r.requested.textContent = Number.isFinite(timeOf(card.requested_at, NaN)) ? `at ${clockTime(entry.requestedMs)}` : '';
+  r.requested.dateTime = str(card.requested_at);
+  r.countdown.title = Number.isFinite(entry.expiresMs) ? `Expires at ${clockTime(entry.expiresMs)}` : '';
+  r.ruleId.textContent = str(card.rule_id);
+  r.ruleId.hidden = !str(card.rule_id);
+  r.explanation.textContent = str(card.explanation);
+  // The clarification question; resume_schemas.py also puts it in the schema's description.
+  const question = str(card.message) || (entry.kind === 'clarification' && isObj(card.resume_schema) ? str(card.resume_schema.description) : '');
+  r.question.textContent = question;
+  r.question.hidden = !question;
+
+  if (!prev || canonical(prev.args) !== canonical(card.args)) {
+    renderArgs(r.args, card.args);
+    if (entry.mode === 'edit') validateEdit(entry);
+  }
+  if (entry.kind === 'clarification') {
+    const schemaKey = canonical(card.resume_schema);
+    // Rebuilding would wipe what the reviewer typed; keep their form if they started.
+    if (schemaKey !== entry.schemaKey && !entry.dirty) {
+      entry.schemaKey = schemaKey;
+      entry.form = buildClarificationForm(card.resume_schema);
+      r.body.replaceChildren(entry.form.el);
+    }
+    // The args of a clarification are context; the question is what matters.
+    r.argsBlock.hidden = !isObj(card.args) || !Object.keys(card.args).length;
+  }
+  updateClock(entry, Date.now());
+  syncControls(entry);
+  return true;
+}
+
+/** Bring the countdown, urgency and expiry up to `now`; touches the DOM only on change. */
+export function updateClock(entry, now) {
+  const { text, urgent, expired } = countdownAt(entry.expiresMs, now);
+  if (text !== entry.countdownText) {
+    entry.countdownText = text;
+    entry.refs.countdownText.data = text;
+  }
+  if (urgent !== entry.urgent) {
+    entry.urgent = urgent;
+    entry.el.classList.toggle('is-urgent', urgent);
+  }
+  if (expired !== entry.expired) {
+    entry.expired = expired;
+    entry.el.classList.toggle('is-expired', expired);
+    syncControls(entry);
+  }
+}
+
+export function showCardError(entry, message) {
+  entry.refs.error.textContent = message;
+  entry.refs.error.hidden = !message;
+}

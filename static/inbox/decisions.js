@@ -1,0 +1,126 @@
+/* Deciding a card: POST to the decision endpoint (session + CSRF), then say what happened. */
+import { cardLabel, showCardError } from './card.js';
+import { isLocked, syncControls, validateEdit } from './controls.js';
+import { announce } from './feedback.js';
+import { discard, isShown, markDecidedHere, removalPhrase } from './list.js';
+import { config } from './page.js';
+import { collectValues } from './schema_form.js';
+import { isObj } from './values.js';
+
+const CHECK_FIELDS = 'Check the highlighted fields.';
+
+export function approve(entry) {
+  if (isLocked(entry)) return;
+  submitDecision(entry, { approved: true }, `Approved: ${cardLabel(entry.card)}.`);
+}
+
+export function reject(entry) {
+  const reason = entry.refs.reason.value.trim();
+  if (!reason || isLocked(entry)) {
+    entry.refs.reason.focus();
+    return;
+  }
+  submitDecision(entry, { approved: false, reason }, `Rejected: ${cardLabel(entry.card)}.`);
+}
+
+export function approveEdited(entry) {
+  validateEdit(entry);
+  if (!entry.edit.valid || !entry.edit.changes.length || isLocked(entry)) return;
+  const n = entry.edit.changes.length;
+  submitDecision(entry, { approved: true, edited_args: entry.edit.value },
+    `Approved with ${n} edit${n === 1 ? '' : 's'}: ${cardLabel(entry.card)}.`);
+}
+
+export function answer(entry) {
+  if (isLocked(entry)) return;
+  const { values, firstInvalid } = collectValues(entry.form);
+  if (firstInvalid) {
+    firstInvalid.focus();
+    showCardError(entry, CHECK_FIELDS);
+    return;
+  }
+  submitDecision(entry, { values }, `Answer sent: ${cardLabel(entry.card)}.`);
+}
+
+/** While the reviewer fixes a highlighted field, re-check it; clear the card's hint once all are fixed. */
+export function recheckField(entry, target) {
+  const field = target.closest('.field');
+  if (!field || !field.classList.contains('field--invalid') || !entry.form) return;
+  const f = entry.form.fields.find((x) => x.el === field);
+  if (f) f.showError(f.validate());
+  if (!entry.form.el.querySelector('.field--invalid') && entry.refs.error.textContent === CHECK_FIELDS) showCardError(entry, '');
+}
+
+function csrfToken() {
+  const match = document.cookie.match(/(?:^|;\s*)csrftoken=([^;]+)/);
+  if (match) return decodeURIComponent(match[1]);
+  const input = document.querySelector('input[name="csrfmiddlewaretoken"]');
+  return input ? input.value : '';
+}
+
+async function submitDecision(entry, body, successText) {
+  entry.busy = true;
+  entry.removedInfo = null;
+  showCardError(entry, '');
+  syncControls(entry);
+  const url = config.decisionUrl.replace('{id}', encodeURIComponent(entry.id));
+  let res = null;
+  let data = null;
+  try {
+    res = await fetch(url, {
+      method: 'POST',
+      credentials: 'same-origin',
+      headers: { 'Content-Type': 'application/json', Accept: 'application/json', 'X-CSRFToken': csrfToken() },
+      body: JSON.stringify(body),
+    });
+    data = await res.json().catch(() => null);
+  } catch (_) {
+    res = null;
+  }
+  entry.busy = false;
+  const label = cardLabel(entry.card);
+  const detail = isObj(data) && typeof data.detail === 'string' ? data.detail : '';
+  const code = isObj(data) && typeof data.error === 'string' ? data.error : '';
+  const also = detail ? ` ${detail}` : '';
+
+  if (res && res.ok) {
+    markDecidedHere(entry.id);
+    discard(entry);
+    announce(successText, 'success');
+    return;
+  }
+  if (res && (res.status === 409 || res.status === 404 || res.status === 410)) {
+    // Someone else decided first, it expired, or it is gone: it cannot be decided here.
+    discard(entry);
+    const who = entry.removedInfo ? ` ${removalPhrase(entry.removedInfo)}.` : '';
+    const why = res.status === 409 ? 'was already decided or has expired' : 'no longer exists';
+    announce(`Not applied — ${label} ${why}.${who}${also} It has been removed from your inbox.`, 'error');
+    return;
+  }
+  if (res && res.status === 422 && (code === 'resume_schema_rejected' || !code)) {
+    discard(entry);
+    announce(`The run could not accept this answer and has failed — ${label}.${also}`, 'error');
+    return;
+  }
+  if (!isShown(entry)) {
+    // Removed by the server while our request was in flight.
+    announce(`${removalPhrase(entry.removedInfo)}: ${label} was removed; your decision was not applied.`, 'error');
+    return;
+  }
+  // Nothing was decided: the card stays, with what the reviewer typed.
+  const message = failureMessage(res, detail);
+  syncControls(entry);
+  showCardError(entry, message);
+  announce(`${label}: ${message}`, 'error');
+}
+
+function failureMessage(res, detail) {
+  if (!res) return 'Network problem — your decision was not confirmed. Your input is kept; try again.';
+  if (res.status === 400) return `Condor could not accept this decision: ${detail || 'the request was invalid.'} Your input is kept.`;
+  if (res.status === 403) {
+    return detail
+      ? `Not permitted: ${detail}`
+      : 'Not permitted — your session may have expired. Reload the page to sign in again; your input is kept until then.';
+  }
+  return `Condor could not record the decision (HTTP ${res.status}${detail ? `: ${detail}` : ''}). Your input is kept; try again.`;
+}

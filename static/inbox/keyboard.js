@@ -1,0 +1,50 @@
+/* Keyboard use: j/k move, a approve, r reject, e edit, Esc cancel; Ctrl/Cmd+Enter submits a panel. */
+import { entryAt } from './card.js';
+import { cancelMode, openEdit, openReject } from './controls.js';
+import { approve, approveEdited, reject } from './decisions.js';
+import { move, selectedEntry } from './list.js';
+
+function isTyping(target) {
+  return target instanceof Element && (target.isContentEditable || Boolean(target.closest('input, textarea, select')));
+}
+
+/** Page-wide shortcuts (on document). */
+export function onShortcutKey(ev) {
+  if (ev.defaultPrevented || ev.ctrlKey || ev.metaKey || ev.altKey) return;
+  if (ev.key === 'Escape') {
+    const entry = entryAt(ev.target) || selectedEntry();
+    if (entry && entry.mode !== 'view') {
+      ev.preventDefault();
+      cancelMode(entry);
+    }
+    return;
+  }
+  if (isTyping(ev.target)) return;
+  const selected = selectedEntry();
+  switch (ev.key) {
+    case 'j': move(1); break;
+    case 'k': move(-1); break;
+    case 'a':
+      if (selected && selected.kind === 'approval' && selected.mode === 'view') approve(selected);
+      break;
+    case 'r':
+      if (selected) openReject(selected);
+      break;
+    case 'e':
+      if (selected) openEdit(selected);
+      break;
+    default:
+      return;
+  }
+  ev.preventDefault();
+}
+
+/** Ctrl/Cmd+Enter in the reject reason or the args editor submits it (on the card list). */
+export function onSubmitKey(ev) {
+  if (ev.key !== 'Enter' || !(ev.ctrlKey || ev.metaKey)) return;
+  const entry = entryAt(ev.target);
+  if (!entry) return;
+  const role = ev.target.dataset && ev.target.dataset.role;
+  if (role === 'reason') { ev.preventDefault(); reject(entry); }
+  if (role === 'editor') { ev.preventDefault(); approveEdited(entry); }
+}

@@ -1,0 +1,183 @@
+/* The keyed card list: one entry per approval id owns its DOM node, a change touches
+ * only that node, and reordering moves only the nodes that are out of place. Also the
+ * selection that j/k move. */
+import { applyCard, cardLabel, createEntry, kindOf } from './card.js';
+import { announce } from './feedback.js';
+import { baseTitle, countEl, emptyEl, listEl, summaryEl } from './page.js';
+import { isObj } from './values.js';
+
+const entries = new Map(); // approval id -> entry (card data + the DOM it owns)
+let order = []; // ids in display order
+let selectedId = null;
+let lastIndex = 0; // where the selection was, so j/k resume there after a removal
+let loaded = false; // until the first snapshot, "nothing waiting" would be a lie
+// Ids this page decided successfully. A snapshot built just before our decision
+// committed must not resurrect the card (deciding it again could only fail).
+const decidedHere = new Set();
+
+export const shownEntries = () => entries.values();
+export const isShown = (entry) => entries.get(entry.id) === entry;
+export const selectedEntry = () => (selectedId !== null ? entries.get(selectedId) : null);
+
+const hasId = (card) => isObj(card) && typeof card.id === 'string' && card.id !== '';
+const isPendingCard = (card) => hasId(card) && (card.status === undefined || card.status === 'pending');
+
+// ---------------------------------------------------------------- server frames
+
+/** Add or patch one card; true if the list may need reordering. */
+export function upsert(card) {
+  if (!hasId(card)) return false;
+  if (!isPendingCard(card)) {
+    removeCard(card.id, { status: card.status, decided_by: card.decided_by });
+    return false;
+  }
+  if (decidedHere.has(card.id)) return false;
+  const existing = entries.get(card.id);
+  if (existing) {
+    if (kindOf(card) !== existing.kind) {
+      // A different kind of card under the same id: rebuild it rather than patch.
+      dropEntry(existing);
+    } else {
+      applyCard(existing, card);
+      return true;
+    }
+  }
+  entries.set(card.id, createEntry(card));
+  return true;
+}
+
+/** The full pending set, on every (re)connect. */
+export function applySnapshot(cards) {
+  loaded = true;
+  const list = Array.isArray(cards) ? cards : [];
+  const keep = new Set(list.filter(isPendingCard).map((c) => c.id));
+  for (const entry of Array.from(entries.values())) {
+    if (!keep.has(entry.id)) removeCard(entry.id, { status: null, decided_by: null }, { refresh: false });
+  }
+  for (const card of list) upsert(card);
+  reorder();
+}
+
+/** The server says this card is gone (decided elsewhere, consumed, expired). */
+export function removeCard(id, info, { refresh = true } = {}) {
+  const entry = entries.get(id);
+  if (!entry) return;
+  if (entry.busy) {
+    // Our own decision is in flight; its answer says who won and announces it.
+    entry.removedInfo = info;
+  } else if (isWorkingOn(entry)) {
+    announce(`${removalPhrase(info)}: ${cardLabel(entry.card)} was removed from your inbox.`, info && info.status === 'expired' ? 'error' : 'info');
+  }
+  dropEntry(entry);
+  if (refresh) refreshSummary();
+}
+
+export function removalPhrase(info) {
+  const by = info && typeof info.decided_by === 'string' && info.decided_by ? info.decided_by : null;
+  switch (info && info.status) {
+    case 'approved': return by ? `Approved by ${by}` : 'Approved elsewhere';
+    case 'rejected': return by ? `Rejected by ${by}` : 'Rejected elsewhere';
+    case 'expired': return 'Expired';
+    case 'consumed': return 'Already used by the agent';
+    default: return 'No longer waiting';
+  }
+}
+
+function isWorkingOn(entry) {
+  return entry.id === selectedId || entry.mode !== 'view' || entry.dirty || entry.el.contains(document.activeElement);
+}
+
+// ---------------------------------------------------------------- our own decisions
+
+/** This page decided the card: a later snapshot must not bring it back. */
+export const markDecidedHere = (id) => decidedHere.add(id);
+
+/** Our decision settled the card one way or another: take it off the list. */
+export function discard(entry) {
+  if (isShown(entry)) dropEntry(entry);
+  refreshSummary();
+}
+
+// ---------------------------------------------------------------- DOM bookkeeping
+
+function dropEntry(entry) {
+  const hadFocus = entry.el.contains(document.activeElement);
+  const index = order.indexOf(entry.id);
+  if (index >= 0) order.splice(index, 1);
+  if (selectedId === entry.id) {
+    selectedId = null;
+    lastIndex = Math.max(0, index);
+  }
+  entries.delete(entry.id);
+  entry.el.remove();
+  if (hadFocus) listEl.focus({ preventScroll: true });
+}
+
+function compareEntries(a, b) {
+  return a.tierRank - b.tierRank
+    || (a.expiresMs === b.expiresMs ? 0 : a.expiresMs < b.expiresMs ? -1 : 1)
+    || a.requestedMs - b.requestedMs
+    || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0);
+}
+
+/** Sort, then move only the nodes that are out of place (usually none). */
+export function reorder() {
+  const sorted = Array.from(entries.values()).sort(compareEntries);
+  order = sorted.map((e) => e.id);
+  let cursor = listEl.firstElementChild;
+  for (const entry of sorted) {
+    if (entry.el === cursor) cursor = cursor.nextElementSibling;
+    else listEl.insertBefore(entry.el, cursor);
+  }
+  refreshSummary();
+}
+
+export function refreshSummary() {
+  const n = entries.size;
+  emptyEl.hidden = !loaded || n > 0;
+  listEl.hidden = n === 0;
+  // Only long lists skip off-screen rendering; short ones stay fully painted (print, screenshots).
+  listEl.classList.toggle('cards--long', n > 40);
+  countEl.textContent = String(n);
+  let high = 0;
+  let questions = 0;
+  for (const e of entries.values()) {
+    if (e.tierRank === 0) high += 1;
+    if (e.kind === 'clarification') questions += 1;
+  }
+  const parts = [];
+  if (high) parts.push(`${high} high risk`);
+  if (questions) parts.push(`${questions} need${questions === 1 ? 's' : ''} an answer`);
+  summaryEl.textContent = parts.join(' · ');
+  document.title = n ? `(${n}) ${baseTitle}` : baseTitle;
+}
+
+// ---------------------------------------------------------------- selection
+
+export function select(id, { focus = true } = {}) {
+  if (id === selectedId && !focus) return; // already selected, nothing to move
+  const prev = selectedEntry();
+  if (prev && prev.id !== id) {
+    prev.el.classList.remove('is-selected');
+    prev.el.removeAttribute('aria-current');
+  }
+  const entry = entries.get(id);
+  if (!entry) return;
+  selectedId = id;
+  entry.el.classList.add('is-selected');
+  entry.el.setAttribute('aria-current', 'true');
+  if (focus) {
+    entry.el.focus({ preventScroll: true });
+    entry.el.scrollIntoView({ block: 'nearest' });
+  }
+}
+
+export function move(delta) {
+  if (!order.length) return;
+  const at = selectedId !== null ? order.indexOf(selectedId) : -1;
+  let next;
+  if (at >= 0) next = at + delta;
+  else next = delta > 0 ? lastIndex : lastIndex - 1; // the card that took the removed one's place
+  next = Math.max(0, Math.min(order.length - 1, next));
+  select(order[next]);
+}

@@ -1,0 +1,114 @@
+/* Condor reviewer inbox: boot and wiring.
+ *
+ * Cards arrive over the inbox websocket (snapshot / card.added / card.updated /
+ * card.removed); decisions go to the REST decision endpoint. Everything the server
+ * sends is untrusted clinical data, so the DOM is built with createElement and
+ * textContent only — never innerHTML.
+ *
+ * Built to stay smooth with hundreds of cards: one entry per approval id owns its DOM
+ * node (list.js, card.js), a change touches only that node, reordering moves only nodes
+ * that are out of place, and one shared 1 s timer rewrites countdown text only when it
+ * changes.
+ */
+import { entryAt, updateClock } from './card.js';
+import { cancelMode, openEdit, openReject, syncControls, validateEdit } from './controls.js';
+import { answer, approve, approveEdited, recheckField, reject } from './decisions.js';
+import { expireToasts } from './feedback.js';
+import { onShortcutKey, onSubmitKey } from './keyboard.js';
+import { applySnapshot, refreshSummary, removeCard, reorder, select, shownEntries, upsert } from './list.js';
+import { listEl, root } from './page.js';
+import { keepAlive, markLive, reconnectNow, startSocket } from './socket.js';
+import { isObj } from './values.js';
+
+function handleFrame(msg) {
+  if (!isObj(msg)) return;
+  switch (msg.type) {
+    case 'snapshot':
+      applySnapshot(msg.cards);
+      markLive();
+      break;
+    case 'card.added':
+    case 'card.updated':
+      if (upsert(msg.card)) reorder();
+      break;
+    case 'card.removed':
+      if (typeof msg.id === 'string') removeCard(msg.id, { status: msg.status, decided_by: msg.decided_by });
+      break;
+    default:
+      break; // pong and future frame types
+  }
+}
+
+/** The one timer: countdowns, toasts and the keep-alive ping. */
+function tick() {
+  const now = Date.now();
+  for (const entry of shownEntries()) updateClock(entry, now);
+  expireToasts(now);
+  keepAlive();
+}
+
+function onClick(ev) {
+  const entry = entryAt(ev.target);
+  if (!entry) return;
+  select(entry.id, { focus: false });
+  const button = ev.target.closest('button[data-action]');
+  if (!button || button.disabled) return;
+  switch (button.dataset.action) {
+    case 'approve': approve(entry); break;
+    case 'open-reject': openReject(entry); break;
+    case 'open-edit': openEdit(entry); break;
+    case 'reject': reject(entry); break;
+    case 'approve-edited': approveEdited(entry); break;
+    case 'cancel': cancelMode(entry); break;
+    default: break;
+  }
+}
+
+function onInput(ev) {
+  const entry = entryAt(ev.target);
+  if (!entry) return;
+  const role = ev.target.dataset && ev.target.dataset.role;
+  if (role === 'editor') {
+    entry.dirty = true;
+    validateEdit(entry);
+  } else if (role === 'reason') {
+    entry.dirty = ev.target.value.trim() !== '';
+    syncControls(entry);
+  } else {
+    entry.dirty = true;
+    recheckField(entry, ev.target);
+  }
+}
+
+if (root) {
+  // Delegated: cards come and go, the list stays.
+  listEl.addEventListener('click', onClick);
+  listEl.addEventListener('focusin', (ev) => {
+    const entry = entryAt(ev.target);
+    if (entry) select(entry.id, { focus: false });
+  });
+  listEl.addEventListener('input', onInput);
+  listEl.addEventListener('change', (ev) => {
+    const entry = entryAt(ev.target);
+    if (entry && entry.kind === 'clarification') entry.dirty = true;
+  });
+  listEl.addEventListener('submit', (ev) => {
+    ev.preventDefault();
+    const entry = entryAt(ev.target);
+    if (entry && entry.kind === 'clarification') answer(entry);
+  });
+  listEl.addEventListener('keydown', onSubmitKey);
+  document.addEventListener('keydown', onShortcutKey);
+
+  window.addEventListener('online', reconnectNow);
+  document.addEventListener('visibilitychange', () => {
+    if (document.visibilityState === 'visible') {
+      tick();
+      reconnectNow();
+    }
+  });
+
+  refreshSummary();
+  setInterval(tick, 1000);
+  startSocket(handleFrame);
+}

@@ -1,0 +1,22 @@
+/* The inbox page's fixed elements and settings, looked up once.
+ *
+ * Module scripts run after the document is parsed, so everything is there. The
+ * data-testid hooks are a contract with tests/live/test_inbox_ui.py.
+ */
+export const root = document.getElementById('inbox');
+
+const part = (testid) => (root ? root.querySelector(`[data-testid="${testid}"]`) : null);
+
+export const listEl = part('card-list');
+export const emptyEl = part('empty-state');
+export const countEl = part('pending-count');
+export const summaryEl = part('pending-summary');
+export const feedbackEl = part('inbox-feedback');
+export const staleEl = part('stale-notice');
+export const connEl = document.querySelector('[data-testid="connection-state"]'); // in the top bar
+export const baseTitle = document.title;
+
+export const config = {
+  wsPath: (root && root.dataset.wsPath) || '/ws/inbox/',
+  decisionUrl: (root && root.dataset.decisionUrlTemplate) || '/api/v1/approvals/{id}/decision/',
+};
