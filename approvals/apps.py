@@ -4,3 +4,7 @@ from django.apps import AppConfig
 class ApprovalsConfig(AppConfig):
     name = "approvals"
     verbose_name = "Approvals and tool registry"
+
+    def ready(self):
+        # Registers the API-key scheme with drf-spectacular before any schema is built.
+        import condor.schema  # noqa: F401

@@ -1,7 +1,8 @@
 from rest_framework import serializers
 
-from approvals.models import Approval
+from approvals.models import Approval, ReasonCode
 from condor.serializers import JSONObjectField, StrictSerializer
+from runs.serializers import RunSerializer
 
 
 class ApprovalSerializer(serializers.ModelSerializer):
@@ -56,3 +57,55 @@ class ToolResultSerializer(StrictSerializer):
     untrusted = serializers.BooleanField(required=False, default=False)
     entities = serializers.ListField(child=JSONObjectField(), required=False, default=list)
     cards = serializers.ListField(child=JSONObjectField(), required=False, default=list)
+
+
+# --- Request and response shapes for the OpenAPI schema (the views build these bodies) --------
+
+class DecisionSerializer(serializers.Serializer):
+    """A reviewer's decision: `{approved, reason?, edited_args?}` for an approval, `{values}` for a clarification."""
+
+    approved = serializers.BooleanField(required=False)
+    reason = serializers.CharField(required=False, help_text="Required when rejecting.")
+    edited_args = serializers.DictField(required=False, help_text="Approve these arguments instead of the "
+                                                                  "original ones; only with approved=true.")
+    values = serializers.DictField(required=False, help_text="Answers to a clarification, validated against "
+                                                             "the approval's resume_schema.")
+
+
+class GateVerdictSerializer(serializers.Serializer):
+    """200 from the gate: the call may run now, or must not run at all."""
+
+    decision = serializers.ChoiceField(choices=["allow", "blocked"])
+    rule_id = serializers.CharField()
+    explanation = serializers.CharField()
+    tool_call_id = serializers.CharField()
+    args = serializers.DictField(help_text="The arguments to run (a consumed prior grant's approved ones).")
+    approval_id = serializers.UUIDField(required=False, help_text="The prior grant consumed by this call, if any.")
+
+
+class SuspendedSerializer(serializers.Serializer):
+    """202: the run is parked until a reviewer decides; wait on the stream, then resume."""
+
+    decision = serializers.ChoiceField(choices=["suspended"])
+    rule_id = serializers.CharField()
+    explanation = serializers.CharField()
+    reason_code = serializers.ChoiceField(choices=ReasonCode.choices)
+    approval = ApprovalSerializer()
+    frames = serializers.ListField(child=serializers.DictField(),
+                                   help_text="AI SDK v6 UI message chunks showing the suspend.")
+
+
+class ToolResultReceiptSerializer(serializers.Serializer):
+    tool_call_id = serializers.CharField()
+    session_tainted = serializers.BooleanField(help_text="Whether the session is tainted after this result.")
+    reported_at = serializers.DateTimeField()
+
+
+class ResumeResultSerializer(serializers.Serializer):
+    """200 from resume: run exactly `args`; `values` holds a clarification's answers."""
+
+    proceed = serializers.BooleanField()
+    args = serializers.DictField()
+    values = serializers.DictField()
+    approval = ApprovalSerializer()
+    run = RunSerializer()

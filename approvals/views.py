@@ -11,20 +11,30 @@ from approvals.resume_schemas import InvalidClarificationRequest
 from approvals.serializers import (
     ApprovalSerializer,
     ClarificationSerializer,
+    DecisionSerializer,
+    GateVerdictSerializer,
+    ResumeResultSerializer,
     ResumeSerializer,
+    SuspendedSerializer,
     ToolCallSerializer,
+    ToolResultReceiptSerializer,
     ToolResultSerializer,
 )
 from approvals.suspend import SuspendRequest, persist_suspend
 from condor.auth import IsAgent, IsReviewer, calling_client
 from condor.errors import InvalidPayload, NotFound
+from condor.schema import errors
 from condor.scoping import owned_run
 from condor.serializers import validated
 from runs.serializers import RunSerializer
 
 
 class ToolCallGate(APIView):
-    @extend_schema(request=ToolCallSerializer, responses={200: dict, 202: dict})
+    @extend_schema(
+        request=ToolCallSerializer,
+        responses={200: GateVerdictSerializer, 202: SuspendedSerializer,
+                   **errors(400, 401, 404, 409, e409="run_not_active: the run is not executing.")},
+    )
     def post(self, request, run_id):
         run = owned_run(request, run_id)
         result = gate_tool_call(run, GateCall(**validated(ToolCallSerializer, request.data)),
@@ -33,7 +43,11 @@ class ToolCallGate(APIView):
 
 
 class Clarification(APIView):
-    @extend_schema(request=ClarificationSerializer, responses={202: dict})
+    @extend_schema(
+        request=ClarificationSerializer,
+        responses={202: SuspendedSerializer,
+                   **errors(400, 401, 404, 409, e409="run_not_active: the run is not executing.")},
+    )
     def post(self, request, run_id):
         run = owned_run(request, run_id)
         body = validated(ClarificationSerializer, request.data)
@@ -52,7 +66,8 @@ class Clarification(APIView):
 
 
 class ToolResult(APIView):
-    @extend_schema(request=ToolResultSerializer, responses=dict)
+    @extend_schema(request=ToolResultSerializer,
+                   responses={200: ToolResultReceiptSerializer, **errors(400, 401, 404)})
     def post(self, request, run_id, tool_call_id):
         run = owned_run(request, run_id)
         call, tainted = report_result(run.pk, tool_call_id, client=calling_client(request),
@@ -63,7 +78,14 @@ class ToolResult(APIView):
 
 class Resume(APIView):
     @extend_schema(
-        request=ResumeSerializer, responses=dict,
+        request=ResumeSerializer,
+        responses={
+            200: ResumeResultSerializer,
+            **errors(400, 401, 404, 409, 410, 422,
+                     e409="approval_pending, approval_rejected, approval_consumed, payload_mismatch or "
+                          "run_not_suspended.",
+                     e422="idempotency_key_reused: the same Idempotency-Key came with a different body."),
+        },
         parameters=[OpenApiParameter("Idempotency-Key", str, OpenApiParameter.HEADER, required=False)],
     )
     def post(self, request, run_id):
@@ -93,7 +115,7 @@ class Resume(APIView):
 class ApprovalDetail(APIView):
     permission_classes = [IsAgent | IsReviewer]
 
-    @extend_schema(responses=ApprovalSerializer)
+    @extend_schema(responses={200: ApprovalSerializer, **errors(401, 404)})
     def get(self, request, approval_id):
         approvals = Approval.objects.select_related("decided_by")
         client = calling_client(request)
@@ -110,7 +132,22 @@ class Decision(APIView):
 
     permission_classes = [IsReviewer]
 
-    @extend_schema(request=dict, responses=ApprovalSerializer)
+    def get_authenticate_header(self, request):
+        # A browser-session endpoint has no challenge to offer (inviting an API key
+        # would be wrong), so an anonymous caller gets 403 like any other refusal.
+        return None
+
+    @extend_schema(
+        request=DecisionSerializer,
+        responses={
+            200: ApprovalSerializer,
+            **errors(400, 403, 404, 409, 422,
+                     e403="permission_denied: only logged-in reviewers decide (not logged in, or an API key).",
+                     e409="approval_not_pending: the approval was already decided or has expired.",
+                     e422="resume_schema_rejected: the decision does not match the resume schema; "
+                          "the run has failed."),
+        },
+    )
     def post(self, request, approval_id):
         if not Approval.objects.filter(pk=approval_id).exists():
             raise NotFound("No such approval.")

@@ -7,6 +7,7 @@ being silently normalised into something the reviewer never saw.
 """
 
 import json
+import re
 
 from rest_framework.exceptions import ParseError
 from rest_framework.parsers import BaseParser
@@ -45,15 +46,52 @@ def _finite_float(text: str) -> float:
     return value
 
 
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
+
+
+def _no_lone_surrogates(value) -> None:
+    # json accepts "\ud800" escapes, but a lone surrogate is not a Unicode scalar value:
+    # RFC 8785 cannot canonicalise it and PostgreSQL cannot store it.
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, str):
+            try:
+                item.encode("utf-8")
+            except UnicodeEncodeError:
+                raise StrictJSONError("a string contains a lone surrogate") from None
+        elif isinstance(item, dict):
+            stack.extend(item)
+            stack.extend(item.values())
+        elif isinstance(item, list):
+            stack.extend(item)
+
+
 def loads_strict(raw: bytes | str):
-    """Parse JSON refusing duplicate keys, NaN/Infinity and unsafe integers."""
-    return json.loads(
-        raw,
-        object_pairs_hook=_no_duplicate_keys,
-        parse_constant=_no_constants,
-        parse_int=_bounded_int,
-        parse_float=_finite_float,
-    )
+    """Parse JSON refusing duplicate keys, NaN/Infinity, unsafe integers and lone surrogates.
+
+    Bytes must be UTF-8 (UnicodeDecodeError otherwise): json.loads would sniff UTF-16/32.
+    """
+    if isinstance(raw, bytes | bytearray):
+        raw = raw.decode("utf-8")  # strict UTF-8 cannot carry a surrogate itself...
+    else:
+        try:
+            raw.encode("utf-8")
+        except UnicodeEncodeError:
+            raise StrictJSONError("a string contains a lone surrogate") from None
+    try:
+        data = json.loads(
+            raw,
+            object_pairs_hook=_no_duplicate_keys,
+            parse_constant=_no_constants,
+            parse_int=_bounded_int,
+            parse_float=_finite_float,
+        )
+    except RecursionError:
+        raise StrictJSONError("the body is nested too deeply") from None
+    if _SURROGATE_ESCAPE.search(raw):  # ...only an escape can, so most bodies skip the walk
+        _no_lone_surrogates(data)
+    return data
 
 
 class StrictJSONParser(BaseParser):

@@ -26,3 +26,11 @@ def validated(serializer_class, data) -> dict:
     body = serializer_class(data=data)
     body.is_valid(raise_exception=True)
     return body.validated_data
+
+
+class ErrorSerializer(serializers.Serializer):
+    """Every error answer (documentation only; condor/errors.py builds the bodies)."""
+
+    error = serializers.CharField(help_text="Stable code to branch on, e.g. invalid_payload, not_found, "
+                                            "run_state_transition, approval_expired.")
+    detail = serializers.CharField(help_text="A sentence for people; may change between releases.")

@@ -158,6 +158,19 @@ SPECTACULAR_SETTINGS = {
     "VERSION": "1.0.0",
     "SERVE_INCLUDE_SCHEMA": False,
     "COMPONENT_SPLIT_REQUEST": True,
+    # Tags and operation ids from the path after /api/v1/ (sessions_create, runs_resume_create).
+    "SCHEMA_PATH_PREFIX": r"/api/v1",
+    "POSTPROCESSING_HOOKS": [
+        "drf_spectacular.hooks.postprocess_schema_enums",
+        "condor.schema.document_run_stream",
+        "condor.schema.document_not_authenticated",
+    ],
+    # One name per choice set that several serializers share.
+    "ENUM_NAME_OVERRIDES": {
+        "RunStateEnum": "condor.schema.RUN_STATES",
+        "TerminalReasonEnum": "condor.schema.TERMINAL_REASONS",
+        "GateDecisionEnum": ["allow", "blocked"],
+    },
 }
 
 CELERY_BROKER_URL = REDIS_URL or "memory://"

@@ -6,6 +6,9 @@ from drf_spectacular.views import SpectacularAPIView
 
 from approvals.inbox import inbox
 
+handler404 = "condor.errors.not_found"
+handler500 = "condor.errors.server_error"
+
 urlpatterns = [
     path("", RedirectView.as_view(url="/inbox/", permanent=False)),
     path("inbox/", inbox, name="inbox"),

@@ -4,6 +4,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from condor.auth import calling_client
+from condor.schema import errors
 from condor.scoping import owned_run, owned_session
 from condor.serializers import validated
 from runs import spine
@@ -11,7 +12,7 @@ from runs.serializers import CloseSerializer, RunOpenSerializer, RunSerializer, 
 
 
 class RunOpen(APIView):
-    @extend_schema(request=RunOpenSerializer, responses={201: RunSerializer})
+    @extend_schema(request=RunOpenSerializer, responses={201: RunSerializer, **errors(400, 401, 404)})
     def post(self, request, session_id):
         session = owned_session(request, session_id)
         run = spine.open_run(session, **validated(RunOpenSerializer, request.data))
@@ -19,20 +20,24 @@ class RunOpen(APIView):
 
 
 class RunDetail(APIView):
-    @extend_schema(responses=RunSerializer)
+    @extend_schema(responses={200: RunSerializer, **errors(401, 404)})
     def get(self, request, run_id):
         return Response(RunSerializer(owned_run(request, run_id)).data)
 
 
 class RunTransition(APIView):
-    @extend_schema(request=TransitionSerializer, responses=RunSerializer)
+    @extend_schema(request=TransitionSerializer, responses={
+        200: RunSerializer,
+        **errors(400, 401, 404, 409, e409="run_state_transition: that edge is not allowed (a suspended run "
+                                          "is never unparked by a transition)."),
+    })
     def post(self, request, run_id):
         run = owned_run(request, run_id)
         return Response(RunSerializer(spine.transition(run.pk, validated(TransitionSerializer, request.data)["to"])).data)
 
 
 class RunClose(APIView):
-    @extend_schema(request=CloseSerializer, responses=RunSerializer)
+    @extend_schema(request=CloseSerializer, responses={200: RunSerializer, **errors(400, 401, 404)})
     def post(self, request, run_id):
         run = owned_run(request, run_id)
         body = validated(CloseSerializer, request.data)

@@ -1,0 +1,133 @@
+"""OpenAPI extras for drf-spectacular: the API-key scheme, error responses, the SSE stream.
+
+Imported from ApprovalsConfig.ready() so the authentication extension is registered
+before the first schema is generated.
+"""
+
+from django.conf import settings
+from drf_spectacular.extensions import OpenApiAuthenticationExtension
+from drf_spectacular.utils import OpenApiResponse
+
+from condor.auth import IsAgent, IsReviewer
+from condor.serializers import ErrorSerializer
+from runs.states import RunState, TerminalReason
+
+API_KEY_SCHEME = "ApiKeyAuth"
+
+# Choice sets shared by several serializers, named once (settings ENUM_NAME_OVERRIDES).
+RUN_STATES = [state.value for state in RunState]
+TERMINAL_REASONS = [reason.value for reason in TerminalReason]
+
+_ERROR_MEANINGS = {
+    400: "invalid_payload: the body is not strict JSON or does not match the request schema; nothing was stored.",
+    401: "not_authenticated: the API key is missing or not valid.",
+    403: "permission_denied: this caller may not do this.",
+    404: "not_found: no such object, or it belongs to another client.",
+    409: "A state conflict; `error` names it (see the operation's description).",
+    410: "approval_expired: the approval is past its deadline.",
+    422: "The request is well-formed but refused; `error` names why.",
+}
+
+
+def _only(view, permission) -> bool:
+    """Whether `permission` is the view's one and only permission class."""
+    return [type(p) for p in view.get_permissions()] == [permission]
+
+
+class ApiKeyScheme(OpenApiAuthenticationExtension):
+    target_class = "condor.auth.ApiKeyAuthentication"
+    name = API_KEY_SCHEME
+
+    def get_security_definition(self, auto_schema):
+        return {
+            "type": "apiKey",
+            "in": "header",
+            "name": "Authorization",
+            "description": "Agent runtimes send `Authorization: Api-Key <key>` "
+                           "(a key printed once by `manage.py create_api_client`).",
+        }
+
+    def get_security_requirement(self, auto_schema):
+        return None if _only(auto_schema.view, IsReviewer) else {self.name: []}
+
+
+class ReviewerSessionScheme(OpenApiAuthenticationExtension):
+    target_class = "rest_framework.authentication.SessionAuthentication"
+    name = "cookieAuth"
+    priority = 1  # over drf-spectacular's own session scheme
+
+    def get_security_definition(self, auto_schema):
+        return {
+            "type": "apiKey",
+            "in": "cookie",
+            "name": settings.SESSION_COOKIE_NAME,
+            "description": "Reviewers: the Django session from /accounts/login/; "
+                           "unsafe methods also need the X-CSRFToken header.",
+        }
+
+    def get_security_requirement(self, auto_schema):
+        return None if _only(auto_schema.view, IsAgent) else {self.name: []}
+
+
+def errors(*statuses: int, **meanings: str) -> dict:
+    """Error responses for extend_schema: each is `{"error", "detail"}`.
+
+    `meanings` overrides the description per status, keyed `e409="..."`.
+    """
+    return {
+        status: OpenApiResponse(ErrorSerializer, description=meanings.get(f"e{status}", _ERROR_MEANINGS[status]))
+        for status in statuses
+    }
+
+
+def document_run_stream(result, generator, request, public):
+    """Postprocessing hook: the SSE stream is a plain async view drf-spectacular cannot see."""
+    error = {"$ref": "#/components/schemas/Error"}
+    result.setdefault("components", {}).setdefault("schemas", {}).setdefault("Error", {
+        "type": "object",
+        "properties": {"error": {"type": "string"}, "detail": {"type": "string"}},
+        "required": ["error", "detail"],
+    })
+    result.setdefault("paths", {})["/api/v1/runs/{run_id}/stream"] = {
+        "get": {
+            "operationId": "runs_stream",
+            "summary": "Follow a run as an AI SDK v6 UI message stream (server-sent events).",
+            "description": (
+                "Replays the run's persisted frames, then follows it live. Each event is `data: <json chunk>` "
+                "with an `id` usable as `Last-Event-ID`; `start` and `finish` chunks frame the stream and "
+                "`data: [DONE]` ends it once the run is terminal."
+            ),
+            "tags": ["runs"],
+            "parameters": [
+                {"in": "path", "name": "run_id", "required": True, "schema": {"type": "string", "format": "uuid"}},
+                {"in": "header", "name": "Last-Event-ID", "required": False, "schema": {"type": "string"},
+                 "description": "Resume after this event id (`<event>.<frame>`)."},
+            ],
+            "security": [{API_KEY_SCHEME: []}],
+            "responses": {
+                "200": {
+                    "description": "The UI message stream.",
+                    "headers": {"x-vercel-ai-ui-message-stream": {"schema": {"type": "string", "enum": ["v1"]}}},
+                    "content": {"text/event-stream": {"schema": {"type": "string"}}},
+                },
+                "401": {"description": _ERROR_MEANINGS[401], "content": {"application/json": {"schema": error}}},
+                "404": {"description": _ERROR_MEANINGS[404], "content": {"application/json": {"schema": error}}},
+            },
+        }
+    }
+    return result
+
+
+def document_not_authenticated(result, generator, request, public):
+    """Postprocessing hook: every operation taking an API key can answer 401, documented or not.
+
+    (Session-only endpoints answer a missing login with 403: there is no challenge to offer.)
+    """
+    error = {"$ref": "#/components/schemas/Error"}
+    for item in result.get("paths", {}).values():
+        for operation in item.values():
+            if isinstance(operation, dict) and {API_KEY_SCHEME: []} in operation.get("security", []):
+                operation["responses"].setdefault("401", {
+                    "description": _ERROR_MEANINGS[401], "content": {"application/json": {"schema": error}},
+                })
+    return result
