@@ -1,0 +1,193 @@
+"""Egress check: a call may only name hosts its tool declares in ``allowed_hosts``.
+
+Runs before the decision matrix, for every tool class. Condor sends nothing anywhere
+itself; this decides whether the agent may. Matching rules:
+
+* Values under the args keys ``url``, ``endpoint``, ``target_url`` and ``host`` are
+  checked (key names matched case-insensitively), at any depth of nested dicts and lists
+  -- an agent must not slip a URL past the gate by wrapping it in ``{"request": {...}}``.
+* A value containing "://" is a URL; anything else is a bare host, optionally ``:port``.
+* Hosts are compared exactly: lowercased, unicode hosts IDNA-encoded (UTS 46, as browsers
+  do), one trailing dot dropped. There are no wildcards and no implicit subdomains:
+  allowing ``partner.example`` does not allow ``api.partner.example``.
+* An allow-list entry ``host`` allows any port; ``host:port`` only that port. A URL with
+  no explicit port uses its scheme's default (https 443, http 80); a bare host with no
+  port cannot match a ``host:port`` entry.
+* Fail closed whenever we cannot be sure which host a client would connect to: a
+  non-string or empty value, whitespace, control characters or a backslash anywhere
+  (URL parsers disagree on ``https://evil.net\\@good.example``), an invalid port, or a
+  host that is not a plain DNS name or IP literal after normalisation (e.g. ``%``-escapes).
+  User-info is parsed the standard way, so ``https://good.example@evil.net/`` is evil.net.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from functools import lru_cache
+from typing import Any
+from urllib.parse import urlsplit
+
+import idna
+
+from .types import PolicyClass, ToolSpec, Verdict, effective_tier, make_verdict
+
+NO_DECLARED_FLOWS = "egress.no-declared-flows"
+HOST_NOT_ALLOWED = "egress.host-not-allowed"
+
+URL_KEYS = frozenset({"url", "endpoint", "target_url", "host"})
+
+_DEFAULT_PORTS = {"http": 80, "https": 443, "ws": 80, "wss": 443}
+_UNSAFE = re.compile(r"[\s\x00-\x1f\x7f\\]")
+_NOT_IN_BARE_HOST = re.compile(r"[/?#@]")
+_DNS_NAME = re.compile(r"[a-z0-9_-]+(?:\.[a-z0-9_-]+)*\Z")
+_IPV6 = re.compile(r"[0-9a-f:.]+\Z")
+
+# Upper bound on containers inspected per call; a larger (or, from Python callers,
+# cyclic) args structure fails closed instead of being walked forever.
+_MAX_CONTAINERS = 10_000
+_CACHEABLE_LENGTH = 512
+
+_Target = tuple[str, int | None, str]  # (host, explicit port or None, scheme)
+_AllowList = tuple[frozenset[str], frozenset[tuple[str, int]]]  # (any port, host:port)
+
+
+def _canonical_host(host: str) -> str | None:
+    if host.isascii():
+        host = host.lower()
+    else:
+        try:
+            host = idna.encode(host, uts46=True).decode("ascii")
+        except (idna.IDNAError, UnicodeError, ValueError):
+            return None
+    if host.endswith("."):
+        host = host[:-1]
+    if _DNS_NAME.match(host) or (":" in host and _IPV6.match(host)):
+        return host
+    return None
+
+
+def _parse(value: str) -> _Target | None:
+    # Agents hit the same few endpoints over and over, and urlsplit plus IDNA is the
+    # most expensive step of a gate call, so parses are cached by value -- but only
+    # short values, so a client cannot pin megabytes of its strings in the cache.
+    return _parse_cached(value) if len(value) <= _CACHEABLE_LENGTH else _parse_uncached(value)
+
+
+def _parse_uncached(value: str) -> _Target | None:
+    if not value or _UNSAFE.search(value):
+        return None
+    try:
+        if "://" in value:
+            parts = urlsplit(value)
+        elif _NOT_IN_BARE_HOST.search(value):
+            return None
+        else:
+            # A bare "host[:port]" parsed as a network location, so ports and
+            # bracketed IPv6 literals follow the same rules as in a URL.
+            parts = urlsplit("//" + value)
+        hostname, port = parts.hostname, parts.port
+    except ValueError:  # bad port, unbalanced IPv6 brackets
+        return None
+    if not hostname:
+        return None
+    host = _canonical_host(hostname)
+    if host is None:
+        return None
+    return host, port, parts.scheme.lower()
+
+
+_parse_cached = lru_cache(maxsize=4096)(_parse_uncached)
+
+
+@lru_cache(maxsize=1024)
+def _allow_list(allowed_hosts: tuple[str, ...]) -> _AllowList:
+    any_port: set[str] = set()
+    exact: set[tuple[str, int]] = set()
+    for entry in allowed_hosts:
+        # An entry we cannot parse can never match; it is skipped, not an error, so
+        # one bad registry value does not break the gate for the tool's other hosts.
+        target = _parse(entry) if isinstance(entry, str) else None
+        if target is None:
+            continue
+        host, port, _scheme = target
+        if port is None:
+            any_port.add(host)
+        else:
+            exact.add((host, port))
+    return frozenset(any_port), frozenset(exact)
+
+
+def _allow_list_for(allowed_hosts: Any) -> _AllowList:
+    try:
+        return _allow_list(tuple(allowed_hosts))
+    except TypeError:  # an unhashable entry (bad registry data): keep the usable ones
+        return _allow_list(tuple(h for h in allowed_hosts if isinstance(h, str)))
+
+
+def host_allowed(value: Any, allowed_hosts: tuple[str, ...]) -> bool:
+    """True if a URL or bare host names a host (and port) in ``allowed_hosts``."""
+    return _matches(value, _allow_list_for(allowed_hosts))
+
+
+def _matches(value: Any, allow: _AllowList) -> bool:
+    if not isinstance(value, str):
+        return False
+    target = _parse(value)
+    if target is None:
+        return False
+    host, port, scheme = target
+    any_port, exact = allow
+    if host in any_port:
+        return True
+    if port is None:
+        port = _DEFAULT_PORTS.get(scheme)
+    return port is not None and (host, port) in exact
+
+
+def _is_url_key(key: Any) -> bool:
+    return key in URL_KEYS or (isinstance(key, str) and key.lower() in URL_KEYS)
+
+
+def egress_rule(allowed_hosts: tuple[str, ...], policy_class: str | None, args: Any) -> str | None:
+    """The egress rule_id that blocks this call, or None if it may proceed to the matrix."""
+    if policy_class == PolicyClass.COMMS and not allowed_hosts:
+        return NO_DECLARED_FLOWS
+    if not args:
+        return None
+    allow: _AllowList | None = None  # parsed only if a URL key turns up
+    # Iterative walk over nested dicts and lists: JSON can nest deeper than Python's
+    # recursion limit, and a URL hidden at any depth must still be found.
+    stack = [args]
+    budget = _MAX_CONTAINERS
+    while stack:
+        budget -= 1
+        if budget < 0:
+            return HOST_NOT_ALLOWED
+        node = stack.pop()
+        if isinstance(node, Mapping):
+            for key, value in node.items():
+                if _is_url_key(key):
+                    if allow is None:
+                        allow = _allow_list_for(allowed_hosts)
+                    if not _matches(value, allow):
+                        return HOST_NOT_ALLOWED
+                elif isinstance(value, (dict, list, tuple, Mapping)):
+                    stack.append(value)
+        elif isinstance(node, (list, tuple)):
+            stack.extend(item for item in node if isinstance(item, (dict, list, tuple, Mapping)))
+    return None
+
+
+def check_egress(spec: ToolSpec | None, resolved_class: str | None, args: Any) -> Verdict | None:
+    """The blocking verdict for ``args`` under ``spec``'s allowed hosts, or None if it passes.
+
+    ``spec`` is the effective spec (see ``effective_spec``). The verdict's ``destructive``
+    is False and its tier ignores the verb: only ``evaluate`` sees the call's ``op``.
+    """
+    allowed_hosts = spec.allowed_hosts if spec is not None else ()
+    rule_id = egress_rule(allowed_hosts, resolved_class, args)
+    if rule_id is None:
+        return None
+    tier = spec.hitl_tier if spec is not None else None
+    return make_verdict(rule_id, resolved_class, effective_tier(resolved_class, tier, False), False)

@@ -1,0 +1,214 @@
+"""The policy gate: resolve the tool's class, check egress, then walk SPEC section 2's matrix.
+
+Pure and synchronous: plain data in, a ``Verdict`` out, no Django and no I/O, so the
+simulator, the API and the tests all call the very same function.
+
+Fail-closed readings of values the SPEC does not list (documented here because they
+are decisions, not accidents):
+
+* ``age_band``: only "adult" and "teen" are not a child. "unknown" and any unrecognised
+  string (including a different spelling such as "Adult") are decided as child.
+* ``autonomy``: only "autonomous" is autonomous; anything else is supervised.
+* ``consent`` counts as granted only when it is exactly ``True``; ``tainted`` counts as
+  clean only when it is exactly ``False``.
+* ``hitl_tier``: only "low" and "high" are tiers; None, "" or an unrecognised string is a
+  missing tier (row 9) and shows as high on the card.
+* ``policy_class``: None or "" is "not declared" (a blank database column); any other
+  string outside read/mutate/exec/comms is an unrecognised class (row 2).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from .catalog import STATIC_REGISTRY
+from .egress import egress_rule
+from .types import (
+    AgeBand,
+    Autonomy,
+    Context,
+    PolicyClass,
+    Tier,
+    ToolCall,
+    ToolSpec,
+    Trust,
+    Verdict,
+    effective_tier,
+    make_verdict,
+)
+
+DESTRUCTIVE_OPS = frozenset({"delete", "void", "remove", "cancel", "discontinue", "archive"})
+
+_READ, _MUTATE, _EXEC, _COMMS = "read", "mutate", "exec", "comms"
+# Maps any spelling that hashes like a known class (str or PolicyClass member) to the
+# plain string, so verdicts carry plain strings whatever the caller passed in.
+_CLASSES = {c.value: c.value for c in PolicyClass}
+_TIERS = {t.value: t.value for t in Tier}
+_NOT_CHILD = frozenset({AgeBand.ADULT.value, AgeBand.TEEN.value})
+_AUTONOMOUS = Autonomy.AUTONOMOUS.value
+
+
+def is_destructive(op: Any) -> bool:
+    """True if ``op`` is one of DESTRUCTIVE_OPS, ignoring case and surrounding whitespace.
+
+    The whole verb is compared ("delete_note" is not "delete"). A non-string op cannot be
+    read as a verb, so it cannot be shown harmless and counts as destructive.
+    """
+    if isinstance(op, str):
+        return op.strip().lower() in DESTRUCTIVE_OPS
+    return op is not None
+
+
+def _declared(value: Any) -> bool:
+    return value is not None and value != ""
+
+
+def _says_mutating(metadata: Mapping[str, Any] | None) -> bool:
+    if not metadata:
+        return False
+    try:
+        flag = metadata.get("mutating")
+    except AttributeError:  # not a mapping: it cannot say "mutating: true"
+        return False
+    return flag is True or (isinstance(flag, str) and flag.strip().lower() == "true")
+
+
+def _resolve(
+    call_metadata: Mapping[str, Any] | None, registered: ToolSpec | None, static: ToolSpec | None
+) -> str | None:
+    if registered is None and static is None:
+        return None
+    if registered is not None and _declared(registered.policy_class):
+        declared = registered.policy_class
+    elif static is not None and _declared(static.policy_class):
+        declared = static.policy_class
+    # Step 3 is the only place client metadata is read: it can promote a would-be read
+    # to mutate and nothing else, so "mutating": false or a class name sent by the
+    # client can never loosen a declared class.
+    elif (
+        _says_mutating(registered.metadata if registered is not None else None)
+        or _says_mutating(static.metadata if static is not None else None)
+        or _says_mutating(call_metadata)
+    ):
+        return _MUTATE
+    else:
+        return _READ
+    if isinstance(declared, str):
+        return _CLASSES.get(declared, declared)
+    return repr(declared)  # garbage from data: an unrecognised class, fails closed
+
+
+def resolve_policy_class(
+    call: ToolCall, registered: ToolSpec | None, static: Mapping[str, ToolSpec] = STATIC_REGISTRY
+) -> str | None:
+    """The call's policy class by SPEC section 2's four steps; None if the tool is unknown.
+
+    (1) the registered descriptor's explicit class; (2) the static registry's class;
+    (3) ``mutating: true`` in either descriptor's metadata or the call's metadata ->
+    "mutate"; (4) known to a registry but none of these -> "read". A tool known to
+    neither registry resolves to None, whatever its metadata says.
+    """
+    return _resolve(call.metadata, registered, static.get(call.tool))
+
+
+def effective_spec(
+    tool_name: str, registered: ToolSpec | None, static: Mapping[str, ToolSpec] = STATIC_REGISTRY
+) -> ToolSpec | None:
+    """The descriptor the gate applies: the registered row laid over the static entry.
+
+    Merge rule, field by field, the registered value wins when it is *set*:
+    ``policy_class`` / ``hitl_tier`` when not None or ""; ``trust`` when it is not the
+    default "trusted" (so a row can mark a tool untrusted but never clear a static
+    "untrusted"); ``allowed_hosts`` when non-empty (it replaces the static list, it is
+    not unioned); ``description`` when non-empty. ``metadata`` is merged key by key,
+    registered keys winning. With only one side present that side is returned as is;
+    with neither, None.
+    """
+    static_spec = static.get(tool_name)
+    if registered is None or static_spec is None:
+        return registered if static_spec is None else static_spec
+    r, s = registered, static_spec
+    return ToolSpec(
+        name=tool_name,
+        policy_class=r.policy_class if _declared(r.policy_class) else s.policy_class,
+        hitl_tier=r.hitl_tier if _declared(r.hitl_tier) else s.hitl_tier,
+        trust=r.trust if _declared(r.trust) and r.trust != Trust.TRUSTED else s.trust,
+        allowed_hosts=r.allowed_hosts or s.allowed_hosts,
+        metadata={**s.metadata, **r.metadata} if r.metadata else s.metadata,
+        description=r.description or s.description,
+    )
+
+
+def _matrix(
+    policy_class: str | None, tier: str | None, destructive: bool, ctx: Context
+) -> str:
+    """SPEC section 2's decision matrix, rows 1-14, first match wins."""
+    if policy_class is None:
+        return "unregistered.fail-closed"  # 1
+    if policy_class not in _CLASSES:
+        return "unknown.fail-closed"  # 2
+    if policy_class == _READ:
+        return "read.allow"  # 3
+    autonomous = ctx.autonomy == _AUTONOMOUS
+    child = not (isinstance(ctx.age_band, str) and ctx.age_band in _NOT_CHILD)
+    consent = ctx.consent is True
+    if policy_class == _COMMS or policy_class == _EXEC:
+        if policy_class == _COMMS and child:
+            return "comms.child-blocked"  # 4
+        if ctx.tainted is not False:
+            return "taint.external-approval"  # 5
+        if policy_class == _EXEC:
+            return "exec.always-approval"  # 8 (rows 6-7 are comms only)
+        if autonomous and consent:
+            return "comms.autonomous-consented-allow"  # 6
+        return "comms.approval"  # 7
+    # mutate
+    if tier is None:
+        return "mutate.missing-tier-approval"  # 9
+    if tier == "high":
+        return "mutate.high-tier-always-approval"  # 10
+    if destructive:
+        return "mutate.destructive-op-approval"  # 11
+    if not autonomous:
+        return "mutate.low-tier-supervised-approval"  # 12
+    if child and not consent:
+        return "mutate.low-tier-child-consent-approval"  # 13
+    return "mutate.low-tier-autonomous-allow"  # 14
+
+
+def evaluate(
+    call: ToolCall,
+    ctx: Context,
+    registered: ToolSpec | None,
+    static: Mapping[str, ToolSpec] = STATIC_REGISTRY,
+) -> Verdict:
+    """Decide one tool call: egress first, then the matrix.
+
+    ``registered`` is the database descriptor for ``call.tool`` (None if there is no
+    row); passing another tool's descriptor is a caller bug and raises ValueError. Odd
+    values inside the inputs never raise: they fail closed. ``static`` is the built-in
+    registry. Fields are taken as ``effective_spec``
+    would merge them, without building the merged spec on this hot path.
+    """
+    if registered is not None and registered.name != call.tool:
+        raise ValueError(f"descriptor {registered.name!r} passed for a call to {call.tool!r}")
+    static_spec = static.get(call.tool)
+    policy_class = _resolve(call.metadata, registered, static_spec)
+
+    tier = None
+    if registered is not None and _declared(registered.hitl_tier):
+        tier = registered.hitl_tier
+    elif static_spec is not None:
+        tier = static_spec.hitl_tier
+    tier = _TIERS.get(tier) if isinstance(tier, str) else None
+
+    hosts = registered.allowed_hosts if registered is not None else ()
+    if not hosts and static_spec is not None:
+        hosts = static_spec.allowed_hosts
+
+    destructive = is_destructive(call.op)
+    rule_id = egress_rule(hosts, policy_class, call.args) or _matrix(
+        policy_class, tier, destructive, ctx
+    )
+    return make_verdict(rule_id, policy_class, effective_tier(policy_class, tier, destructive), destructive)

@@ -1,0 +1,271 @@
+"""The egress check: args may only name hosts the tool declares, and it runs before the matrix."""
+
+import pytest
+
+from approvals.policy import (
+    STATIC_REGISTRY,
+    Context,
+    Decision,
+    ToolCall,
+    ToolSpec,
+    check_egress,
+    evaluate,
+)
+
+TYPED_ADULT = Context(autonomy="autonomous", tainted=False, consent=True, age_band="adult")
+
+PARTNER = ToolSpec("fetch", policy_class="read",
+                   allowed_hosts=("api.partner.example", "files.partner.example:8443"))
+
+
+def passes(value, spec=PARTNER, key="url"):
+    return check_egress(spec, spec.policy_class, {key: value}) is None
+
+
+def blocked_rule(value, spec=PARTNER, key="url"):
+    verdict = check_egress(spec, spec.policy_class, {key: value})
+    assert verdict is not None, f"{value!r} passed"
+    assert verdict.decision is Decision.BLOCKED
+    return verdict.rule_id
+
+
+@pytest.mark.parametrize("value", [
+    "https://api.partner.example/v1/formulary?q=statin",
+    "http://api.partner.example",
+    "https://api.partner.example:444/any-port-for-a-bare-entry",
+    "https://user:secret@api.partner.example/",
+    "api.partner.example",
+    "api.partner.example:9000",
+    "https://API.Partner.EXAMPLE/",
+    "API.PARTNER.EXAMPLE",
+    "https://api.partner.example./trailing-dot",
+    "api.partner.example.",
+], ids=str)
+def test_allowed_host_passes(value):
+    assert passes(value)
+
+
+@pytest.mark.parametrize("value", [
+    "https://evil.net/",
+    "evil.net",
+    "https://partner.example/",  # the parent domain is not listed
+    "https://sub.api.partner.example/",  # no implicit subdomains
+    "https://api.partner.example.evil.net/",
+    "https://api.partner.example@evil.net/",  # user-info trick: the host is evil.net
+    "https://api.partner.example:443@evil.net/",
+    "https://evil.net#@api.partner.example",
+    "https://evil.net?@api.partner.example",
+    "https://api.partner.example../",  # only one trailing dot is dropped
+], ids=str)
+def test_other_hosts_are_blocked(value):
+    assert blocked_rule(value) == "egress.host-not-allowed"
+
+
+@pytest.mark.parametrize("value", [
+    "https://evil.net\\@api.partner.example",  # urllib says partner, browsers say evil.net
+    "https://evil.net\\\\@api.partner.example",
+    "https:\\\\api.partner.example",
+    "api.partner.example\\evil.net",
+    "https://api.partner.example\t.evil.net/",
+    "https://api.partner.example\n/",
+    " api.partner.example",
+    "https://api.partner.example%2Eevil.net/",
+    "https://api%2Epartner.example/",  # percent-escaped host: fail closed, not decoded
+    "https://[::1/",
+    "https://api.partner.example:99999/",
+    "https://api.partner.example:http/",
+    "api.partner.example/path",
+    "//api.partner.example",
+    "mailto:someone@api.partner.example",
+    "api.partner.example@evil.net",
+    "://api.partner.example",
+    "https:///no-host",
+    "*.partner.example",
+    "",
+], ids=repr)
+def test_ambiguous_or_unparseable_values_fail_closed(value):
+    assert blocked_rule(value) == "egress.host-not-allowed"
+
+
+@pytest.mark.parametrize("value", [None, 42, 4.2, True, ["https://api.partner.example"],
+                                   {"href": "https://api.partner.example"}, b"api.partner.example"],
+                         ids=repr)
+def test_non_string_values_fail_closed(value):
+    assert blocked_rule(value) == "egress.host-not-allowed"
+
+
+# Ports: an entry "host" allows any port, "host:port" only that one.
+
+@pytest.mark.parametrize("value", [
+    "https://files.partner.example:8443/upload",
+    "files.partner.example:8443",
+], ids=str)
+def test_host_port_entry_allows_its_port(value):
+    assert passes(value)
+
+
+@pytest.mark.parametrize("value", [
+    "https://files.partner.example/upload",  # https defaults to 443
+    "https://files.partner.example:443/",
+    "files.partner.example",  # bare host: port unknown, cannot prove it is 8443
+    "files.partner.example:8444",
+], ids=str)
+def test_host_port_entry_refuses_other_ports(value):
+    assert blocked_rule(value) == "egress.host-not-allowed"
+
+
+def test_scheme_default_port_matches_a_host_port_entry():
+    spec = ToolSpec("t", "read", allowed_hosts=("secure.example:443",))
+    assert passes("https://secure.example/x", spec)
+    assert not passes("http://secure.example/x", spec)
+
+
+# Internationalised hosts: unicode and punycode are one host.
+
+@pytest.mark.parametrize("entry", ["bücher.example", "xn--bcher-kva.example", "BÜCHER.example."],
+                         ids=str)
+@pytest.mark.parametrize("value", [
+    "https://bücher.example/katalog",
+    "https://BÜCHER.EXAMPLE/",
+    "https://xn--bcher-kva.example/",
+    "XN--BCHER-KVA.EXAMPLE",
+    "bücher.example:443",
+    "https://bücher.example。/",  # ideographic full stop, as browsers map it
+], ids=str)
+def test_unicode_and_punycode_forms_match_each_other(entry, value):
+    assert passes(value, ToolSpec("t", "read", allowed_hosts=(entry,)))
+
+
+def test_lookalike_unicode_host_is_blocked():
+    spec = ToolSpec("t", "read", allowed_hosts=("paypal.example",))
+    assert not passes("https://pаypal.example/", spec)  # Cyrillic "а"
+    assert passes("https://ｐａｙｐａｌ.example/", spec)  # full-width letters map to ASCII
+
+
+def test_unencodable_unicode_host_fails_closed():
+    assert blocked_rule("https://bü_x.example/", ToolSpec("t", "read",
+                                                          allowed_hosts=("bü_x.example",)))
+
+
+def test_ipv6_literals_compare_like_hosts():
+    spec = ToolSpec("t", "read", allowed_hosts=("[2001:db8::1]:8080",))
+    assert passes("http://[2001:db8::1]:8080/", spec)
+    assert passes("[2001:db8::1]:8080", spec)
+    assert not passes("http://[2001:db8::2]:8080/", spec)
+
+
+# Where URLs are looked for.
+
+@pytest.mark.parametrize("key", ["url", "endpoint", "target_url", "host", "URL", "Host"])
+def test_every_url_key_is_checked(key):
+    assert blocked_rule("evil.net", key=key) == "egress.host-not-allowed"
+    assert passes("api.partner.example", key=key)
+
+
+def test_other_keys_are_not_hosts():
+    assert check_egress(PARTNER, "read", {"href": "https://evil.net", "note": "evil.net"}) is None
+    assert check_egress(PARTNER, "read", {}) is None
+
+
+@pytest.mark.parametrize("args", [
+    {"request": {"url": "https://evil.net/"}},
+    {"requests": [{"endpoint": "https://api.partner.example/"}, {"endpoint": "https://evil.net/"}]},
+    {"a": [[{"b": ({"host": "evil.net"},)}]]},
+    {"batch": {"items": [{"meta": {"target_url": "https://evil.net/"}}]}},
+], ids=["dict", "list-of-dicts", "deep-lists-and-tuples", "deep-dicts"])
+def test_nested_urls_are_found(args):
+    verdict = check_egress(PARTNER, "read", args)
+    assert verdict is not None and verdict.rule_id == "egress.host-not-allowed"
+
+
+def test_nested_allowed_urls_pass():
+    args = {"requests": [{"endpoint": "https://api.partner.example/a"}, {"url": "api.partner.example"}]}
+    assert check_egress(PARTNER, "read", args) is None
+
+
+def test_nesting_deeper_than_the_recursion_limit_is_still_walked():
+    args = {"url": "https://api.partner.example/"}
+    for _ in range(3000):  # 6,000 containers, far past the recursion limit
+        args = {"wrap": [args]}
+    assert check_egress(PARTNER, "read", args) is None
+    bad = {"url": "https://evil.net/"}
+    for _ in range(3000):  # 6,000 containers, far past the recursion limit
+        bad = {"wrap": [bad]}
+    assert check_egress(PARTNER, "read", bad).rule_id == "egress.host-not-allowed"
+
+
+def test_a_cyclic_structure_fails_closed_instead_of_looping():
+    args = {"items": []}
+    args["items"].append(args)
+    assert check_egress(PARTNER, "read", args).rule_id == "egress.host-not-allowed"
+
+
+def test_a_url_anywhere_on_a_tool_without_hosts_is_blocked():
+    spec = ToolSpec("t", "read")
+    assert blocked_rule("https://api.partner.example/", spec) == "egress.host-not-allowed"
+    assert check_egress(None, None, {"url": "https://api.partner.example/"}).rule_id == (
+        "egress.host-not-allowed")
+
+
+# Comms without declared flows.
+
+def test_comms_without_allowed_hosts_is_blocked_even_without_urls():
+    verdict = check_egress(ToolSpec("notify", "comms"), "comms", {"message": "hi"})
+    assert (verdict.decision, verdict.rule_id) == (Decision.BLOCKED, "egress.no-declared-flows")
+
+
+def test_comms_with_hosts_and_no_urls_passes_egress():
+    assert check_egress(STATIC_REGISTRY["send_email"], "comms", {"to": "pt@example.org"}) is None
+
+
+def test_unparseable_allow_list_entries_are_ignored():
+    spec = ToolSpec("t", "read", allowed_hosts=("not a host", "", "ok.example", "x:bad"))
+    assert passes("https://ok.example/", spec)
+    assert not passes("not a host", spec)
+
+
+# Egress runs before the matrix.
+
+def test_read_tool_with_a_bad_url_is_blocked_before_it_could_be_allowed():
+    call = ToolCall("read_document", args={"url": "https://evil.net/chart.pdf"})
+    verdict = evaluate(call, TYPED_ADULT, None)
+    assert (verdict.decision, verdict.rule_id) == (Decision.BLOCKED, "egress.host-not-allowed")
+    assert verdict.policy_class == "read"
+
+
+def test_low_tier_write_with_a_nested_bad_url_is_blocked():
+    call = ToolCall("record_vitals", "create", {"device": {"endpoint": "https://evil.net/"}})
+    assert evaluate(call, TYPED_ADULT, None).rule_id == "egress.host-not-allowed"
+
+
+def test_unregistered_tool_with_a_url_is_blocked_rather_than_parked():
+    call = ToolCall("mystery", args={"url": "https://evil.net/"})
+    assert evaluate(call, TYPED_ADULT, None).rule_id == "egress.host-not-allowed"
+
+
+def test_comms_with_no_flows_is_blocked_before_the_child_rule():
+    child = Context(autonomy="autonomous", tainted=False, consent=True, age_band="child")
+    verdict = evaluate(ToolCall("notify"), child, ToolSpec("notify", "comms"))
+    assert verdict.rule_id == "egress.no-declared-flows"
+
+
+@pytest.mark.parametrize("tool, args", [
+    ("send_email", {"host": "smtp.clinic.example"}),
+    ("create_calendar_event", {"target_url": "https://calendar.clinic.example/v2/events"}),
+    ("sync_ehr", {"payload": {"endpoint": "https://ehr.partner.example/fhir/Patient"}}),
+])
+def test_catalog_comms_tools_reach_their_own_hosts(tool, args):
+    verdict = evaluate(ToolCall(tool, "send", args), TYPED_ADULT, None)
+    assert verdict.rule_id == "comms.autonomous-consented-allow"
+
+
+def test_catalog_comms_tool_cannot_reach_another_tools_host():
+    call = ToolCall("send_email", "send", {"host": "ehr.partner.example"})
+    assert evaluate(call, TYPED_ADULT, None).rule_id == "egress.host-not-allowed"
+
+
+def test_long_urls_are_checked_the_same_way():
+    # Values past the parse cache's length limit take the uncached path.
+    assert passes("https://api.partner.example/search?q=" + "a" * 2000)
+    assert not passes("https://evil.net/search?q=" + "a" * 2000)
+    assert not passes("https://api.partner.example@evil.net/?q=" + "a" * 2000)
