@@ -67,6 +67,14 @@ class Session(models.Model):
     def save(self, *args, **kwargs):
         if getattr(self, "_stored_tainted", False) and not self.tainted:
             raise TaintCannotBeCleared("A tainted session can never become untainted.")
+        if not self._state.adding and not self.tainted:
+            # An untainted copy never writes the column: another request may have
+            # tainted the row since this copy was loaded, and its false must not
+            # overwrite that (the database trigger would refuse it mid-request).
+            fields = kwargs.get("update_fields")
+            if fields is None:
+                fields = [field.name for field in self._meta.concrete_fields if not field.primary_key]
+            kwargs["update_fields"] = [name for name in fields if name != "tainted"]
         super().save(*args, **kwargs)
         self._stored_tainted = self.tainted
 

@@ -1,0 +1,127 @@
+"""Sessions: create, fetch and list, all scoped to the calling client."""
+
+import uuid
+
+import pytest
+
+from sessions_app.models import Session
+from tests.runs.helpers import make_session, post
+
+
+def test_a_new_session_has_fail_closed_defaults(api, ward_agent):
+    body = make_session(api)
+
+    assert {key: body[key] for key in ("title", "patient_ref", "autonomy", "consent", "age_band", "tainted")} == {
+        "title": "", "patient_ref": "", "autonomy": "guarded", "consent": False, "age_band": "unknown",
+        "tainted": False,
+    }
+    assert Session.objects.get(pk=body["id"]).client == ward_agent
+
+
+def test_a_session_keeps_what_the_client_sent(api):
+    body = make_session(api, title="Bed 4 — Okafor", patient_ref="MRN-1042", autonomy="autonomous",
+                        consent=True, age_band="teen")
+
+    stored = Session.objects.get(pk=body["id"])
+    assert (stored.title, stored.patient_ref, stored.autonomy, stored.consent, stored.age_band) == (
+        "Bed 4 — Okafor", "MRN-1042", "autonomous", True, "teen")
+
+
+@pytest.mark.parametrize("body", [
+    {"autonomy": "yolo"}, {"age_band": "infant"}, {"consent": "perhaps"}, {"title": "x" * 201},
+    {"client": "someone-else"}, {"id": str(uuid.uuid4())},
+])
+def test_a_bad_session_body_is_400_and_stores_nothing(api, body):
+    response = post(api, "/api/v1/sessions/", body)
+
+    assert response.status_code == 400
+    assert response.json()["error"] == "invalid_payload"
+    assert not Session.objects.exists()
+
+
+def test_fetch_answers_the_callers_session(api):
+    session = make_session(api, title="Night shift")
+
+    response = api.get(f"/api/v1/sessions/{session['id']}/")
+
+    assert response.status_code == 200
+    assert response.json() == session
+
+
+def test_another_clients_session_is_404(api, other_api):
+    session = make_session(api)
+
+    response = other_api.get(f"/api/v1/sessions/{session['id']}/")
+
+    assert response.status_code == 404
+    assert response.json()["error"] == "not_found"
+
+
+def test_an_unknown_session_is_404(api):
+    assert api.get(f"/api/v1/sessions/{uuid.uuid4()}/").status_code == 404
+
+
+def test_a_session_needs_a_key(db, client):
+    assert client.post("/api/v1/sessions/", {}, content_type="application/json").status_code in (401, 403)
+    assert not Session.objects.exists()
+
+
+def test_the_list_holds_only_the_callers_sessions_newest_first(api, other_api):
+    mine = [make_session(api, title=f"mine {n}")["id"] for n in range(3)]
+    make_session(other_api, title="theirs")
+
+    body = api.get("/api/v1/sessions/").json()
+
+    assert body["count"] == 3
+    assert [row["id"] for row in body["results"]] == mine[::-1]
+
+
+def test_the_list_is_paginated(api):
+    ids = [make_session(api, title=f"s{n}")["id"] for n in range(5)][::-1]
+
+    first = api.get("/api/v1/sessions/?limit=2").json()
+    second = api.get("/api/v1/sessions/?limit=2&offset=2").json()
+    last = api.get("/api/v1/sessions/?limit=2&offset=4").json()
+
+    assert first["count"] == 5
+    assert [row["id"] for row in first["results"] + second["results"] + last["results"]] == ids
+    assert first["previous"] is None and first["next"].endswith("limit=2&offset=2")
+    assert last["next"] is None
+
+
+@pytest.mark.parametrize("query, titles", [
+    ("patient_ref=MRN-1", ["adult guarded"]),
+    ("autonomy=autonomous", ["child autonomous"]),
+    ("age_band=child", ["child autonomous"]),
+    ("tainted=true", ["tainted"]),
+    ("tainted=false", ["child autonomous", "adult guarded"]),
+    ("autonomy=guarded&age_band=adult", ["adult guarded"]),
+])
+def test_the_list_filters(api, query, titles):
+    make_session(api, title="adult guarded", patient_ref="MRN-1", age_band="adult")
+    make_session(api, title="child autonomous", patient_ref="MRN-2", autonomy="autonomous", age_band="child")
+    Session.objects.get(pk=make_session(api, title="tainted", patient_ref="MRN-3")["id"]).mark_tainted()
+
+    body = api.get(f"/api/v1/sessions/?{query}").json()
+
+    assert [row["title"] for row in body["results"]] == titles
+
+
+@pytest.mark.parametrize("query", ["autonomy=reckless", "age_band=infant", "tainted=perhaps"])
+def test_a_bad_filter_is_400(api, query):
+    make_session(api)
+
+    response = api.get(f"/api/v1/sessions/?{query}")
+
+    assert response.status_code == 400
+    assert response.json()["error"] == "invalid_payload"
+
+
+@pytest.mark.parametrize("sessions", [1, 20])
+def test_the_list_costs_the_same_queries_however_long(api, django_assert_num_queries, sessions):
+    for n in range(sessions):
+        make_session(api, title=f"s{n}")
+
+    # the API key (with its client), the count, the page
+    with django_assert_num_queries(3):
+        assert len(api.get("/api/v1/sessions/").json()["results"]) == sessions
