@@ -5,11 +5,13 @@ channel layer is logged and counted, never raised: the durable write already
 happened, `published_at` stays null, and the drainer re-publishes later.
 """
 
+import asyncio
 import logging
+import threading
 from collections import Counter
 
 from asgiref.sync import async_to_sync
-from channels.layers import get_channel_layer
+from channels.layers import InMemoryChannelLayer, get_channel_layer
 from django.utils import timezone
 
 logger = logging.getLogger(__name__)
@@ -52,6 +54,51 @@ async def _send(layer, events) -> list[int]:
     return sent
 
 
+# A push that has not gone out by then is left to the drainer: a hung Redis must
+# not hold a request (or a sweep) hostage.
+PUBLISH_TIMEOUT_SECONDS = 3.0
+
+
+class _PublisherLoop:
+    """One long-lived event loop on a daemon thread for pushes from sync code.
+
+    async_to_sync outside an ASGI server (gunicorn, Celery, management commands)
+    would build a fresh event loop per call, and channels_redis a fresh Redis
+    connection with it; this loop keeps one connection pool warm instead.
+    """
+
+    def __init__(self):
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._lock = threading.Lock()
+
+    def _ensure(self) -> asyncio.AbstractEventLoop:
+        with self._lock:
+            if self._loop is None or self._loop.is_closed():
+                loop = asyncio.new_event_loop()
+                threading.Thread(target=loop.run_forever, name="condor-publisher", daemon=True).start()
+                self._loop = loop
+            return self._loop
+
+    def run(self, coroutine, timeout: float):
+        future = asyncio.run_coroutine_threadsafe(coroutine, self._ensure())
+        try:
+            return future.result(timeout)
+        except TimeoutError:
+            future.cancel()
+            raise
+
+
+_publisher = _PublisherLoop()
+
+
+def _run_send(layer, events) -> list[int]:
+    # The in-memory layer's queues belong to the server's own loop, so it must be
+    # reached through async_to_sync; a networked layer is safe from any loop.
+    if isinstance(layer, InMemoryChannelLayer):
+        return async_to_sync(_send)(layer, events)
+    return _publisher.run(_send(layer, events), PUBLISH_TIMEOUT_SECONDS)
+
+
 def publish(events) -> int:
     """Push `events` (committed RunEvent rows) and mark the ones that went out. Returns the count."""
     from runs.models import RunEvent
@@ -63,7 +110,7 @@ def publish(events) -> int:
     if layer is None:
         return 0
     try:
-        sent = async_to_sync(_send)(layer, events)
+        sent = _run_send(layer, events)
     except Exception:
         publish_stats["failed"] += len(events)
         logger.warning("channel layer unavailable; %d events left for the drainer", len(events), exc_info=True)
