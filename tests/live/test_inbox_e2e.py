@@ -1,0 +1,199 @@
+"""The reviewers' inbox end to end: Debian's Chromium on a real daphne, PostgreSQL and Redis.
+
+The agent speaks the REST API over the wire with its key (`live_agent`); the
+reviewer signs in through the real login form and works in the real page. Nothing
+is mocked: a card reaches the page by the server's Redis push, and the decision the
+page posts is what the agent's resume is checked against. A failing test keeps a
+screenshot in test-artifacts/ (the `page` fixture of test_inbox_ui.py).
+
+Run: DATABASE_URL=postgres://… REDIS_URL=redis://… .venv/bin/pytest tests/live/test_inbox_e2e.py -q
+"""
+
+import json
+from pathlib import Path
+
+import pytest
+from django.db import connections
+from playwright.sync_api import expect, sync_playwright
+
+from tests.approvals.helpers import PRESCRIPTION, approve, clarify, open_executing_run, resume, suspend
+from tests.live.e2e_helpers import INBOX_PATH, InboxPage
+from tests.live.inbox_harness import CHROMIUM, launch_chromium
+from tests.live.test_inbox_ui import page  # noqa: F401 - the fixture that keeps a screenshot when a test fails
+
+pytestmark = [
+    pytest.mark.browser,
+    pytest.mark.skipif(not Path(CHROMIUM).exists(), reason=f"needs Debian's chromium at {CHROMIUM}"),
+    # The server is another process: it sees committed rows only.
+    pytest.mark.django_db(transaction=True, serialized_rollback=True),
+]
+
+PATIENT_REF = "MRN-20417"
+WARD_SESSION = {"title": "Sepsis pathway, bay 3", "patient_ref": PATIENT_REF,
+                "autonomy": "autonomous", "age_band": "adult"}
+EDITED = {**PRESCRIPTION, "dose": "250 mg"}
+CLARIFICATION = [
+    {"name": "route", "hint": {"label": "Route", "radio": True, "options": [
+        {"value": "oral", "label": "By mouth"}, {"value": "iv", "label": "Intravenous"},
+        {"value": "im", "label": "Intramuscular"}]}},
+    {"name": "monitoring", "hint": {"label": "Monitoring", "multiple": True, "options": [
+        {"value": "renal", "label": "Renal function"}, {"value": "levels", "label": "Drug levels"},
+        {"value": "ecg", "label": "ECG"}]}},
+    {"name": "start_date", "type": "date", "hint": {"label": "Start date", "min": "2030-01-01", "max": "2030-03-31"}},
+    {"name": "notes", "hint": {"label": "Notes for the ward", "textarea": True}},
+    {"name": "days", "type": "integer", "hint": {"label": "Course length (days)", "min": 1, "max": 14}},
+]
+
+
+@pytest.fixture
+def chromium(transactional_db):
+    """Debian's Chromium for one test, started after its database setup and closed before its flush.
+
+    Overrides the module-wide browser of test_inbox_ui.py that `page` asks for.
+    While Playwright's sync API runs, its event loop counts as running on this
+    thread, and Django then (1) refuses ORM calls and (2) keeps this thread's
+    connections in a context variable: a second connection, without the
+    serialized data that restores the migrations' groups after the flush. So the
+    browser lives strictly inside the test's database lifetime; ORM calls made
+    meanwhile (personas, force_login) are allowed (the loop only drives the
+    browser, never that connection) and their connection is closed before the
+    loop stops, so nothing holds the test database open.
+    """
+    with pytest.MonkeyPatch.context() as patch, sync_playwright() as playwright:
+        patch.setenv("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
+        browser = launch_chromium(playwright)
+        yield browser
+        browser.close()
+        connections.close_all()
+
+
+@pytest.fixture
+def browser_page(page, daphne_server):  # noqa: F811 - `page` is the imported fixture
+    inbox = InboxPage(page, daphne_server)
+    yield inbox
+    assert inbox.page_errors == [], f"JavaScript errors on the page: {inbox.page_errors}"
+
+
+@pytest.fixture
+def inbox(browser_page, rita):
+    """Rita signed in through the login form, her inbox live and tagged against reloads."""
+    browser_page.sign_in("rita")
+    browser_page.wait_live()
+    browser_page.mark_document()
+    return browser_page
+
+
+def park_prescription(agent) -> tuple[str, dict]:
+    """(run id, approval): the agent's prescription, parked for a clinician."""
+    run_id = open_executing_run(agent, **WARD_SESSION)
+    return run_id, suspend(agent, run_id)  # asserts the 202
+
+
+@pytest.fixture
+def parked(inbox, live_agent):
+    # After `inbox`: the card must reach an open page by the push, not in its first snapshot.
+    return park_prescription(live_agent)
+
+
+def test_a_reviewer_signs_in_and_lands_on_the_live_inbox(browser_page, rita):
+    landed = browser_page.sign_in("rita")
+
+    assert landed.status == 200
+    assert browser_page.path == INBOX_PATH  # LOGIN_REDIRECT_URL
+    browser_page.wait_live()
+    expect(browser_page.page.get_by_test_id("current-user")).to_have_text("rita")
+
+
+def test_a_suspend_made_through_the_api_appears_without_reload(inbox, live_agent):
+    expect(inbox.page.get_by_test_id("empty-state")).to_be_visible()
+
+    _, approval = park_prescription(live_agent)
+
+    card = inbox.card(approval["id"])
+    expect(card.get_by_test_id("card-tool")).to_have_text("prescribe_medication")
+    expect(card.get_by_test_id("card-patient")).to_have_text(PATIENT_REF)
+    expect(card.get_by_test_id("tier-badge")).to_have_text("High risk")
+    # Pushed on the socket the page already had, not a reload's or a reconnect's snapshot.
+    assert inbox.same_document()
+    assert len(inbox.sockets) == 1
+
+
+def test_the_agent_resumes_with_the_args_the_reviewer_edited(inbox, parked, live_agent):
+    run_id, approval = parked
+    card = inbox.card(approval["id"])
+    card.get_by_test_id("edit").click()
+    card.get_by_test_id("args-editor").fill(json.dumps(EDITED, indent=2))
+    card.get_by_test_id("approve-edited").click()
+
+    expect(card).to_have_count(0)
+    expect(inbox.feedback).to_contain_text("Approved with 1 edit")
+    original = resume(live_agent, run_id, approval["id"], PRESCRIPTION)
+    assert (original.status_code, original.json()["error"]) == (409, "payload_mismatch")
+    edited = resume(live_agent, run_id, approval["id"], EDITED)
+    assert edited.status_code == 200, edited.content
+    assert edited.json()["args"] == EDITED
+
+
+def test_a_clarification_answered_in_the_form_is_what_the_agent_resumes_with(inbox, live_agent):
+    run_id = open_executing_run(live_agent, **WARD_SESSION)
+    asked = clarify(live_agent, run_id, CLARIFICATION, message="How should the gentamicin be given?")
+    assert asked.status_code == 202, asked.content
+    approval = asked.json()["approval"]
+    card = inbox.card(approval["id"])
+    form = card.get_by_test_id("clarify-form")
+
+    expect(card.get_by_test_id("card-question")).to_have_text("How should the gentamicin be given?")
+    form.get_by_label("Intravenous", exact=True).check()
+    form.get_by_label("Renal function", exact=True).check()
+    form.get_by_label("Drug levels", exact=True).check()
+    form.locator('[name="start_date"]').fill("2030-02-14")
+    form.locator('[name="notes"]').fill("Trough level before the third dose.")
+    form.locator('[name="days"]').fill("5")
+    form.get_by_test_id("clarify-submit").click()
+
+    expect(card).to_have_count(0)
+    expect(inbox.feedback).to_contain_text("Answer sent")
+    resumed = resume(live_agent, run_id, approval["id"], PRESCRIPTION)
+    assert resumed.status_code == 200, resumed.content
+    assert resumed.json()["values"] == {
+        "route": "iv",
+        "monitoring": ["renal", "levels"],
+        "start_date": "2030-02-14",
+        "notes": "Trough level before the third dose.",
+        "days": 5,
+    }
+
+
+def test_a_rejection_in_the_browser_aborts_the_run(inbox, parked, live_agent):
+    run_id, approval = parked
+    card = inbox.card(approval["id"])
+    card.get_by_test_id("reject").click()
+    card.get_by_test_id("reject-reason").fill("Penicillin allergy on file.")
+    card.get_by_test_id("reject-submit").click()
+
+    expect(card).to_have_count(0)
+    expect(inbox.feedback).to_contain_text("Rejected")
+    run = live_agent.get(f"/api/v1/runs/{run_id}/").json()
+    assert (run["state"], run["terminal_reason"]) == ("aborted", "approval_denied")
+
+
+def test_a_card_decided_elsewhere_leaves_the_open_page(inbox, parked, live_reviewer):
+    _, approval = parked
+    card = inbox.card(approval["id"])
+    card.get_by_test_id("reject").click()  # Rita is working on it here…
+    card.get_by_test_id("reject-reason").fill("Checking the allergy")
+
+    approve(live_reviewer, approval["id"])  # …and approves it from another device
+
+    expect(card).to_have_count(0)
+    expect(inbox.feedback).to_contain_text("Approved by rita")
+    expect(inbox.page.get_by_test_id("pending-count")).to_have_text("0")
+    assert inbox.same_document()
+
+
+def test_a_compliance_officer_is_refused_the_inbox(browser_page, carl):
+    landed = browser_page.sign_in("carl")
+
+    assert browser_page.path == INBOX_PATH
+    assert landed.status == 403
+    assert browser_page.sockets == []
