@@ -4,9 +4,10 @@ from django.db import transaction
 from django.utils import timezone
 
 from approvals import audit
-from approvals.models import ToolCall
+from approvals.models import Approval, ToolCall
+from approvals.models.approval import OPEN_STATUSES
 from approvals.suspend import GATEABLE_STATES
-from condor.errors import CondorError, NotFound, RunNotActiveError
+from condor.errors import ApprovalPending, CondorError, NotFound, RunNotActiveError
 from runs import frames, spine
 from runs.outbox import record_event
 
@@ -28,6 +29,10 @@ def report_result(run_id, tool_call_id: str, *, output, is_error: bool, untruste
         raise NotFound("No gated tool call with this id on this run.")
     if call.reported_at is not None:
         raise ToolResultAlreadyReported()
+    # A parked call's approval request must stay the last frame for its toolCallId
+    # until the approval is used (SPEC section 5): a result before that is refused.
+    if Approval.objects.filter(run=run, tool_call_id=tool_call_id, status__in=OPEN_STATUSES).exists():
+        raise ApprovalPending("This call is still waiting on its approval; resume the run before reporting.")
     call.output, call.is_error, call.untrusted_result = output, is_error, untrusted
     call.entities, call.cards, call.reported_at = entities, cards, timezone.now()
     call.save()

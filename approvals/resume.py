@@ -23,14 +23,16 @@ from runs.states import RunState
 
 def _refuse(approval: Approval, digest: str, now) -> None:
     """Raise the error that explains why `approval` cannot be consumed with `digest` now."""
-    if approval.status == ApprovalStatus.PENDING:
-        raise ApprovalPending()
     if approval.status == ApprovalStatus.REJECTED:
         raise ApprovalRejected()
     if approval.status == ApprovalStatus.CONSUMED:
         raise ApprovalConsumed()
+    # The deadline outranks "pending": no decision can come any more (decisions
+    # refuse an expired approval), and the sweep may not have run yet.
     if approval.status == ApprovalStatus.EXPIRED or approval.expires_at <= now:
         raise ApprovalExpired()
+    if approval.status == ApprovalStatus.PENDING:
+        raise ApprovalPending()
     if approval.payload_hash != digest:
         raise PayloadMismatch("The arguments differ from what the reviewer approved; run the approved arguments.")
 
@@ -61,10 +63,11 @@ def resume(run, approval_id, args, *, client) -> tuple[Approval, object]:
         if locked.state != RunState.SUSPENDED:
             raise RunNotSuspendedError(f"The run is {locked.state}, not suspended.")
         # Parallel calls in one step: the run stays parked while other approvals
-        # of it are still open, so each of them can still be resumed.
+        # of it are still open, so each of them can still be resumed. One past its
+        # deadline is not open, swept or not.
         record_event(locked, "approval.consumed", step_id=approval.step_id,
                      data={"approval_id": str(approval.pk)}, inbox=cards.removed(approval))
-        if Approval.objects.filter(run=locked, status__in=OPEN_STATUSES).exists():
+        if Approval.objects.filter(run=locked, status__in=OPEN_STATUSES, expires_at__gt=now).exists():
             spine.touch(locked.pk)
         else:
             spine._resume(locked, step_id=approval.step_id)

@@ -79,11 +79,12 @@ def persist_suspend(run_id, request: SuspendRequest, *, client=None) -> tuple[Ap
     contract_hash = request.contract_hash
     with transaction.atomic(durable=True):
         run = spine.lock_run(run_id)
+        # State first: a retried suspend on a run that has ended must not answer "suspended".
+        if run.state not in GATEABLE_STATES:
+            raise RunNotActiveError(f"The run is {run.state}; only an executing or suspended run can park.")
         existing = Approval.objects.filter(run=run, step_id=request.step_id, contract_hash=contract_hash).first()
         if existing is not None:
             return existing, False
-        if run.state not in GATEABLE_STATES:
-            raise RunNotActiveError(f"The run is {run.state}; only an executing or suspended run can park.")
         now = timezone.now()
         approval = Approval.objects.create(
             run=run,

@@ -1,0 +1,157 @@
+"""Single use under contention, on real PostgreSQL: of many concurrent resumes exactly one wins.
+
+Every thread has its own database connection (Django's are per thread), all are
+released together by a barrier, and each closes its connection when done.
+"""
+
+import threading
+import time
+
+import pytest
+from django.db import connection, transaction
+from rest_framework.test import APIClient
+
+from approvals.models import Approval, AuditEvent
+from approvals.resume import resume as resume_service
+from condor.errors import CondorError
+from runs.models import Run, RunEvent
+from tests.approvals.helpers import PRESCRIPTION, approve, open_executing_run, suspend
+
+pytestmark = pytest.mark.django_db(transaction=True, serialized_rollback=True)
+
+THREADS = 16
+
+
+@pytest.fixture
+def approved(api, reviewer_http):
+    """(run id, approval id) of a parked prescription a reviewer has approved."""
+    run_id = open_executing_run(api)
+    approval = suspend(api, run_id)
+    approve(reviewer_http, approval["id"])
+    return run_id, approval["id"]
+
+
+def in_threads(attempt, count=THREADS) -> list:
+    """Run `attempt(barrier)` in `count` threads at once; returns each thread's outcome."""
+    barrier = threading.Barrier(count)
+    outcomes = []
+
+    def worker():
+        try:
+            outcomes.append(attempt(barrier))
+        except CondorError as error:
+            outcomes.append(error.code)
+        except Exception as error:  # anything unexpected fails the assertions below, visibly
+            outcomes.append(repr(error))
+        finally:
+            connection.close()
+
+    threads = [threading.Thread(target=worker) for _ in range(count)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=60)
+    assert not any(thread.is_alive() for thread in threads), "a resume never returned"
+    return outcomes
+
+
+def assert_consumed_once(run_id, approval_id):
+    assert Approval.objects.get(pk=approval_id).status == "consumed"
+    assert AuditEvent.objects.filter(kind=AuditEvent.Kind.CONSUME, approval_id=approval_id).count() == 1
+    assert RunEvent.objects.filter(run_id=run_id, kind="approval.consumed").count() == 1
+    assert RunEvent.objects.filter(run_id=run_id, kind="run.resumed").count() == 1
+    assert Run.objects.get(pk=run_id).state == "executing"
+
+
+@pytest.mark.parametrize("round_", range(20))
+def test_exactly_one_of_sixteen_concurrent_resumes_wins(approved, ward_agent, round_):
+    run_id, approval_id = approved
+
+    def attempt(barrier):
+        run = Run.objects.get(pk=run_id)  # opens this thread's connection before the race
+        barrier.wait(timeout=10)
+        resume_service(run, approval_id, PRESCRIPTION, client=ward_agent)
+        return "won"
+
+    outcomes = in_threads(attempt)
+    assert sorted(outcomes) == ["approval_consumed"] * (THREADS - 1) + ["won"]
+    assert_consumed_once(run_id, approval_id)
+
+
+@pytest.mark.parametrize("round_", range(3))
+def test_exactly_one_of_sixteen_concurrent_resume_requests_wins(approved, ward_agent, round_):
+    run_id, approval_id = approved
+    body = {"approval_id": approval_id, "args": PRESCRIPTION}
+
+    def attempt(barrier):
+        api = APIClient()
+        api.credentials(HTTP_AUTHORIZATION=f"Api-Key {ward_agent.raw_key}")
+        barrier.wait(timeout=10)
+        response = api.post(f"/api/v1/runs/{run_id}/resume/", body, format="json")
+        return "won" if response.status_code == 200 else response.json()["error"]
+
+    outcomes = in_threads(attempt)
+    assert sorted(outcomes) == ["approval_consumed"] * (THREADS - 1) + ["won"]
+    assert_consumed_once(run_id, approval_id)
+
+
+@pytest.mark.parametrize("round_", range(3))
+def test_concurrent_retries_with_one_key_consume_once_and_agree(approved, ward_agent, round_):
+    run_id, approval_id = approved
+    body = {"approval_id": approval_id, "args": PRESCRIPTION}
+
+    def attempt(barrier):
+        api = APIClient()
+        api.credentials(HTTP_AUTHORIZATION=f"Api-Key {ward_agent.raw_key}")
+        barrier.wait(timeout=10)
+        response = api.post(f"/api/v1/runs/{run_id}/resume/", body, format="json", HTTP_IDEMPOTENCY_KEY="k-1")
+        return response.status_code, response.json()
+
+    outcomes = in_threads(attempt)
+    assert {status for status, _ in outcomes} == {200}, outcomes
+    assert all(answer == outcomes[0][1] for _, answer in outcomes)
+    assert_consumed_once(run_id, approval_id)
+
+
+# --- a deterministic interleaving ---------------------------------------------------------------
+
+
+def lock_waiters(pid) -> list:
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT wait_event_type FROM pg_stat_activity WHERE pid = %s", [pid])
+        return [row[0] for row in cursor.fetchall()]
+
+
+def test_a_resume_blocked_on_the_row_lock_loses_to_the_holder(approved, ward_agent):
+    run_id, approval_id = approved
+    b_pid, outcome = [], {}
+
+    def consume_b():
+        try:
+            with connection.cursor() as cursor:
+                cursor.execute("SELECT pg_backend_pid()")
+                b_pid.append(cursor.fetchone()[0])
+            resume_service(Run.objects.get(pk=run_id), approval_id, PRESCRIPTION, client=ward_agent)
+            outcome["b"] = "won"
+        except CondorError as error:
+            outcome["b"] = error.code
+        finally:
+            connection.close()
+
+    b = threading.Thread(target=consume_b)
+    with transaction.atomic():
+        # A holds the approval row: B's conditional UPDATE must queue behind it.
+        Approval.objects.select_for_update().get(pk=approval_id)
+        b.start()
+        deadline = time.monotonic() + 10
+        while not (b_pid and lock_waiters(b_pid[0]) == ["Lock"]) and time.monotonic() < deadline:
+            time.sleep(0.02)
+        assert b_pid and lock_waiters(b_pid[0]) == ["Lock"], "B never waited on A's row lock"
+        b.join(timeout=0.3)
+        assert b.is_alive(), "B finished while A still held the row"
+        # A consumes through the same service, inside its transaction, and commits.
+        resume_service(Run.objects.get(pk=run_id), approval_id, PRESCRIPTION, client=ward_agent)
+    b.join(timeout=10)
+    assert not b.is_alive()
+    assert outcome == {"b": "approval_consumed"}
+    assert_consumed_once(run_id, approval_id)

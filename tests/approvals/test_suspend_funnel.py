@@ -1,0 +1,135 @@
+"""The one suspend funnel (SPEC sections 4 and 5): identity, one transaction, best-effort audit."""
+
+import hashlib
+from datetime import timedelta
+
+import pytest
+import rfc8785
+
+from approvals import audit
+from approvals.models import Approval, AuditEvent, ReasonCode
+from approvals.suspend import SuspendRequest, persist_suspend, read_reason_code
+from runs.models import RunEvent
+from tests.approvals.helpers import PRESCRIPTION, clarify, gate, open_executing_run, run_state, suspend
+
+ROUTE = [{"name": "route", "hint": {"options": ["oral", "iv"]}}]
+
+
+def suspended_events(run_id):
+    return RunEvent.objects.filter(run_id=run_id, kind="approval.suspended")
+
+
+def request(**overrides) -> SuspendRequest:
+    fields = {"tool_call_id": "call-1", "step_id": "step-1", "tool": "prescribe_medication", "op": "create",
+              "args": PRESCRIPTION, "rule_id": "mutate.high-tier-always-approval",
+              "explanation": "High-tier writes need a clinician.", "hitl_tier": "high"}
+    return SuspendRequest(**{**fields, **overrides})
+
+
+def test_the_same_suspend_twice_returns_the_same_approval(api):
+    run_id = open_executing_run(api)
+    first = suspend(api, run_id)
+    second = suspend(api, run_id)
+    assert second["id"] == first["id"]
+    assert Approval.objects.count() == 1
+
+
+def test_a_repeated_suspend_writes_no_second_event(api):
+    run_id = open_executing_run(api)
+    suspend(api, run_id)
+    suspend(api, run_id)
+    assert suspended_events(run_id).count() == 1
+    assert AuditEvent.objects.filter(kind=AuditEvent.Kind.SUSPEND).count() == 1
+
+
+def test_a_repeated_suspend_with_reordered_args_is_the_same_suspend(api):
+    run_id = open_executing_run(api)
+    first = suspend(api, run_id, args={"drug": "amoxicillin", "dose": "500 mg"})
+    second = suspend(api, run_id, args={"dose": "500 mg", "drug": "amoxicillin"})
+    assert second["id"] == first["id"]
+
+
+def test_other_args_on_the_same_step_are_a_new_approval(api):
+    run_id = open_executing_run(api)
+    first = suspend(api, run_id)
+    second = suspend(api, run_id, args={**PRESCRIPTION, "dose": "1 g"}, tool_call_id="call-2")
+    assert second["id"] != first["id"]
+    assert suspended_events(run_id).count() == 2
+
+
+def test_a_clarification_after_the_approval_on_the_same_step_is_a_new_approval(api):
+    run_id = open_executing_run(api)
+    approval = suspend(api, run_id)
+    response = clarify(api, run_id, ROUTE)
+    assert response.status_code == 202
+    clarification = response.json()["approval"]
+    assert clarification["id"] != approval["id"]
+    assert clarification["reason_code"] == "clarification"
+    assert suspended_events(run_id).count() == 2
+
+
+def test_the_reason_code_has_one_reader():
+    assert read_reason_code({"kind": "clarification"}) == ReasonCode.CLARIFICATION
+    assert read_reason_code({"kind": "approval"}) == ReasonCode.APPROVAL
+    assert read_reason_code({}) == ReasonCode.APPROVAL
+    assert read_reason_code({"kind": "Clarification"}) == ReasonCode.APPROVAL
+
+
+def test_the_payload_hash_is_sha256_of_rfc8785_json(api):
+    run_id = open_executing_run(api)
+    approval = suspend(api, run_id)
+    assert approval["payload_hash"] == hashlib.sha256(rfc8785.dumps(PRESCRIPTION)).hexdigest()
+
+
+def test_the_ttl_comes_from_the_setting(api, settings):
+    settings.CONDOR_APPROVAL_TTL_SECONDS = 120
+    run_id = open_executing_run(api)
+    row = Approval.objects.get(pk=suspend(api, run_id)["id"])
+    assert row.expires_at - row.requested_at == timedelta(seconds=120)
+
+
+def test_a_failing_audit_sink_does_not_fail_the_suspend(api, monkeypatch):
+    real_record = audit.record
+
+    def broken_for_suspends(kind, **fields):
+        if kind == audit.Kind.SUSPEND:
+            raise RuntimeError("audit store unavailable")
+        return real_record(kind, **fields)
+
+    monkeypatch.setattr(audit, "record", broken_for_suspends)
+    run_id = open_executing_run(api)
+    response = gate(api, run_id)
+    assert response.status_code == 202
+    assert Approval.objects.filter(pk=response.json()["approval"]["id"]).exists()
+    assert run_state(run_id) == ("suspended", "")
+    assert not AuditEvent.objects.filter(kind=AuditEvent.Kind.SUSPEND).exists()
+
+
+def test_a_failing_event_write_leaves_no_approval_and_the_run_executing(api, monkeypatch):
+    run_id = open_executing_run(api)
+
+    def outbox_down(*args, **kwargs):
+        raise RuntimeError("outbox insert failed")
+
+    monkeypatch.setattr("approvals.suspend.record_event", outbox_down)
+    with pytest.raises(RuntimeError):
+        persist_suspend(run_id, request())
+    assert not Approval.objects.exists()
+    assert run_state(run_id) == ("executing", "")
+
+
+def test_the_funnel_refuses_a_run_that_is_not_active(api):
+    run_id = open_executing_run(api)
+    api.post(f"/api/v1/runs/{run_id}/close/", {"reason": "user_stopped"}, format="json")
+    response = clarify(api, run_id, ROUTE)
+    assert (response.status_code, response.json()["error"]) == (409, "run_not_active")
+    assert not Approval.objects.exists()
+
+
+def test_a_retried_suspend_on_a_closed_run_is_refused(api):
+    # The retry must not answer "suspended" for a run that can no longer park.
+    run_id = open_executing_run(api)
+    assert clarify(api, run_id, ROUTE).status_code == 202
+    api.post(f"/api/v1/runs/{run_id}/close/", {"reason": "user_stopped"}, format="json")
+    response = clarify(api, run_id, ROUTE)
+    assert (response.status_code, response.json()["error"]) == (409, "run_not_active")

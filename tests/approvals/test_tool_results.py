@@ -1,0 +1,160 @@
+"""POST runs/{id}/tool-calls/{tool_call_id}/result/: stored once, and tainting when untrusted (SPEC 2, 9)."""
+
+import pytest
+
+from approvals.models import AuditEvent, ToolCall
+from runs.models import RunEvent
+from sessions_app.models import Session
+from tests.approvals.helpers import CHART_READ, approve, gate, open_executing_run, raw_post, resume
+
+SEARCH = {"query": "apixaban renal dosing"}
+EMAIL = {"host": "smtp.clinic.example", "to": "gp@example.org", "body": "Discharge letter attached."}
+
+
+def report(api, run_id, tool_call_id="call-1", **body):
+    return api.post(f"/api/v1/runs/{run_id}/tool-calls/{tool_call_id}/result/",
+                    {"output": {"hits": 3}, **body}, format="json")
+
+
+def session_tainted(run_id) -> bool:
+    return Session.objects.get(runs__id=run_id).tainted
+
+
+@pytest.fixture
+def searched(api):
+    """An adult session whose agent just ran the untrusted web search. Returns the run id."""
+    run_id = open_executing_run(api, age_band="adult")
+    assert gate(api, run_id, tool="web_search", op="", args=SEARCH).json()["decision"] == "allow"
+    return run_id
+
+
+@pytest.fixture
+def charted(api):
+    """An adult session whose agent just read the chart (a trusted tool). Returns the run id."""
+    run_id = open_executing_run(api, age_band="adult")
+    gate(api, run_id, tool="get_patient_summary", op="", args=CHART_READ)
+    return run_id
+
+
+def test_a_result_is_stored(charted, api):
+    response = report(api, charted, entities=[{"kind": "patient", "id": "p-1042"}],
+                      cards=[{"kind": "summary", "title": "Problems", "data": {"n": 2}}])
+    assert response.status_code == 200
+    call = ToolCall.objects.get(tool_call_id="call-1")
+    assert call.output == {"hits": 3}
+    assert call.entities == [{"kind": "patient", "id": "p-1042"}]
+    assert call.cards == [{"kind": "summary", "title": "Problems", "data": {"n": 2}}]
+    assert call.reported_at is not None
+
+
+def test_a_result_is_framed_for_the_stream(charted, api):
+    report(api, charted)
+    event = RunEvent.objects.get(run_id=charted, kind="tool.result")
+    assert event.frames == [{"type": "tool-output-available", "toolCallId": "call-1", "output": {"hits": 3}}]
+
+
+def test_an_error_result_is_framed_as_an_error(charted, api):
+    report(api, charted, output={"error": "Chart service timed out."}, is_error=True)
+    event = RunEvent.objects.get(run_id=charted, kind="tool.result")
+    assert event.frames == [{"type": "tool-output-error", "toolCallId": "call-1",
+                             "errorText": "Chart service timed out."}]
+
+
+def test_an_untrusted_tools_result_taints_the_session(searched, api):
+    response = report(api, searched)
+    assert response.json()["session_tainted"] is True
+    assert session_tainted(searched)
+
+
+def test_a_result_marked_untrusted_taints_the_session(charted, api):
+    report(api, charted, untrusted=True)
+    assert session_tainted(charted)
+
+
+def test_a_trusted_result_does_not_taint(charted, api):
+    response = report(api, charted)
+    assert response.json()["session_tainted"] is False
+    assert not session_tainted(charted)
+
+
+def test_tainting_is_audited_once(searched, api):
+    report(api, searched)
+    gate(api, searched, tool="web_search", op="", args=SEARCH, tool_call_id="call-2")
+    report(api, searched, tool_call_id="call-2")
+    row = AuditEvent.objects.get(kind=AuditEvent.Kind.TAINT)
+    assert (row.tool, row.data["cause"]) == ("web_search", "untrusted tool")
+
+
+def test_an_untainted_adult_session_gets_the_plain_comms_rule(charted, api):
+    report(api, charted)
+    response = gate(api, charted, tool="send_email", op="send", args=EMAIL, tool_call_id="mail-1")
+    assert response.json()["rule_id"] == "comms.approval"
+
+
+def test_taint_reaches_the_next_gate_verdict(searched, api):
+    report(api, searched)
+    response = gate(api, searched, tool="send_email", op="send", args=EMAIL, tool_call_id="mail-1")
+    assert response.status_code == 202
+    assert response.json()["rule_id"] == "taint.external-approval"
+
+
+def test_taint_makes_exec_need_approval_for_its_own_reason(searched, api):
+    report(api, searched)
+    response = gate(api, searched, tool="run_script", op="run", args={"script": "labs.py"}, tool_call_id="x-1")
+    assert response.json()["rule_id"] == "taint.external-approval"
+
+
+def test_a_second_result_for_the_same_call_is_refused(charted, api):
+    report(api, charted)
+    response = report(api, charted, output={"hits": 99})
+    assert (response.status_code, response.json()["error"]) == (409, "tool_result_already_reported")
+    assert ToolCall.objects.get(tool_call_id="call-1").output == {"hits": 3}
+
+
+def test_an_unknown_tool_call_is_not_found(charted, api):
+    response = report(api, charted, tool_call_id="never-gated")
+    assert (response.status_code, response.json()["error"]) == (404, "not_found")
+
+
+def test_another_clients_run_is_not_found(searched, other_api):
+    response = report(other_api, searched)
+    assert response.status_code == 404
+    assert ToolCall.objects.get(tool_call_id="call-1").reported_at is None
+    assert not session_tainted(searched)
+
+
+def test_a_closed_run_takes_no_results(charted, api):
+    api.post(f"/api/v1/runs/{charted}/close/", {"reason": "completed"}, format="json")
+    response = report(api, charted)
+    assert (response.status_code, response.json()["error"]) == (409, "run_not_active")
+
+
+def test_a_parked_call_takes_no_result_before_its_approval_is_used(api):
+    # The approval request must stay the last frame for its toolCallId until a human decided.
+    run_id = open_executing_run(api)
+    gate(api, run_id)
+    response = report(api, run_id, output={"error": "gave up waiting"}, is_error=True)
+    assert (response.status_code, response.json()["error"]) == (409, "approval_pending")
+    assert not RunEvent.objects.filter(run_id=run_id, kind="tool.result").exists()
+
+
+def test_a_parked_call_takes_its_result_once_resumed(api, reviewer_http):
+    run_id = open_executing_run(api)
+    approval = gate(api, run_id).json()["approval"]
+    approve(reviewer_http, approval["id"])
+    resume(api, run_id, approval["id"])
+    assert report(api, run_id, output={"prescription_id": "rx-1"}).status_code == 200
+
+
+@pytest.mark.parametrize(
+    "raw",
+    ['{"output": 1, "output": 2}', '{"output": NaN}', '{"output": 9007199254740992}', '[1]',
+     '{"output": 1, "trusted": true}', '{"output": 1, "untrusted": "maybe"}', '{"output": 1, "cards": [1]}'],
+    ids=["duplicate-key", "nan", "2**53", "non-object", "unknown-field", "untrusted-not-boolean",
+         "card-not-object"],
+)
+def test_a_malformed_result_is_refused_and_nothing_is_stored(searched, api, raw):
+    response = raw_post(api, f"/api/v1/runs/{searched}/tool-calls/call-1/result/", raw)
+    assert (response.status_code, response.json()["error"]) == (400, "invalid_payload")
+    assert ToolCall.objects.get(tool_call_id="call-1").reported_at is None
+    assert not session_tainted(searched)
