@@ -161,15 +161,15 @@ def _consume_prior_grant(run, call, verdict, untrusted, *, client) -> GateResult
 
 
 def _park(run, call, verdict, untrusted, *, client) -> GateResult:
-    with transaction.atomic(durable=True):
-        run = _locked_gateable_run(run.pk)
-        _ledger(run, call, decision="suspended", rule_id=verdict.rule_id, untrusted=untrusted)
-        _audit_verdict(run, call, verdict, client=client, decision=Decision.REQUIRE_APPROVAL,
+    def ledger_and_verdict(locked_run):
+        _ledger(locked_run, call, decision="suspended", rule_id=verdict.rule_id, untrusted=untrusted)
+        _audit_verdict(locked_run, call, verdict, client=client, decision=Decision.REQUIRE_APPROVAL,
                        rule_id=verdict.rule_id)
+
     approval, _ = persist_suspend(run.pk, SuspendRequest(
         tool_call_id=call.tool_call_id, step_id=call.step_id, tool=call.tool, op=call.op, args=call.args,
         rule_id=verdict.rule_id, explanation=verdict.explanation, hitl_tier=verdict.effective_tier,
-    ), client=client)
+    ), client=client, alongside=ledger_and_verdict)
     return suspended_result(approval)
 
 

@@ -73,8 +73,12 @@ def suspend_frames(approval: Approval) -> list[dict]:
     )
 
 
-def persist_suspend(run_id, request: SuspendRequest, *, client=None) -> tuple[Approval, bool]:
-    """Park `run_id` on `request`. Returns (approval, created); the same suspend twice is one approval."""
+def persist_suspend(run_id, request: SuspendRequest, *, client=None, alongside=None) -> tuple[Approval, bool]:
+    """Park `run_id` on `request`. Returns (approval, created); the same suspend twice is one approval.
+
+    `alongside(run)`, if given, writes the caller's own rows (the gate's ledger
+    and verdict) in the same transaction, so they commit or roll back with the park.
+    """
     schema = request.resume_schema()  # built first: a caller error must change nothing
     contract_hash = request.contract_hash
     with transaction.atomic(durable=True):
@@ -82,6 +86,8 @@ def persist_suspend(run_id, request: SuspendRequest, *, client=None) -> tuple[Ap
         # State first: a retried suspend on a run that has ended must not answer "suspended".
         if run.state not in GATEABLE_STATES:
             raise RunNotActiveError(f"The run is {run.state}; only an executing or suspended run can park.")
+        if alongside is not None:
+            alongside(run)
         existing = Approval.objects.filter(run=run, step_id=request.step_id, contract_hash=contract_hash).first()
         if existing is not None:
             return existing, False

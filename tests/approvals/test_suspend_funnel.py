@@ -118,6 +118,27 @@ def test_a_failing_event_write_leaves_no_approval_and_the_run_executing(api, mon
     assert run_state(run_id) == ("executing", "")
 
 
+def test_a_gate_call_whose_park_fails_leaves_no_ledger_row_or_verdict(api, monkeypatch):
+    from django.test import Client
+
+    from approvals.models import ToolCall
+
+    run_id = open_executing_run(api)
+
+    def outbox_down(*args, **kwargs):
+        raise RuntimeError("outbox insert failed")
+
+    monkeypatch.setattr("approvals.suspend.record_event", outbox_down)
+    agent = Client(raise_request_exception=False)
+    response = agent.post(f"/api/v1/runs/{run_id}/tool-calls/", {
+        "tool_call_id": "call-1", "step_id": "step-1", "tool": "prescribe_medication", "args": PRESCRIPTION,
+    }, content_type="application/json", HTTP_AUTHORIZATION=api._credentials["HTTP_AUTHORIZATION"])
+    assert response.status_code == 500
+    assert not ToolCall.objects.exists()
+    assert not AuditEvent.objects.filter(kind=AuditEvent.Kind.VERDICT).exists()
+    assert run_state(run_id) == ("executing", "")
+
+
 def test_the_funnel_refuses_a_run_that_is_not_active(api):
     run_id = open_executing_run(api)
     api.post(f"/api/v1/runs/{run_id}/close/", {"reason": "user_stopped"}, format="json")
