@@ -1,4 +1,22 @@
-"""A reviewer's decision on a pending approval: approve, reject, edit then approve, or answer."""
+"""A reviewer's decision on a pending approval: approve, reject, edit then approve, answer or decline.
+
+What a body means, by the approval's reason code:
+
+* approval card: ``{approved: true, reason?, edited_args?}`` approves (the hash is of
+  the edited args when there are some); ``{approved: false, reason}`` rejects.
+* clarification: ``{values}`` answers the form and is checked against its resume
+  schema; ``{approved: false, reason}`` declines it (the reviewer cannot or should not
+  answer). Only ``values`` answers: ``{approved: true}`` here is a schema rejection.
+
+A rejection and a declined clarification are the same thing and share one code path
+(``_reject``): the approval becomes ``rejected`` with the reason and ``decided_by``,
+the inbox gets ``card.removed``, the decision is audited, and the run is aborted with
+``approval_denied`` (its other pending approvals expire, the stream gets
+``tool-output-denied`` for the tool call). Both bodies are checked against the
+``{approved, reason}`` schema first; a missing or blank reason is then a 400
+``invalid_payload`` and changes nothing. Any other body the schema refuses fails the
+run (422 ``resume_schema_rejected``).
+"""
 
 from datetime import timedelta
 
@@ -9,7 +27,7 @@ from django.utils import timezone
 from approvals import audit, cards
 from approvals.hashing import payload_hash
 from approvals.models import Approval, ApprovalStatus, ReasonCode
-from approvals.resume_schemas import validate_resume_data
+from approvals.resume_schemas import approval_resume_schema, validate_resume_data
 from condor.errors import ApprovalNotPending, InvalidPayload, ResumeSchemaRejected
 from runs import frames, spine
 from runs.outbox import record_event
@@ -21,14 +39,17 @@ class _SchemaRejected(Exception):
         self.errors = errors
 
 
-def _split_body(approval: Approval, body: dict) -> tuple[dict, dict | None]:
-    """(what the resume schema validates, edited args). `edited_args` is the one extra field."""
+def _split_body(approval: Approval, body: dict) -> tuple[dict, dict, dict | None]:
+    """(the schema to check, what it validates, edited args). `edited_args` is the one extra field."""
     if approval.reason_code == ReasonCode.CLARIFICATION:
+        if body.get("approved") is False:
+            # Declined: checked as the rejection it is, not against the form.
+            return approval_resume_schema(), body, None
         if set(body) != {"values"}:
             raise _SchemaRejected(["A clarification is answered with exactly one field, 'values'."])
         if not isinstance(body["values"], dict):
             raise _SchemaRejected(["'values' must be an object."])
-        return body["values"], None
+        return approval.resume_schema, body["values"], None
     edited = body.get("edited_args")
     decision = {key: value for key, value in body.items() if key != "edited_args"}
     if "edited_args" in body:
@@ -36,7 +57,7 @@ def _split_body(approval: Approval, body: dict) -> tuple[dict, dict | None]:
             raise InvalidPayload("'edited_args' must be a JSON object.")
         if decision.get("approved") is not True:
             raise InvalidPayload("'edited_args' may only accompany an approval.")
-    return decision, edited
+    return approval.resume_schema, decision, edited
 
 
 def decide(approval_id, body: dict, *, user) -> Approval:
@@ -51,25 +72,15 @@ def decide(approval_id, body: dict, *, user) -> Approval:
 @transaction.atomic(durable=True)
 def _decide(approval_id, body: dict, *, user) -> Approval:
     approval = _lock_pending(approval_id)
-    payload, edited_args = _split_body(approval, body)
-    errors = validate_resume_data(approval.resume_schema, payload)
+    schema, payload, edited_args = _split_body(approval, body)
+    errors = validate_resume_data(schema, payload)
     if errors:
         raise _SchemaRejected(errors)
+    # Top-level `approved: false`, never a form value: a clarification field may be named "approved".
+    if body.get("approved") is False:
+        return _reject(approval, (payload.get("reason") or "").strip(), user=user)
     now = timezone.now()
     run = spine.lock_run(approval.run_id)
-    if approval.reason_code == ReasonCode.APPROVAL and payload.get("approved") is False:
-        reason = (payload.get("reason") or "").strip()
-        if not reason:
-            raise InvalidPayload("A rejection needs a reason.")
-        approval.reject(by=user, at=now, reason=reason)
-        approval.save()
-        record_event(run, "approval.rejected", step_id=approval.step_id,
-                     data={"approval_id": str(approval.pk)}, inbox=cards.removed(approval))
-        _audit_decision(approval, user, "rejected")
-        # A rejection ends the run; its other pending approvals expire with it.
-        spine._close(run, TerminalReason.APPROVAL_DENIED, actor_user=user, step_id=approval.step_id,
-                     frames=frames.denied_frames(approval.tool_call_id))
-        return approval
     approved_args = edited_args if edited_args is not None else approval.args
     approval.approve(
         by=user, at=now, approved_args=approved_args, payload_hash=payload_hash(approved_args),
@@ -82,6 +93,22 @@ def _decide(approval_id, body: dict, *, user) -> Approval:
                  data={"approval_id": str(approval.pk), "edited": edited_args is not None},
                  inbox=cards.removed(approval))
     _audit_decision(approval, user, "approved", edited=edited_args is not None)
+    return approval
+
+
+def _reject(approval: Approval, reason: str, *, user) -> Approval:
+    """Reject an approval card or decline a clarification: either way the run ends `approval_denied`."""
+    if not reason:
+        raise InvalidPayload("A rejection needs a reason.")
+    run = spine.lock_run(approval.run_id)
+    approval.reject(by=user, at=timezone.now(), reason=reason)
+    approval.save()
+    record_event(run, "approval.rejected", step_id=approval.step_id,
+                 data={"approval_id": str(approval.pk)}, inbox=cards.removed(approval))
+    _audit_decision(approval, user, "rejected")
+    # A rejection ends the run; its other pending approvals expire with it.
+    spine._close(run, TerminalReason.APPROVAL_DENIED, actor_user=user, step_id=approval.step_id,
+                 frames=frames.denied_frames(approval.tool_call_id))
     return approval
 
 

@@ -62,10 +62,11 @@ class ToolResultSerializer(StrictSerializer):
 # --- Request and response shapes for the OpenAPI schema (the views build these bodies) --------
 
 class DecisionSerializer(serializers.Serializer):
-    """A reviewer's decision: `{approved, reason?, edited_args?}` for an approval, `{values}` for a clarification."""
+    """A reviewer's decision: `{approved, reason?, edited_args?}` for an approval; `{values}` answers a
+    clarification and `{approved: false, reason}` declines it (the run is aborted, `approval_denied`)."""
 
     approved = serializers.BooleanField(required=False)
-    reason = serializers.CharField(required=False, help_text="Required when rejecting.")
+    reason = serializers.CharField(required=False, help_text="Required when rejecting or declining.")
     edited_args = serializers.DictField(required=False, help_text="Approve these arguments instead of the "
                                                                   "original ones; only with approved=true.")
     values = serializers.DictField(required=False, help_text="Answers to a clarification, validated against "

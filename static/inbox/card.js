@@ -1,6 +1,6 @@
 /* One card: the entry that owns its DOM, built once and then patched in place. */
 import { renderArgs } from './args.js';
-import { buildApprovalControls, noEdit, syncControls, validateEdit } from './controls.js';
+import { buildApprovalControls, buildClarificationControls, noEdit, syncControls, validateEdit } from './controls.js';
 import { clockTime, countdownAt, timeOf } from './countdown.js';
 import { h, uid } from './dom.js';
 import { buildClarificationForm } from './schema_form.js';
@@ -98,6 +98,7 @@ function buildSkeleton(entry) {
   entryOf.set(entry.el, entry);
 
   if (entry.kind === 'approval') buildApprovalControls(entry);
+  else buildClarificationControls(entry);
 }
 
 /** Write card data into the entry's existing DOM (text nodes and small subtrees only). */
@@ -147,7 +148,8 @@ export function applyCard(entry, card) {
     if (schemaKey !== entry.schemaKey && !entry.dirty) {
       entry.schemaKey = schemaKey;
       entry.form = buildClarificationForm(card.resume_schema);
-      r.body.replaceChildren(entry.form.el);
+      entry.form.actions.append(r.reject); // Decline… sits at the end of the form's buttons
+      r.answer.replaceChildren(entry.form.el);
     }
     // The args of a clarification are context; the question is what matters.
     r.argsBlock.hidden = !isObj(card.args) || !Object.keys(card.args).length;

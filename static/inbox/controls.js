@@ -1,5 +1,7 @@
 /* The controls on a card: approve / reject-with-reason / edit-args panels of an
- * approval, which of them is open, and what is enabled. */
+ * approval, decline-with-reason on a clarification, which panel is open, and what
+ * is enabled. Declining is a rejection to the server, so both kinds share the
+ * reason panel (refs `reject`, `reason`, `rejectSubmit`, `rejectPanel`). */
 import { diffArgs, parseArgs, renderDiff } from './args.js';
 import { h, uid } from './dom.js';
 import { isObj } from './values.js';
@@ -9,21 +11,37 @@ export const isLocked = (entry) => entry.busy || entry.expired;
 
 export const noEdit = () => ({ valid: false, value: null, changes: [] });
 
-export function buildApprovalControls(entry) {
-  const r = entry.refs;
-  r.approve = h('button', { type: 'button', class: 'btn btn--approve', 'data-action': 'approve', 'data-testid': 'approve' }, 'Approve');
-  r.reject = h('button', { type: 'button', class: 'btn btn--reject', 'data-action': 'open-reject', 'data-testid': 'reject', 'aria-expanded': 'false' }, 'Reject…');
-  r.edit = h('button', { type: 'button', class: 'btn', 'data-action': 'open-edit', 'data-testid': 'edit', 'aria-expanded': 'false' }, 'Edit args');
-  r.actions = h('div', { class: 'card__actions', 'data-testid': 'card-actions' }, r.approve, r.reject, r.edit);
+const REJECT_WORDS = { open: 'Reject…', testid: 'reject', label: 'Reason for rejecting', placeholder: 'Why should this not go ahead?', submit: 'Reject request' };
+const DECLINE_WORDS = { open: 'Decline…', testid: 'decline', label: 'Reason for declining', placeholder: 'Why can this not be answered here?', submit: 'Decline to answer' };
 
+/** The button that opens the reason panel, and the panel: a reason is required to send. */
+function buildReasonPanel(entry, words) {
+  const r = entry.refs;
+  r.reject = h('button', { type: 'button', class: 'btn btn--reject', 'data-action': 'open-reject', 'data-testid': words.testid, 'aria-expanded': 'false' }, words.open);
   const reasonId = uid('reason');
-  r.reason = h('textarea', { id: reasonId, class: 'input input--textarea', rows: 2, name: 'reason', 'data-role': 'reason', 'data-testid': 'reject-reason', required: true, placeholder: 'Why should this not go ahead?' });
-  r.rejectSubmit = h('button', { type: 'button', class: 'btn btn--reject-solid', 'data-action': 'reject', 'data-testid': 'reject-submit', disabled: true }, 'Reject request');
+  r.reason = h('textarea', { id: reasonId, class: 'input input--textarea', rows: 2, name: 'reason', 'data-role': 'reason', 'data-testid': 'reject-reason', required: true, placeholder: words.placeholder });
+  r.rejectSubmit = h('button', { type: 'button', class: 'btn btn--reject-solid', 'data-action': 'reject', 'data-testid': 'reject-submit', disabled: true }, words.submit);
   r.rejectPanel = h('div', { class: 'panel panel--reject', 'data-testid': 'reject-panel', hidden: true },
-    h('label', { class: 'field__label', for: reasonId }, 'Reason for rejecting', h('span', { class: 'field__req' }, ' (required)')),
+    h('label', { class: 'field__label', for: reasonId }, words.label, h('span', { class: 'field__req' }, ' (required)')),
     r.reason,
     h('div', { class: 'card__actions' }, r.rejectSubmit,
       h('button', { type: 'button', class: 'btn btn--quiet', 'data-action': 'cancel', 'data-testid': 'reject-cancel' }, 'Cancel')));
+}
+
+/** A clarification: its form goes in `answer` (card.js rebuilds it), the decline panel below. */
+export function buildClarificationControls(entry) {
+  const r = entry.refs;
+  buildReasonPanel(entry, DECLINE_WORDS);
+  r.answer = h('div', { class: 'card__answer' });
+  r.body.append(r.answer, r.rejectPanel);
+}
+
+export function buildApprovalControls(entry) {
+  const r = entry.refs;
+  buildReasonPanel(entry, REJECT_WORDS);
+  r.approve = h('button', { type: 'button', class: 'btn btn--approve', 'data-action': 'approve', 'data-testid': 'approve' }, 'Approve');
+  r.edit = h('button', { type: 'button', class: 'btn', 'data-action': 'open-edit', 'data-testid': 'edit', 'aria-expanded': 'false' }, 'Edit args');
+  r.actions = h('div', { class: 'card__actions', 'data-testid': 'card-actions' }, r.approve, r.reject, r.edit);
 
   const editorId = uid('editor');
   const statusId = uid('editor-status');
@@ -46,11 +64,11 @@ export function buildApprovalControls(entry) {
 export function syncControls(entry) {
   const r = entry.refs;
   const locked = isLocked(entry);
+  r.reject.disabled = locked;
+  r.rejectSubmit.disabled = locked || !r.reason.value.trim();
   if (entry.kind === 'approval') {
     r.approve.disabled = locked;
-    r.reject.disabled = locked;
     r.edit.disabled = locked;
-    r.rejectSubmit.disabled = locked || !r.reason.value.trim();
     r.approveEdited.disabled = locked || !entry.edit.valid || !entry.edit.changes.length;
   } else if (entry.form) {
     entry.form.submit.disabled = locked;
@@ -61,19 +79,23 @@ export function syncControls(entry) {
 }
 
 function setMode(entry, mode) {
-  if (entry.kind !== 'approval') return;
   const r = entry.refs;
   entry.mode = mode;
   r.rejectPanel.hidden = mode !== 'reject';
-  r.editPanel.hidden = mode !== 'edit';
-  r.actions.hidden = mode !== 'view';
   r.reject.setAttribute('aria-expanded', String(mode === 'reject'));
-  r.edit.setAttribute('aria-expanded', String(mode === 'edit'));
+  if (entry.kind === 'approval') {
+    r.editPanel.hidden = mode !== 'edit';
+    r.actions.hidden = mode !== 'view';
+    r.edit.setAttribute('aria-expanded', String(mode === 'edit'));
+  } else {
+    r.answer.hidden = mode !== 'view'; // set aside, not cleared: Cancel brings the answers back
+  }
   entry.el.dataset.mode = mode;
 }
 
+/** Open the reason panel: Reject on an approval, Decline on a clarification. */
 export function openReject(entry) {
-  if (entry.kind !== 'approval' || isLocked(entry)) return;
+  if (isLocked(entry)) return;
   setMode(entry, 'reject');
   syncControls(entry);
   entry.refs.reason.focus();
@@ -102,7 +124,7 @@ export function cancelMode(entry) {
     r.editStatus.textContent = '';
     entry.edit = noEdit();
   }
-  entry.dirty = false;
+  if (entry.kind === 'approval') entry.dirty = false; // a clarification's form answers are still there
   setMode(entry, 'view');
   syncControls(entry);
   entry.el.focus({ preventScroll: true });

@@ -20,7 +20,9 @@ export function reject(entry) {
     entry.refs.reason.focus();
     return;
   }
-  submitDecision(entry, { approved: false, reason }, `Rejected: ${cardLabel(entry.card)}.`);
+  // Declining a clarification is a rejection to the server; only the wording differs.
+  const done = entry.kind === 'clarification' ? 'Declined' : 'Rejected';
+  submitDecision(entry, { approved: false, reason }, `${done}: ${cardLabel(entry.card)}.`);
 }
 
 export function approveEdited(entry) {

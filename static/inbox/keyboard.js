@@ -1,4 +1,5 @@
-/* Keyboard use: j/k move, a approve, r reject, e edit, Esc cancel; Ctrl/Cmd+Enter submits a panel. */
+/* Keyboard use: j/k move, a approve, r reject (decline a clarification), e edit, Esc cancel;
+ * Ctrl/Cmd+Enter submits a panel. */
 import { entryAt } from './card.js';
 import { cancelMode, openEdit, openReject } from './controls.js';
 import { approve, approveEdited, reject } from './decisions.js';

@@ -72,7 +72,8 @@ function onInput(ev) {
     entry.dirty = true;
     validateEdit(entry);
   } else if (role === 'reason') {
-    entry.dirty = ev.target.value.trim() !== '';
+    // A clarification stays dirty once touched: its form answers outlive the reason.
+    entry.dirty = entry.kind === 'clarification' || ev.target.value.trim() !== '';
     syncControls(entry);
   } else {
     entry.dirty = true;

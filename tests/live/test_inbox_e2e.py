@@ -164,6 +164,24 @@ def test_a_clarification_answered_in_the_form_is_what_the_agent_resumes_with(inb
     }
 
 
+def test_a_clarification_declined_in_the_browser_aborts_the_run(inbox, live_agent):
+    run_id = open_executing_run(live_agent, **WARD_SESSION)
+    asked = clarify(live_agent, run_id, CLARIFICATION, message="How should the gentamicin be given?")
+    assert asked.status_code == 202, asked.content
+    approval = asked.json()["approval"]
+    card = inbox.card(approval["id"])
+    card.get_by_test_id("decline").click()
+    card.get_by_test_id("reject-reason").fill("Route is for the prescriber, not the ward.")
+    card.get_by_test_id("reject-submit").click()
+
+    expect(card).to_have_count(0)
+    expect(inbox.feedback).to_contain_text("Declined")
+    run = live_agent.get(f"/api/v1/runs/{run_id}/").json()
+    assert (run["state"], run["terminal_reason"]) == ("aborted", "approval_denied")
+    refused = resume(live_agent, run_id, approval["id"], PRESCRIPTION)
+    assert (refused.status_code, refused.json()["error"]) == (409, "approval_rejected")
+
+
 def test_a_rejection_in_the_browser_aborts_the_run(inbox, parked, live_agent):
     run_id, approval = parked
     card = inbox.card(approval["id"])

@@ -520,6 +520,61 @@ def test_form_built_from_the_real_resume_schema_answers_what_it_validates(inbox)
     assert resume_schemas.validate_resume_data(schema, values) == []
 
 
+def test_declining_a_clarification_needs_a_reason_and_posts_approved_false(inbox):
+    card = clarification_card()
+    inbox.open([card])
+    shown = inbox.card(card["id"])
+
+    shown.get_by_test_id("decline").click()
+    reason = shown.get_by_test_id("reject-reason")
+    submit = shown.get_by_test_id("reject-submit")
+    expect(shown.get_by_test_id("reject-panel")).to_be_visible()
+    expect(shown.get_by_test_id("clarify-form")).to_be_hidden()
+    expect(reason).to_be_focused()
+    expect(submit).to_be_disabled()
+    reason.fill("   ")
+    expect(submit).to_be_disabled()
+    reason.fill("Booking is for the cardiology team to decide")
+    expect(submit).to_be_enabled()
+    submit.click()
+
+    assert inbox.wait_for_decisions(1)[0].body == {"approved": False, "reason": "Booking is for the cardiology team to decide"}
+    expect(shown).to_have_count(0)
+    expect(inbox.feedback).to_contain_text("Declined: scheduling.book_followup")
+
+
+def test_cancelling_a_decline_brings_back_the_answers_typed_so_far(inbox):
+    card = clarification_card()
+    inbox.open([card])
+    shown = inbox.card(card["id"])
+    shown.locator('input[name="duration_min"]').fill("30")
+
+    shown.get_by_test_id("decline").click()
+    shown.get_by_test_id("reject-reason").fill("Not sure yet")
+    shown.get_by_test_id("reject-cancel").click()
+
+    expect(shown.get_by_test_id("reject-panel")).to_be_hidden()
+    expect(shown.locator('input[name="duration_min"]')).to_have_value("30")
+    shown.get_by_test_id("decline").click()
+    expect(shown.get_by_test_id("reject-reason")).to_have_value("")  # Cancel throws the reason away
+    assert inbox.decisions == []
+
+
+def test_a_failed_decline_keeps_the_card_and_the_reason(inbox):
+    card = clarification_card()
+    inbox.open([card])
+    shown = inbox.card(card["id"])
+    inbox.reply_next(card["id"], 400, {"error": "invalid_payload", "detail": "A rejection needs a reason."})
+    shown.get_by_test_id("decline").click()
+    shown.get_by_test_id("reject-reason").fill("Wrong patient on the request")
+
+    shown.get_by_test_id("reject-submit").click()
+
+    expect(shown.get_by_test_id("card-error")).to_contain_text("A rejection needs a reason.")
+    expect(shown.get_by_test_id("reject-reason")).to_have_value("Wrong patient on the request")
+    expect(shown.get_by_test_id("reject-submit")).to_be_enabled()
+
+
 # --------------------------------------------------------------------------- keyboard
 
 
@@ -577,6 +632,23 @@ def test_e_opens_the_editor_and_escape_cancels(inbox):
     inbox.page.keyboard.press("Escape")
 
     expect(inbox.card(card["id"]).get_by_test_id("edit-panel")).to_be_hidden()
+
+
+def test_r_opens_the_decline_panel_on_a_clarification(inbox):
+    card = clarification_card()
+    inbox.open([card])
+    keyboard = inbox.page.keyboard
+
+    keyboard.press("j")
+    keyboard.press("r")
+    shown = inbox.card(card["id"])
+    reason = shown.get_by_test_id("reject-reason")
+    expect(reason).to_be_focused()
+    keyboard.type("Cannot be answered from the notes")
+    keyboard.press("Control+Enter")
+
+    assert inbox.wait_for_decisions(1)[0].body == {"approved": False, "reason": "Cannot be answered from the notes"}
+    expect(shown).to_have_count(0)
 
 
 def test_a_does_not_approve_a_clarification(inbox):
