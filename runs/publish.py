@@ -39,12 +39,32 @@ def inbox_message(event) -> dict:
     return {"type": "inbox.message", "event_id": event.pk, "message": event.inbox}
 
 
-async def _send(layer, events) -> list[int]:
+def _stale_cards(events) -> set[int]:
+    """Ids of the events whose card.added would show a card that is no longer pending.
+
+    The drainer re-publishes an add long after the fact (Redis was down, and a
+    reviewer decided from a fresh snapshot meanwhile), and a decision's push from
+    another process can overtake an add; either way a decided card must not come
+    back to the inbox. Checked once per batch here, not once per socket in the consumer.
+    """
+    from approvals.models import Approval, ApprovalStatus
+
+    added = {event.pk: event.inbox["card"]["id"] for event in events
+             if event.inbox is not None and event.inbox.get("type") == "card.added"}
+    if not added:
+        return set()
+    pending = {str(pk) for pk in Approval.objects.filter(
+        pk__in=added.values(), status=ApprovalStatus.PENDING, expires_at__gt=timezone.now(),
+    ).values_list("pk", flat=True)}
+    return {event_pk for event_pk, approval_id in added.items() if approval_id not in pending}
+
+
+async def _send(layer, events, stale: set[int]) -> list[int]:
     sent = []
     for event in events:
         try:
             await layer.group_send(run_group(event.run_id), run_message(event))
-            if event.inbox is not None:
+            if event.inbox is not None and event.pk not in stale:
                 await layer.group_send(INBOX_GROUP, inbox_message(event))
         except Exception:  # the layer is a side channel: log, count, move on
             publish_stats["failed"] += 1
@@ -92,11 +112,12 @@ _publisher = _PublisherLoop()
 
 
 def _run_send(layer, events) -> list[int]:
+    stale = _stale_cards(events)
     # The in-memory layer's queues belong to the server's own loop, so it must be
     # reached through async_to_sync; a networked layer is safe from any loop.
     if isinstance(layer, InMemoryChannelLayer):
-        return async_to_sync(_send)(layer, events)
-    return _publisher.run(_send(layer, events), PUBLISH_TIMEOUT_SECONDS)
+        return async_to_sync(_send)(layer, events, stale)
+    return _publisher.run(_send(layer, events, stale), PUBLISH_TIMEOUT_SECONDS)
 
 
 def publish(events) -> int:

@@ -14,6 +14,7 @@ import logging
 from asgiref.sync import sync_to_async
 from channels.layers import get_channel_layer
 from django.conf import settings
+from django.db import connection
 from django.http import JsonResponse, StreamingHttpResponse
 from rest_framework_api_key.permissions import KeyParser
 
@@ -22,8 +23,27 @@ from condor.errors import error_body
 from runs import frames, sse
 from runs.models import Run, RunEvent
 from runs.publish import run_group
+from runs.states import TERMINAL_STATES
 
 logger = logging.getLogger(__name__)
+
+
+def _released(function):
+    """`function` off the event loop, handing its database connection back afterwards.
+
+    A stream lives as long as its run is parked, often minutes; Django would keep
+    the request's connection checked out of the pool until the response ends, so a
+    pool's worth of waiting agents would starve every other request. Inside an
+    atomic block (a test's transaction) the connection is left alone.
+    """
+    def call(*args):
+        try:
+            return function(*args)
+        finally:
+            if not connection.in_atomic_block:
+                connection.close()  # with the pool: back to the pool, not a real disconnect
+
+    return sync_to_async(call)
 
 
 def _owned_run(request, run_id) -> Run | None | bool:
@@ -40,12 +60,16 @@ def _events_after(run_id, after: tuple[int, int] | None):
     A position is (event id, index of the last frame sent from it); a frameless
     event leaves index -1, so it is read once more next time and yields nothing.
     """
-    events = RunEvent.objects.filter(run_id=run_id).only("id", "frames", "data").order_by("id")
+    # The run row first: the close committed its state and its event together, so a
+    # terminal state read here means the closing frames are in the events read next.
+    # Asking the events instead misses the close when a Last-Event-ID points past
+    # it, and the stream would never finish.
+    terminal = Run.objects.filter(pk=run_id, state__in=TERMINAL_STATES).exists()
+    events = RunEvent.objects.filter(run_id=run_id).only("id", "frames").order_by("id")
     if after is not None:
         events = events.filter(id__gte=after[0])
-    tagged, position, terminal = [], after, False
+    tagged, position = [], after
     for event in events:
-        terminal = terminal or bool(event.data.get("terminal"))
         for index, frame in enumerate(event.frames):
             if after is None or (event.pk, index) > after:
                 tagged.append((sse.event_id(event.pk, index), frame))
@@ -69,7 +93,7 @@ async def _stream(run_id, after):
         yield sse.encode(frames.start_step())
         position = after
         while True:
-            tagged, position, terminal = await sync_to_async(_events_after)(run_id, position)
+            tagged, position, terminal = await _released(_events_after)(run_id, position)
             for frame_id, frame in tagged:
                 yield sse.encode(frame, frame_id)
             if terminal:
@@ -107,7 +131,7 @@ async def _wait_for_news(layer, channel) -> bool:
 async def run_stream(request, run_id):
     if request.method != "GET":
         return JsonResponse(error_body("method_not_allowed", "Use GET."), status=405)
-    run = await sync_to_async(_owned_run)(request, run_id)
+    run = await _released(_owned_run)(request, run_id)
     if run is False:
         response = JsonResponse(error_body("not_authenticated", "This endpoint needs an API key."), status=401)
         response["WWW-Authenticate"] = "Api-Key"

@@ -1,0 +1,75 @@
+"""The inbox websocket under test: WebsocketCommunicator against the real ASGI stack.
+
+condor.asgi.application with its AllowedHostsOriginValidator and AuthMiddlewareStack,
+a real session cookie, and the channel layer the settings name (Redis in CI).
+
+pytest-asyncio is not installed, so an async test body runs through `in_event_loop`;
+sync Django calls inside it go through `sync` (they run on the test's main thread,
+on the test's database connection).
+"""
+
+import functools
+from contextlib import asynccontextmanager
+
+from asgiref.sync import async_to_sync, sync_to_async
+from channels.testing import WebsocketCommunicator
+from django.test import Client
+
+ALLOWED_ORIGIN = b"http://127.0.0.1"
+# Long enough for a Redis round trip on a loaded CI box; a push is a few ms.
+PUSH_TIMEOUT = 3
+
+
+def in_event_loop(test):
+    """Run an async test function to completion in one event loop, as a plain pytest test."""
+    @functools.wraps(test)
+    def run(*args, **kwargs):
+        return async_to_sync(test)(*args, **kwargs)
+
+    return run
+
+
+def sync(function, *args, **kwargs):
+    return sync_to_async(function)(*args, **kwargs)
+
+
+def _session_cookie(user) -> bytes:
+    browser = Client()
+    browser.force_login(user)
+    return f"sessionid={browser.cookies['sessionid'].value}".encode()
+
+
+async def inbox_socket(user=None, *, origin: bytes = ALLOWED_ORIGIN) -> WebsocketCommunicator:
+    """A not yet connected socket to /ws/inbox/, logged in as `user` (or anonymous)."""
+    from condor.asgi import application
+
+    headers = [(b"origin", origin), (b"host", b"127.0.0.1")]
+    if user is not None:
+        headers.append((b"cookie", await sync(_session_cookie, user)))
+    return WebsocketCommunicator(application, "/ws/inbox/", headers=headers)
+
+
+async def refused(user=None, **kwargs) -> bool:
+    socket = await inbox_socket(user, **kwargs)
+    connected, _ = await socket.connect(timeout=5)
+    if connected:
+        await socket.disconnect()
+    return not connected
+
+
+@asynccontextmanager
+async def connected_inbox(user):
+    """A reviewer's open inbox; yields (socket, the snapshot's cards)."""
+    socket = await inbox_socket(user)
+    connected, code = await socket.connect(timeout=5)
+    assert connected, f"the inbox refused the socket (close code {code})"
+    try:
+        snapshot = await socket.receive_json_from(timeout=PUSH_TIMEOUT)
+        assert snapshot["type"] == "snapshot"
+        yield socket, snapshot["cards"]
+    finally:
+        await socket.disconnect()
+
+
+async def next_message(socket) -> dict:
+    return await socket.receive_json_from(timeout=PUSH_TIMEOUT)

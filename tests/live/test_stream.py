@@ -1,0 +1,236 @@
+"""GET runs/{id}/stream on a real daphne: read by the real `ai@6.0.0` client and by a raw SSE reader.
+
+The agent side is plain HTTP against the same server with the owner's key; the
+reviewer decides through the decision endpoint with a session cookie.
+"""
+
+import os
+import time
+
+import pytest
+
+from tests.approvals.helpers import approve, decide, open_executing_run, resume, suspend
+from tests.live.conftest import DB_POOL_MAX, STREAM_HEARTBEAT_SECONDS
+from tests.live.wire import (
+    HAS_AI_CLIENT,
+    SSEStream,
+    chunk_type,
+    finish_ai_client,
+    read_with_ai_client,
+    start_ai_client,
+    tool_part,
+)
+
+# The server is another process: it sees committed rows only.
+pytestmark = pytest.mark.django_db(transaction=True, serialized_rollback=True)
+needs_ai_client = pytest.mark.skipif(not HAS_AI_CLIENT, reason="needs node and tests/node_modules (cd tests && npm ci)")
+# A parked run's stream stays open; the real client is stopped after this long without news.
+IDLE_MS = 1500
+RESULT = {"prescription_id": "rx-2231", "status": "active"}
+
+
+def stream_path(run_id) -> str:
+    return f"/api/v1/runs/{run_id}/stream"
+
+
+def open_stream(server, agent, run_id, **headers) -> SSEStream:
+    return SSEStream(server.host, stream_path(run_id), {"Authorization": f"Api-Key {agent.key}", **headers})
+
+
+def reject(reviewer, approval_id):
+    response = decide(reviewer, approval_id, {"approved": False, "reason": "Penicillin allergy on file."})
+    assert response.status_code == 200, response.content
+
+
+def with_ids(events) -> list[tuple[str, str]]:
+    return [(event.id, chunk_type(event)) for event in events if event.id is not None]
+
+
+def run_group_size(run_id) -> int:
+    """How many channels listen on the run's group in Redis (one per open stream)."""
+    import redis
+    from django.conf import settings
+
+    prefix = settings.CHANNEL_LAYERS["default"]["CONFIG"]["prefix"]
+    return redis.Redis.from_url(settings.REDIS_URL).zcard(f"{prefix}:group:run.{run_id}")
+
+
+def wait_for(predicate, timeout: float = 5.0) -> bool:
+    deadline = time.monotonic() + timeout
+    while not predicate():
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.05)
+    return True
+
+
+@pytest.fixture
+def parked(live_agent):
+    """(run id, approval) for a run parked on a high-tier prescription."""
+    run_id = open_executing_run(live_agent)
+    return run_id, suspend(live_agent, run_id)
+
+
+@pytest.fixture
+def rejected(parked, live_reviewer):
+    run_id, approval = parked
+    reject(live_reviewer, approval["id"])
+    return run_id, approval
+
+
+# ------------------------------------------------------------------ the real `ai` client
+
+
+@pytest.mark.node
+@needs_ai_client
+def test_a_parked_call_reads_as_an_approval_request(daphne_server, live_agent, parked):
+    run_id, approval = parked
+    message, stderr = read_with_ai_client(daphne_server.url(stream_path(run_id)), live_agent.key, idle_ms=IDLE_MS)
+    assert "stopped after" in stderr  # the run is still open, so the server kept the stream open
+    part = tool_part(message, "call-1")
+    assert part["type"] == "tool-prescribe_medication"
+    assert part["state"] == "approval-requested"
+    assert part["approval"] == {"id": approval["id"]}
+    assert part["input"] == approval["args"]
+
+
+@pytest.mark.node
+@needs_ai_client
+def test_a_rejection_reads_as_output_denied_and_ends_the_stream(daphne_server, live_agent, live_reviewer, parked):
+    run_id, approval = parked
+    reader = start_ai_client(daphne_server.url(stream_path(run_id)), live_agent.key)  # no idle stop
+    reject(live_reviewer, approval["id"])
+    message, _ = finish_ai_client(reader)  # ends because the server closed the body after [DONE]
+    assert tool_part(message, "call-1")["state"] == "output-denied"
+
+
+@pytest.mark.node
+@needs_ai_client
+def test_an_approved_and_completed_call_reads_as_output_available(daphne_server, live_agent, live_reviewer, parked):
+    run_id, approval = parked
+    approve(live_reviewer, approval["id"])
+    assert resume(live_agent, run_id, approval["id"], approval["args"]).status_code == 200
+    reported = live_agent.post(f"/api/v1/runs/{run_id}/tool-calls/call-1/result/", {"output": RESULT})
+    assert reported.status_code == 200, reported.content
+    assert live_agent.post(f"/api/v1/runs/{run_id}/close/", {"reason": "completed"}).status_code == 200
+
+    message, _ = read_with_ai_client(daphne_server.url(stream_path(run_id)), live_agent.key)
+    part = tool_part(message, "call-1")
+    assert (part["state"], part["output"]) == ("output-available", RESULT)
+
+
+# ------------------------------------------------------------------ the raw wire
+
+
+def test_a_closed_run_replays_then_finishes_and_closes(daphne_server, live_agent, rejected):
+    run_id, _ = rejected
+    with open_stream(daphne_server, live_agent, run_id) as stream:
+        assert stream.response.getheader("x-vercel-ai-ui-message-stream") == "v1"
+        assert stream.response.getheader("content-type") == "text/event-stream"
+        events = stream.rest()
+    assert [chunk_type(event) for event in events] == [
+        "start", "start-step", "tool-input-available", "tool-approval-request", "tool-output-denied",
+        "finish-step", "finish", None,
+    ]
+    assert events[-1].data == "[DONE]"
+
+
+def test_last_event_id_replays_only_the_frames_after_it(daphne_server, live_agent, rejected):
+    run_id, _ = rejected
+    with open_stream(daphne_server, live_agent, run_id) as stream:
+        first = with_ids(stream.rest())
+    assert [kind for _, kind in first] == ["tool-input-available", "tool-approval-request", "tool-output-denied"]
+
+    with open_stream(daphne_server, live_agent, run_id, **{"Last-Event-ID": first[0][0]}) as stream:
+        again = with_ids(stream.rest())
+    assert again == first[1:]
+
+
+def test_an_unreadable_last_event_id_replays_everything(daphne_server, live_agent, rejected):
+    run_id, _ = rejected
+    with open_stream(daphne_server, live_agent, run_id, **{"Last-Event-ID": "not-an-id"}) as stream:
+        assert len(with_ids(stream.rest())) == 3
+
+
+def test_a_last_event_id_past_the_end_of_a_closed_run_still_finishes(daphne_server, live_agent, rejected):
+    run_id, _ = rejected
+    with open_stream(daphne_server, live_agent, run_id, **{"Last-Event-ID": "999999999.0"}) as stream:
+        events = stream.rest(timeout=STREAM_HEARTBEAT_SECONDS * 3)
+    assert [chunk_type(event) for event in events] == ["start", "start-step", "finish-step", "finish", None]
+
+
+def test_a_suspend_arrives_live_without_a_reconnect(daphne_server, live_agent):
+    run_id = open_executing_run(live_agent)
+    with open_stream(daphne_server, live_agent, run_id) as stream:
+        # Right after a heartbeat the server has just re-read the events; its next
+        # poll is a whole interval away, so a frame sooner than that was pushed.
+        stream.until(lambda event: event.comment is not None, timeout=STREAM_HEARTBEAT_SECONDS + 3)
+        approval = suspend(live_agent, run_id)
+        answered = time.monotonic()
+        events = stream.until(lambda event: chunk_type(event) == "tool-approval-request")
+    request = events[-1]
+    assert request.chunk["approvalId"] == approval["id"]
+    assert request.at - answered < min(1.0, STREAM_HEARTBEAT_SECONDS / 2)
+
+
+def test_an_idle_stream_sends_heartbeat_comments(daphne_server, live_agent, parked):
+    run_id, _ = parked
+    with open_stream(daphne_server, live_agent, run_id) as stream:
+        events = stream.until(lambda event: event.comment is not None, timeout=STREAM_HEARTBEAT_SECONDS + 3)
+    assert events[-1].comment == "keep-alive"
+    assert events[-1].data is None
+    assert "[DONE]" not in [event.data for event in events]  # still parked: the stream stays open
+
+
+def test_another_clients_key_is_404(daphne_server, other_live_agent, parked):
+    run_id, _ = parked
+    answer = other_live_agent.get(stream_path(run_id))
+    assert (answer.status_code, answer.json()["error"]) == (404, "not_found")
+
+
+def test_no_key_is_401(daphne_server, live_agent, parked):
+    run_id, _ = parked
+    live_agent.key = None
+    answer = live_agent.get(stream_path(run_id))
+    assert (answer.status_code, answer.json()["error"]) == (401, "not_authenticated")
+
+
+def test_an_unknown_key_is_401(daphne_server, live_agent, parked):
+    run_id, _ = parked
+    live_agent.key = "not.a-key"
+    assert live_agent.get(stream_path(run_id)).status_code == 401
+
+
+@pytest.mark.skipif(not os.environ.get("REDIS_URL"), reason="counts the stream's Redis group")
+def test_a_client_going_away_ends_its_stream_and_the_server_keeps_serving(daphne_server, live_agent, parked):
+    run_id, _ = parked
+    log_start = len(daphne_server.log())  # the server is shared with the other live tests
+    streams = [open_stream(daphne_server, live_agent, run_id) for _ in range(3)]
+    for stream in streams:
+        stream.until(lambda event: chunk_type(event) == "tool-approval-request")
+    assert run_group_size(run_id) == 3
+    for stream in streams:
+        stream.close()
+    # The view's generator was cancelled and left the run's group on its way out.
+    assert wait_for(lambda: run_group_size(run_id) == 0), run_group_size(run_id)
+    assert live_agent.get(f"/api/v1/runs/{run_id}/").json()["state"] == "suspended"
+    with open_stream(daphne_server, live_agent, run_id) as stream:
+        stream.until(lambda event: chunk_type(event) == "tool-approval-request")
+    logged = daphne_server.log()[log_start:]
+    assert " ERROR " not in logged, logged  # an exception in the view, or daphne's "Exception inside application"
+
+
+def test_waiting_streams_do_not_hold_database_connections(daphne_server, live_agent, parked):
+    run_id, _ = parked
+    streams = [open_stream(daphne_server, live_agent, run_id) for _ in range(DB_POOL_MAX + 2)]
+    try:
+        for stream in streams:
+            stream.until(lambda event: chunk_type(event) == "tool-approval-request")
+        started = time.monotonic()
+        answer = live_agent.get(f"/api/v1/runs/{run_id}/")
+        # A starved request waits out the pool's 10 s timeout, then fails with a 500.
+        assert answer.status_code == 200
+        assert time.monotonic() - started < 2
+    finally:
+        for stream in streams:
+            stream.close()
