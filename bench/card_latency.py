@@ -40,35 +40,16 @@ import sys
 import time
 import uuid
 from pathlib import Path
-from urllib.parse import urlparse
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "condor.settings")
+from bench.scratch_db import ensure_database, setup_django  # noqa: E402
 # This bench's pushes stay apart from anything else on the same Redis.
 os.environ.setdefault("CONDOR_CHANNEL_PREFIX", f"condor-bench-{os.getpid()}")
 
 ARGS = {"drug": "amoxicillin", "dose": "500 mg", "route": "oral", "days": 7}
 TARGET_P50_MS, TARGET_P99_MS = 25.0, 100.0
-
-
-def ensure_database(url: str) -> None:
-    import psycopg
-
-    parts = urlparse(url)
-    name = parts.path.lstrip("/")
-    with psycopg.connect(parts._replace(path="/postgres").geturl(), autocommit=True) as conn:
-        if conn.execute("SELECT 1 FROM pg_database WHERE datname = %s", [name]).fetchone() is None:
-            conn.execute(f'CREATE DATABASE "{name}"')
-            print(f"created database {name}")
-
-
-def setup_django() -> None:
-    import django
-    from django.core.management import call_command
-
-    django.setup()
-    call_command("migrate", verbosity=0)
 
 
 def actors(tag: str) -> tuple[object, str, str]:

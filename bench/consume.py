@@ -33,29 +33,9 @@ from urllib.parse import urlparse
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "condor.settings")
+from bench.scratch_db import ensure_database, setup_django  # noqa: E402
 
 ARGS = {"drug": "amoxicillin", "dose": "500 mg", "route": "oral", "days": 7}
-
-
-def ensure_database(url: str) -> None:
-    """Create the target database if it does not exist (connecting to `postgres` to do it)."""
-    import psycopg
-
-    parts = urlparse(url)
-    name = parts.path.lstrip("/")
-    admin = parts._replace(path="/postgres").geturl()
-    with psycopg.connect(admin, autocommit=True) as conn:
-        if conn.execute("SELECT 1 FROM pg_database WHERE datname = %s", [name]).fetchone() is None:
-            conn.execute(f'CREATE DATABASE "{name}"')
-            print(f"created database {name}")
-
-
-def setup_django() -> None:
-    import django
-    from django.core.management import call_command
-
-    django.setup()
-    call_command("migrate", verbosity=0)
 
 
 def actors(tag: str):

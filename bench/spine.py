@@ -37,25 +37,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "condor.settings")
+from bench.scratch_db import ensure_database  # noqa: E402
 # The server's request logging would be the loudest part of the benchmark.
 os.environ.setdefault("LOG_LEVEL", "WARNING")
-
-
-def ensure_database(url: str) -> None:
-    """CREATE DATABASE if it is missing (connecting to the `postgres` maintenance database)."""
-    import dj_database_url
-    import psycopg
-
-    config = dj_database_url.parse(url)
-    if config["ENGINE"] != "django.db.backends.postgresql":
-        sys.exit("bench/spine.py measures the PostgreSQL deployment: set DATABASE_URL=postgres://…")
-    params = {"dbname": "postgres", "user": config["USER"] or None, "password": config["PASSWORD"] or None,
-              "host": config["HOST"] or None, "port": config["PORT"] or None}
-    with psycopg.connect(**{k: v for k, v in params.items() if v}, autocommit=True) as conn:
-        exists = conn.execute("SELECT 1 FROM pg_database WHERE datname = %s", [config["NAME"]]).fetchone()
-        if not exists:
-            conn.execute(f'CREATE DATABASE "{config["NAME"]}"')
-            print(f"created database {config['NAME']}")
 
 
 def free_port() -> int:
