@@ -84,10 +84,11 @@ class Command(BaseCommand):
             hitl_tier=None, kind="clarification",
             message="What reaction did the patient have to penicillin, and how severe was it?",
             missing=(
-                {"name": "severity", "hint": {"options": ["mild", "moderate", "severe"], "radio": True}},
-                {"name": "reactions", "hint": {"options": ["rash", "hives", "anaphylaxis", "nausea"],
-                                               "multiple": True}},
-                {"name": "onset", "type": "date", "hint": {"max": "2026-12-31"}},
-                {"name": "notes", "hint": {"textarea": True, "required": False}},
+                {"name": "severity", "hint": {"label": "Severity", "options": ["mild", "moderate", "severe"],
+                                              "radio": True}},
+                {"name": "reactions", "hint": {"label": "Reactions", "multiple": True,
+                                               "options": ["rash", "hives", "anaphylaxis", "nausea"]}},
+                {"name": "onset", "type": "date", "hint": {"label": "Onset", "max": "2026-12-31"}},
+                {"name": "notes", "hint": {"label": "Notes", "textarea": True, "required": False}},
             ),
         ), client=client)
