@@ -1,6 +1,7 @@
 """Demo data for `make run`: people to log in as, an agent key, and cards waiting in the inbox."""
 
 import os
+from datetime import date
 
 from django.contrib.auth.models import Group, User
 from django.core.management.base import BaseCommand
@@ -88,7 +89,7 @@ class Command(BaseCommand):
                                               "radio": True}},
                 {"name": "reactions", "hint": {"label": "Reactions", "multiple": True,
                                                "options": ["rash", "hives", "anaphylaxis", "nausea"]}},
-                {"name": "onset", "type": "date", "hint": {"label": "Onset", "max": "2026-12-31"}},
+                {"name": "onset", "type": "date", "hint": {"label": "Onset", "max": date.today().isoformat()}},
                 {"name": "notes", "hint": {"label": "Notes", "textarea": True, "required": False}},
             ),
         ), client=client)
