@@ -27,7 +27,8 @@ from django.utils import timezone
 from approvals import audit, cards
 from approvals.hashing import payload_hash
 from approvals.models import Approval, ApprovalStatus, ReasonCode
-from approvals.resume_schemas import approval_resume_schema, validate_resume_data
+from approvals.resume_schemas import approval_resume_schema
+from approvals.resume_validation import validate_resume_data
 from condor.errors import ApprovalNotPending, InvalidPayload, ResumeSchemaRejected
 from runs import frames, spine
 from runs.outbox import record_event

@@ -1,7 +1,7 @@
 /* The inbox page's fixed elements and settings, looked up once.
  *
  * Module scripts run after the document is parsed, so everything is there. The
- * data-testid hooks are a contract with tests/live/test_inbox_ui.py.
+ * data-testid hooks are a contract with tests/live/test_inbox_ui_*.py.
  */
 export const root = document.getElementById('inbox');
 

@@ -1,7 +1,7 @@
 """Live-wire fixtures: one real daphne for the session, and the personas speaking to it over sockets.
 
 Imports stay inside the fixtures: the browser tests in this folder also run
-without Django (`-p no:django`).
+without a database.
 """
 
 import pytest

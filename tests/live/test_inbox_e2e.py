@@ -4,7 +4,7 @@ The agent speaks the REST API over the wire with its key (`live_agent`); the
 reviewer signs in through the real login form and works in the real page. Nothing
 is mocked: a card reaches the page by the server's Redis push, and the decision the
 page posts is what the agent's resume is checked against. A failing test keeps a
-screenshot in test-artifacts/ (the `page` fixture of test_inbox_ui.py).
+screenshot in test-artifacts/ (the `page` fixture of inbox_fixtures.py).
 
 Run: DATABASE_URL=postgres://… REDIS_URL=redis://… .venv/bin/pytest tests/live/test_inbox_e2e.py -q
 """
@@ -19,7 +19,7 @@ from playwright.sync_api import expect, sync_playwright
 from tests.approvals.helpers import PRESCRIPTION, approve, clarify, open_executing_run, resume, suspend
 from tests.live.e2e_helpers import INBOX_PATH, InboxPage
 from tests.live.inbox_harness import CHROMIUM, launch_chromium
-from tests.live.test_inbox_ui import page  # noqa: F401 - the fixture that keeps a screenshot when a test fails
+from tests.live.inbox_fixtures import page  # noqa: F401 - the fixture that keeps a screenshot when a test fails
 
 pytestmark = [
     pytest.mark.browser,
@@ -49,7 +49,7 @@ CLARIFICATION = [
 def chromium(transactional_db):
     """Debian's Chromium for one test, started after its database setup and closed before its flush.
 
-    Overrides the module-wide browser of test_inbox_ui.py that `page` asks for.
+    Overrides the module-wide browser of inbox_fixtures.py that `page` asks for.
     While Playwright's sync API runs, its event loop counts as running on this
     thread, and Django then (1) refuses ORM calls and (2) keeps this thread's
     connections in a context variable: a second connection, without the

@@ -1,0 +1,256 @@
+"""The inbox list in real Chromium, websocket mocked: rendering, order, live add/remove, time, scale, reconnect.
+
+The page is the production template; tests/live/inbox_harness.py plays the server.
+Run: .venv/bin/pytest tests/live/test_inbox_ui_*.py -q
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from datetime import datetime
+
+import pytest
+from playwright.sync_api import expect
+
+from tests.live.inbox_fixtures import chromium, inbox, page  # noqa: F401 - pytest fixtures
+from tests.live.inbox_harness import CSRF_TOKEN, approval_card, render_template
+
+pytestmark = pytest.mark.browser
+
+
+# --------------------------------------------------------------------------- list
+
+
+def test_snapshot_renders_cards_high_tier_first_then_soonest_expiry(inbox):
+    low_late = approval_card(tier="low", expires_in=900)
+    high_late = approval_card(tier="high", expires_in=800)
+    untiered_soon = approval_card(tier=None, expires_in=100)
+    high_soon = approval_card(tier="high", expires_in=300)
+    low_soon = approval_card(tier="low", expires_in=200)
+
+    inbox.open([low_late, high_late, untiered_soon, high_soon, low_soon])
+
+    assert inbox.displayed_ids() == [c["id"] for c in (high_soon, high_late, low_soon, low_late, untiered_soon)]
+    expect(inbox.page.get_by_test_id("pending-count")).to_have_text("5")
+    expect(inbox.connection).to_have_text("Live")
+    expect(inbox.card(high_soon["id"]).get_by_test_id("tier-badge")).to_have_text("High risk")
+
+
+def test_card_shows_who_what_and_why(inbox):
+    card = approval_card(
+        tier="high", tool="ehr.medication_order", op="create", patient_ref="MRN-777", title="Sepsis bay 3",
+        client="sepsis-agent", rule_id="tier.high.mutate", explanation="Needs a clinician.",
+        args={"drug": "gentamicin", "dose_mg": 350, "renal": {"egfr": 48}},
+    )
+    inbox.open([card])
+    shown = inbox.card(card["id"])
+
+    expect(shown.get_by_test_id("card-tool")).to_have_text("ehr.medication_order")
+    expect(shown.get_by_test_id("card-op")).to_have_text("create")
+    expect(shown.get_by_test_id("card-patient")).to_have_text("MRN-777")
+    expect(shown.get_by_test_id("card-session")).to_have_text("Sepsis bay 3")
+    expect(shown.get_by_test_id("card-client")).to_have_text("sepsis-agent")
+    expect(shown.get_by_test_id("card-rule")).to_have_text("tier.high.mutate")
+    expect(shown.get_by_test_id("card-explanation")).to_have_text("Needs a clinician.")
+    expect(shown.get_by_test_id("card-args")).to_contain_text("gentamicin")
+    expect(shown.get_by_test_id("card-args")).to_contain_text('"egfr": 48')
+    expect(shown.get_by_test_id("countdown")).to_have_text(re.compile(r"^\d+:\d\d left$"))
+
+
+def test_empty_inbox_says_nothing_is_waiting(inbox):
+    inbox.open([])
+
+    expect(inbox.page.get_by_test_id("empty-state")).to_be_visible()
+    expect(inbox.page.get_by_test_id("empty-state")).to_contain_text("Nothing waiting for a decision")
+    expect(inbox.page.get_by_test_id("pending-count")).to_have_text("0")
+
+
+def test_header_shows_the_reviewer_and_signs_out_with_csrf(inbox):
+    inbox.open([])
+
+    expect(inbox.page.get_by_test_id("current-user")).to_have_text("rita")
+    inbox.page.get_by_test_id("logout").click()
+    inbox.page.wait_for_url("**/accounts/logout/")
+    assert inbox.logouts == [f"csrfmiddlewaretoken={CSRF_TOKEN}"]
+
+
+def test_card_added_appears_without_reload(inbox):
+    first = approval_card(tier="low")
+    inbox.open([first])
+    inbox.page.evaluate("window.__sameDocument = true")
+
+    urgent = approval_card(tier="high", expires_in=120)
+    inbox.add(urgent)
+
+    expect(inbox.cards()).to_have_count(2)
+    assert inbox.displayed_ids() == [urgent["id"], first["id"]]
+    assert inbox.page.evaluate("window.__sameDocument") is True
+
+
+def test_card_added_twice_is_treated_as_an_update(inbox):
+    card = approval_card(args={"dose_mg": 500})
+    inbox.open([card])
+
+    inbox.add({**card, "args": {"dose_mg": 250}})
+
+    expect(inbox.card(card["id"]).get_by_test_id("card-args")).to_contain_text("250")
+    expect(inbox.cards()).to_have_count(1)
+
+
+def test_card_removed_elsewhere_tells_the_reviewer_working_on_it(inbox):
+    selected = approval_card(tier="high")
+    other = approval_card(tier="low")
+    inbox.open([selected, other])
+    inbox.page.keyboard.press("j")
+    expect(inbox.card(selected["id"])).to_have_class(re.compile(r"\bis-selected\b"))
+
+    inbox.remove(selected["id"], status="approved", decided_by="alice")
+
+    expect(inbox.card(selected["id"])).to_have_count(0)
+    expect(inbox.feedback).to_contain_text("Approved by alice")
+
+    inbox.remove(other["id"], status="expired", decided_by=None)
+    expect(inbox.cards()).to_have_count(0)
+    # Nobody was looking at that one: no extra noise.
+    expect(inbox.feedback.get_by_test_id("feedback-message")).to_have_count(1)
+
+
+def test_card_expiring_under_an_open_reject_says_expired(inbox):
+    card = approval_card()
+    inbox.open([card])
+    inbox.card(card["id"]).get_by_test_id("reject").click()
+    inbox.card(card["id"]).get_by_test_id("reject-reason").fill("Wrong patient")
+
+    inbox.remove(card["id"], status="expired", decided_by=None)
+
+    expect(inbox.feedback).to_contain_text("Expired")
+
+
+# --------------------------------------------------------------------------- safety, time, scale
+
+
+def test_untrusted_args_are_shown_as_text_never_markup(inbox):
+    card = approval_card(
+        tool='<img src=x onerror="window.__pwned=1">',
+        args={"note": '<img src=x onerror="window.__pwned=1"><b>bold</b>', "nested": {"html": "<script>window.__pwned=1</script>"}},
+    )
+    inbox.open([card])
+    shown = inbox.card(card["id"])
+
+    expect(shown.get_by_test_id("card-args")).to_contain_text("<b>bold</b>")
+    assert shown.locator("img, script, b").count() == 0
+    assert inbox.page.evaluate("window.__pwned") is None
+
+
+def test_countdown_turns_urgent_then_expired_disables_actions(inbox):
+    inbox.page.clock.install(time=datetime.now())
+    card = approval_card(expires_in=90)
+    inbox.open([card])
+    shown = inbox.card(card["id"])
+    expect(shown.get_by_test_id("countdown")).to_have_text(re.compile(r"^1:(29|30) left$"))
+    expect(shown).not_to_have_class(re.compile(r"\bis-urgent\b"))
+
+    inbox.page.clock.run_for(35_000)
+    expect(shown).to_have_class(re.compile(r"\bis-urgent\b"))
+    expect(shown.get_by_test_id("countdown")).to_have_text(re.compile(r"^0:5\d left$"))
+
+    inbox.page.clock.run_for(60_000)
+    expect(shown.get_by_test_id("countdown")).to_have_text("Expired")
+    expect(shown.get_by_test_id("approve")).to_be_disabled()
+    expect(shown.get_by_test_id("reject")).to_be_disabled()
+    expect(shown.get_by_test_id("edit")).to_be_disabled()
+
+
+def test_500_cards_render_and_one_removal_touches_only_that_card(inbox):
+    cards = [approval_card(tier="high" if i % 7 == 0 else "low", expires_in=300 + i) for i in range(500)]
+    inbox.open(cards)
+    expect(inbox.cards()).to_have_count(500)
+    expect(inbox.page.get_by_test_id("pending-count")).to_have_text("500")
+
+    inbox.page.evaluate(
+        """() => {
+            for (const el of document.querySelectorAll('[data-testid="approval-card"]')) el.__tag = 'original';
+            window.__mutations = {added: 0, removed: 0};
+            new MutationObserver((records) => {
+                for (const r of records) {
+                    window.__mutations.added += r.addedNodes.length;
+                    window.__mutations.removed += r.removedNodes.length;
+                }
+            }).observe(document.querySelector('[data-testid="card-list"]'), {childList: true});
+        }"""
+    )
+    gone = cards[250]["id"]
+    started = time.monotonic()
+    inbox.remove(gone, status="approved", decided_by="alice")
+    expect(inbox.card(gone)).to_have_count(0)
+    elapsed = time.monotonic() - started
+
+    expect(inbox.cards()).to_have_count(499)
+    untouched = inbox.page.evaluate(
+        """() => Array.from(document.querySelectorAll('[data-testid="approval-card"]')).every(el => el.__tag === 'original')"""
+    )
+    assert untouched, "other cards were re-created"
+    assert inbox.page.evaluate("window.__mutations") == {"added": 0, "removed": 1}
+    assert elapsed < 2.0
+
+    changed = {**cards[10], "explanation": "Updated by the agent"}
+    inbox.update(changed)
+    expect(inbox.card(changed["id"]).get_by_test_id("card-explanation")).to_have_text("Updated by the agent")
+    assert inbox.page.evaluate("window.__mutations") == {"added": 0, "removed": 1}
+
+
+def test_reconnect_after_the_socket_closes_gets_a_new_snapshot(inbox):
+    kept, vanished = approval_card(tier="high"), approval_card(tier="low")
+    inbox.open([kept, vanished])
+
+    inbox.drop_connection()
+    expect(inbox.connection).to_have_attribute("data-state", "reconnecting")
+    expect(inbox.connection).to_have_text("Reconnecting…")
+    expect(inbox.page.get_by_test_id("stale-notice")).to_be_visible()
+    # While the page is away the server's pending set changes.
+    arrived = approval_card(tier="high", expires_in=60)
+    inbox.server_cards.pop(vanished["id"])
+    inbox.server_cards[arrived["id"]] = arrived
+
+    inbox.wait_for_connections(2)
+    expect(inbox.connection).to_have_attribute("data-state", "live")
+    expect(inbox.cards()).to_have_count(2)
+    assert inbox.displayed_ids() == [arrived["id"], kept["id"]]
+    expect(inbox.page.get_by_test_id("stale-notice")).to_be_hidden()
+
+
+def test_reconnect_keeps_what_the_reviewer_was_typing(inbox):
+    card = approval_card()
+    inbox.open([card])
+    inbox.card(card["id"]).get_by_test_id("reject").click()
+    inbox.card(card["id"]).get_by_test_id("reject-reason").fill("Half-written reason")
+
+    inbox.drop_connection()
+    inbox.wait_for_connections(2)
+    expect(inbox.connection).to_have_attribute("data-state", "live")
+
+    expect(inbox.card(card["id"]).get_by_test_id("reject-reason")).to_have_value("Half-written reason")
+
+
+# --------------------------------------------------------------------------- login
+
+
+def test_login_page_shows_errors_and_keeps_next(page):
+    from django import forms
+
+    class LoginForm(forms.Form):
+        username = forms.CharField()
+        password = forms.CharField(widget=forms.PasswordInput)
+
+    form = LoginForm(data={"username": "rita", "password": "wrong"})
+    form.is_valid()
+    form.add_error(None, "Please enter a correct username and password.")
+    html = render_template("registration/login.html", {"form": form, "next": "/inbox/", "user": None})
+    page.set_content(html)
+
+    expect(page.get_by_test_id("login-errors")).to_have_text("Please enter a correct username and password.")
+    expect(page.get_by_label("Username")).to_have_value("rita")
+    expect(page.get_by_label("Password")).to_have_value("")
+    expect(page.locator('input[type="hidden"][name="next"]')).to_have_value("/inbox/")
+    expect(page.locator('input[name="csrfmiddlewaretoken"]')).to_have_value(CSRF_TOKEN)

@@ -1,0 +1,262 @@
+"""Deciding in the inbox in real Chromium, decision API mocked: approve, reject, edit, decline, and the errors.
+
+The page is the production template; tests/live/inbox_harness.py plays the server.
+Run: .venv/bin/pytest tests/live/test_inbox_ui_*.py -q
+"""
+
+from __future__ import annotations
+
+import pytest
+from playwright.sync_api import expect
+
+from tests.live.inbox_fixtures import chromium, inbox, page  # noqa: F401 - pytest fixtures
+from tests.live.inbox_harness import CSRF_TOKEN, approval_card, clarification_card
+
+pytestmark = pytest.mark.browser
+
+
+# --------------------------------------------------------------------------- decisions
+
+
+def test_approve_posts_approved_true_with_csrf_header(inbox):
+    card = approval_card()
+    inbox.open([card])
+
+    inbox.card(card["id"]).get_by_test_id("approve").click()
+
+    decision = inbox.wait_for_decisions(1)[0]
+    assert decision.approval_id == card["id"]
+    assert decision.body == {"approved": True}
+    assert decision.headers["x-csrftoken"] == CSRF_TOKEN
+    assert decision.headers["content-type"] == "application/json"
+    expect(inbox.card(card["id"])).to_have_count(0)
+    expect(inbox.feedback).to_contain_text("Approved")
+
+
+def test_reject_requires_a_reason(inbox):
+    card = approval_card()
+    inbox.open([card])
+    shown = inbox.card(card["id"])
+
+    shown.get_by_test_id("reject").click()
+    reason = shown.get_by_test_id("reject-reason")
+    submit = shown.get_by_test_id("reject-submit")
+    expect(reason).to_be_focused()
+    expect(submit).to_be_disabled()
+    reason.fill("   ")
+    expect(submit).to_be_disabled()
+    reason.fill("Dose exceeds renal adjustment for eGFR 48")
+    expect(submit).to_be_enabled()
+    submit.click()
+
+    assert inbox.wait_for_decisions(1)[0].body == {"approved": False, "reason": "Dose exceeds renal adjustment for eGFR 48"}
+    expect(shown).to_have_count(0)
+    expect(inbox.feedback).to_contain_text("Rejected")
+
+
+def test_invalid_json_blocks_approve_edited(inbox):
+    card = approval_card(args={"dose_mg": 500})
+    inbox.open([card])
+    shown = inbox.card(card["id"])
+    shown.get_by_test_id("edit").click()
+    editor = shown.get_by_test_id("args-editor")
+    approve_edited = shown.get_by_test_id("approve-edited")
+    expect(editor).to_be_focused()
+
+    editor.fill('{"dose_mg": 250,')
+    expect(shown.get_by_test_id("args-editor-error")).to_contain_text("Not valid JSON")
+    expect(approve_edited).to_be_disabled()
+
+    editor.fill("[250]")
+    expect(shown.get_by_test_id("args-editor-error")).to_contain_text("must be a JSON object")
+    expect(approve_edited).to_be_disabled()
+
+    editor.fill('{"dose_mg": 250, "dose_mg": 500}')
+    expect(shown.get_by_test_id("args-editor-error")).to_contain_text('Duplicate key "dose_mg"')
+    expect(approve_edited).to_be_disabled()
+
+    editor.fill('{"dose_mg": 250}')
+    expect(approve_edited).to_be_enabled()
+    assert inbox.decisions == []
+
+
+def test_valid_edit_shows_a_diff_and_posts_edited_args(inbox):
+    card = approval_card(args={"drug": "amoxicillin", "dose_mg": 500, "frequency": "8-hourly", "route": "oral"})
+    inbox.open([card])
+    shown = inbox.card(card["id"])
+    shown.get_by_test_id("edit").click()
+
+    edited = {"drug": "amoxicillin", "dose_mg": 250, "route": "oral", "note": "renal dosing"}
+    shown.get_by_test_id("args-editor").fill(
+        '{"drug": "amoxicillin", "dose_mg": 250, "route": "oral", "note": "renal dosing"}'
+    )
+
+    diff = shown.get_by_test_id("args-diff")
+    expect(diff.locator('[data-op="changed"][data-path="dose_mg"]')).to_contain_text("500")
+    expect(diff.locator('[data-op="changed"][data-path="dose_mg"]')).to_contain_text("250")
+    expect(diff.locator('[data-op="removed"][data-path="frequency"]')).to_be_visible()
+    expect(diff.locator('[data-op="added"][data-path="note"]')).to_contain_text("renal dosing")
+    shown.get_by_test_id("approve-edited").click()
+
+    assert inbox.wait_for_decisions(1)[0].body == {"approved": True, "edited_args": edited}
+    expect(shown).to_have_count(0)
+    expect(inbox.feedback).to_contain_text("Approved with 3 edits")
+
+
+def test_cancel_edit_restores_the_original_args(inbox):
+    card = approval_card(args={"dose_mg": 500})
+    inbox.open([card])
+    shown = inbox.card(card["id"])
+    shown.get_by_test_id("edit").click()
+    shown.get_by_test_id("args-editor").fill('{"dose_mg": 5000}')
+
+    shown.get_by_test_id("edit-cancel").click()
+
+    expect(shown.get_by_test_id("edit-panel")).to_be_hidden()
+    expect(shown.get_by_test_id("approve")).to_be_visible()
+    shown.get_by_test_id("edit").click()
+    assert '"dose_mg": 500' in shown.get_by_test_id("args-editor").input_value()
+    expect(shown.get_by_test_id("approve-edited")).to_be_disabled()  # nothing changed yet
+
+
+def test_conflict_removes_the_card_and_says_so(inbox):
+    card = approval_card()
+    inbox.open([card])
+    inbox.reply_next(card["id"], 409, {"error": "approval_not_pending", "detail": "This approval was already decided."})
+
+    inbox.card(card["id"]).get_by_test_id("approve").click()
+
+    expect(inbox.card(card["id"])).to_have_count(0)
+    expect(inbox.feedback).to_contain_text("Not applied")
+    expect(inbox.feedback).to_contain_text("already decided")
+
+
+def test_decided_elsewhere_while_approving_says_who_won(inbox):
+    card = approval_card()
+    inbox.open([card])
+    inbox.reply_next(
+        card["id"], 409, {"error": "approval_not_pending", "detail": "Not pending."},
+        before=lambda: inbox.remove(card["id"], status="rejected", decided_by="bob"),
+    )
+
+    inbox.card(card["id"]).get_by_test_id("approve").click()
+
+    expect(inbox.card(card["id"])).to_have_count(0)
+    expect(inbox.feedback).to_contain_text("Rejected by bob")
+
+
+def test_network_error_keeps_the_card_and_the_typed_reason(inbox):
+    card = approval_card()
+    inbox.open([card])
+    shown = inbox.card(card["id"])
+    inbox.fail_network_next(card["id"])
+    shown.get_by_test_id("reject").click()
+    shown.get_by_test_id("reject-reason").fill("Allergy documented in GP record")
+
+    shown.get_by_test_id("reject-submit").click()
+
+    expect(shown.get_by_test_id("card-error")).to_contain_text("Network problem")
+    expect(shown.get_by_test_id("reject-reason")).to_have_value("Allergy documented in GP record")
+    expect(shown.get_by_test_id("reject-submit")).to_be_enabled()
+
+    shown.get_by_test_id("reject-submit").click()  # the retry goes through
+    expect(shown).to_have_count(0)
+    assert [d.body for d in inbox.decisions] == [{"approved": False, "reason": "Allergy documented in GP record"}] * 2
+
+
+def test_invalid_payload_keeps_the_card_and_the_edit(inbox):
+    card = approval_card(args={"dose_mg": 500})
+    inbox.open([card])
+    shown = inbox.card(card["id"])
+    inbox.reply_next(card["id"], 400, {"error": "invalid_payload", "detail": "Integers beyond 2^53-1 are not accepted."})
+    shown.get_by_test_id("edit").click()
+    shown.get_by_test_id("args-editor").fill('{"dose_mg": 250}')
+
+    shown.get_by_test_id("approve-edited").click()
+
+    expect(shown.get_by_test_id("card-error")).to_contain_text("Integers beyond 2^53-1 are not accepted.")
+    expect(shown.get_by_test_id("args-editor")).to_have_value('{"dose_mg": 250}')
+    expect(shown.get_by_test_id("approve-edited")).to_be_enabled()
+
+
+def test_forbidden_keeps_the_card_and_says_not_permitted(inbox):
+    card = approval_card()
+    inbox.open([card])
+    inbox.reply_next(card["id"], 403, {"error": "forbidden", "detail": "Reviewers only."})
+
+    inbox.card(card["id"]).get_by_test_id("approve").click()
+
+    expect(inbox.card(card["id"]).get_by_test_id("card-error")).to_contain_text("Not permitted: Reviewers only.")
+    expect(inbox.card(card["id"]).get_by_test_id("approve")).to_be_enabled()
+
+
+def test_rejected_resume_schema_reports_the_failed_run(inbox):
+    card = clarification_card(schema={"type": "object", "properties": {"note": {"type": "string"}}})
+    inbox.open([card])
+    inbox.reply_next(card["id"], 422, {"error": "resume_schema_rejected", "detail": "note: not allowed here."})
+    shown = inbox.card(card["id"])
+    shown.locator('[name="note"]').fill("x")
+
+    shown.get_by_test_id("clarify-submit").click()
+
+    expect(shown).to_have_count(0)
+    expect(inbox.feedback).to_contain_text("has failed")
+    expect(inbox.feedback).to_contain_text("note: not allowed here.")
+
+
+# --------------------------------------------------------------------------- declining a clarification
+
+
+def test_declining_a_clarification_needs_a_reason_and_posts_approved_false(inbox):
+    card = clarification_card()
+    inbox.open([card])
+    shown = inbox.card(card["id"])
+
+    shown.get_by_test_id("decline").click()
+    reason = shown.get_by_test_id("reject-reason")
+    submit = shown.get_by_test_id("reject-submit")
+    expect(shown.get_by_test_id("reject-panel")).to_be_visible()
+    expect(shown.get_by_test_id("clarify-form")).to_be_hidden()
+    expect(reason).to_be_focused()
+    expect(submit).to_be_disabled()
+    reason.fill("   ")
+    expect(submit).to_be_disabled()
+    reason.fill("Booking is for the cardiology team to decide")
+    expect(submit).to_be_enabled()
+    submit.click()
+
+    assert inbox.wait_for_decisions(1)[0].body == {"approved": False, "reason": "Booking is for the cardiology team to decide"}
+    expect(shown).to_have_count(0)
+    expect(inbox.feedback).to_contain_text("Declined: scheduling.book_followup")
+
+
+def test_cancelling_a_decline_brings_back_the_answers_typed_so_far(inbox):
+    card = clarification_card()
+    inbox.open([card])
+    shown = inbox.card(card["id"])
+    shown.locator('input[name="duration_min"]').fill("30")
+
+    shown.get_by_test_id("decline").click()
+    shown.get_by_test_id("reject-reason").fill("Not sure yet")
+    shown.get_by_test_id("reject-cancel").click()
+
+    expect(shown.get_by_test_id("reject-panel")).to_be_hidden()
+    expect(shown.locator('input[name="duration_min"]')).to_have_value("30")
+    shown.get_by_test_id("decline").click()
+    expect(shown.get_by_test_id("reject-reason")).to_have_value("")  # Cancel throws the reason away
+    assert inbox.decisions == []
+
+
+def test_a_failed_decline_keeps_the_card_and_the_reason(inbox):
+    card = clarification_card()
+    inbox.open([card])
+    shown = inbox.card(card["id"])
+    inbox.reply_next(card["id"], 400, {"error": "invalid_payload", "detail": "A rejection needs a reason."})
+    shown.get_by_test_id("decline").click()
+    shown.get_by_test_id("reject-reason").fill("Wrong patient on the request")
+
+    shown.get_by_test_id("reject-submit").click()
+
+    expect(shown.get_by_test_id("card-error")).to_contain_text("A rejection needs a reason.")
+    expect(shown.get_by_test_id("reject-reason")).to_have_value("Wrong patient on the request")
+    expect(shown.get_by_test_id("reject-submit")).to_be_enabled()
