@@ -25,6 +25,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from approvals import audit, cards
+from approvals.gate import egress_block
 from approvals.hashing import payload_hash
 from approvals.models import Approval, ApprovalStatus, ReasonCode
 from approvals.resume_schemas import approval_resume_schema
@@ -72,16 +73,20 @@ def decide(approval_id, body: dict, *, user) -> Approval:
 
 @transaction.atomic(durable=True)
 def _decide(approval_id, body: dict, *, user) -> Approval:
-    approval = _lock_pending(approval_id)
+    approval, run = _lock_pending(approval_id)
     schema, payload, edited_args = _split_body(approval, body)
     errors = validate_resume_data(schema, payload)
     if errors:
         raise _SchemaRejected(errors)
     # Top-level `approved: false`, never a form value: a clarification field may be named "approved".
     if body.get("approved") is False:
-        return _reject(approval, (payload.get("reason") or "").strip(), user=user)
+        return _reject(approval, run, (payload.get("reason") or "").strip(), user=user)
+    if edited_args is not None:
+        # A reviewer may change what runs, not where data may go: egress stays absolute.
+        blocked = egress_block(approval.tool, edited_args)
+        if blocked is not None:
+            raise InvalidPayload(f"The edited arguments are not allowed: {blocked.explanation}")
     now = timezone.now()
-    run = spine.lock_run(approval.run_id)
     approved_args = edited_args if edited_args is not None else approval.args
     approval.approve(
         by=user, at=now, approved_args=approved_args, payload_hash=payload_hash(approved_args),
@@ -97,11 +102,10 @@ def _decide(approval_id, body: dict, *, user) -> Approval:
     return approval
 
 
-def _reject(approval: Approval, reason: str, *, user) -> Approval:
+def _reject(approval: Approval, run, reason: str, *, user) -> Approval:
     """Reject an approval card or decline a clarification: either way the run ends `approval_denied`."""
     if not reason:
         raise InvalidPayload("A rejection needs a reason.")
-    run = spine.lock_run(approval.run_id)
     approval.reject(by=user, at=timezone.now(), reason=reason)
     approval.save()
     record_event(run, "approval.rejected", step_id=approval.step_id,
@@ -113,7 +117,10 @@ def _reject(approval: Approval, reason: str, *, user) -> Approval:
     return approval
 
 
-def _lock_pending(approval_id) -> Approval:
+def _lock_pending(approval_id):
+    """(approval, its run), both locked, the run first (the lock order everywhere: session, run, approvals)."""
+    run_id = Approval.objects.filter(pk=approval_id).values_list("run_id", flat=True).get()
+    run = spine.lock_run(run_id)
     approval = (
         Approval.objects.select_for_update(of=("self",)).select_related("session", "decided_by").get(pk=approval_id)
     )
@@ -121,7 +128,7 @@ def _lock_pending(approval_id) -> Approval:
         raise ApprovalNotPending(f"This approval is already {approval.status}.")
     if approval.expires_at <= timezone.now():
         raise ApprovalNotPending("This approval has expired.")
-    return approval
+    return approval, run
 
 
 def _audit_decision(approval: Approval, user, decision: str, **data) -> None:
@@ -135,12 +142,12 @@ def _audit_decision(approval: Approval, user, decision: str, **data) -> None:
 @transaction.atomic(durable=True)
 def _fail_on_schema(approval_id, errors: list[str], *, user) -> None:
     """A payload its schema refuses ends the run (suspended → failed) and closes the approval."""
-    approval = _lock_pending(approval_id)
-    run = spine.lock_run(approval.run_id)
+    approval, run = _lock_pending(approval_id)
     approval.reject(by=user, at=timezone.now(), reason="resume schema rejected: " + " ".join(errors))
     approval.save()
     record_event(run, "approval.rejected", step_id=approval.step_id,
                  data={"approval_id": str(approval.pk), "schema_errors": errors}, inbox=cards.removed(approval))
     _audit_decision(approval, user, "resume_schema_rejected", errors=errors)
     if run.state == RunState.SUSPENDED:
-        spine._fail_resume(run, step_id=approval.step_id, actor_user=user)
+        spine._close(run, TerminalReason.RESUME_SCHEMA_REJECTED, actor_user=user, step_id=approval.step_id,
+                     frames=frames.denied_frames(approval.tool_call_id))

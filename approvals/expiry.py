@@ -24,15 +24,13 @@ def _expire(approvals, *, now) -> int:
     return count
 
 
-def expire_pending_for_run(run, *, now=None, exclude=None) -> int:
+def expire_pending_for_run(run, *, now=None) -> int:
     """Expire the pending approvals of `run` (inside the caller's transaction)."""
     pending = (
         Approval.objects.select_for_update(of=("self",))
         .select_related("run", "session", "decided_by")
         .filter(run=run, status=ApprovalStatus.PENDING)
     )
-    if exclude is not None:
-        pending = pending.exclude(pk=exclude.pk)
     return _expire(list(pending), now=now or timezone.now())
 
 

@@ -1,8 +1,8 @@
 """The choke point: every tool call an agent wants to make is judged here.
 
-Loads the descriptor and the session context, asks the pure policy engine,
-records the verdict, then allows, blocks, honours a prior grant, or parks the
-run through the suspend funnel.
+Under the run's row lock the verdict is taken on the session as it is now, then
+the call is allowed, blocked, served by a prior grant, or parked through the
+suspend funnel; its ledger row, verdict audit and outbox event commit together.
 """
 
 from dataclasses import dataclass
@@ -12,12 +12,21 @@ from django.utils import timezone
 
 from approvals import audit
 from approvals.hashing import payload_hash
-from approvals.models import Approval, ApprovalStatus, ToolCall, ToolDescriptor
+from approvals.models import Approval, ApprovalStatus, ReasonCode, ToolCall, ToolDescriptor
 from approvals.models.approval import OPEN_STATUSES
-from approvals.policy import Context, Decision, Trust, Verdict, effective_spec, evaluate
+from approvals.policy import (
+    Context,
+    Decision,
+    Trust,
+    Verdict,
+    check_egress,
+    effective_spec,
+    evaluate,
+    resolve_policy_class,
+)
 from approvals.policy import ToolCall as PolicyCall
 from approvals.suspend import GATEABLE_STATES, SuspendRequest, persist_suspend, suspend_frames
-from condor.errors import RunNotActiveError
+from condor.errors import RunNotActiveError, ToolCallConflict
 from runs import frames, spine
 from runs.outbox import record_event
 from runs.states import RunState
@@ -46,11 +55,15 @@ class GateResult:
     body: dict
 
 
+def _registered(tool: str):
+    descriptor = ToolDescriptor.objects.filter(name=tool).first()
+    return descriptor.to_spec() if descriptor is not None else None
+
+
 def judge(run, call: GateCall) -> tuple[Verdict, bool]:
     """The verdict for `call` in `run`'s context, and whether the tool's output is untrusted."""
     session = run.session
-    descriptor = ToolDescriptor.objects.filter(name=call.tool).first()
-    registered = descriptor.to_spec() if descriptor is not None else None
+    registered = _registered(call.tool)
     context = Context(
         autonomy=run.autonomy, tainted=session.tainted, consent=session.consent, age_band=session.age_band
     )
@@ -61,20 +74,48 @@ def judge(run, call: GateCall) -> tuple[Verdict, bool]:
     return verdict, untrusted
 
 
+def egress_block(tool: str, args: dict) -> Verdict | None:
+    """The egress verdict for running `tool` with `args`, or None when every host is allowed."""
+    registered = _registered(tool)
+    policy_class = resolve_policy_class(PolicyCall(tool=tool, args=args), registered)
+    return check_egress(effective_spec(tool, registered), policy_class, args)
+
+
 def gate_tool_call(run, call: GateCall, *, client) -> GateResult:
-    if run.state not in GATEABLE_STATES:
-        raise RunNotActiveError(f"The run is {run.state}; tool calls are gated only while it executes.")
-    verdict, untrusted = judge(run, call)
-    if verdict.decision == Decision.REQUIRE_APPROVAL:
+    # The verdict is taken under the run lock, on the session as it is now: a taint
+    # committed a moment ago (results lock the run to set it) is never missed by an allow.
+    with transaction.atomic(durable=True):
+        run = _locked_gateable_run(run.pk)
+        _refuse_reused_call_id(run, call)
+        verdict, untrusted = judge(run, call)
+        if verdict.decision != Decision.REQUIRE_APPROVAL:
+            return _settle(run, call, verdict, untrusted, client=client,
+                           decision=verdict.decision, rule_id=verdict.rule_id)
         grant = _consume_prior_grant(run, call, verdict, untrusted, client=client)
         if grant is not None:
             return grant
         if not client.can_park:
             return _settle(run, call, verdict, untrusted, client=client,
                            decision=Decision.BLOCKED, rule_id=CANNOT_PARK)
-        return _park(run, call, verdict, untrusted, client=client)
-    return _settle(run, call, verdict, untrusted, client=client,
-                   decision=verdict.decision, rule_id=verdict.rule_id)
+    # Parking is the funnel's own transaction. A verdict of "approval" cannot go stale
+    # in between: taint only ever takes allows away.
+    return _park(run, call, verdict, untrusted, client=client)
+
+
+def _locked_gateable_run(run_id):
+    run = spine.lock_run(run_id)
+    if run.state not in GATEABLE_STATES:
+        raise RunNotActiveError(f"The run is {run.state}; tool calls are gated only while it executes.")
+    return run
+
+
+def _refuse_reused_call_id(run, call: GateCall) -> None:
+    """A tool call id names one call: gating it again is a retry only with the same tool, op and args."""
+    gated = ToolCall.objects.filter(run=run, tool_call_id=call.tool_call_id).first()
+    if gated is None:
+        return
+    if (gated.tool, gated.op, payload_hash(gated.args)) != (call.tool, call.op, payload_hash(call.args)):
+        raise ToolCallConflict(f"Tool call {call.tool_call_id!r} was already gated with another tool, op or args.")
 
 
 def _ledger(run, call: GateCall, *, decision: str, rule_id: str, untrusted: bool) -> None:
@@ -96,65 +137,57 @@ def _audit_verdict(run, call: GateCall, verdict: Verdict, *, client, decision: s
     )
 
 
-def _locked_gateable_run(run_id):
-    run = spine.lock_run(run_id)
-    if run.state not in GATEABLE_STATES:
-        raise RunNotActiveError(f"The run is {run.state}; tool calls are gated only while it executes.")
-    return run
-
-
 def _settle(run, call, verdict, untrusted, *, client, decision, rule_id) -> GateResult:
-    """Allow or block straight away: ledger, event, audit and activity in one transaction."""
+    """Allow or block straight away."""
     explanation = EXPLANATIONS.get(rule_id, verdict.explanation)
-    with transaction.atomic(durable=True):
-        run = _locked_gateable_run(run.pk)
-        _ledger(run, call, decision=decision, rule_id=rule_id, untrusted=untrusted)
-        _audit_verdict(run, call, verdict, client=client, decision=decision, rule_id=rule_id)
-        chunks = frames.allowed_call_frames(call.tool_call_id, call.tool, call.args)
-        if decision == Decision.BLOCKED:
-            chunks += frames.result_frames(call.tool_call_id, explanation, is_error=True)
-        record_event(run, f"tool.{decision}", step_id=call.step_id, frames=chunks,
-                     data={"tool_call_id": call.tool_call_id, "rule_id": rule_id})
-        spine.touch(run.pk)
+    _ledger(run, call, decision=decision, rule_id=rule_id, untrusted=untrusted)
+    _audit_verdict(run, call, verdict, client=client, decision=decision, rule_id=rule_id)
+    chunks = frames.allowed_call_frames(call.tool_call_id, call.tool, call.args)
+    if decision == Decision.BLOCKED:
+        chunks += frames.result_frames(call.tool_call_id, explanation, is_error=True)
+    record_event(run, f"tool.{decision}", step_id=call.step_id, frames=chunks,
+                 data={"tool_call_id": call.tool_call_id, "rule_id": rule_id})
+    spine.touch(run.pk)
     return GateResult(200, {"decision": str(decision), "rule_id": rule_id, "explanation": explanation,
                             "tool_call_id": call.tool_call_id, "args": call.args})
 
 
 def _consume_prior_grant(run, call, verdict, untrusted, *, client) -> GateResult | None:
-    """Cold replay: an approved, unconsumed, unexpired grant in this session for this exact call."""
+    """Cold replay: an approved, unconsumed, unexpired approval of exactly this call in this session.
+
+    Only an approval proper counts: an answered clarification is `approved` too,
+    but nobody approved running the tool.
+    """
     digest = payload_hash(call.args)
     now = timezone.now()
-    with transaction.atomic(durable=True):
-        run = _locked_gateable_run(run.pk)
-        candidates = Approval.objects.filter(
-            session_id=run.session_id, tool=call.tool, payload_hash=digest,
-            status=ApprovalStatus.APPROVED, expires_at__gt=now,
-        ).order_by("decided_at")
-        for grant in candidates:
-            # The same conditional UPDATE as resume: only one caller can win a grant.
-            won = Approval.objects.filter(
-                pk=grant.pk, status=ApprovalStatus.APPROVED, payload_hash=digest, expires_at__gt=now
-            ).update(status=ApprovalStatus.CONSUMED, consumed_at=now)
-            if won:
-                break
-        else:
-            return None
-        grant.status, grant.consumed_at = ApprovalStatus.CONSUMED, now
-        _ledger(run, call, decision=Decision.ALLOW, rule_id=PRIOR_GRANT, untrusted=untrusted)
-        _audit_verdict(run, call, verdict, client=client, decision=Decision.ALLOW, rule_id=PRIOR_GRANT)
-        audit.record(audit.Kind.CONSUME, approval=grant, actor_client=client, decision="consumed",
-                     rule_id=PRIOR_GRANT, data={"run_id": str(run.pk)})
-        record_event(run, "tool.allow", step_id=call.step_id,
-                     frames=frames.allowed_call_frames(call.tool_call_id, call.tool, grant.approved_args),
-                     data={"tool_call_id": call.tool_call_id, "rule_id": PRIOR_GRANT,
-                           "approval_id": str(grant.pk)})
-        if run.state == RunState.SUSPENDED and not Approval.objects.filter(
-            run=run, status__in=OPEN_STATUSES
-        ).exists():
-            # The grant was this run's last open gate: using it unparks the run, as a resume would.
-            spine._resume(run, step_id=call.step_id)
-        else:
-            spine.touch(run.pk)
+    candidates = Approval.objects.filter(
+        session_id=run.session_id, tool=call.tool, op=call.op, reason_code=ReasonCode.APPROVAL,
+        payload_hash=digest, status=ApprovalStatus.APPROVED, expires_at__gt=now,
+    ).order_by("decided_at")
+    for grant in candidates:
+        # The same conditional UPDATE as resume: only one caller can win a grant.
+        won = Approval.objects.filter(
+            pk=grant.pk, status=ApprovalStatus.APPROVED, payload_hash=digest, expires_at__gt=now
+        ).update(status=ApprovalStatus.CONSUMED, consumed_at=now)
+        if won:
+            break
+    else:
+        return None
+    grant.status, grant.consumed_at = ApprovalStatus.CONSUMED, now
+    _ledger(run, call, decision=Decision.ALLOW, rule_id=PRIOR_GRANT, untrusted=untrusted)
+    _audit_verdict(run, call, verdict, client=client, decision=Decision.ALLOW, rule_id=PRIOR_GRANT)
+    audit.record(audit.Kind.CONSUME, approval=grant, actor_client=client, decision="consumed",
+                 rule_id=PRIOR_GRANT, data={"run_id": str(run.pk)})
+    record_event(run, "tool.allow", step_id=call.step_id,
+                 frames=frames.allowed_call_frames(call.tool_call_id, call.tool, grant.approved_args),
+                 data={"tool_call_id": call.tool_call_id, "rule_id": PRIOR_GRANT, "approval_id": str(grant.pk)})
+    if run.state == RunState.SUSPENDED and not Approval.objects.filter(
+        run=run, status__in=OPEN_STATUSES, expires_at__gt=now
+    ).exists():
+        # The grant was this run's last open gate: using it unparks the run, as a resume would.
+        spine._resume(run, step_id=call.step_id)
+    else:
+        spine.touch(run.pk)
     return GateResult(200, {"decision": str(Decision.ALLOW), "rule_id": PRIOR_GRANT,
                             "explanation": EXPLANATIONS[PRIOR_GRANT], "tool_call_id": call.tool_call_id,
                             "args": grant.approved_args, "approval_id": str(grant.pk)})
@@ -162,6 +195,7 @@ def _consume_prior_grant(run, call, verdict, untrusted, *, client) -> GateResult
 
 def _park(run, call, verdict, untrusted, *, client) -> GateResult:
     def ledger_and_verdict(locked_run):
+        _refuse_reused_call_id(locked_run, call)
         _ledger(locked_run, call, decision="suspended", rule_id=verdict.rule_id, untrusted=untrusted)
         _audit_verdict(locked_run, call, verdict, client=client, decision=Decision.REQUIRE_APPROVAL,
                        rule_id=verdict.rule_id)
@@ -170,6 +204,33 @@ def _park(run, call, verdict, untrusted, *, client) -> GateResult:
         tool_call_id=call.tool_call_id, step_id=call.step_id, tool=call.tool, op=call.op, args=call.args,
         rule_id=verdict.rule_id, explanation=verdict.explanation, hitl_tier=verdict.effective_tier,
     ), client=client, alongside=ledger_and_verdict)
+    return suspended_result(approval)
+
+
+CLARIFICATION_RULE = "clarification.requested"
+
+
+def request_clarification(run, body: dict, *, client) -> GateResult:
+    """Park the run on a question to the reviewer (the same funnel as an approval).
+
+    A client that cannot park gets `blocked / client.cannot-park` here too: never a
+    form it could not wait for.
+    """
+    if not client.can_park:
+        with transaction.atomic(durable=True):
+            run = _locked_gateable_run(run.pk)
+            audit.record(audit.Kind.VERDICT, run=run, actor_client=client, tool=body["tool"],
+                         decision=Decision.BLOCKED, rule_id=CANNOT_PARK,
+                         data={"op": body["op"], "tool_call_id": body["tool_call_id"], "kind": "clarification"})
+        return GateResult(200, {"decision": str(Decision.BLOCKED), "rule_id": CANNOT_PARK,
+                                "explanation": EXPLANATIONS[CANNOT_PARK], "tool_call_id": body["tool_call_id"],
+                                "args": body["args"]})
+    approval, _ = persist_suspend(run.pk, SuspendRequest(
+        tool_call_id=body["tool_call_id"], step_id=body["step_id"], tool=body["tool"], op=body["op"],
+        args=body["args"], kind="clarification", message=body["message"],
+        missing=tuple(dict(field) for field in body["missing"]),
+        rule_id=CLARIFICATION_RULE, explanation="The agent needs more information to continue.", hitl_tier=None,
+    ), client=client)
     return suspended_result(approval)
 
 

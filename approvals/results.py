@@ -6,21 +6,32 @@ from django.utils import timezone
 from approvals import audit
 from approvals.models import Approval, ToolCall
 from approvals.models.approval import OPEN_STATUSES
+from approvals.policy import Decision
 from approvals.suspend import GATEABLE_STATES
-from condor.errors import ApprovalPending, CondorError, NotFound, RunNotActiveError
+from condor.errors import (
+    ApprovalPending,
+    NotFound,
+    RunNotActiveError,
+    ToolCallNotAllowed,
+    ToolResultAlreadyReported,
+)
 from runs import frames, spine
 from runs.outbox import record_event
-
-
-class ToolResultAlreadyReported(CondorError):
-    status, code = 409, "tool_result_already_reported"
-    default_detail = "A result for this tool call was already reported."
+from sessions_app.models import Session
 
 
 @transaction.atomic(durable=True)
 def report_result(run_id, tool_call_id: str, *, output, is_error: bool, untrusted: bool,
                   entities: list, cards: list, client) -> tuple[ToolCall, bool]:
-    """Store the result of a gated call. Returns (call, whether the session is now tainted)."""
+    """Store the result of a gated call. Returns (call, whether the session is now tainted).
+
+    Only a call that was allowed to run (straight away, by a prior grant, or by a
+    consumed approval) has a result; anything else is refused, so the ledger and
+    the stream never show an output for a call Condor did not let through.
+    """
+    # Lock order everywhere: session, then run, then approvals. Tainting updates
+    # the session row, so it is locked first (opening a run locks it the same way).
+    Session.objects.select_for_update().filter(runs__pk=run_id).first()
     run = spine.lock_run(run_id)
     if run.state not in GATEABLE_STATES:
         raise RunNotActiveError(f"The run is {run.state}; results are accepted only while it is active.")
@@ -29,10 +40,12 @@ def report_result(run_id, tool_call_id: str, *, output, is_error: bool, untruste
         raise NotFound("No gated tool call with this id on this run.")
     if call.reported_at is not None:
         raise ToolResultAlreadyReported()
-    # A parked call's approval request must stay the last frame for its toolCallId
-    # until the approval is used (SPEC section 5): a result before that is refused.
-    if Approval.objects.filter(run=run, tool_call_id=tool_call_id, status__in=OPEN_STATUSES).exists():
-        raise ApprovalPending("This call is still waiting on its approval; resume the run before reporting.")
+    if call.decision != Decision.ALLOW:
+        # A parked call's approval request must stay the last frame for its toolCallId
+        # until the approval is used (SPEC section 5).
+        if Approval.objects.filter(run=run, tool_call_id=tool_call_id, status__in=OPEN_STATUSES).exists():
+            raise ApprovalPending("This call is still waiting on its approval; resume the run before reporting.")
+        raise ToolCallNotAllowed(f"This call was {call.decision} ({call.rule_id}); it has no result to report.")
     call.output, call.is_error, call.untrusted_result = output, is_error, untrusted
     call.entities, call.cards, call.reported_at = entities, cards, timezone.now()
     call.save()

@@ -5,8 +5,9 @@ from django.utils import timezone
 
 from approvals import audit, cards
 from approvals.hashing import payload_hash
-from approvals.models import Approval, ApprovalStatus
+from approvals.models import Approval, ApprovalStatus, ReasonCode, ToolCall
 from approvals.models.approval import OPEN_STATUSES
+from approvals.policy import Decision
 from condor.errors import (
     ApprovalConsumed,
     ApprovalExpired,
@@ -49,6 +50,14 @@ def resume(run, approval_id, args, *, client) -> tuple[Approval, object]:
         raise RunNotSuspendedError(f"The run is {run.state}, not suspended.")
     # Not durable: an Idempotency-Key wraps this in the transaction that stores its answer.
     with transaction.atomic():
+        # Lock order everywhere: session, then run, then approvals.
+        locked = spine.lock_run(run.pk)
+        # Re-read under the lock: a concurrent winner has consumed it (and unparked
+        # the run); the approval's own story comes before the run's state.
+        approval.refresh_from_db()
+        _refuse(approval, digest, now)
+        if locked.state != RunState.SUSPENDED:
+            raise RunNotSuspendedError(f"The run is {locked.state}, not suspended.")
         # The single-use guarantee: of any number of concurrent resumes, exactly
         # one UPDATE matches; the rest see 0 rows and are told why below.
         won = Approval.objects.filter(
@@ -59,9 +68,9 @@ def resume(run, approval_id, args, *, client) -> tuple[Approval, object]:
             _refuse(approval, digest, now)
             raise ApprovalConsumed()
         approval.status, approval.consumed_at = ApprovalStatus.CONSUMED, now
-        locked = spine.lock_run(run.pk)
-        if locked.state != RunState.SUSPENDED:
-            raise RunNotSuspendedError(f"The run is {locked.state}, not suspended.")
+        if approval.reason_code == ReasonCode.APPROVAL:
+            # The call may run now: the ledger says so, and its result will be accepted.
+            ToolCall.objects.filter(run=locked, tool_call_id=approval.tool_call_id).update(decision=Decision.ALLOW)
         # Parallel calls in one step: the run stays parked while other approvals
         # of it are still open, so each of them can still be resumed. One past its
         # deadline is not open, swept or not.

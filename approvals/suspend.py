@@ -15,9 +15,9 @@ from django.utils import timezone
 
 from approvals import audit, cards
 from approvals.hashing import payload_hash
-from approvals.models import Approval, ReasonCode
+from approvals.models import Approval, ApprovalStatus, ReasonCode
 from approvals.resume_schemas import approval_resume_schema, clarification_resume_schema
-from condor.errors import RunNotActiveError
+from condor.errors import ApprovalConsumed, ApprovalExpired, ApprovalRejected, RunNotActiveError
 from runs import frames, spine
 from runs.outbox import record_event
 from runs.states import RunState
@@ -73,6 +73,16 @@ def suspend_frames(approval: Approval) -> list[dict]:
     )
 
 
+def _refuse_closed(existing: Approval, now) -> None:
+    """The same suspend again is the same card only while that card is still open."""
+    if existing.status == ApprovalStatus.CONSUMED:
+        raise ApprovalConsumed("This exact call was already approved and used; it cannot be parked again.")
+    if existing.status == ApprovalStatus.REJECTED:
+        raise ApprovalRejected("This exact call was rejected.")
+    if existing.status == ApprovalStatus.EXPIRED or existing.expires_at <= now:
+        raise ApprovalExpired("This exact call's approval expired; the run cannot park on it again.")
+
+
 def persist_suspend(run_id, request: SuspendRequest, *, client=None, alongside=None) -> tuple[Approval, bool]:
     """Park `run_id` on `request`. Returns (approval, created); the same suspend twice is one approval.
 
@@ -88,10 +98,11 @@ def persist_suspend(run_id, request: SuspendRequest, *, client=None, alongside=N
             raise RunNotActiveError(f"The run is {run.state}; only an executing or suspended run can park.")
         if alongside is not None:
             alongside(run)
+        now = timezone.now()
         existing = Approval.objects.filter(run=run, step_id=request.step_id, contract_hash=contract_hash).first()
         if existing is not None:
+            _refuse_closed(existing, now)
             return existing, False
-        now = timezone.now()
         approval = Approval.objects.create(
             run=run,
             session=run.session,

@@ -3,7 +3,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from approvals import decisions, idempotency
-from approvals.gate import GateCall, gate_tool_call, suspended_result
+from approvals.gate import GateCall, gate_tool_call, request_clarification
 from approvals.models import Approval
 from approvals.resume import resume
 from approvals.results import report_result
@@ -20,7 +20,6 @@ from approvals.serializers import (
     ToolResultReceiptSerializer,
     ToolResultSerializer,
 )
-from approvals.suspend import SuspendRequest, persist_suspend
 from condor.auth import IsAgent, IsReviewer, calling_client
 from condor.errors import InvalidPayload, NotFound
 from condor.schema import errors
@@ -45,23 +44,16 @@ class ToolCallGate(APIView):
 class Clarification(APIView):
     @extend_schema(
         request=ClarificationSerializer,
-        responses={202: SuspendedSerializer,
+        responses={202: SuspendedSerializer, 200: GateVerdictSerializer,
                    **errors(400, 401, 404, 409, e409="run_not_active: the run is not executing.")},
     )
     def post(self, request, run_id):
         run = owned_run(request, run_id)
         body = validated(ClarificationSerializer, request.data)
-        missing = tuple(dict(field) for field in body["missing"])
         try:
-            approval, _ = persist_suspend(run.pk, SuspendRequest(
-                tool_call_id=body["tool_call_id"], step_id=body["step_id"], tool=body["tool"], op=body["op"],
-                args=body["args"], kind="clarification", message=body["message"], missing=missing,
-                rule_id="clarification.requested", explanation="The agent needs more information to continue.",
-                hitl_tier=None,
-            ), client=calling_client(request))
+            result = request_clarification(run, body, client=calling_client(request))
         except InvalidClarificationRequest as error:
             raise InvalidPayload(str(error)) from None
-        result = suspended_result(approval)
         return Response(result.body, status=result.status)
 
 

@@ -37,11 +37,6 @@ class NotFound(CondorError):
     default_detail = "No such object."
 
 
-class Forbidden(CondorError):
-    status, code = 403, "permission_denied"
-    default_detail = "You are not allowed to do this."
-
-
 class RunStateTransitionError(CondorError):
     status, code = 409, "run_state_transition"
     default_detail = "That state change is not allowed for this run."
@@ -55,6 +50,21 @@ class RunNotSuspendedError(CondorError):
 class RunNotActiveError(CondorError):
     status, code = 409, "run_not_active"
     default_detail = "The run is not executing or suspended."
+
+
+class ToolCallConflict(CondorError):
+    status, code = 409, "tool_call_conflict"
+    default_detail = "This tool call id was already gated with another tool, op or arguments."
+
+
+class ToolCallNotAllowed(CondorError):
+    status, code = 409, "tool_call_not_allowed"
+    default_detail = "This tool call was not allowed to run, so it has no result to report."
+
+
+class ToolResultAlreadyReported(CondorError):
+    status, code = 409, "tool_result_already_reported"
+    default_detail = "A result for this tool call was already reported."
 
 
 class ApprovalPending(CondorError):

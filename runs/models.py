@@ -80,10 +80,6 @@ class Run(FSMModelMixin, models.Model):
     def resume(self):
         pass
 
-    @transition(field=state, source=RunState.SUSPENDED, target=RunState.FAILED)
-    def reject_resume_payload(self):
-        self.terminal_reason = TerminalReason.RESUME_SCHEMA_REJECTED
-
     @transition(
         field=state,
         source=[s.value for s in ACTIVE_STATES],

@@ -129,24 +129,6 @@ def _resume(run: Run, *, step_id: str = "") -> None:
     record_event(run, "run.resumed", step_id=step_id, data={"state": run.state})
 
 
-def _fail_resume(run: Run, *, step_id: str = "", actor_user=None) -> None:
-    from approvals.expiry import expire_pending_for_run
-
-    run.reject_resume_payload()
-    now = timezone.now()
-    run.closed_at = run.last_activity_at = now
-    run.save()
-    expire_pending_for_run(run, now=now)
-    record_event(
-        run, "run.closed", step_id=step_id,
-        data={"state": run.state, "terminal_reason": run.terminal_reason, "terminal": True},
-    )
-    audit.record(
-        audit.Kind.RUN_CLOSE, run=run, actor_user=actor_user, decision=run.state,
-        data={"terminal_reason": run.terminal_reason},
-    )
-
-
 def touch(run_id) -> None:
     """Record activity without a state change (e.g. a gate call), for the idle sweep."""
     Run.objects.filter(pk=run_id).update(last_activity_at=timezone.now())

@@ -41,7 +41,9 @@ class ToolDescriptor(models.Model):
         constraints = [
             models.CheckConstraint(
                 name="mutate_tool_declares_tier",
-                condition=~models.Q(policy_class="mutate") | models.Q(hitl_tier__isnull=False),
+                # IN alone would pass a NULL tier: a CHECK is only violated by false, not unknown.
+                condition=~models.Q(policy_class="mutate")
+                | models.Q(hitl_tier__isnull=False, hitl_tier__in=TierChoice.values),
                 violation_error_message="A mutate tool must declare its HITL tier (low or high).",
             ),
         ]

@@ -125,11 +125,6 @@ def _allow_list_for(allowed_hosts: Any) -> _AllowList:
         return _allow_list(tuple(h for h in allowed_hosts if isinstance(h, str)))
 
 
-def host_allowed(value: Any, allowed_hosts: tuple[str, ...]) -> bool:
-    """True if a URL or bare host names a host (and port) in ``allowed_hosts``."""
-    return _matches(value, _allow_list_for(allowed_hosts))
-
-
 def _matches(value: Any, allow: _AllowList) -> bool:
     if not isinstance(value, str):
         return False

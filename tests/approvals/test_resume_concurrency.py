@@ -140,13 +140,15 @@ def test_a_resume_blocked_on_the_row_lock_loses_to_the_holder(approved, ward_age
 
     b = threading.Thread(target=consume_b)
     with transaction.atomic():
-        # A holds the approval row: B's conditional UPDATE must queue behind it.
+        # A holds the run and the approval rows, taken in the order every service
+        # takes them (run, then approvals): B's resume must queue behind A.
+        Run.objects.select_for_update().get(pk=run_id)
         Approval.objects.select_for_update().get(pk=approval_id)
         b.start()
         deadline = time.monotonic() + 10
         while not (b_pid and lock_waiters(b_pid[0]) == ["Lock"]) and time.monotonic() < deadline:
             time.sleep(0.02)
-        assert b_pid and lock_waiters(b_pid[0]) == ["Lock"], "B never waited on A's row lock"
+        assert b_pid and lock_waiters(b_pid[0]) == ["Lock"], "B never waited on A's row locks"
         b.join(timeout=0.3)
         assert b.is_alive(), "B finished while A still held the row"
         # A consumes through the same service, inside its transaction, and commits.
