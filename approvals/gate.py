@@ -106,6 +106,9 @@ def _locked_gateable_run(run_id):
     run = spine.lock_run(run_id)
     if run.state not in GATEABLE_STATES:
         raise RunNotActiveError(f"The run is {run.state}; tool calls are gated only while it executes.")
+    # The session joined to the locked row is as the statement's snapshot saw it, from
+    # before the lock was granted: read it again so a taint committed meanwhile counts.
+    run.session.refresh_from_db()
     return run
 
 
@@ -216,7 +219,14 @@ def request_clarification(run, body: dict, *, client) -> GateResult:
     A client that cannot park gets `blocked / client.cannot-park` here too: never a
     form it could not wait for.
     """
+    request = SuspendRequest(
+        tool_call_id=body["tool_call_id"], step_id=body["step_id"], tool=body["tool"], op=body["op"],
+        args=body["args"], kind="clarification", message=body["message"],
+        missing=tuple(dict(field) for field in body["missing"]),
+        rule_id=CLARIFICATION_RULE, explanation="The agent needs more information to continue.", hitl_tier=None,
+    )
     if not client.can_park:
+        request.resume_schema()  # an unusable form is the caller's error (400) whoever sends it
         with transaction.atomic(durable=True):
             run = _locked_gateable_run(run.pk)
             audit.record(audit.Kind.VERDICT, run=run, actor_client=client, tool=body["tool"],
@@ -225,12 +235,7 @@ def request_clarification(run, body: dict, *, client) -> GateResult:
         return GateResult(200, {"decision": str(Decision.BLOCKED), "rule_id": CANNOT_PARK,
                                 "explanation": EXPLANATIONS[CANNOT_PARK], "tool_call_id": body["tool_call_id"],
                                 "args": body["args"]})
-    approval, _ = persist_suspend(run.pk, SuspendRequest(
-        tool_call_id=body["tool_call_id"], step_id=body["step_id"], tool=body["tool"], op=body["op"],
-        args=body["args"], kind="clarification", message=body["message"],
-        missing=tuple(dict(field) for field in body["missing"]),
-        rule_id=CLARIFICATION_RULE, explanation="The agent needs more information to continue.", hitl_tier=None,
-    ), client=client)
+    approval, _ = persist_suspend(run.pk, request, client=client)
     return suspended_result(approval)
 
 

@@ -32,7 +32,12 @@ class ToolCallGate(APIView):
     @extend_schema(
         request=ToolCallSerializer,
         responses={200: GateVerdictSerializer, 202: SuspendedSerializer,
-                   **errors(400, 401, 404, 409, e409="run_not_active: the run is not executing.")},
+                   **errors(400, 401, 404, 409, 410,
+                            e409="run_not_active: the run is not executing; tool_call_conflict: this "
+                                 "tool_call_id was already gated with another tool, op or args; "
+                                 "approval_consumed / approval_rejected: this exact call's approval was "
+                                 "already used or rejected.",
+                            e410="approval_expired: this exact call's approval is past its deadline.")},
     )
     def post(self, request, run_id):
         run = owned_run(request, run_id)
@@ -44,8 +49,14 @@ class ToolCallGate(APIView):
 class Clarification(APIView):
     @extend_schema(
         request=ClarificationSerializer,
+        description="Parks the run on a form for a reviewer (202). A client that cannot park gets "
+                    "200 `{decision: blocked, rule_id: client.cannot-park}` instead.",
         responses={202: SuspendedSerializer, 200: GateVerdictSerializer,
-                   **errors(400, 401, 404, 409, e409="run_not_active: the run is not executing.")},
+                   **errors(400, 401, 404, 409, 410,
+                            e409="run_not_active: the run is not executing; approval_consumed / "
+                                 "approval_rejected: this exact clarification was already answered and "
+                                 "used, or declined.",
+                            e410="approval_expired: this exact clarification is past its deadline.")},
     )
     def post(self, request, run_id):
         run = owned_run(request, run_id)
@@ -58,8 +69,15 @@ class Clarification(APIView):
 
 
 class ToolResult(APIView):
-    @extend_schema(request=ToolResultSerializer,
-                   responses={200: ToolResultReceiptSerializer, **errors(400, 401, 404)})
+    @extend_schema(
+        request=ToolResultSerializer,
+        responses={200: ToolResultReceiptSerializer,
+                   **errors(400, 401, 404, 409,
+                            e409="approval_pending: the call still waits on its approval (resume first); "
+                                 "tool_call_not_allowed: the call was blocked, or its approval was never "
+                                 "used, so it has no result; tool_result_already_reported; run_not_active: "
+                                 "the run has ended.")},
+    )
     def post(self, request, run_id, tool_call_id):
         run = owned_run(request, run_id)
         call, tainted = report_result(run.pk, tool_call_id, client=calling_client(request),

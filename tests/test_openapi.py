@@ -98,6 +98,20 @@ def test_the_gate_documents_allow_and_suspend_answers(schema):
     assert {"400", "404", "409"} <= set(responses)
 
 
+def test_a_result_documents_why_it_can_be_refused(schema):
+    responses = schema["paths"]["/api/v1/runs/{run_id}/tool-calls/{tool_call_id}/result/"]["post"]["responses"]
+    for code in ("approval_pending", "tool_call_not_allowed", "tool_result_already_reported", "run_not_active"):
+        assert code in responses["409"]["description"]
+
+
+def test_the_gate_and_the_clarification_document_their_other_answers(schema):
+    gate = schema["paths"]["/api/v1/runs/{run_id}/tool-calls/"]["post"]["responses"]
+    assert "tool_call_conflict" in gate["409"]["description"]
+    clarification = schema["paths"]["/api/v1/runs/{run_id}/clarifications/"]["post"]["responses"]
+    assert clarification["200"]["content"]["application/json"]["schema"]["$ref"].endswith("/GateVerdict")
+    assert {"409", "410"} <= set(gate) & set(clarification)
+
+
 def test_resume_documents_its_conflicts_and_expiry(schema):
     responses = schema["paths"]["/api/v1/runs/{run_id}/resume/"]["post"]["responses"]
     assert responses["200"]["content"]["application/json"]["schema"]["$ref"].endswith("/ResumeResult")

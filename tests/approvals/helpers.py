@@ -8,6 +8,7 @@ decision here sends the CSRF token the inbox page would.
 import json
 from datetime import timedelta
 
+from django.db import connection
 from django.utils import timezone
 
 from approvals.models import Approval
@@ -43,9 +44,9 @@ def suspend(api, run_id, **call) -> dict:
 
 
 def clarify(api, run_id, missing, *, step_id="step-1", tool_call_id="call-1", tool="prescribe_medication",
-            args=None, message="Which route should the antibiotic take?"):
+            args=None, message="Which route should the antibiotic take?", **extra):
     body = {"tool_call_id": tool_call_id, "step_id": step_id, "tool": tool, "message": message,
-            "missing": missing, "args": PRESCRIPTION if args is None else args}
+            "missing": missing, "args": PRESCRIPTION if args is None else args, **extra}
     return api.post(f"/api/v1/runs/{run_id}/clarifications/", body, format="json")
 
 
@@ -94,3 +95,17 @@ def frozen_clock(monkeypatch, at):
 
 def later(seconds: float):
     return timezone.now() + timedelta(seconds=seconds)
+
+
+def lock_waiters(pid) -> list:
+    """What PostgreSQL backend `pid` is waiting on: `["Lock"]` while it queues for a row lock."""
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT wait_event_type FROM pg_stat_activity WHERE pid = %s", [pid])
+        return [row[0] for row in cursor.fetchall()]
+
+
+def backend_pid() -> int:
+    """This thread's PostgreSQL backend (Django connections are per thread)."""
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT pg_backend_pid()")
+        return cursor.fetchone()[0]

@@ -2,7 +2,8 @@
 
 import pytest
 
-from approvals.models import Approval
+from approvals.models import Approval, AuditEvent
+from runs.models import RunEvent
 from tests.approvals.helpers import (
     approval_row,
     clarify,
@@ -13,6 +14,7 @@ from tests.approvals.helpers import (
     run_state,
     suspend,
 )
+from tests.conftest import _agent, _api_for
 
 ROUTE = {"name": "route", "hint": {"options": ["oral", "iv"], "radio": True, "label": "Route"}}
 START = {"name": "start", "type": "date", "hint": {"min": "2025-01-01", "max": "2025-12-31"}}
@@ -212,3 +214,42 @@ def test_a_clarification_after_an_approval_is_answered_separately(api, reviewer_
     assert resume(api, run_id, approval["id"]).json()["run"]["state"] == "suspended"
     last = resume(api, run_id, clarification["id"])
     assert (last.json()["values"], last.json()["run"]["state"]) == ({"route": "iv"}, "executing")
+
+
+def test_values_the_form_refuses_deny_the_tool_call_on_the_stream(asked, reviewer_http):
+    # The stream must not end on the form: the call is denied, then the run is closed.
+    run_id, approval = asked
+    decide(reviewer_http, approval["id"], {"values": {**GOOD_VALUES, "route": "rectal"}})
+    chunks = [chunk for event in RunEvent.objects.filter(run_id=run_id) for chunk in event.frames]
+    assert [chunk["type"] for chunk in chunks] == ["tool-input-available", "data-clarification",
+                                                   "tool-output-denied"]
+    assert chunks[-1] == {"type": "tool-output-denied", "toolCallId": "call-1"}
+    assert RunEvent.objects.filter(run_id=run_id).last().kind == "run.closed"
+
+
+# --- clients that cannot park (SPEC section 4) ---------------------------------------------------
+
+
+@pytest.fixture
+def hurried_api(db):
+    """`create_api_client --cannot-park`: an agent with no way to wait for a human."""
+    return _api_for(_agent("batch-agent", can_park=False))
+
+
+def test_a_client_that_cannot_park_is_blocked_instead_of_asked(hurried_api):
+    run_id = open_executing_run(hurried_api)
+    response = clarify(hurried_api, run_id, [ROUTE])
+    assert response.status_code == 200
+    assert (response.json()["decision"], response.json()["rule_id"]) == ("blocked", "client.cannot-park")
+    assert not Approval.objects.exists()
+    assert run_state(run_id) == ("executing", "")
+    verdict = AuditEvent.objects.get(kind=AuditEvent.Kind.VERDICT, run_id=run_id)
+    assert (verdict.decision, verdict.rule_id, verdict.tool) == ("blocked", "client.cannot-park",
+                                                                  "prescribe_medication")
+
+
+def test_an_unusable_form_from_a_client_that_cannot_park_is_still_refused(hurried_api):
+    run_id = open_executing_run(hurried_api)
+    response = clarify(hurried_api, run_id, [{"name": "route"}, {"name": "route"}])
+    assert (response.status_code, response.json()["error"]) == (400, "invalid_payload")
+    assert not AuditEvent.objects.filter(kind=AuditEvent.Kind.VERDICT).exists()

@@ -7,6 +7,8 @@ from tests.approvals.helpers import (
     PRESCRIPTION,
     approval_row,
     approve,
+    clarify,
+    decide,
     frozen_clock,
     gate,
     later,
@@ -129,3 +131,23 @@ def test_replaying_on_the_parked_run_itself_unparks_it(api, reviewer_http):
     response = gate(api, run_id, tool_call_id="call-1")
     assert response.json()["rule_id"] == "approval.prior-grant"
     assert run_state(run_id) == ("executing", "")
+
+
+def test_an_answered_clarification_is_not_a_grant(api, reviewer_http):
+    # The reviewer answered a question about the call; nobody approved running it.
+    first_run = open_executing_run(api)
+    asked = clarify(api, first_run, [{"name": "route"}], op="create").json()["approval"]
+    assert decide(reviewer_http, asked["id"], {"values": {"route": "oral"}}).status_code == 200
+    assert approval_row(asked["id"]).status == "approved"
+    second_run = open_next_run(api, first_run)
+    response = gate(api, second_run, tool_call_id="call-9")
+    assert (response.status_code, response.json()["rule_id"]) == (202, "mutate.high-tier-always-approval")
+    assert approval_row(asked["id"]).status == "approved"
+
+
+def test_a_grant_for_one_op_does_not_allow_another_op_with_the_same_args(granted, api):
+    run_id, approval = granted
+    response = gate(api, run_id, op="delete", tool_call_id="call-9")
+    assert response.status_code == 202
+    assert response.json()["approval"]["op"] == "delete"
+    assert approval_row(approval["id"]).status == "approved"

@@ -266,3 +266,47 @@ def test_raw_post_helper_sends_bytes_verbatim(api, db):
     # Guards the strict-body tests: the parser, not the helper, refuses these.
     response = raw_post(api, "/api/v1/sessions/", '{"title": "a", "title": "b"}')
     assert response.status_code == 400
+
+
+def test_a_schema_rejection_denies_the_tool_call_on_the_stream(parked, reviewer_http):
+    run_id, approval = parked
+    decide(reviewer_http, approval["id"], {"approved": "yes"})
+    closed = RunEvent.objects.get(run_id=run_id, kind="run.closed")
+    assert closed.data["terminal_reason"] == "resume_schema_rejected"
+    assert closed.frames == [{"type": "tool-output-denied", "toolCallId": "call-1"}]
+
+
+# --- edits stay inside the tool's egress allow-list ---------------------------------------------------
+
+EMAIL = {"host": "smtp.clinic.example", "to": "gp@example.org", "body": "Discharge letter attached."}
+
+
+@pytest.fixture
+def parked_email(api):
+    """(run id, approval) for an email a guarded session must have approved (allowed host smtp.clinic.example)."""
+    run_id = open_executing_run(api, autonomy="guarded", age_band="adult")
+    approval = suspend(api, run_id, tool="send_email", op="send", args=EMAIL)
+    assert approval["rule_id"] == "comms.approval"
+    return run_id, approval
+
+
+@pytest.mark.parametrize(
+    "edit",
+    [{"host": "smtp.elsewhere.example"}, {"url": "https://exfil.example/upload"},
+     {"host": "smtp.clinic.example.exfil.example"}],
+    ids=["other-host", "added-url", "lookalike-host"],
+)
+def test_edited_args_may_not_send_data_to_another_host(parked_email, reviewer_http, edit):
+    run_id, approval = parked_email
+    response = decide(reviewer_http, approval["id"], {"approved": True, "edited_args": {**EMAIL, **edit}})
+    assert (response.status_code, response.json()["error"]) == (400, "invalid_payload")
+    row = approval_row(approval["id"])
+    assert (row.status, row.payload_hash, row.approved_args) == ("pending", approval["payload_hash"], None)
+    assert run_state(run_id) == ("suspended", "")
+
+
+def test_edited_args_to_an_allowed_host_are_approved(parked_email, reviewer_http):
+    _, approval = parked_email
+    edited = {**EMAIL, "to": "practice@example.org"}
+    body = approve(reviewer_http, approval["id"], edited_args=edited)
+    assert (body["status"], body["approved_args"]) == ("approved", edited)

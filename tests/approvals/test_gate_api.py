@@ -3,6 +3,7 @@
 import pytest
 
 from approvals.models import ApiClientKey, Approval, AuditEvent, ToolCall
+from runs.models import RunEvent
 from tests.approvals.helpers import (
     CHART_READ,
     PRESCRIPTION,
@@ -194,3 +195,45 @@ def test_the_largest_safe_integer_is_accepted(api):
     run_id = open_executing_run(api)
     response = raw_post(api, f"/api/v1/runs/{run_id}/tool-calls/", GOOD % '{"units": 9007199254740991}')
     assert response.status_code == 202
+
+
+# --- a tool call id names one call ---------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "other",
+    [{"args": {**PRESCRIPTION, "dose": "1 g"}}, {"op": "delete"}, {"tool": "change_medication"},
+     {"tool": "send_email", "op": "send", "args": EMAIL}],
+    ids=["other-args", "other-op", "other-tool", "a-blocked-call"],
+)
+def test_regating_a_call_id_with_another_call_is_a_conflict(api, other):
+    run_id = open_executing_run(api)
+    approval = gate(api, run_id).json()["approval"]
+    events = RunEvent.objects.filter(run_id=run_id).count()
+    response = gate(api, run_id, **other)
+    assert (response.status_code, response.json()["error"]) == (409, "tool_call_conflict")
+    assert RunEvent.objects.filter(run_id=run_id).count() == events
+    call = ToolCall.objects.get(run_id=run_id, tool_call_id="call-1")
+    assert (call.tool, call.op, call.args, call.decision) == ("prescribe_medication", "create", PRESCRIPTION,
+                                                              "suspended")
+    assert [str(pk) for pk in Approval.objects.values_list("id", flat=True)] == [approval["id"]]
+    assert verdict_rows(run_id).count() == 1
+
+
+def test_a_parked_calls_approval_request_stays_its_last_frame(api):
+    # SPEC section 5: no error chunk for a parked toolCallId before the human decides.
+    run_id = open_executing_run(api)  # unknown age: send_email would be blocked with an error chunk
+    gate(api, run_id)
+    gate(api, run_id, tool="send_email", op="send", args=EMAIL)
+    chunks = [chunk for event in RunEvent.objects.filter(run_id=run_id)
+              for chunk in event.frames if chunk.get("toolCallId") == "call-1"]
+    assert [chunk["type"] for chunk in chunks] == ["tool-input-available", "tool-approval-request"]
+
+
+def test_regating_the_same_call_is_a_retry_with_the_same_approval(api):
+    run_id = open_executing_run(api)
+    first = gate(api, run_id).json()["approval"]
+    response = gate(api, run_id, args=dict(reversed(list(PRESCRIPTION.items()))))
+    assert response.status_code == 202
+    assert response.json()["approval"]["id"] == first["id"]
+    assert ToolCall.objects.filter(run_id=run_id).count() == 1

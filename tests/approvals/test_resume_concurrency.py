@@ -15,7 +15,7 @@ from approvals.models import Approval, AuditEvent
 from approvals.resume import resume as resume_service
 from condor.errors import CondorError
 from runs.models import Run, RunEvent
-from tests.approvals.helpers import PRESCRIPTION, approve, open_executing_run, suspend
+from tests.approvals.helpers import PRESCRIPTION, approve, lock_waiters, open_executing_run, suspend
 
 pytestmark = pytest.mark.django_db(transaction=True, serialized_rollback=True)
 
@@ -114,12 +114,6 @@ def test_concurrent_retries_with_one_key_consume_once_and_agree(approved, ward_a
 
 
 # --- a deterministic interleaving ---------------------------------------------------------------
-
-
-def lock_waiters(pid) -> list:
-    with connection.cursor() as cursor:
-        cursor.execute("SELECT wait_event_type FROM pg_stat_activity WHERE pid = %s", [pid])
-        return [row[0] for row in cursor.fetchall()]
 
 
 def test_a_resume_blocked_on_the_row_lock_loses_to_the_holder(approved, ward_agent):

@@ -7,10 +7,23 @@ import pytest
 import rfc8785
 
 from approvals import audit
-from approvals.models import Approval, AuditEvent, ReasonCode
+from approvals.models import Approval, AuditEvent, ReasonCode, ToolCall
 from approvals.suspend import SuspendRequest, persist_suspend, read_reason_code
 from runs.models import RunEvent
-from tests.approvals.helpers import PRESCRIPTION, clarify, gate, open_executing_run, run_state, suspend
+from tests.approvals.helpers import (
+    PRESCRIPTION,
+    approval_row,
+    approve,
+    clarify,
+    decide,
+    frozen_clock,
+    gate,
+    later,
+    open_executing_run,
+    resume,
+    run_state,
+    suspend,
+)
 
 ROUTE = [{"name": "route", "hint": {"options": ["oral", "iv"]}}]
 
@@ -154,3 +167,40 @@ def test_a_retried_suspend_on_a_closed_run_is_refused(api):
     api.post(f"/api/v1/runs/{run_id}/close/", {"reason": "user_stopped"}, format="json")
     response = clarify(api, run_id, ROUTE)
     assert (response.status_code, response.json()["error"]) == (409, "run_not_active")
+
+
+# --- the same suspend again is the same card only while that card is open ------------------------
+
+
+def test_the_same_suspend_after_its_approval_was_used_is_refused(api, reviewer_http):
+    run_id = open_executing_run(api)
+    approval = suspend(api, run_id)
+    approve(reviewer_http, approval["id"])
+    assert resume(api, run_id, approval["id"]).status_code == 200
+    response = gate(api, run_id)
+    assert (response.status_code, response.json()["error"]) == (409, "approval_consumed")
+    assert run_state(run_id) == ("executing", "")
+    assert suspended_events(run_id).count() == 1
+    assert ToolCall.objects.get(tool_call_id="call-1").decision == "allow"
+
+
+def test_the_same_clarification_after_its_answer_was_used_is_refused(api, reviewer_http):
+    run_id = open_executing_run(api)
+    approval = clarify(api, run_id, ROUTE).json()["approval"]
+    decide(reviewer_http, approval["id"], {"values": {"route": "oral"}})
+    assert resume(api, run_id, approval["id"]).status_code == 200
+    response = clarify(api, run_id, ROUTE)
+    assert (response.status_code, response.json()["error"]) == (409, "approval_consumed")
+    assert run_state(run_id) == ("executing", "")
+    assert suspended_events(run_id).count() == 1
+
+
+def test_the_same_suspend_past_its_deadline_is_refused_before_any_sweep(api, monkeypatch, settings):
+    run_id = open_executing_run(api)
+    approval = suspend(api, run_id)
+    frozen_clock(monkeypatch, later(settings.CONDOR_APPROVAL_TTL_SECONDS + 1))
+    response = gate(api, run_id)
+    assert (response.status_code, response.json()["error"]) == (410, "approval_expired")
+    assert approval_row(approval["id"]).status == "pending"  # the sweep has not run
+    assert suspended_events(run_id).count() == 1
+    assert run_state(run_id) == ("suspended", "")

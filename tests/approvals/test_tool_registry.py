@@ -35,6 +35,21 @@ def test_the_database_refuses_turning_a_tierless_tool_into_a_mutate_tool(db):
         ToolDescriptor.objects.filter(pk=tool.pk).update(policy_class="mutate")
 
 
+def test_the_database_refuses_a_mutate_tool_with_a_blank_tier(db):
+    # An empty string is not NULL: "declares a tier" means low or high.
+    with pytest.raises(IntegrityError, match="mutate_tool_declares_tier"), transaction.atomic():
+        ToolDescriptor.objects.create(name="amend_allergy", policy_class="mutate", hitl_tier="")
+    assert not ToolDescriptor.objects.exists()
+
+
+def test_the_database_refuses_blanking_the_tier_of_a_mutate_tool(db):
+    tool = ToolDescriptor.objects.create(name="amend_allergy", policy_class="mutate", hitl_tier="high")
+    with pytest.raises(IntegrityError, match="mutate_tool_declares_tier"), transaction.atomic():
+        ToolDescriptor.objects.filter(pk=tool.pk).update(hitl_tier="")
+    tool.refresh_from_db()
+    assert tool.hitl_tier == "high"
+
+
 def test_tools_of_other_classes_need_no_tier(db):
     for name, policy_class in [("lookup", "read"), ("run_script", "exec"), ("fax", "comms"), ("legacy", None)]:
         ToolDescriptor.objects.create(name=name, policy_class=policy_class)

@@ -1,11 +1,26 @@
 """POST runs/{id}/tool-calls/{tool_call_id}/result/: stored once, and tainting when untrusted (SPEC 2, 9)."""
 
-import pytest
+from datetime import timedelta
 
+import pytest
+from django.utils import timezone
+
+from approvals.expiry import expire_due
 from approvals.models import AuditEvent, ToolCall
 from runs.models import RunEvent
 from sessions_app.models import Session
-from tests.approvals.helpers import CHART_READ, approve, gate, open_executing_run, raw_post, resume
+from tests.approvals.helpers import (
+    CHART_READ,
+    approval_row,
+    approve,
+    frozen_clock,
+    gate,
+    open_executing_run,
+    raw_post,
+    resume,
+    run_state,
+)
+from tests.conftest import _agent, _api_for
 
 SEARCH = {"query": "apixaban renal dosing"}
 EMAIL = {"host": "smtp.clinic.example", "to": "gp@example.org", "body": "Discharge letter attached."}
@@ -158,3 +173,61 @@ def test_a_malformed_result_is_refused_and_nothing_is_stored(searched, api, raw)
     assert (response.status_code, response.json()["error"]) == (400, "invalid_payload")
     assert ToolCall.objects.get(tool_call_id="call-1").reported_at is None
     assert not session_tainted(searched)
+
+
+# --- only a call Condor let through has a result ------------------------------------------------
+
+
+def assert_refused_as_not_allowed(response, run_id, tool_call_id="call-1"):
+    assert (response.status_code, response.json()["error"]) == (409, "tool_call_not_allowed")
+    assert ToolCall.objects.get(run_id=run_id, tool_call_id=tool_call_id).reported_at is None
+    assert not RunEvent.objects.filter(run_id=run_id, kind="tool.result", data__tool_call_id=tool_call_id).exists()
+
+
+def test_a_blocked_call_takes_no_result(api):
+    # The default session is of unknown age, decided as a child: comms are blocked.
+    run_id = open_executing_run(api)
+    assert gate(api, run_id, tool="send_email", op="send", args=EMAIL).json()["decision"] == "blocked"
+    assert_refused_as_not_allowed(report(api, run_id, output={"sent": True}), run_id)
+
+
+def test_a_call_blocked_because_the_client_cannot_park_takes_no_result(db):
+    hurried = _api_for(_agent("batch-agent", can_park=False))
+    run_id = open_executing_run(hurried, age_band="adult")
+    assert gate(hurried, run_id).json()["rule_id"] == "client.cannot-park"
+    assert_refused_as_not_allowed(report(hurried, run_id, output={"prescription_id": "rx-1"}, untrusted=True),
+                                  run_id)
+    assert not session_tainted(run_id)
+
+
+def test_a_call_whose_approval_expired_takes_no_result(api, reviewer_http, monkeypatch, settings):
+    # A sibling still approved keeps the run parked (and so open to results) after call-1's deadline.
+    start = frozen_clock(monkeypatch, timezone.now())
+    run_id = open_executing_run(api)
+    first = gate(api, run_id).json()["approval"]
+    second = gate(api, run_id, tool="sign_document", op="sign", args={"document_id": "d-7"},
+                  tool_call_id="call-2").json()["approval"]
+    frozen_clock(monkeypatch, start + timedelta(seconds=100))
+    approve(reviewer_http, second["id"])
+    expire_due(now=start + timedelta(seconds=settings.CONDOR_APPROVAL_TTL_SECONDS + 1))
+    assert (approval_row(first["id"]).status, run_state(run_id)) == ("expired", ("suspended", ""))
+    assert_refused_as_not_allowed(report(api, run_id, output={"prescription_id": "rx-1"}), run_id)
+
+
+def test_a_call_let_through_by_its_approval_is_ledgered_as_allowed(api, reviewer_http):
+    run_id = open_executing_run(api)
+    approval = gate(api, run_id).json()["approval"]
+    approve(reviewer_http, approval["id"])
+    assert resume(api, run_id, approval["id"]).status_code == 200
+    assert report(api, run_id, output={"prescription_id": "rx-1"}).status_code == 200
+    call = ToolCall.objects.get(tool_call_id="call-1")
+    assert (call.decision, call.output) == ("allow", {"prescription_id": "rx-1"})
+
+
+def test_a_call_run_on_a_prior_grant_takes_its_result(api, reviewer_http):
+    run_id = open_executing_run(api)
+    approve(reviewer_http, gate(api, run_id).json()["approval"]["id"])
+    assert gate(api, run_id, tool_call_id="call-2").json()["rule_id"] == "approval.prior-grant"
+    assert report(api, run_id, tool_call_id="call-2", output={"prescription_id": "rx-1"}).status_code == 200
+    # The grant went to call-2: the call it was asked for never ran.
+    assert_refused_as_not_allowed(report(api, run_id, output={"prescription_id": "rx-2"}), run_id)

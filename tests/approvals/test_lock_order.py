@@ -1,0 +1,150 @@
+"""Row locks on real PostgreSQL: the gate judges under the run lock, and every service takes
+locks in one order (session, then run, then approvals), so none of them can deadlock another.
+
+Each thread has its own database connection (Django's are per thread) and closes it when done.
+"""
+
+import threading
+import time
+
+import pytest
+from django.db import connection, transaction
+
+from approvals import decisions
+from approvals.gate import GateCall, gate_tool_call
+from approvals.models import Approval
+from condor.errors import CondorError
+from runs import spine
+from runs.models import Run
+from runs.states import ACTIVE_STATES
+from sessions_app.models import Session
+from tests.approvals.helpers import backend_pid, gate, lock_waiters, open_executing_run, suspend
+
+pytestmark = pytest.mark.django_db(transaction=True, serialized_rollback=True)
+
+EMAIL = {"host": "smtp.clinic.example", "to": "gp@example.org", "body": "Discharge letter attached."}
+
+
+class Contender(threading.Thread):
+    """Runs `work()` on its own connection; records its backend pid first and its outcome last."""
+
+    def __init__(self, work):
+        super().__init__()
+        self.work, self.pid, self.outcome = work, None, None
+
+    def run(self):
+        try:
+            self.pid = backend_pid()
+            self.outcome = self.work()
+        except CondorError as error:
+            self.outcome = error.code
+        except Exception as error:  # a deadlock or a 500 fails the assertions below, visibly
+            self.outcome = repr(error)
+        finally:
+            connection.close()
+
+
+def wait_until_queued(*threads):
+    """Until every thread is waiting on a row lock (PostgreSQL's wait_event_type `Lock`)."""
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline:
+        if all(thread.pid and lock_waiters(thread.pid) == ["Lock"] for thread in threads):
+            return
+        time.sleep(0.02)
+    pytest.fail("a thread never queued for the row lock")
+
+
+def active_runs(session_id) -> int:
+    return Run.objects.filter(session_id=session_id, state__in=[s.value for s in ACTIVE_STATES]).count()
+
+
+# --- the gate sees a taint committed while it waited ----------------------------------------------
+
+
+def test_a_taint_committed_while_the_gate_waits_for_the_run_sees_no_allow(api, ward_agent):
+    run_id = open_executing_run(api, autonomy="autonomous", consent=True, age_band="adult")
+    # Untainted, this session's emails are allowed: only the taint can make the next one wait.
+    first = gate(api, run_id, tool="send_email", op="send", args=EMAIL, tool_call_id="mail-1")
+    assert first.json()["rule_id"] == "comms.autonomous-consented-allow"
+    call = GateCall(tool_call_id="mail-2", step_id="step-2", tool="send_email", op="send", args=EMAIL, metadata={})
+
+    def gate_b():
+        result = gate_tool_call(Run.objects.get(pk=run_id), call, client=ward_agent)
+        return result.status, result.body["rule_id"]
+
+    b = Contender(gate_b)
+    with transaction.atomic():
+        # A holds the run (as a result report does) and taints the session inside that transaction.
+        Run.objects.select_for_update().get(pk=run_id)
+        assert Session.objects.get(runs__pk=run_id).mark_tainted()
+        b.start()
+        wait_until_queued(b)
+        b.join(timeout=0.3)
+        assert b.is_alive(), "the gate judged while the run was locked"
+    b.join(timeout=10)
+    assert b.outcome == (202, "taint.external-approval")
+
+
+# --- a reviewer's decision and a supersede on the same parked run ---------------------------------
+
+
+@pytest.fixture
+def parked(api):
+    """(session id, approval id) of a prescription parked on its session's only run."""
+    run_id = open_executing_run(api)
+    approval = suspend(api, run_id)
+    return Run.objects.get(pk=run_id).session_id, approval["id"]
+
+
+def decision_and_supersede(session_id, approval_id, rita, barrier=None):
+    def approve():
+        if barrier is not None:
+            barrier.wait(timeout=10)
+        return decisions.decide(approval_id, {"approved": True}, user=rita).status
+
+    def supersede():
+        session = Session.objects.get(pk=session_id)
+        if barrier is not None:
+            barrier.wait(timeout=10)
+        return spine.open_run(session).state
+
+    return Contender(approve), Contender(supersede)
+
+
+def assert_both_finished_cleanly(decider, opener, session_id, approval_id):
+    assert decider.outcome in ("approved", "approval_not_pending"), decider.outcome
+    assert opener.outcome == "pending", opener.outcome
+    assert active_runs(session_id) == 1
+    expected = "approved" if decider.outcome == "approved" else "expired"
+    assert Approval.objects.get(pk=approval_id).status == expected
+
+
+@pytest.mark.parametrize("round_", range(10))
+def test_a_decision_racing_a_supersede_never_deadlocks(parked, rita, round_):
+    session_id, approval_id = parked
+    decider, opener = decision_and_supersede(session_id, approval_id, rita, threading.Barrier(2))
+    for thread in (decider, opener):
+        thread.start()
+    for thread in (decider, opener):
+        thread.join(timeout=30)
+    assert not decider.is_alive() and not opener.is_alive()
+    assert_both_finished_cleanly(decider, opener, session_id, approval_id)
+
+
+def test_a_decision_queued_behind_the_approval_does_not_deadlock_the_supersede_behind_it(parked, rita):
+    # Both queue at once: the decision holds the run while it waits for the approval, so the
+    # supersede waits for the run with nothing the decision needs. Had the decision locked the
+    # approval first and the run second, the supersede would hold the run and wait for the
+    # approval: a cycle.
+    session_id, approval_id = parked
+    decider, opener = decision_and_supersede(session_id, approval_id, rita)
+    with transaction.atomic():
+        Approval.objects.select_for_update().get(pk=approval_id)
+        decider.start()
+        wait_until_queued(decider)
+        opener.start()
+        wait_until_queued(decider, opener)
+    for thread in (decider, opener):
+        thread.join(timeout=30)
+    assert (decider.outcome, opener.outcome) == ("approved", "pending")
+    assert_both_finished_cleanly(decider, opener, session_id, approval_id)
