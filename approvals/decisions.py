@@ -99,6 +99,7 @@ def _decide(approval_id, body: dict, *, user) -> Approval:
                  data={"approval_id": str(approval.pk), "edited": edited_args is not None},
                  inbox=cards.removed(approval))
     _audit_decision(approval, user, "approved", edited=edited_args is not None)
+    spine.touch(run.pk)  # a decision is activity on the run: the suspend TTL counts from here
     return approval
 
 

@@ -310,3 +310,17 @@ def test_edited_args_to_an_allowed_host_are_approved(parked_email, reviewer_http
     edited = {**EMAIL, "to": "practice@example.org"}
     body = approve(reviewer_http, approval["id"], edited_args=edited)
     assert (body["status"], body["approved_args"]) == ("approved", edited)
+
+
+def test_an_approval_counts_as_activity_on_its_run(api, reviewer_http):
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    from runs.models import Run
+
+    run_id = open_executing_run(api)
+    approval = suspend(api, run_id)
+    Run.objects.filter(pk=run_id).update(last_activity_at=timezone.now() - timedelta(hours=1))
+    approve(reviewer_http, approval["id"])
+    assert timezone.now() - Run.objects.get(pk=run_id).last_activity_at < timedelta(minutes=1)
