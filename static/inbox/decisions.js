@@ -94,7 +94,7 @@ async function submitDecision(entry, body, successText) {
   if (res && (res.status === 409 || res.status === 404 || res.status === 410)) {
     // Someone else decided first, it expired, or it is gone: it cannot be decided here.
     discard(entry);
-    const who = entry.removedInfo ? ` ${removalPhrase(entry.removedInfo)}.` : '';
+    const who = entry.removedInfo ? ` ${removalPhrase(entry.removedInfo, entry.card)}.` : '';
     const why = res.status === 409 ? 'was already decided or has expired' : 'no longer exists';
     announce(`Not applied — ${label} ${why}.${who}${also} It has been removed from your inbox.`, 'error');
     return;
@@ -106,7 +106,7 @@ async function submitDecision(entry, body, successText) {
   }
   if (!isShown(entry)) {
     // Removed by the server while our request was in flight.
-    announce(`${removalPhrase(entry.removedInfo)}: ${label} was removed; your decision was not applied.`, 'error');
+    announce(`${removalPhrase(entry.removedInfo, entry.card)}: ${label} was removed; your decision was not applied.`, 'error');
     return;
   }
   // Nothing was decided: the card stays, with what the reviewer typed.

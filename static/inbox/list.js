@@ -66,17 +66,20 @@ export function removeCard(id, info, { refresh = true } = {}) {
     // Our own decision is in flight; its answer says who won and announces it.
     entry.removedInfo = info;
   } else if (isWorkingOn(entry)) {
-    announce(`${removalPhrase(info)}: ${cardLabel(entry.card)} was removed from your inbox.`, info && info.status === 'expired' ? 'error' : 'info');
+    announce(`${removalPhrase(info, entry.card)}: ${cardLabel(entry.card)} was removed from your inbox.`, info && info.status === 'expired' ? 'error' : 'info');
   }
   dropEntry(entry);
   if (refresh) refreshSummary();
 }
 
-export function removalPhrase(info) {
+export function removalPhrase(info, card) {
   const by = info && typeof info.decided_by === 'string' && info.decided_by ? info.decided_by : null;
+  // A clarification is answered or declined, not approved or rejected.
+  const question = card && card.reason_code === 'clarification';
+  const [yes, no] = question ? ['Answered', 'Declined'] : ['Approved', 'Rejected'];
   switch (info && info.status) {
-    case 'approved': return by ? `Approved by ${by}` : 'Approved elsewhere';
-    case 'rejected': return by ? `Rejected by ${by}` : 'Rejected elsewhere';
+    case 'approved': return by ? `${yes} by ${by}` : `${yes} elsewhere`;
+    case 'rejected': return by ? `${no} by ${by}` : `${no} elsewhere`;
     case 'expired': return 'Expired';
     case 'consumed': return 'Already used by the agent';
     default: return 'No longer waiting';

@@ -14,7 +14,7 @@ import pytest
 from playwright.sync_api import expect
 
 from tests.live.inbox_fixtures import chromium, inbox, page  # noqa: F401 - pytest fixtures
-from tests.live.inbox_harness import CSRF_TOKEN, approval_card, render_template
+from tests.live.inbox_harness import CSRF_TOKEN, approval_card, clarification_card, render_template
 
 pytestmark = pytest.mark.browser
 
@@ -114,6 +114,17 @@ def test_card_removed_elsewhere_tells_the_reviewer_working_on_it(inbox):
     expect(inbox.cards()).to_have_count(0)
     # Nobody was looking at that one: no extra noise.
     expect(inbox.feedback.get_by_test_id("feedback-message")).to_have_count(1)
+
+
+@pytest.mark.parametrize(("status", "phrase"), [("approved", "Answered by alice"), ("rejected", "Declined by alice")])
+def test_a_clarification_decided_elsewhere_is_answered_or_declined(inbox, status, phrase):
+    question = clarification_card()
+    inbox.open([question])
+    inbox.page.keyboard.press("j")
+
+    inbox.remove(question["id"], status=status, decided_by="alice")
+
+    expect(inbox.feedback).to_contain_text(phrase)
 
 
 def test_card_expiring_under_an_open_reject_says_expired(inbox):
