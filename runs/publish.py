@@ -26,13 +26,9 @@ def run_group(run_id) -> str:
 
 
 def run_message(event) -> dict:
-    return {
-        "type": "run.event",
-        "event_id": event.pk,
-        "step_id": event.step_id,
-        "frames": event.frames,
-        "terminal": bool(event.data.get("terminal")),
-    }
+    # A wake-up, not the content: the stream re-reads the outbox from its last
+    # position, so the frames (possibly large args) need not travel through Redis.
+    return {"type": "run.event", "event_id": event.pk, "terminal": bool(event.data.get("terminal"))}
 
 
 def inbox_message(event) -> dict:

@@ -113,11 +113,8 @@ def _close(run: Run, reason: TerminalReason, *, summary: str = "", usage: dict |
 
 def _suspend(run: Run) -> None:
     """Park a locked executing run. A run already suspended (parallel calls) stays so."""
-    if run.state == RunState.SUSPENDED:
-        _touch(run)
-        run.save()
-        return
-    run.suspend()
+    if run.state != RunState.SUSPENDED:
+        run.suspend()
     _touch(run)
     run.save()
 
