@@ -1,7 +1,21 @@
-"""The reviewer's view of an approval: the card pushed to the inbox and its removal notice."""
+"""The reviewer's view of an approval: the card pushed to the inbox and its removal notice.
+
+A card also names the grants its run still holds (`run_granted`: approved, not
+yet used by the agent), so the inbox can show every card of one run together and
+say, before a reviewer stops the run, exactly which cards that withdraws. The
+run's other pending cards are cards of their own; the page groups them by
+`run_id`, and keeps `run_granted` current from the `card.removed` notices (which
+name the run, tool and op for that reason).
+"""
+
+from collections import defaultdict
+
+from django.utils import timezone
+
+from approvals.models import Approval, ApprovalStatus
 
 
-def card(approval) -> dict:
+def card(approval, *, run_granted: list[dict] | None = None) -> dict:
     session = approval.session
     return {
         "id": str(approval.pk),
@@ -21,7 +35,37 @@ def card(approval) -> dict:
         "requested_at": approval.requested_at.isoformat(),
         "expires_at": approval.expires_at.isoformat(),
         "status": approval.status,
+        "run_granted": run_granted if run_granted is not None else granted_in_runs([approval.run_id])[approval.run_id],
     }
+
+
+def cards_for(approvals) -> list[dict]:
+    """Cards for many approvals with one extra query for all their runs' grants (no query per card)."""
+    approvals = list(approvals)
+    granted = granted_in_runs({approval.run_id for approval in approvals})
+    return [card(approval, run_granted=granted[approval.run_id]) for approval in approvals]
+
+
+def granted_in_runs(run_ids) -> dict:
+    """run id → the grants it holds that an agent could still use: approved, unconsumed, unexpired."""
+    rows = (
+        Approval.objects.filter(run_id__in=list(run_ids), status=ApprovalStatus.APPROVED,
+                                expires_at__gt=timezone.now())
+        .select_related("decided_by").order_by("decided_at")
+    )
+    granted = defaultdict(list)
+    for approval in rows:
+        granted[approval.run_id].append(_sibling(approval))
+    return granted
+
+
+def _sibling(approval) -> dict:
+    return {"id": str(approval.pk), "tool": approval.tool, "op": approval.op, "status": approval.status,
+            "decided_by": _decided_by(approval)}
+
+
+def _decided_by(approval) -> str | None:
+    return approval.decided_by.get_username() if approval.decided_by_id else None
 
 
 def added(approval) -> dict:
@@ -29,5 +73,6 @@ def added(approval) -> dict:
 
 
 def removed(approval) -> dict:
-    decided_by = approval.decided_by.get_username() if approval.decided_by_id else None
-    return {"type": "card.removed", "id": str(approval.pk), "status": approval.status, "decided_by": decided_by}
+    return {"type": "card.removed", "id": str(approval.pk), "status": approval.status,
+            "decided_by": _decided_by(approval), "run_id": str(approval.run_id),
+            "tool": approval.tool, "op": approval.op}

@@ -25,7 +25,7 @@ def pending_cards() -> list[dict]:
         .select_related("session__client")
         .order_by("expires_at")
     )
-    return [cards.card(approval) for approval in pending]
+    return cards.cards_for(pending)
 
 
 class InboxConsumer(AsyncJsonWebsocketConsumer):

@@ -3,19 +3,27 @@
 What a body means, by the approval's reason code:
 
 * approval card: ``{approved: true, reason?, edited_args?}`` approves (the hash is of
-  the edited args when there are some); ``{approved: false, reason}`` rejects.
+  the edited args when there are some); ``{approved: false, reason, stop_run?}`` rejects.
 * clarification: ``{values}`` answers the form and is checked against its resume
-  schema; ``{approved: false, reason}`` declines it (the reviewer cannot or should not
-  answer). Only ``values`` answers: ``{approved: true}`` here is a schema rejection.
+  schema; ``{approved: false, reason, stop_run?}`` declines it (the reviewer cannot or
+  should not answer). Only ``values`` answers: ``{approved: true}`` here is a schema
+  rejection.
 
 A rejection and a declined clarification are the same thing and share one code path
 (``_reject``): the approval becomes ``rejected`` with the reason and ``decided_by``,
-the inbox gets ``card.removed``, the decision is audited, and the run is aborted with
-``approval_denied`` (its other pending approvals expire, the stream gets
-``tool-output-denied`` for the tool call). Both bodies are checked against the
-``{approved, reason}`` schema first; a missing or blank reason is then a 400
-``invalid_payload`` and changes nothing. Any other body the schema refuses fails the
-run (422 ``resume_schema_rejected``).
+the inbox gets ``card.removed``, the decision is audited, and the stream gets the
+``data-approval-decision`` chunk and ``tool-output-denied``. It denies that call, not
+the run (SPEC section 4): the run goes back to ``executing`` once none of its
+approvals is open, so the agent can propose something else. ``stop_run: true`` ends
+the run instead (``approval_denied``) and withdraws its other open approvals.
+
+Both bodies are checked against the ``{approved, reason}`` schema first (``stop_run``
+and ``edited_args`` are the decision's own fields, taken off before); a missing or
+blank reason is then a 400 ``invalid_payload`` and changes nothing. Any other body
+the schema refuses fails the run (422 ``resume_schema_rejected``).
+
+Every decision, approve or deny, emits its chunk through `decision_frames`, so an
+agent waiting on the stream learns the args it must run without a second request.
 """
 
 from datetime import timedelta
@@ -25,13 +33,15 @@ from django.db import transaction
 from django.utils import timezone
 
 from approvals import audit, cards
+from approvals.decision_frames import decision_frames
 from approvals.gate import egress_block
 from approvals.hashing import payload_hash
 from approvals.models import Approval, ApprovalStatus, ReasonCode
+from approvals.models.approval import OPEN_STATUSES
 from approvals.resume_schemas import approval_resume_schema
 from approvals.resume_validation import validate_resume_data
 from condor.errors import ApprovalNotPending, InvalidPayload, ResumeSchemaRejected
-from runs import frames, spine
+from runs import spine
 from runs.outbox import record_event
 from runs.states import RunState, TerminalReason
 
@@ -41,25 +51,37 @@ class _SchemaRejected(Exception):
         self.errors = errors
 
 
-def _split_body(approval: Approval, body: dict) -> tuple[dict, dict, dict | None]:
-    """(the schema to check, what it validates, edited args). `edited_args` is the one extra field."""
+# Fields of a decision body that are not part of the resume schema's payload.
+_DECISION_FIELDS = ("edited_args", "stop_run")
+
+
+def _split_body(approval: Approval, body: dict) -> tuple[dict, dict, dict | None, bool]:
+    """(the schema to check, what it validates, edited args, stop the run)."""
+    stop_run = body.get("stop_run", False)
+    if not isinstance(stop_run, bool):
+        raise InvalidPayload("'stop_run' must be true or false.")
+    if stop_run and body.get("approved") is not False:
+        raise InvalidPayload("'stop_run' may only accompany a rejection (approved: false).")
     if approval.reason_code == ReasonCode.CLARIFICATION:
         if body.get("approved") is False:
             # Declined: checked as the rejection it is, not against the form.
-            return approval_resume_schema(), body, None
+            return approval_resume_schema(), _without(body, "stop_run"), None, stop_run
         if set(body) != {"values"}:
             raise _SchemaRejected(["A clarification is answered with exactly one field, 'values'."])
         if not isinstance(body["values"], dict):
             raise _SchemaRejected(["'values' must be an object."])
-        return approval.resume_schema, body["values"], None
+        return approval.resume_schema, body["values"], None, False
     edited = body.get("edited_args")
-    decision = {key: value for key, value in body.items() if key != "edited_args"}
     if "edited_args" in body:
         if not isinstance(edited, dict):
             raise InvalidPayload("'edited_args' must be a JSON object.")
-        if decision.get("approved") is not True:
+        if body.get("approved") is not True:
             raise InvalidPayload("'edited_args' may only accompany an approval.")
-    return approval.resume_schema, decision, edited
+    return approval.resume_schema, _without(body, *_DECISION_FIELDS), edited, stop_run
+
+
+def _without(body: dict, *keys: str) -> dict:
+    return {key: value for key, value in body.items() if key not in keys}
 
 
 def decide(approval_id, body: dict, *, user) -> Approval:
@@ -74,13 +96,13 @@ def decide(approval_id, body: dict, *, user) -> Approval:
 @transaction.atomic(durable=True)
 def _decide(approval_id, body: dict, *, user) -> Approval:
     approval, run = _lock_pending(approval_id)
-    schema, payload, edited_args = _split_body(approval, body)
+    schema, payload, edited_args, stop_run = _split_body(approval, body)
     errors = validate_resume_data(schema, payload)
     if errors:
         raise _SchemaRejected(errors)
     # Top-level `approved: false`, never a form value: a clarification field may be named "approved".
     if body.get("approved") is False:
-        return _reject(approval, run, (payload.get("reason") or "").strip(), user=user)
+        return _reject(approval, run, (payload.get("reason") or "").strip(), user=user, stop_run=stop_run)
     if edited_args is not None:
         # A reviewer may change what runs, not where data may go: egress stays absolute.
         blocked = egress_block(approval.tool, edited_args)
@@ -97,25 +119,45 @@ def _decide(approval_id, body: dict, *, user) -> Approval:
     approval.save()
     record_event(run, "approval.approved", step_id=approval.step_id,
                  data={"approval_id": str(approval.pk), "edited": edited_args is not None},
-                 inbox=cards.removed(approval))
+                 frames=decision_frames(approval), inbox=cards.removed(approval))
     _audit_decision(approval, user, "approved", edited=edited_args is not None)
     spine.touch(run.pk)  # a decision is activity on the run: the suspend TTL counts from here
     return approval
 
 
-def _reject(approval: Approval, run, reason: str, *, user) -> Approval:
-    """Reject an approval card or decline a clarification: either way the run ends `approval_denied`."""
+def _reject(approval: Approval, run, reason: str, *, user, stop_run: bool) -> Approval:
+    """Reject an approval card or decline a clarification: that call is denied; the run ends only on `stop_run`."""
     if not reason:
         raise InvalidPayload("A rejection needs a reason.")
     approval.reject(by=user, at=timezone.now(), reason=reason)
     approval.save()
     record_event(run, "approval.rejected", step_id=approval.step_id,
-                 data={"approval_id": str(approval.pk)}, inbox=cards.removed(approval))
-    _audit_decision(approval, user, "rejected")
-    # A rejection ends the run; its other pending approvals expire with it.
-    spine._close(run, TerminalReason.APPROVAL_DENIED, actor_user=user, step_id=approval.step_id,
-                 frames=frames.denied_frames(approval.tool_call_id))
+                 data={"approval_id": str(approval.pk), "stop_run": stop_run},
+                 frames=decision_frames(approval), inbox=cards.removed(approval))
+    _audit_decision(approval, user, "rejected", stop_run=stop_run)
+    if stop_run:
+        # The reviewer ends the run: its other open approvals, granted ones too, are withdrawn.
+        spine._close(run, TerminalReason.APPROVAL_DENIED, actor_user=user, step_id=approval.step_id,
+                     withdraw_grants=True, stop_reason=reason)
+    else:
+        _unpark_if_nothing_open(run, step_id=approval.step_id)
     return approval
+
+
+def _unpark_if_nothing_open(run, *, step_id: str) -> None:
+    """A suspended run whose last open approval was just denied goes back to executing.
+
+    One still open (pending, or approved and not yet resumed) keeps it parked, so
+    that one can still be decided or resumed; the agent may meanwhile gate a new
+    proposal, since a suspended run is gateable. An approval past its deadline is
+    not open, swept or not (as in resume).
+    """
+    if run.state != RunState.SUSPENDED:
+        return
+    if Approval.objects.filter(run=run, status__in=OPEN_STATUSES, expires_at__gt=timezone.now()).exists():
+        spine.touch(run.pk)
+    else:
+        spine._resume(run, step_id=step_id)
 
 
 def _lock_pending(approval_id):
@@ -147,8 +189,8 @@ def _fail_on_schema(approval_id, errors: list[str], *, user) -> None:
     approval.reject(by=user, at=timezone.now(), reason="resume schema rejected: " + " ".join(errors))
     approval.save()
     record_event(run, "approval.rejected", step_id=approval.step_id,
-                 data={"approval_id": str(approval.pk), "schema_errors": errors}, inbox=cards.removed(approval))
+                 data={"approval_id": str(approval.pk), "schema_errors": errors},
+                 frames=decision_frames(approval), inbox=cards.removed(approval))
     _audit_decision(approval, user, "resume_schema_rejected", errors=errors)
     if run.state == RunState.SUSPENDED:
-        spine._close(run, TerminalReason.RESUME_SCHEMA_REJECTED, actor_user=user, step_id=approval.step_id,
-                     frames=frames.denied_frames(approval.tool_call_id))
+        spine._close(run, TerminalReason.RESUME_SCHEMA_REJECTED, actor_user=user, step_id=approval.step_id)

@@ -3,7 +3,9 @@
 from django.utils import timezone
 
 from approvals import audit, cards
+from approvals.decision_frames import decision_frames
 from approvals.models import Approval, ApprovalStatus
+from approvals.models.approval import OPEN_STATUSES
 from runs.outbox import record_event
 
 
@@ -17,21 +19,30 @@ def _expire(approvals, *, now) -> int:
         if not updated:
             continue
         approval.status = ApprovalStatus.EXPIRED
+        # The agent hears it like any decision: approved false, reason "expired", then the denial.
         record_event(approval.run, "approval.expired", step_id=approval.step_id,
-                     data={"approval_id": str(approval.pk)}, inbox=cards.removed(approval))
+                     data={"approval_id": str(approval.pk)}, frames=decision_frames(approval),
+                     inbox=cards.removed(approval))
         audit.record(audit.Kind.EXPIRY, approval=approval, decision="expired", rule_id=approval.rule_id)
         count += 1
     return count
 
 
-def expire_pending_for_run(run, *, now=None) -> int:
-    """Expire the pending approvals of `run` (inside the caller's transaction)."""
-    pending = (
+def expire_pending_for_run(run, *, now=None, include_approved: bool = False) -> int:
+    """Expire the pending approvals of `run` (inside the caller's transaction).
+
+    With `include_approved`, approved but unconsumed ones expire too: a reviewer
+    who stops a run withdraws every grant it still holds, so none can be used by
+    a cold replay later. A plain close or a supersede leaves grants consumable
+    until their deadline (SPEC section 3).
+    """
+    statuses = OPEN_STATUSES if include_approved else (ApprovalStatus.PENDING,)
+    open_approvals = (
         Approval.objects.select_for_update(of=("self",))
         .select_related("run", "session", "decided_by")
-        .filter(run=run, status=ApprovalStatus.PENDING)
+        .filter(run=run, status__in=statuses)
     )
-    return _expire(list(pending), now=now or timezone.now())
+    return _expire(list(open_approvals), now=now or timezone.now())
 
 
 def expire_due(*, now=None, batch: int = 500) -> int:

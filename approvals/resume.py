@@ -22,10 +22,15 @@ from runs.outbox import record_event
 from runs.states import RunState
 
 
+def rejection_detail(approval: Approval) -> str:
+    return f"The reviewer rejected this call: {approval.decision_reason}"
+
+
 def _refuse(approval: Approval, digest: str, now) -> None:
     """Raise the error that explains why `approval` cannot be consumed with `digest` now."""
     if approval.status == ApprovalStatus.REJECTED:
-        raise ApprovalRejected()
+        # The reason reaches the agent, so a model can correct itself.
+        raise ApprovalRejected(rejection_detail(approval))
     if approval.status == ApprovalStatus.CONSUMED:
         raise ApprovalConsumed()
     # The deadline outranks "pending": no decision can come any more (decisions

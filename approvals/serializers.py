@@ -63,7 +63,8 @@ class ToolResultSerializer(StrictSerializer):
 
 class DecisionSerializer(serializers.Serializer):
     """A reviewer's decision: `{approved, reason?, edited_args?}` for an approval; `{values}` answers a
-    clarification and `{approved: false, reason}` declines it (the run is aborted, `approval_denied`)."""
+    clarification and `{approved: false, reason}` declines it. A rejection or a decline denies that call
+    only; add `stop_run: true` to end the run as well (`approval_denied`)."""
 
     approved = serializers.BooleanField(required=False)
     reason = serializers.CharField(required=False, help_text="Required when rejecting or declining.")
@@ -71,6 +72,9 @@ class DecisionSerializer(serializers.Serializer):
                                                                   "original ones; only with approved=true.")
     values = serializers.DictField(required=False, help_text="Answers to a clarification, validated against "
                                                              "the approval's resume_schema.")
+    stop_run = serializers.BooleanField(required=False, default=False,
+                                        help_text="With approved=false: also end the run (approval_denied) and "
+                                                  "withdraw its other open approvals, granted ones included.")
 
 
 class GateVerdictSerializer(serializers.Serializer):

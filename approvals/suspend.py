@@ -78,7 +78,7 @@ def _refuse_closed(existing: Approval, now) -> None:
     if existing.status == ApprovalStatus.CONSUMED:
         raise ApprovalConsumed("This exact call was already approved and used; it cannot be parked again.")
     if existing.status == ApprovalStatus.REJECTED:
-        raise ApprovalRejected("This exact call was rejected.")
+        raise ApprovalRejected(f"This exact call was rejected: {existing.decision_reason}")
     if existing.status == ApprovalStatus.EXPIRED or existing.expires_at <= now:
         raise ApprovalExpired("This exact call's approval expired; the run cannot park on it again.")
 

@@ -12,6 +12,7 @@ urlpatterns = [
     path("runs/<uuid:run_id>/", runs.RunDetail.as_view(), name="run-detail"),
     path("runs/<uuid:run_id>/transition/", runs.RunTransition.as_view(), name="run-transition"),
     path("runs/<uuid:run_id>/close/", runs.RunClose.as_view(), name="run-close"),
+    path("runs/<uuid:run_id>/stop/", runs.RunStop.as_view(), name="run-stop"),
     path("runs/<uuid:run_id>/stream", run_stream, name="run-stream"),
     path("runs/<uuid:run_id>/tool-calls/", approvals.ToolCallGate.as_view(), name="tool-call-gate"),
     path("runs/<uuid:run_id>/tool-calls/<str:tool_call_id>/result/", approvals.ToolResult.as_view(),

@@ -98,6 +98,43 @@ def denied_frames(tool_call_id: str) -> list[dict]:
     return [{"type": "tool-output-denied", "toolCallId": str(tool_call_id)}]
 
 
+# The reason an expiry carries in its decision chunk (SPEC section 5).
+EXPIRED_REASON = "expired"
+
+
+def decision_frames(
+    *,
+    approval_id: str,
+    tool_call_id: str,
+    approved: bool,
+    reason: str | None,
+    args: dict | None,
+    payload_hash: str | None,
+) -> list[dict]:
+    """What a human (or the clock) decided, so an agent waiting on the stream needs no second request.
+
+    ``args`` are what the agent must run — the edited args after an edit — and
+    ``payload_hash`` is theirs; both are ``None`` when nothing may run. A denial
+    (rejection, declined clarification, expiry) is followed by
+    ``tool-output-denied``, which settles the tool part on the client; an approval
+    leaves the part open for the result the agent reports after resuming.
+    ``data`` is ``z.unknown()`` in ai 6.0.0, so its keys are ours; the chunk's own
+    keys are exactly the strict data-chunk keys.
+    """
+    decision = {
+        "type": "data-approval-decision",
+        "id": str(approval_id),
+        "data": {
+            "toolCallId": str(tool_call_id),
+            "approved": bool(approved),
+            "reason": reason or None,
+            "args": args if approved else None,
+            "payloadHash": payload_hash if approved else None,
+        },
+    }
+    return [decision] if approved else [decision, *denied_frames(tool_call_id)]
+
+
 def result_frames(tool_call_id: str, output, is_error: bool = False) -> list[dict]:
     if not is_error:
         # `output` is z.unknown() but REQUIRED: a None output is sent as null, not dropped.

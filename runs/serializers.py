@@ -30,3 +30,8 @@ class CloseSerializer(StrictSerializer):
     reason = serializers.ChoiceField(choices=[r.value for r in TerminalReason])
     summary = serializers.CharField(required=False, allow_blank=True)
     usage = JSONObjectField(required=False)
+
+
+class StopSerializer(StrictSerializer):
+    reason = serializers.CharField(max_length=4000, help_text="Why the run must not go on; kept in the run's event log "
+                                                              "and the audit log.")

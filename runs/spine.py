@@ -10,7 +10,7 @@ from django.utils import timezone
 from django_fsm import TransitionNotAllowed
 
 from approvals import audit
-from condor.errors import InvalidPayload, RunStateTransitionError
+from condor.errors import InvalidPayload, RunNotActiveError, RunStateTransitionError
 from runs.models import Run
 from runs.outbox import record_event
 from runs.states import ACTIVE_STATES, CLIENT_TRANSITIONS, RunState, TerminalReason
@@ -83,9 +83,30 @@ def close(run_id, reason: str, *, summary: str = "", usage: dict | None = None, 
     return run
 
 
+@transaction.atomic(durable=True)
+def stop(run_id, reason: str, *, user) -> Run:
+    """A reviewer ends the run (`user_stopped`); every approval it still holds open is withdrawn.
+
+    Unlike a close by the agent, approved-but-unused grants expire too: the
+    reviewer said the run must not go on, so nothing it was granted may run.
+    """
+    reason = (reason or "").strip()
+    if not reason:
+        raise InvalidPayload("Stopping a run needs a reason.")
+    run = lock_run(run_id)
+    if run.is_terminal:
+        raise RunNotActiveError(f"The run has already ended ({run.terminal_reason}).")
+    _close(run, TerminalReason.USER_STOPPED, actor_user=user, withdraw_grants=True, stop_reason=reason)
+    return run
+
+
 def _close(run: Run, reason: TerminalReason, *, summary: str = "", usage: dict | None = None,
-           actor_client=None, actor_user=None, frames: list | None = None, step_id: str = "") -> None:
-    """Move a locked active run to the terminal state of `reason` and expire its pending approvals."""
+           actor_client=None, actor_user=None, frames: list | None = None, step_id: str = "",
+           withdraw_grants: bool = False, stop_reason: str = "") -> None:
+    """Move a locked active run to the terminal state of `reason` and expire its pending approvals.
+
+    `withdraw_grants` (a reviewer's stop) expires approved, unconsumed ones too.
+    """
     from approvals.expiry import expire_pending_for_run
 
     try:
@@ -100,14 +121,13 @@ def _close(run: Run, reason: TerminalReason, *, summary: str = "", usage: dict |
     if usage:
         run.usage = usage
     run.save()
-    expire_pending_for_run(run, now=now)
-    record_event(
-        run, "run.closed", step_id=step_id, frames=frames,
-        data={"state": run.state, "terminal_reason": run.terminal_reason, "terminal": True},
-    )
+    expire_pending_for_run(run, now=now, include_approved=withdraw_grants)
+    details = {"terminal_reason": run.terminal_reason, **({"stop_reason": stop_reason} if stop_reason else {})}
+    record_event(run, "run.closed", step_id=step_id, frames=frames,
+                 data={"state": run.state, "terminal": True, **details})
     audit.record(
         audit.Kind.RUN_CLOSE, run=run, actor_client=actor_client, actor_user=actor_user,
-        decision=run.state, data={"terminal_reason": run.terminal_reason},
+        decision=run.state, data=details,
     )
 
 

@@ -3,12 +3,14 @@ from rest_framework import status
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from condor.auth import calling_client
+from condor.auth import IsReviewer, calling_client
 from condor.schema import errors
+from condor.errors import NotFound
 from condor.scoping import owned_run, owned_session
 from condor.serializers import validated
 from runs import spine
-from runs.serializers import CloseSerializer, RunOpenSerializer, RunSerializer, TransitionSerializer
+from runs.models import Run
+from runs.serializers import CloseSerializer, RunOpenSerializer, RunSerializer, StopSerializer, TransitionSerializer
 
 
 class RunOpen(APIView):
@@ -44,3 +46,24 @@ class RunClose(APIView):
         closed = spine.close(run.pk, body["reason"], summary=body.get("summary", ""), usage=body.get("usage"),
                              actor_client=calling_client(request))
         return Response(RunSerializer(closed).data)
+
+
+class RunStop(APIView):
+    """A reviewer ends a run (`user_stopped`). Reviewers only, with a Django session; API keys are refused."""
+
+    permission_classes = [IsReviewer]
+
+    def get_authenticate_header(self, request):
+        return None  # a browser-session endpoint: refusals are 403, with no API-key challenge
+
+    @extend_schema(request=StopSerializer, responses={
+        200: RunSerializer,
+        **errors(400, 403, 404, 409,
+                 e403="permission_denied: only logged-in reviewers stop runs (not logged in, or an API key).",
+                 e409="run_not_active: the run has already ended."),
+    })
+    def post(self, request, run_id):
+        if not Run.objects.filter(pk=run_id).exists():
+            raise NotFound("No such run.")
+        body = validated(StopSerializer, request.data)
+        return Response(RunSerializer(spine.stop(run_id, body["reason"], user=request.user)).data)

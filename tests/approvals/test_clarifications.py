@@ -222,7 +222,7 @@ def test_values_the_form_refuses_deny_the_tool_call_on_the_stream(asked, reviewe
     decide(reviewer_http, approval["id"], {"values": {**GOOD_VALUES, "route": "rectal"}})
     chunks = [chunk for event in RunEvent.objects.filter(run_id=run_id) for chunk in event.frames]
     assert [chunk["type"] for chunk in chunks] == ["tool-input-available", "data-clarification",
-                                                   "tool-output-denied"]
+                                                   "data-approval-decision", "tool-output-denied"]
     assert chunks[-1] == {"type": "tool-output-denied", "toolCallId": "call-1"}
     assert RunEvent.objects.filter(run_id=run_id).last().kind == "run.closed"
 

@@ -147,20 +147,21 @@ def test_edited_args_must_be_an_object(parked, reviewer_http):
     assert approval_row(approval["id"]).status == "pending"
 
 
-def test_a_rejection_aborts_the_run_as_approval_denied(parked, reviewer_http):
+def test_a_rejection_denies_the_call_and_the_run_executes_again(parked, reviewer_http):
     run_id, approval = parked
     response = decide(reviewer_http, approval["id"], {"approved": False, "reason": "Penicillin allergy."})
     assert response.status_code == 200
     assert (response.json()["status"], response.json()["decision_reason"]) == ("rejected", "Penicillin allergy.")
-    assert run_state(run_id) == ("aborted", "approval_denied")
+    assert run_state(run_id) == ("executing", "")
 
 
-def test_a_rejection_expires_the_other_pending_approvals_of_the_run(parked, api, reviewer_http):
+def test_a_rejection_leaves_the_other_pending_approvals_of_the_run_pending(parked, api, reviewer_http):
     run_id, approval = parked
     sibling = suspend(api, run_id, tool="sign_document", op="sign", args={"document_id": "d-7"},
                       tool_call_id="call-2")
     decide(reviewer_http, approval["id"], {"approved": False, "reason": "Penicillin allergy."})
-    assert approval_row(sibling["id"]).status == "expired"
+    assert approval_row(sibling["id"]).status == "pending"
+    assert run_state(run_id) == ("suspended", "")
 
 
 def test_a_rejection_leaves_an_approved_sibling_approved(parked, api, reviewer_http):
@@ -175,8 +176,9 @@ def test_a_rejection_leaves_an_approved_sibling_approved(parked, api, reviewer_h
 def test_a_rejection_streams_the_denial_frame(parked, reviewer_http):
     run_id, approval = parked
     decide(reviewer_http, approval["id"], {"approved": False, "reason": "Penicillin allergy."})
-    closed = RunEvent.objects.get(run_id=run_id, kind="run.closed")
-    assert closed.frames == [{"type": "tool-output-denied", "toolCallId": "call-1"}]
+    rejected = RunEvent.objects.get(run_id=run_id, kind="approval.rejected")
+    assert [frame["type"] for frame in rejected.frames] == ["data-approval-decision", "tool-output-denied"]
+    assert rejected.frames[-1] == {"type": "tool-output-denied", "toolCallId": "call-1"}
 
 
 @pytest.mark.parametrize("body", [{"approved": False}, {"approved": False, "reason": "   "}])
@@ -273,7 +275,8 @@ def test_a_schema_rejection_denies_the_tool_call_on_the_stream(parked, reviewer_
     decide(reviewer_http, approval["id"], {"approved": "yes"})
     closed = RunEvent.objects.get(run_id=run_id, kind="run.closed")
     assert closed.data["terminal_reason"] == "resume_schema_rejected"
-    assert closed.frames == [{"type": "tool-output-denied", "toolCallId": "call-1"}]
+    rejected = RunEvent.objects.get(run_id=run_id, kind="approval.rejected")
+    assert rejected.frames[-1] == {"type": "tool-output-denied", "toolCallId": "call-1"}
 
 
 # --- edits stay inside the tool's egress allow-list ---------------------------------------------------

@@ -27,28 +27,39 @@ def asked(api):
     return run_id, response.json()["approval"]
 
 
-def test_declining_aborts_the_run_as_approval_denied(asked, reviewer_http):
+def test_declining_denies_the_question_and_the_run_executes_again(asked, reviewer_http):
     run_id, approval = asked
     response = decide(reviewer_http, approval["id"], DECLINE)
     assert response.status_code == 200, response.content
     body = response.json()
     assert (body["status"], body["decision_reason"], body["decided_by"]) == ("rejected", DECLINE["reason"], "rita")
-    assert run_state(run_id) == ("aborted", "approval_denied")
+    assert run_state(run_id) == ("executing", "")
 
 
-def test_declining_expires_the_other_pending_approvals_of_the_run(asked, api, reviewer_http):
+def test_declining_leaves_the_other_pending_approvals_of_the_run_pending(asked, api, reviewer_http):
     run_id, approval = asked
     sibling = suspend(api, run_id, tool="sign_document", op="sign", args={"document_id": "d-7"},
                       tool_call_id="call-2", step_id="step-2")
     decide(reviewer_http, approval["id"], DECLINE)
+    assert approval_row(sibling["id"]).status == "pending"
+    assert run_state(run_id) == ("suspended", "")
+
+
+def test_declining_with_stop_run_ends_the_run_and_expires_the_others(asked, api, reviewer_http):
+    run_id, approval = asked
+    sibling = suspend(api, run_id, tool="sign_document", op="sign", args={"document_id": "d-7"},
+                      tool_call_id="call-2", step_id="step-2")
+    decide(reviewer_http, approval["id"], {**DECLINE, "stop_run": True})
     assert approval_row(sibling["id"]).status == "expired"
+    assert run_state(run_id) == ("aborted", "approval_denied")
 
 
 def test_the_stream_denies_the_clarified_tool_call(asked, reviewer_http):
     run_id, approval = asked
     decide(reviewer_http, approval["id"], DECLINE)
     chunks = [chunk for event in RunEvent.objects.filter(run_id=run_id) for chunk in event.frames]
-    assert [chunk["type"] for chunk in chunks] == ["tool-input-available", "data-clarification", "tool-output-denied"]
+    assert [chunk["type"] for chunk in chunks] == ["tool-input-available", "data-clarification",
+                                                   "data-approval-decision", "tool-output-denied"]
     assert chunks[-1] == {"type": "tool-output-denied", "toolCallId": "call-1"}
 
 
@@ -56,7 +67,8 @@ def test_the_inbox_is_told_the_card_was_rejected_by_the_reviewer(asked, reviewer
     run_id, approval = asked
     decide(reviewer_http, approval["id"], DECLINE)
     event = RunEvent.objects.get(run_id=run_id, kind="approval.rejected")
-    assert event.inbox == {"type": "card.removed", "id": approval["id"], "status": "rejected", "decided_by": "rita"}
+    assert event.inbox == {"type": "card.removed", "id": approval["id"], "status": "rejected", "decided_by": "rita",
+                           "run_id": run_id, "tool": "prescribe_medication", "op": ""}
 
 
 def test_a_decline_is_audited_with_the_reviewer(asked, reviewer_http, rita):

@@ -132,4 +132,5 @@ def test_a_rejected_run_cannot_be_resumed(api, reviewer_http):
 
     assert response.status_code == 409
     assert response.json()["error"] == "approval_rejected"
-    assert stored_state(run["id"]) == "aborted"
+    assert "Not indicated." in response.json()["detail"]
+    assert stored_state(run["id"]) == "executing"

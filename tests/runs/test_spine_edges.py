@@ -77,11 +77,23 @@ def test_schema_rejected_decision_fails_the_suspended_run(api, reviewer_http):
     assert (stored.state, stored.terminal_reason) == ("failed", "resume_schema_rejected")
 
 
-def test_rejection_aborts_the_suspended_run(api, reviewer_http):
+def test_rejection_without_stop_returns_the_suspended_run_to_executing(api, reviewer_http):
     run = make_run(api, "executing")
     approval = park(api, run["id"])
 
     response = decide(reviewer_http, approval["id"], {"approved": False, "reason": "Penicillin allergy."})
+
+    assert response.status_code == 200
+    stored = Run.objects.get(pk=run["id"])
+    assert (stored.state, stored.terminal_reason) == ("executing", "")
+
+
+def test_rejection_with_stop_aborts_the_suspended_run(api, reviewer_http):
+    run = make_run(api, "executing")
+    approval = park(api, run["id"])
+
+    response = decide(reviewer_http, approval["id"],
+                      {"approved": False, "reason": "Penicillin allergy.", "stop_run": True})
 
     assert response.status_code == 200
     stored = Run.objects.get(pk=run["id"])

@@ -1,0 +1,28 @@
+"""The stream chunks that tell the agent what became of its parked call.
+
+Every decision — approve, approve with edits, reject, clarification answered or
+declined, expiry — goes through `decision_frames`, which reads the approval row
+after the change, so the chunk says exactly what the row says (and the replay,
+built from the same persisted event, says it again).
+"""
+
+from approvals.models import Approval, ApprovalStatus
+from runs import frames
+
+_RUNNABLE = (ApprovalStatus.APPROVED, ApprovalStatus.CONSUMED)
+
+
+def decision_frames(approval: Approval) -> list[dict]:
+    approved = approval.status in _RUNNABLE
+    if approval.status == ApprovalStatus.EXPIRED:
+        reason = frames.EXPIRED_REASON
+    else:
+        reason = approval.decision_reason
+    return frames.decision_frames(
+        approval_id=str(approval.pk),
+        tool_call_id=approval.tool_call_id,
+        approved=approved,
+        reason=reason,
+        args=approval.approved_args if approved else None,
+        payload_hash=approval.payload_hash if approved else None,
+    )
