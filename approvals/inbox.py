@@ -16,4 +16,5 @@ def inbox(request):
     return render(request, "inbox/inbox.html", {
         "ws_path": "/ws/inbox/",
         "decision_url_template": "/api/v1/approvals/{id}/decision/",
+        "stop_url_template": "/api/v1/runs/{id}/stop/",
     })

@@ -1,8 +1,9 @@
 /* One card: the entry that owns its DOM, built once and then patched in place. */
 import { renderArgs } from './args.js';
-import { buildApprovalControls, buildClarificationControls, noEdit, syncControls, validateEdit } from './controls.js';
+import { buildApprovalControls, buildClarificationControls, buildStopPanel, noEdit, renderWithdrawn, syncControls, validateEdit } from './controls.js';
 import { clockTime, countdownAt, timeOf } from './countdown.js';
 import { h, uid } from './dom.js';
+import { shortRun } from './runs.js';
 import { buildClarificationForm } from './schema_form.js';
 import { canonical, isObj, str } from './values.js';
 
@@ -44,6 +45,7 @@ export function createEntry(card) {
     removedInfo: null,
     edit: noEdit(),
     form: null,
+    withdrawn: [], // what stopping this card's run would withdraw besides this card (runs.js)
   };
   buildSkeleton(entry);
   applyCard(entry, card);
@@ -68,6 +70,11 @@ function buildSkeleton(entry) {
   r.args = h('div', { class: 'args', 'data-testid': 'card-args' });
   r.argsBlock = h('section', { class: 'card__args', 'aria-label': 'Arguments' }, h('h3', { class: 'card__section-title' }, 'Arguments'), r.args);
   r.error = h('p', { class: 'card__error', role: 'alert', 'data-testid': 'card-error', hidden: true });
+  // The run this card belongs to: its other open cards, and the way to stop it.
+  r.runLabel = h('span', { class: 'card__run-label', 'data-testid': 'card-run-label' });
+  r.runOthers = h('span', { class: 'card__run-others', 'data-testid': 'card-run-others' });
+  r.stopOpen = h('button', { type: 'button', class: 'btn btn--quiet btn--small', 'data-action': 'open-stop', 'data-testid': 'stop-run', 'aria-expanded': 'false' }, 'Stop run…');
+  r.runBar = h('div', { class: 'card__run', 'data-testid': 'card-run' }, r.runLabel, ' ', r.runOthers, r.stopOpen);
   r.body = h('div', { class: 'card__body' });
   const sep = () => h('span', { class: 'meta__sep', 'aria-hidden': 'true' }, '·');
 
@@ -90,6 +97,7 @@ function buildSkeleton(entry) {
     sep(), ' ', h('span', { class: 'meta__by' }, 'requested by ', r.client), ' ',
     sep(), ' ', r.requested),
   h('p', { class: 'card__rule' }, r.ruleId, ' ', r.explanation),
+  r.runBar,
   r.question,
   r.argsBlock,
   r.body,
@@ -99,6 +107,19 @@ function buildSkeleton(entry) {
 
   if (entry.kind === 'approval') buildApprovalControls(entry);
   else buildClarificationControls(entry);
+  buildStopPanel(entry);
+}
+
+/** Show where the card sits in its run: `pos` is only | first | middle | last among the run's cards here. */
+export function applyRun(entry, { pos, withdrawn }) {
+  const r = entry.refs;
+  entry.withdrawn = withdrawn;
+  if (entry.el.dataset.runPos !== pos) entry.el.dataset.runPos = pos;
+  const label = `Run ${shortRun(entry.card.run_id)}`;
+  if (r.runLabel.textContent !== label) r.runLabel.textContent = label;
+  const text = withdrawn.length ? `· also open in this run: ${withdrawn.join('; ')}` : '· the only open card of this run';
+  if (r.runOthers.textContent !== text) r.runOthers.textContent = text;
+  renderWithdrawn(entry);
 }
 
 /** Write card data into the entry's existing DOM (text nodes and small subtrees only). */
@@ -118,6 +139,8 @@ export function applyCard(entry, card) {
   entry.requestedMs = timeOf(card.requested_at, 0);
 
   entry.el.dataset.tier = tier;
+  entry.runId = str(card.run_id);
+  entry.el.dataset.runId = entry.runId;
   r.tier.textContent = { high: 'High risk', low: 'Low risk', none: '' }[tier];
   r.tier.className = `badge badge--${tier}`;
   r.tier.hidden = tier === 'none';

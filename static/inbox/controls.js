@@ -11,8 +11,8 @@ export const isLocked = (entry) => entry.busy || entry.expired;
 
 export const noEdit = () => ({ valid: false, value: null, changes: [] });
 
-const REJECT_WORDS = { open: 'Reject…', testid: 'reject', label: 'Reason for rejecting', placeholder: 'Why should this not go ahead?', submit: 'Reject request' };
-const DECLINE_WORDS = { open: 'Decline…', testid: 'decline', label: 'Reason for declining', placeholder: 'Why can this not be answered here?', submit: 'Decline to answer' };
+const REJECT_WORDS = { open: 'Reject…', testid: 'reject', label: 'Reason for rejecting', placeholder: 'Why should this not go ahead? The agent is told.', submit: 'Reject', submitStop: 'Reject and stop the run' };
+const DECLINE_WORDS = { open: 'Decline…', testid: 'decline', label: 'Reason for declining', placeholder: 'Why can this not be answered here? The agent is told.', submit: 'Decline to answer', submitStop: 'Decline and stop the run' };
 
 /** The button that opens the reason panel, and the panel: a reason is required to send. */
 function buildReasonPanel(entry, words) {
@@ -21,11 +21,41 @@ function buildReasonPanel(entry, words) {
   const reasonId = uid('reason');
   r.reason = h('textarea', { id: reasonId, class: 'input input--textarea', rows: 2, name: 'reason', 'data-role': 'reason', 'data-testid': 'reject-reason', required: true, placeholder: words.placeholder });
   r.rejectSubmit = h('button', { type: 'button', class: 'btn btn--reject-solid', 'data-action': 'reject', 'data-testid': 'reject-submit', disabled: true }, words.submit);
+  // Rejecting denies this call only; the agent may try something else. Stopping is the explicit second choice.
+  r.rejectStopSubmit = h('button', { type: 'button', class: 'btn btn--reject', 'data-action': 'reject-stop', 'data-testid': 'reject-stop-submit', disabled: true }, words.submitStop);
+  r.rejectStopWarning = h('p', { class: 'panel__note', 'data-testid': 'reject-stop-warning' });
   r.rejectPanel = h('div', { class: 'panel panel--reject', 'data-testid': 'reject-panel', hidden: true },
     h('label', { class: 'field__label', for: reasonId }, words.label, h('span', { class: 'field__req' }, ' (required)')),
     r.reason,
-    h('div', { class: 'card__actions' }, r.rejectSubmit,
+    r.rejectStopWarning,
+    h('div', { class: 'card__actions' }, r.rejectSubmit, r.rejectStopSubmit,
       h('button', { type: 'button', class: 'btn btn--quiet', 'data-action': 'cancel', 'data-testid': 'reject-cancel' }, 'Cancel')));
+}
+
+/** The "Stop run" panel: a reason, and exactly which cards stopping withdraws. */
+export function buildStopPanel(entry) {
+  const r = entry.refs;
+  const reasonId = uid('stop-reason');
+  r.stopReason = h('textarea', { id: reasonId, class: 'input input--textarea', rows: 2, name: 'stop-reason', 'data-role': 'stop-reason', 'data-testid': 'stop-reason', required: true, placeholder: 'Why must this run not go on? Kept in the audit log.' });
+  r.stopWarning = h('p', { class: 'panel__note', 'data-testid': 'stop-warning' });
+  r.stopSubmit = h('button', { type: 'button', class: 'btn btn--reject-solid', 'data-action': 'stop-run', 'data-testid': 'stop-submit', disabled: true }, 'Stop the run');
+  r.stopPanel = h('div', { class: 'panel panel--reject', 'data-testid': 'stop-panel', hidden: true },
+    h('label', { class: 'field__label', for: reasonId }, 'Reason for stopping the run', h('span', { class: 'field__req' }, ' (required)')),
+    r.stopReason, r.stopWarning,
+    h('div', { class: 'card__actions' }, r.stopSubmit,
+      h('button', { type: 'button', class: 'btn btn--quiet', 'data-action': 'cancel', 'data-testid': 'stop-cancel' }, 'Cancel')));
+  r.body.append(r.stopPanel);
+}
+
+/** Keep both warnings true to the run as it is now (called whenever the run's cards change). */
+export function renderWithdrawn(entry) {
+  const r = entry.refs;
+  const others = entry.withdrawn;
+  const also = others.length ? `It also withdraws ${others.length === 1 ? 'this card' : `these ${others.length} cards`}: ${others.join('; ')}.` : 'No other card of this run is open.';
+  const rejectText = `Stopping ends the agent's run. ${also}`;
+  const stopText = `Stopping ends the agent's run and withdraws this card. ${also}`;
+  if (r.rejectStopWarning.textContent !== rejectText) r.rejectStopWarning.textContent = rejectText;
+  if (r.stopWarning.textContent !== stopText) r.stopWarning.textContent = stopText;
 }
 
 /** A clarification: its form goes in `answer` (card.js rebuilds it), the decline panel below. */
@@ -66,6 +96,9 @@ export function syncControls(entry) {
   const locked = isLocked(entry);
   r.reject.disabled = locked;
   r.rejectSubmit.disabled = locked || !r.reason.value.trim();
+  r.rejectStopSubmit.disabled = r.rejectSubmit.disabled;
+  r.stopOpen.disabled = entry.busy;
+  r.stopSubmit.disabled = entry.busy || !r.stopReason.value.trim();
   if (entry.kind === 'approval') {
     r.approve.disabled = locked;
     r.edit.disabled = locked;
@@ -83,6 +116,8 @@ function setMode(entry, mode) {
   entry.mode = mode;
   r.rejectPanel.hidden = mode !== 'reject';
   r.reject.setAttribute('aria-expanded', String(mode === 'reject'));
+  r.stopPanel.hidden = mode !== 'stop';
+  r.stopOpen.setAttribute('aria-expanded', String(mode === 'stop'));
   if (entry.kind === 'approval') {
     r.editPanel.hidden = mode !== 'edit';
     r.actions.hidden = mode !== 'view';
@@ -114,10 +149,19 @@ export function openEdit(entry) {
   r.editor.focus();
 }
 
+/** Open the "Stop run" panel. A stop is not blocked by the card's own expiry: the run may still be going. */
+export function openStop(entry) {
+  if (entry.busy) return;
+  setMode(entry, 'stop');
+  syncControls(entry);
+  entry.refs.stopReason.focus();
+}
+
 /** Close the open panel and throw away what was typed in it. */
 export function cancelMode(entry) {
   const r = entry.refs;
   if (entry.mode === 'reject') r.reason.value = '';
+  if (entry.mode === 'stop') r.stopReason.value = '';
   if (entry.mode === 'edit') {
     r.editor.value = '';
     r.diff.replaceChildren();

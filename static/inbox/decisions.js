@@ -2,7 +2,8 @@
 import { cardLabel, showCardError } from './card.js';
 import { isLocked, syncControls, validateEdit } from './controls.js';
 import { announce } from './feedback.js';
-import { discard, isShown, markDecidedHere, removalPhrase } from './list.js';
+import { discard, entriesOfRun, isShown, markDecidedHere, removalPhrase } from './list.js';
+import { forgetRun } from './runs.js';
 import { config } from './page.js';
 import { collectValues } from './schema_form.js';
 import { isObj } from './values.js';
@@ -14,7 +15,7 @@ export function approve(entry) {
   submitDecision(entry, { approved: true }, `Approved: ${cardLabel(entry.card)}.`);
 }
 
-export function reject(entry) {
+export function reject(entry, { stopRun = false } = {}) {
   const reason = entry.refs.reason.value.trim();
   if (!reason || isLocked(entry)) {
     entry.refs.reason.focus();
@@ -22,7 +23,53 @@ export function reject(entry) {
   }
   // Declining a clarification is a rejection to the server; only the wording differs.
   const done = entry.kind === 'clarification' ? 'Declined' : 'Rejected';
-  submitDecision(entry, { approved: false, reason }, `${done}: ${cardLabel(entry.card)}.`);
+  if (!stopRun) {
+    submitDecision(entry, { approved: false, reason }, `${done}: ${cardLabel(entry.card)}. The agent was told why and may propose something else.`);
+    return;
+  }
+  const withdrawn = entry.withdrawn.length;
+  submitDecision(entry, { approved: false, reason, stop_run: true },
+    `${done} and stopped the run: ${cardLabel(entry.card)}${withdrawn ? `; ${withdrawn} other card${withdrawn === 1 ? '' : 's'} withdrawn` : ''}.`,
+    { endsRun: true });
+}
+
+/** Stop the card's run (POST runs/{id}/stop/): every card it holds open is withdrawn. */
+export async function stopRun(entry) {
+  const reason = entry.refs.stopReason.value.trim();
+  if (!reason || entry.busy) {
+    entry.refs.stopReason.focus();
+    return;
+  }
+  const runId = entry.card.run_id;
+  const count = entriesOfRun(runId).length;
+  entry.busy = true;
+  showCardError(entry, '');
+  syncControls(entry);
+  const { res, detail, code } = await postJson(config.stopUrl.replace('{id}', encodeURIComponent(runId)), { reason });
+  entry.busy = false;
+  if (res && res.ok) {
+    withdrawRun(runId);
+    announce(`Stopped the run of ${cardLabel(entry.card)}; ${count} card${count === 1 ? '' : 's'} withdrawn.`, 'success');
+    return;
+  }
+  if (res && res.status === 409 && code === 'run_not_active') {
+    withdrawRun(runId);
+    announce(`The run of ${cardLabel(entry.card)} had already ended.${detail ? ` ${detail}` : ''}`, 'error');
+    return;
+  }
+  syncControls(entry);
+  const message = failureMessage(res, detail);
+  showCardError(entry, message);
+  announce(`${cardLabel(entry.card)}: ${message}`, 'error');
+}
+
+/** The run is over: none of its cards can be decided any more, and it holds no grants. */
+function withdrawRun(runId) {
+  for (const other of entriesOfRun(runId)) {
+    markDecidedHere(other.id);
+    discard(other);
+  }
+  forgetRun(runId);
 }
 
 export function approveEdited(entry) {
@@ -60,12 +107,8 @@ function csrfToken() {
   return input ? input.value : '';
 }
 
-async function submitDecision(entry, body, successText) {
-  entry.busy = true;
-  entry.removedInfo = null;
-  showCardError(entry, '');
-  syncControls(entry);
-  const url = config.decisionUrl.replace('{id}', encodeURIComponent(entry.id));
+/** POST a JSON body with the session cookie and CSRF token: {res (null on a network failure), detail, code}. */
+async function postJson(url, body) {
   let res = null;
   let data = null;
   try {
@@ -79,15 +122,25 @@ async function submitDecision(entry, body, successText) {
   } catch (_) {
     res = null;
   }
-  entry.busy = false;
-  const label = cardLabel(entry.card);
   const detail = isObj(data) && typeof data.detail === 'string' ? data.detail : '';
   const code = isObj(data) && typeof data.error === 'string' ? data.error : '';
+  return { res, detail, code };
+}
+
+async function submitDecision(entry, body, successText, { endsRun = false } = {}) {
+  entry.busy = true;
+  entry.removedInfo = null;
+  showCardError(entry, '');
+  syncControls(entry);
+  const { res, detail, code } = await postJson(config.decisionUrl.replace('{id}', encodeURIComponent(entry.id)), body);
+  entry.busy = false;
+  const label = cardLabel(entry.card);
   const also = detail ? ` ${detail}` : '';
 
   if (res && res.ok) {
     markDecidedHere(entry.id);
     discard(entry);
+    if (endsRun) withdrawRun(entry.card.run_id);
     announce(successText, 'success');
     return;
   }

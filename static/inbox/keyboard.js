@@ -2,7 +2,7 @@
  * Ctrl/Cmd+Enter submits a panel. */
 import { entryAt } from './card.js';
 import { cancelMode, openEdit, openReject } from './controls.js';
-import { approve, approveEdited, reject } from './decisions.js';
+import { approve, approveEdited, reject, stopRun } from './decisions.js';
 import { move, selectedEntry } from './list.js';
 
 function isTyping(target) {
@@ -40,7 +40,8 @@ export function onShortcutKey(ev) {
   ev.preventDefault();
 }
 
-/** Ctrl/Cmd+Enter in the reject reason or the args editor submits it (on the card list). */
+/** Ctrl/Cmd+Enter in a reason or the args editor submits it (on the card list). In the reject
+ * panel it rejects without stopping the run: ending a run always takes an explicit click. */
 export function onSubmitKey(ev) {
   if (ev.key !== 'Enter' || !(ev.ctrlKey || ev.metaKey)) return;
   const entry = entryAt(ev.target);
@@ -48,4 +49,5 @@ export function onSubmitKey(ev) {
   const role = ev.target.dataset && ev.target.dataset.role;
   if (role === 'reason') { ev.preventDefault(); reject(entry); }
   if (role === 'editor') { ev.preventDefault(); approveEdited(entry); }
+  if (role === 'stop-reason') { ev.preventDefault(); stopRun(entry); }
 }

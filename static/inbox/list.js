@@ -1,9 +1,10 @@
 /* The keyed card list: one entry per approval id owns its DOM node, a change touches
  * only that node, and reordering moves only the nodes that are out of place. Also the
  * selection that j/k move. */
-import { applyCard, cardLabel, createEntry, kindOf } from './card.js';
+import { applyCard, applyRun, cardLabel, createEntry, kindOf } from './card.js';
 import { announce } from './feedback.js';
 import { baseTitle, countEl, emptyEl, listEl, summaryEl } from './page.js';
+import { noteCard, withdrawnBy } from './runs.js';
 import { isObj } from './values.js';
 
 const entries = new Map(); // approval id -> entry (card data + the DOM it owns)
@@ -18,6 +19,8 @@ const decidedHere = new Set();
 export const shownEntries = () => entries.values();
 export const isShown = (entry) => entries.get(entry.id) === entry;
 export const selectedEntry = () => (selectedId !== null ? entries.get(selectedId) : null);
+/** The pending cards of one run shown here, in display order. */
+export const entriesOfRun = (runId) => order.map((id) => entries.get(id)).filter((e) => e && e.runId === runId);
 
 const hasId = (card) => isObj(card) && typeof card.id === 'string' && card.id !== '';
 const isPendingCard = (card) => hasId(card) && (card.status === undefined || card.status === 'pending');
@@ -32,6 +35,7 @@ export function upsert(card) {
     return false;
   }
   if (decidedHere.has(card.id)) return false;
+  noteCard(card);
   const existing = entries.get(card.id);
   if (existing) {
     if (kindOf(card) !== existing.kind) {
@@ -69,7 +73,7 @@ export function removeCard(id, info, { refresh = true } = {}) {
     announce(`${removalPhrase(info, entry.card)}: ${cardLabel(entry.card)} was removed from your inbox.`, info && info.status === 'expired' ? 'error' : 'info');
   }
   dropEntry(entry);
-  if (refresh) refreshSummary();
+  if (refresh) reorder();
 }
 
 export function removalPhrase(info, card) {
@@ -98,7 +102,7 @@ export const markDecidedHere = (id) => decidedHere.add(id);
 /** Our decision settled the card one way or another: take it off the list. */
 export function discard(entry) {
   if (isShown(entry)) dropEntry(entry);
-  refreshSummary();
+  reorder(); // its run's other cards now say something else
 }
 
 // ---------------------------------------------------------------- DOM bookkeeping
@@ -123,10 +127,33 @@ function compareEntries(a, b) {
     || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0);
 }
 
+/** Most urgent first, with the cards of one run kept together behind their most urgent card. */
+function groupedByRun(sorted) {
+  const byRun = new Map();
+  for (const entry of sorted) {
+    if (!byRun.has(entry.runId)) byRun.set(entry.runId, []);
+    byRun.get(entry.runId).push(entry);
+  }
+  return Array.from(byRun.values());
+}
+
+/** Tell each card where it sits in its run and what stopping the run would withdraw. */
+function refreshRuns(groups) {
+  for (const group of groups) {
+    group.forEach((entry, i) => {
+      const pos = group.length === 1 ? 'only' : i === 0 ? 'first' : i === group.length - 1 ? 'last' : 'middle';
+      const withdrawn = withdrawnBy(entry.runId, group, entry);
+      applyRun(entry, { pos, withdrawn });
+    });
+  }
+}
+
 /** Sort, then move only the nodes that are out of place (usually none). */
 export function reorder() {
-  const sorted = Array.from(entries.values()).sort(compareEntries);
+  const groups = groupedByRun(Array.from(entries.values()).sort(compareEntries));
+  const sorted = groups.flat();
   order = sorted.map((e) => e.id);
+  refreshRuns(groups);
   let cursor = listEl.firstElementChild;
   for (const entry of sorted) {
     if (entry.el === cursor) cursor = cursor.nextElementSibling;

@@ -11,12 +11,13 @@
  * changes.
  */
 import { entryAt, updateClock } from './card.js';
-import { cancelMode, openEdit, openReject, syncControls, validateEdit } from './controls.js';
-import { answer, approve, approveEdited, recheckField, reject } from './decisions.js';
+import { cancelMode, openEdit, openReject, openStop, syncControls, validateEdit } from './controls.js';
+import { answer, approve, approveEdited, recheckField, reject, stopRun } from './decisions.js';
 import { expireToasts } from './feedback.js';
 import { onShortcutKey, onSubmitKey } from './keyboard.js';
 import { applySnapshot, refreshSummary, removeCard, reorder, select, shownEntries, upsert } from './list.js';
 import { listEl, root } from './page.js';
+import { noteRemoved } from './runs.js';
 import { keepAlive, markLive, reconnectNow, startSocket } from './socket.js';
 import { isObj } from './values.js';
 
@@ -32,7 +33,11 @@ function handleFrame(msg) {
       if (upsert(msg.card)) reorder();
       break;
     case 'card.removed':
-      if (typeof msg.id === 'string') removeCard(msg.id, { status: msg.status, decided_by: msg.decided_by });
+      if (typeof msg.id === 'string') {
+        noteRemoved(msg); // an approved card stays part of its run as a grant until used
+        removeCard(msg.id, { status: msg.status, decided_by: msg.decided_by }, { refresh: false });
+        reorder();
+      }
       break;
     default:
       break; // pong and future frame types
@@ -58,6 +63,9 @@ function onClick(ev) {
     case 'open-reject': openReject(entry); break;
     case 'open-edit': openEdit(entry); break;
     case 'reject': reject(entry); break;
+    case 'reject-stop': reject(entry, { stopRun: true }); break;
+    case 'open-stop': openStop(entry); break;
+    case 'stop-run': stopRun(entry); break;
     case 'approve-edited': approveEdited(entry); break;
     case 'cancel': cancelMode(entry); break;
     default: break;
@@ -71,6 +79,9 @@ function onInput(ev) {
   if (role === 'editor') {
     entry.dirty = true;
     validateEdit(entry);
+  } else if (role === 'stop-reason') {
+    entry.dirty = entry.kind === 'clarification' || ev.target.value.trim() !== '';
+    syncControls(entry);
   } else if (role === 'reason') {
     // A clarification stays dirty once touched: its form answers outlive the reason.
     entry.dirty = entry.kind === 'clarification' || ev.target.value.trim() !== '';

@@ -19,4 +19,5 @@ export const baseTitle = document.title;
 export const config = {
   wsPath: (root && root.dataset.wsPath) || '/ws/inbox/',
   decisionUrl: (root && root.dataset.decisionUrlTemplate) || '/api/v1/approvals/{id}/decision/',
+  stopUrl: (root && root.dataset.stopUrlTemplate) || '/api/v1/runs/{id}/stop/',
 };

@@ -40,6 +40,7 @@ INBOX_PATH = "/inbox/"
 LOGIN_PATH = "/accounts/login/"
 WS_PATH = "/ws/inbox/"
 DECISION_URL_TEMPLATE = "/api/v1/approvals/{id}/decision/"
+STOP_URL_TEMPLATE = "/api/v1/runs/{id}/stop/"
 CSRF_TOKEN = "harnessCsrfToken0123456789abcdefABCDEF0123456789abcdefABCD"
 
 CHROMIUM = "/usr/bin/chromium"
@@ -104,7 +105,8 @@ class FakeUser:
 def render_inbox(username: str = "rita") -> str:
     return render_template(
         "inbox/inbox.html",
-        {"ws_path": WS_PATH, "decision_url_template": DECISION_URL_TEMPLATE, "user": FakeUser(username)},
+        {"ws_path": WS_PATH, "decision_url_template": DECISION_URL_TEMPLATE, "stop_url_template": STOP_URL_TEMPLATE,
+         "user": FakeUser(username)},
     )
 
 
@@ -247,6 +249,8 @@ class InboxHarness:
     received: list[Any] = field(default_factory=list)
     decisions: list[Decision] = field(default_factory=list)
     logouts: list[str] = field(default_factory=list)
+    stops: list[Decision] = field(default_factory=list)  # POST runs/{id}/stop/ (approval_id holds the run id)
+    stop_replies: list[Reply] = field(default_factory=list)
     replies: dict[str, list[Reply]] = field(default_factory=dict)
     page_errors: list[str] = field(default_factory=list)
     server_errors: list[str] = field(default_factory=list)
@@ -255,6 +259,8 @@ class InboxHarness:
     def __post_init__(self) -> None:
         pattern = re.escape(DECISION_URL_TEMPLATE).replace(re.escape("{id}"), r"(?P<id>[^/]+)")
         self._decision_re = re.compile(f"^{pattern}$")
+        stop_pattern = re.escape(STOP_URL_TEMPLATE).replace(re.escape("{id}"), r"(?P<id>[^/]+)")
+        self._stop_re = re.compile(f"^{stop_pattern}$")
         self.page.context.add_cookies([{"name": "csrftoken", "value": CSRF_TOKEN, "url": ORIGIN}])
         self.page.on("pageerror", lambda err: self.page_errors.append(str(err)))
         self.page.route(f"{ORIGIN}/**", self._serve)
@@ -389,6 +395,17 @@ class InboxHarness:
         result = {**card, "status": "approved" if approved else "rejected", "decided_by": self.username}
         return Reply(200, result)
 
+    def wait_for_stops(self, count: int = 1, timeout: float = 5.0) -> list[Decision]:
+        self._wait(lambda: len(self.stops) >= count, timeout, f"{count} stop request(s)")
+        return self.stops
+
+    def _stop(self, route, run_id: str) -> None:
+        request = route.request
+        self.stops.append(Decision(run_id, json.loads(request.post_data or "null"), dict(request.headers)))
+        reply = self.stop_replies.pop(0) if self.stop_replies else Reply(200, {"id": run_id, "state": "aborted",
+                                                                            "terminal_reason": "user_stopped"})
+        route.fulfill(status=reply.status, content_type="application/json", body=json.dumps(reply.body))
+
     # ---- HTTP
 
     def _serve(self, route) -> None:
@@ -414,6 +431,10 @@ class InboxHarness:
         match = self._decision_re.match(path)
         if match and request.method == "POST":
             self._decide(route, match.group("id"))
+            return
+        stop = self._stop_re.match(path)
+        if stop and request.method == "POST":
+            self._stop(route, stop.group("id"))
             return
         if path == "/accounts/logout/" and request.method == "POST":
             self.logouts.append(request.post_data or "")
