@@ -164,7 +164,7 @@ def test_a_clarification_answered_in_the_form_is_what_the_agent_resumes_with(inb
     }
 
 
-def test_a_clarification_declined_in_the_browser_aborts_the_run(inbox, live_agent):
+def test_a_clarification_declined_in_the_browser_denies_that_question(inbox, live_agent):
     run_id = open_executing_run(live_agent, **WARD_SESSION)
     asked = clarify(live_agent, run_id, CLARIFICATION, message="How should the gentamicin be given?")
     assert asked.status_code == 202, asked.content
@@ -177,12 +177,13 @@ def test_a_clarification_declined_in_the_browser_aborts_the_run(inbox, live_agen
     expect(card).to_have_count(0)
     expect(inbox.feedback).to_contain_text("Declined")
     run = live_agent.get(f"/api/v1/runs/{run_id}/").json()
-    assert (run["state"], run["terminal_reason"]) == ("aborted", "approval_denied")
+    assert (run["state"], run["terminal_reason"]) == ("executing", "")
     refused = resume(live_agent, run_id, approval["id"], PRESCRIPTION)
     assert (refused.status_code, refused.json()["error"]) == (409, "approval_rejected")
+    assert "Route is for the prescriber" in refused.json()["detail"]
 
 
-def test_a_rejection_in_the_browser_aborts_the_run(inbox, parked, live_agent):
+def test_a_rejection_in_the_browser_denies_the_call_and_the_run_goes_on(inbox, parked, live_agent):
     run_id, approval = parked
     card = inbox.card(approval["id"])
     card.get_by_test_id("reject").click()
@@ -192,7 +193,37 @@ def test_a_rejection_in_the_browser_aborts_the_run(inbox, parked, live_agent):
     expect(card).to_have_count(0)
     expect(inbox.feedback).to_contain_text("Rejected")
     run = live_agent.get(f"/api/v1/runs/{run_id}/").json()
+    assert (run["state"], run["terminal_reason"]) == ("executing", "")
+
+
+def test_reject_and_stop_in_the_browser_names_and_withdraws_the_runs_other_cards(inbox, live_agent):
+    run_id, first = park_prescription(live_agent)
+    second = suspend(live_agent, run_id, tool="sign_document", op="sign", args={"document_id": "d-7"},
+                     tool_call_id="call-2")
+    card = inbox.card(first["id"])
+    expect(inbox.card(second["id"])).to_have_attribute("data-run-pos", "last")
+    card.get_by_test_id("reject").click()
+    expect(card.get_by_test_id("reject-stop-warning")).to_contain_text("sign_document · sign (waiting for a decision)")
+    card.get_by_test_id("reject-reason").fill("Wrong patient.")
+    card.get_by_test_id("reject-stop-submit").click()
+
+    expect(inbox.card(first["id"])).to_have_count(0)
+    expect(inbox.card(second["id"])).to_have_count(0)
+    run = live_agent.get(f"/api/v1/runs/{run_id}/").json()
     assert (run["state"], run["terminal_reason"]) == ("aborted", "approval_denied")
+    assert live_agent.get(f"/api/v1/approvals/{second['id']}/").json()["status"] == "expired"
+
+
+def test_stop_run_in_the_browser_aborts_the_run(inbox, parked, live_agent):
+    run_id, approval = parked
+    card = inbox.card(approval["id"])
+    card.get_by_test_id("stop-run").click()
+    card.get_by_test_id("stop-reason").fill("Patient discharged.")
+    card.get_by_test_id("stop-submit").click()
+
+    expect(card).to_have_count(0)
+    run = live_agent.get(f"/api/v1/runs/{run_id}/").json()
+    assert (run["state"], run["terminal_reason"]) == ("aborted", "user_stopped")
 
 
 def test_a_card_decided_elsewhere_leaves_the_open_page(inbox, parked, live_reviewer):

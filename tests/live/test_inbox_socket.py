@@ -109,7 +109,8 @@ async def test_an_approval_pushes_the_removal_with_who_decided(api, rita, review
     async with connected_inbox(rita) as (socket, _):
         await sync(approve, reviewer_http, approval["id"])
         message = await next_message(socket)
-    assert message == {"type": "card.removed", "id": approval["id"], "status": "approved", "decided_by": "rita"}
+    assert message == {"type": "card.removed", "id": approval["id"], "status": "approved", "decided_by": "rita",
+                       "run_id": approval["run"], "tool": "prescribe_medication", "op": "create"}
 
 
 @in_event_loop
@@ -139,7 +140,8 @@ async def test_an_expired_approval_is_removed(api, rita):
         past_deadline = later(settings.CONDOR_APPROVAL_TTL_SECONDS + 1)
         assert await sync(expire_due, now=past_deadline) == 1
         message = await next_message(socket)
-    assert message == {"type": "card.removed", "id": approval["id"], "status": "expired", "decided_by": None}
+    assert message == {"type": "card.removed", "id": approval["id"], "status": "expired", "decided_by": None,
+                       "run_id": approval["run"], "tool": "prescribe_medication", "op": "create"}
 
 
 @in_event_loop

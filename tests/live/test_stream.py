@@ -37,8 +37,12 @@ def open_stream(server, agent, run_id, **headers) -> SSEStream:
     return SSEStream(server.host, stream_path(run_id), {"Authorization": f"Api-Key {agent.key}", **headers})
 
 
-def reject(reviewer, approval_id):
-    response = decide(reviewer, approval_id, {"approved": False, "reason": "Penicillin allergy on file."})
+REASON = "Penicillin allergy on file."
+EDITED = {"drug": "amoxicillin", "dose": "250 mg", "route": "oral", "days": 7}
+
+
+def reject(reviewer, approval_id, **extra):
+    response = decide(reviewer, approval_id, {"approved": False, "reason": REASON, **extra})
     assert response.status_code == 200, response.content
 
 
@@ -73,8 +77,9 @@ def parked(live_agent):
 
 @pytest.fixture
 def rejected(parked, live_reviewer):
+    """A run whose reviewer rejected its call and stopped it: its stream is complete."""
     run_id, approval = parked
-    reject(live_reviewer, approval["id"])
+    reject(live_reviewer, approval["id"], stop_run=True)
     return run_id, approval
 
 
@@ -96,12 +101,55 @@ def test_a_parked_call_reads_as_an_approval_request(daphne_server, live_agent, p
 
 @pytest.mark.node
 @needs_ai_client
-def test_a_rejection_reads_as_output_denied_and_ends_the_stream(daphne_server, live_agent, live_reviewer, parked):
+def test_reject_and_stop_reads_as_output_denied_and_ends_the_stream(daphne_server, live_agent, live_reviewer, parked):
     run_id, approval = parked
     reader = start_ai_client(daphne_server.url(stream_path(run_id)), live_agent.key)  # no idle stop
-    reject(live_reviewer, approval["id"])
+    reject(live_reviewer, approval["id"], stop_run=True)
     message, _ = finish_ai_client(reader)  # ends because the server closed the body after [DONE]
     assert tool_part(message, "call-1")["state"] == "output-denied"
+
+
+def decision_part(message, approval_id) -> dict:
+    (part,) = [p for p in message["parts"] if p["type"] == "data-approval-decision" and p.get("id") == approval_id]
+    return part
+
+
+@pytest.mark.node
+@needs_ai_client
+def test_a_rejection_reaches_the_waiting_agent_with_its_reason(daphne_server, live_agent, live_reviewer, parked):
+    run_id, approval = parked
+    reject(live_reviewer, approval["id"])  # denies the call; the run goes on, so its stream stays open
+    message, stderr = read_with_ai_client(daphne_server.url(stream_path(run_id)), live_agent.key, idle_ms=IDLE_MS)
+    assert "stopped after" in stderr
+    assert tool_part(message, "call-1")["state"] == "output-denied"
+    assert decision_part(message, approval["id"])["data"] == {
+        "toolCallId": "call-1", "approved": False, "reason": REASON, "args": None, "payloadHash": None}
+
+
+@pytest.mark.node
+@needs_ai_client
+def test_an_edit_reaches_the_waiting_agent_as_the_args_to_run(daphne_server, live_agent, live_reviewer, parked):
+    run_id, approval = parked
+    reader = start_ai_client(daphne_server.url(stream_path(run_id)), live_agent.key)  # connected before the decision
+    decided = approve(live_reviewer, approval["id"], edited_args=EDITED)
+    # The agent runs what the chunk says, with no second request; then the run ends and so does the stream.
+    assert resume(live_agent, run_id, approval["id"], EDITED).status_code == 200
+    assert live_agent.post(f"/api/v1/runs/{run_id}/close/", {"reason": "completed"}).status_code == 200
+    message, _ = finish_ai_client(reader)
+    data = decision_part(message, approval["id"])["data"]
+    assert (data["approved"], data["args"], data["payloadHash"]) == (True, EDITED, decided["payload_hash"])
+
+
+def test_replay_after_a_reconnect_shows_the_same_decision_chunks(daphne_server, live_agent, live_reviewer, parked):
+    run_id, approval = parked
+    with open_stream(daphne_server, live_agent, run_id) as stream:
+        live = stream.until(lambda event: chunk_type(event) == "tool-approval-request")
+        approve(live_reviewer, approval["id"], edited_args=EDITED)
+        live += stream.until(lambda event: chunk_type(event) == "data-approval-decision")
+    with open_stream(daphne_server, live_agent, run_id) as stream:
+        replayed = stream.until(lambda event: chunk_type(event) == "data-approval-decision")
+    assert [(e.id, e.chunk) for e in replayed if e.id] == [(e.id, e.chunk) for e in live if e.id]
+    assert replayed[-1].chunk["data"]["args"] == EDITED
 
 
 @pytest.mark.node
@@ -129,8 +177,8 @@ def test_a_closed_run_replays_then_finishes_and_closes(daphne_server, live_agent
         assert stream.response.getheader("content-type") == "text/event-stream"
         events = stream.rest()
     assert [chunk_type(event) for event in events] == [
-        "start", "start-step", "tool-input-available", "tool-approval-request", "tool-output-denied",
-        "finish-step", "finish", None,
+        "start", "start-step", "tool-input-available", "tool-approval-request", "data-approval-decision",
+        "tool-output-denied", "finish-step", "finish", None,
     ]
     assert events[-1].data == "[DONE]"
 
@@ -139,7 +187,8 @@ def test_last_event_id_replays_only_the_frames_after_it(daphne_server, live_agen
     run_id, _ = rejected
     with open_stream(daphne_server, live_agent, run_id) as stream:
         first = with_ids(stream.rest())
-    assert [kind for _, kind in first] == ["tool-input-available", "tool-approval-request", "tool-output-denied"]
+    assert [kind for _, kind in first] == ["tool-input-available", "tool-approval-request", "data-approval-decision",
+                                           "tool-output-denied"]
 
     with open_stream(daphne_server, live_agent, run_id, **{"Last-Event-ID": first[0][0]}) as stream:
         again = with_ids(stream.rest())
@@ -149,7 +198,7 @@ def test_last_event_id_replays_only_the_frames_after_it(daphne_server, live_agen
 def test_an_unreadable_last_event_id_replays_everything(daphne_server, live_agent, rejected):
     run_id, _ = rejected
     with open_stream(daphne_server, live_agent, run_id, **{"Last-Event-ID": "not-an-id"}) as stream:
-        assert len(with_ids(stream.rest())) == 3
+        assert len(with_ids(stream.rest())) == 4
 
 
 def test_a_last_event_id_past_the_end_of_a_closed_run_still_finishes(daphne_server, live_agent, rejected):

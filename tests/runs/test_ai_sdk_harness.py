@@ -145,6 +145,26 @@ def test_denied_suspend_ends_output_denied(server):
     assert tool_part(read_message(server, run(chunks)), "call_1")["state"] == "output-denied"
 
 
+def test_the_decision_chunk_is_read_as_a_data_part(server):
+    decision = frames.decision_frames(approval_id="apr_1", tool_call_id="call_1", approved=True, reason="Checked.",
+                                      args={"drug": "amoxicillin"}, payload_hash="ab" * 32)
+    chunks = [*frames.suspend_frames(**SUSPEND, reason_code="approval"), *decision,
+              *frames.result_frames("call_1", {"ok": True})]
+    message = read_message(server, run(chunks))
+    (part,) = [p for p in message["parts"] if p["type"] == "data-approval-decision"]
+    assert part == {"type": "data-approval-decision", "id": "apr_1", "data": decision[0]["data"]}
+    assert tool_part(message, "call_1")["state"] == "output-available"
+
+
+def test_a_rejection_decision_then_denial_reads_as_output_denied(server):
+    chunks = [*frames.suspend_frames(**SUSPEND, reason_code="approval"),
+              *frames.decision_frames(approval_id="apr_1", tool_call_id="call_1", approved=False,
+                                      reason="Allergy.", args=None, payload_hash=None)]
+    message = read_message(server, run(chunks))
+    assert tool_part(message, "call_1")["state"] == "output-denied"
+    assert [p["data"]["reason"] for p in message["parts"] if p["type"] == "data-approval-decision"] == ["Allergy."]
+
+
 def test_approved_suspend_ends_output_available(server):
     chunks = [
         *frames.suspend_frames(**SUSPEND, reason_code="approval"),
