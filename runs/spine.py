@@ -107,6 +107,7 @@ def _close(run: Run, reason: TerminalReason, *, summary: str = "", usage: dict |
     )
     audit.record(
         audit.Kind.RUN_CLOSE, run=run, actor_client=actor_client, actor_user=actor_user,
+        actor_system=audit.closing_actor(run.terminal_reason),
         decision=run.state, data={"terminal_reason": run.terminal_reason},
     )
 
