@@ -26,6 +26,20 @@ SUPERSEDE = "supersede"  # opening a run closes the session's active one
 RUN_CLOSE = "run_close"  # closing a run expires its pending approvals
 ANONYMOUS = "anonymous"  # a login attempt that did not authenticate
 
+# Every `decision` a row may carry, for the admin's filter (fixed choices, no DISTINCT scan
+# of the log). Writing a new one? Add it here so compliance can filter by it.
+DECISIONS = (
+    "allow", "blocked", "require_approval",  # verdict
+    "suspended",  # suspend
+    "approved", "rejected", "resume_schema_rejected",  # decision
+    "consumed", "expired",  # consume, expiry
+    "ok", "error",  # result
+    "completed", "failed", "aborted",  # run_close
+    "tainted",  # taint
+    "created", "updated",  # registry_change
+    "exported", "succeeded", "intact", "broken",  # export, login / login_failed, verify
+)
+
 # Why a run closed, when nobody in particular closed it.
 _CLOSED_BY = {"superseded": SUPERSEDE, "sweep_idle": SWEEP, "sweep_suspend_ttl": SWEEP, "approval_expired": SWEEP}
 

@@ -77,7 +77,7 @@ def test_compliance_can_export_the_audit_log_as_csv(carl, history):
                     {"action": "export_csv", "_selected_action": ids})
     assert response.status_code == 200
     assert response["Content-Type"] == "text/csv"
-    assert "mutate.high-tier-always-approval" in response.content.decode()
+    assert "mutate.high-tier-always-approval" in b"".join(response.streaming_content).decode()
 
 
 def test_a_reviewer_is_not_let_into_the_admin(rita):
