@@ -5,6 +5,7 @@ from rest_framework_api_key.admin import APIKeyModelAdmin
 from rest_framework_api_key.models import APIKey
 
 from approvals import registry
+from approvals.audit_admin import AuditEventAdmin
 from approvals.models import ApiClient, ApiClientKey, Approval, AuditEvent, ToolCall, ToolDescriptor
 from condor.readonly_admin import ReadOnlyModelAdmin
 
@@ -85,11 +86,5 @@ class ToolCallAdmin(ReadOnlyModelAdmin):
     date_hierarchy = "created_at"
 
 
-@admin.register(AuditEvent)
-class AuditEventAdmin(ReadOnlyModelAdmin):
-    """Append-only: nobody deletes an audit row, here or in the database (trigger)."""
-
-    list_display = ("id", "at", "kind", "actor", "tool", "decision", "rule_id", "run_id")
-    list_filter = ("kind", "decision", "rule_id")
-    search_fields = ("actor", "tool", "rule_id", "run_id__exact", "approval_id__exact", "session_id__exact")
-    date_hierarchy = "at"
+# The audit log's page lives in approvals/audit_admin.py (filters, export, verification).
+admin.site.register(AuditEvent, AuditEventAdmin)

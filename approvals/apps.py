@@ -8,3 +8,5 @@ class ApprovalsConfig(AppConfig):
     def ready(self):
         # Registers the API-key scheme with drf-spectacular before any schema is built.
         import condor.schema  # noqa: F401
+        # Logins and failed logins are audited (signal receivers).
+        import approvals.audit_logins  # noqa: F401

@@ -1,48 +1,102 @@
-"""Writing audit rows: one function, so every entry carries the same fields."""
+"""Writing audit rows: one function, so every entry carries the same fields and joins its chain.
 
-import logging
+Every row commits in the transaction of the change it records: call `record`
+inside that change's `transaction.atomic` block, after the change's own row
+locks (the chain head lock is the last one a transaction takes). There is no
+best-effort variant: a change whose audit row cannot be written does not happen.
 
+Every row names its actor: the logged-in user, the API client, or, for what
+Condor does by itself, a named system actor (`SWEEP`, `SUPERSEDE`, `RUN_CLOSE`,
+`command(name)`, ...). A row without one is refused.
+"""
+
+import json
+
+from django.db import transaction
+from django.utils import timezone
+
+from approvals import audit_chain
 from approvals.models.audit import AuditEvent, AuditKind
 
-logger = logging.getLogger(__name__)
 Kind = AuditKind
 
+# Named system actors: Condor acting on its own, never a bare "system".
+SWEEP = "sweep"  # the periodic sweeps (runs/sweep.py, approvals/expiry.py)
+SUPERSEDE = "supersede"  # opening a run closes the session's active one
+RUN_CLOSE = "run_close"  # closing a run expires its pending approvals
+ANONYMOUS = "anonymous"  # a login attempt that did not authenticate
 
-def _actor_name(actor_user, actor_client) -> str:
+# Every `decision` a row may carry, for the admin's filter (fixed choices, no DISTINCT scan
+# of the log). Writing a new one? Add it here so compliance can filter by it.
+DECISIONS = (
+    "allow", "blocked", "require_approval",  # verdict
+    "suspended",  # suspend
+    "approved", "rejected", "resume_schema_rejected",  # decision
+    "consumed", "expired",  # consume, expiry
+    "ok", "error",  # result
+    "completed", "failed", "aborted",  # run_close
+    "tainted",  # taint
+    "created", "updated",  # registry_change
+    "exported", "succeeded", "intact", "broken",  # export, login / login_failed, verify
+)
+
+# Why a run closed, when nobody in particular closed it.
+_CLOSED_BY = {"superseded": SUPERSEDE, "sweep_idle": SWEEP, "sweep_suspend_ttl": SWEEP, "approval_expired": SWEEP}
+
+
+def command(name: str) -> str:
+    """The system actor of a management command, e.g. `command:register_tool`."""
+    return f"command:{name}"
+
+
+def closing_actor(terminal_reason: str) -> str:
+    """The system actor behind a run closed with `terminal_reason` (when no user or client closed it)."""
+    return _CLOSED_BY.get(str(terminal_reason), RUN_CLOSE)
+
+
+def actor_name(actor_user=None, actor_client=None, actor_system: str = "") -> str:
     if actor_user is not None:
         return f"user:{actor_user.get_username()}"
     if actor_client is not None:
         return f"client:{actor_client.name}"
-    return "system"
+    if not actor_system or actor_system == "system" or actor_system.startswith(("user:", "client:")):
+        raise ValueError("An audit row needs its actor: actor_user, actor_client or a named actor_system "
+                         f"(got {actor_system!r}).")
+    return actor_system
 
 
-def record(kind: str, *, run=None, approval=None, actor_user=None, actor_client=None,
-           tool: str = "", decision: str = "", rule_id: str = "", data: dict | None = None) -> AuditEvent:
-    """Append an audit row inside the caller's transaction."""
-    session_id = None
-    if approval is not None:
-        session_id = approval.session_id
-    elif run is not None:
-        session_id = run.session_id
-    return AuditEvent.objects.create(
+def record(kind: str, *, run=None, approval=None, session=None, actor_user=None, actor_client=None,
+           actor_system: str = "", tool: str = "", op: str = "", decision: str = "", rule_id: str = "",
+           data: dict | None = None) -> AuditEvent:
+    """Append an audit row inside the caller's transaction (or its own, outside one).
+
+    The session, run and approval ids, the tool and op, and the patient_ref are
+    taken from `approval` / `run` / `session` when given; the patient_ref is copied
+    from the session as it is now, so the row keeps it if the session changes later.
+    """
+    actor = actor_name(actor_user, actor_client, actor_system)
+    if session is None:
+        # A locked run carries its session already (spine.lock_run joins it).
+        session = run.session if run is not None else (approval.session if approval is not None else None)
+    event = AuditEvent(
+        at=timezone.now(),
         kind=kind,
         actor_user=actor_user,
         actor_client=actor_client,
-        actor=_actor_name(actor_user, actor_client),
-        session_id=session_id,
+        actor=actor,
+        session_id=session.pk if session is not None else None,
         run_id=approval.run_id if approval is not None else (run.pk if run is not None else None),
         approval_id=approval.pk if approval is not None else None,
+        patient_ref=session.patient_ref if session is not None else "",
         tool=tool or (approval.tool if approval is not None else ""),
+        op=op or (approval.op if approval is not None else ""),
         decision=decision,
         rule_id=rule_id,
-        data=data or {},
+        # As the database will give it back (tuples as lists, enums as strings): the hash
+        # is taken over what verify_audit will read.
+        data=json.loads(json.dumps(data or {})),
+        chain=audit_chain.chain_for(session.pk if session is not None else None),
     )
-
-
-def record_best_effort(kind: str, **fields) -> AuditEvent | None:
-    """Append an audit row after a durable write; a failure is logged, never raised."""
-    try:
-        return record(kind, **fields)
-    except Exception:
-        logger.exception("audit write failed for %s (the durable change stands)", kind)
-        return None
+    # savepoint=False: inside the caller's transaction this adds no SAVEPOINT round trips.
+    with transaction.atomic(savepoint=False):
+        return audit_chain.append(event)

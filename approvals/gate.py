@@ -132,7 +132,7 @@ def _ledger(run, call: GateCall, *, decision: str, rule_id: str, untrusted: bool
 
 def _audit_verdict(run, call: GateCall, verdict: Verdict, *, client, decision: str, rule_id: str) -> None:
     audit.record(
-        audit.Kind.VERDICT, run=run, actor_client=client, tool=call.tool, decision=decision,
+        audit.Kind.VERDICT, run=run, actor_client=client, tool=call.tool, op=call.op, decision=decision,
         rule_id=rule_id,
         data={"op": call.op, "tool_call_id": call.tool_call_id, "step_id": call.step_id,
               "policy_class": verdict.policy_class, "engine_rule_id": verdict.rule_id,
@@ -179,7 +179,7 @@ def _consume_prior_grant(run, call, verdict, untrusted, *, client) -> GateResult
     grant.status, grant.consumed_at = ApprovalStatus.CONSUMED, now
     _ledger(run, call, decision=Decision.ALLOW, rule_id=PRIOR_GRANT, untrusted=untrusted)
     _audit_verdict(run, call, verdict, client=client, decision=Decision.ALLOW, rule_id=PRIOR_GRANT)
-    audit.record(audit.Kind.CONSUME, approval=grant, actor_client=client, decision="consumed",
+    audit.record(audit.Kind.CONSUME, approval=grant, run=run, actor_client=client, decision="consumed",
                  rule_id=PRIOR_GRANT, data={"run_id": str(run.pk)})
     record_event(run, "tool.allow", step_id=call.step_id,
                  frames=frames.allowed_call_frames(call.tool_call_id, call.tool, grant.approved_args),
@@ -229,7 +229,7 @@ def request_clarification(run, body: dict, *, client) -> GateResult:
         request.resume_schema()  # an unusable form is the caller's error (400) whoever sends it
         with transaction.atomic(durable=True):
             run = _locked_gateable_run(run.pk)
-            audit.record(audit.Kind.VERDICT, run=run, actor_client=client, tool=body["tool"],
+            audit.record(audit.Kind.VERDICT, run=run, actor_client=client, tool=body["tool"], op=body["op"],
                          decision=Decision.BLOCKED, rule_id=CANNOT_PARK,
                          data={"op": body["op"], "tool_call_id": body["tool_call_id"], "kind": "clarification"})
         return GateResult(200, {"decision": str(Decision.BLOCKED), "rule_id": CANNOT_PARK,

@@ -20,6 +20,7 @@ anything is hashed, so reaching one of these here is a server bug, not user inpu
 from __future__ import annotations
 
 import hashlib
+import json
 
 import rfc8785
 
@@ -34,3 +35,51 @@ def canonical_json(value: object) -> bytes:
 def payload_hash(value: object) -> str:
     """SHA-256 hex digest (64 lowercase hex chars) of ``canonical_json(value)``."""
     return hashlib.sha256(canonical_json(value)).hexdigest()
+
+
+_MAX_SAFE_INTEGER = 2**53 - 1
+# Built once: json.dumps with options would build a new encoder on every call.
+_PLAIN_ENCODER = json.JSONEncoder(ensure_ascii=False, sort_keys=True, separators=(",", ":"), allow_nan=False)
+
+
+def _plain_json(value: object) -> bool:
+    """True when the standard library writes `value` byte for byte as RFC 8785 does.
+
+    That holds for strings, safe integers, booleans, null, lists and string-keyed
+    objects whose keys stay in the Basic Multilingual Plane (there code-point order,
+    which ``sort_keys`` uses, equals RFC 8785's UTF-16 code-unit order). Floats
+    are the difference (ECMAScript number formatting), so any float, and anything
+    else unusual, goes to the reference encoder.
+    """
+    kind = type(value)
+    if kind is str or kind is bool or value is None:
+        return True
+    if kind is int:
+        return -_MAX_SAFE_INTEGER <= value <= _MAX_SAFE_INTEGER
+    if kind is dict:
+        for key, item in value.items():
+            if type(key) is not str or (not key.isascii() and max(key) > "\uffff"):
+                return False
+            if not _plain_json(item):
+                return False
+        return True
+    if kind is list:
+        return all(_plain_json(item) for item in value)
+    return False
+
+
+def canonical_json_fast(value: object) -> bytes:
+    """`canonical_json(value)`, about four times faster for values without floats.
+
+    The audit chain hashes every row it writes and `verify_audit` re-hashes every
+    row it reads (a million in under a minute), where the pure-Python reference
+    encoder alone would take ~90 µs a row. The C JSON encoder produces the same
+    bytes for plain values (see `_plain_json`; a property test holds the two equal
+    on arbitrary JSON); anything else falls back to the reference.
+    """
+    if _plain_json(value):
+        try:
+            return _PLAIN_ENCODER.encode(value).encode("utf-8")
+        except UnicodeEncodeError:
+            pass  # a lone surrogate: the reference encoder raises its own error for it
+    return rfc8785.dumps(value)

@@ -14,7 +14,7 @@ def snapshot(descriptor: ToolDescriptor) -> dict:
 
 
 @transaction.atomic
-def register(name: str, *, actor_user=None, **fields) -> tuple[ToolDescriptor, bool]:
+def register(name: str, *, actor_user=None, actor_system: str = "", **fields) -> tuple[ToolDescriptor, bool]:
     """Create or update the descriptor `name` with `fields`; validated, then audited."""
     descriptor = ToolDescriptor.objects.select_for_update().filter(name=name).first()
     created = descriptor is None
@@ -27,18 +27,19 @@ def register(name: str, *, actor_user=None, **fields) -> tuple[ToolDescriptor, b
     descriptor.save()
     after = snapshot(descriptor)
     if before != after:
-        audit.record(audit.Kind.REGISTRY_CHANGE, actor_user=actor_user, tool=name,
+        audit.record(audit.Kind.REGISTRY_CHANGE, actor_user=actor_user, actor_system=actor_system, tool=name,
                      decision="created" if created else "updated", data={"before": before, "after": after})
     return descriptor, created
 
 
-def seed_static_catalog() -> int:
+def seed_static_catalog(actor_system: str = audit.command("seed_tools")) -> int:
     """Mirror the built-in static registry into the database (missing rows only). Returns rows added."""
     added = 0
     for name, spec in STATIC_REGISTRY.items():
         if ToolDescriptor.objects.filter(name=name).exists():
             continue
         register(name, description=spec.description, policy_class=spec.policy_class, hitl_tier=spec.hitl_tier,
-                 trust=spec.trust, allowed_hosts=list(spec.allowed_hosts), metadata=dict(spec.metadata))
+                 trust=spec.trust, allowed_hosts=list(spec.allowed_hosts), metadata=dict(spec.metadata),
+                 actor_system=actor_system)
         added += 1
     return added

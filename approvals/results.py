@@ -4,6 +4,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from approvals import audit
+from approvals.hashing import payload_hash
 from approvals.models import Approval, ToolCall
 from approvals.models.approval import OPEN_STATUSES
 from approvals.policy import Decision
@@ -52,6 +53,11 @@ def report_result(run_id, tool_call_id: str, *, output, is_error: bool, untruste
     record_event(run, "tool.result", step_id=call.step_id,
                  frames=frames.result_frames(tool_call_id, output, is_error=is_error),
                  data={"tool_call_id": tool_call_id, "is_error": is_error})
+    # What the agent then did: the result's hash, not its content (it may be clinical data).
+    audit.record(audit.Kind.RESULT, run=run, actor_client=client, tool=call.tool, op=call.op,
+                 decision="error" if is_error else "ok", rule_id=call.rule_id,
+                 data={"tool_call_id": tool_call_id, "step_id": call.step_id, "output_hash": payload_hash(output),
+                       "untrusted": bool(untrusted)})
     # Taint is monotone: untrusted content, once in the session, marks it for good.
     if (call.untrusted_tool or untrusted) and run.session.mark_tainted():
         audit.record(audit.Kind.TAINT, run=run, actor_client=client, tool=call.tool, decision="tainted",

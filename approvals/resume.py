@@ -85,6 +85,6 @@ def resume(run, approval_id, args, *, client) -> tuple[Approval, object]:
             spine.touch(locked.pk)
         else:
             spine._resume(locked, step_id=approval.step_id)
-        audit.record(audit.Kind.CONSUME, approval=approval, actor_client=client, decision="consumed",
+        audit.record(audit.Kind.CONSUME, approval=approval, run=locked, actor_client=client, decision="consumed",
                      rule_id=approval.rule_id, data={"payload_hash": digest})
     return approval, locked

@@ -1,9 +1,9 @@
 """★ The one suspend funnel. Every parked tool call and every clarification goes through here.
 
-Persisting the approval, parking the run and writing the outbox event (whose
-frames are the same ones the 202 answer and the stream replay carry) happen in
-one transaction; the audit entry follows the durable write and may fail without
-failing the suspend. Do not add a second path that creates approvals.
+Persisting the approval, parking the run, writing the outbox event (whose
+frames are the same ones the 202 answer and the stream replay carry) and the
+audit entry happen in one transaction: a suspend whose audit row cannot be
+written does not happen. Do not add a second path that creates approvals.
 """
 
 from dataclasses import dataclass
@@ -128,10 +128,11 @@ def persist_suspend(run_id, request: SuspendRequest, *, client=None, alongside=N
             data={"approval_id": str(approval.pk), "state": run.state},
             frames=suspend_frames(approval), inbox=cards.added(approval),
         )
-    audit.record_best_effort(
-        audit.Kind.SUSPEND, approval=approval, actor_client=client, decision="suspended",
-        rule_id=approval.rule_id,
-        data={"reason_code": approval.reason_code, "op": approval.op, "hitl_tier": approval.hitl_tier,
-              "step_id": approval.step_id},
-    )
+        audit.record(
+            audit.Kind.SUSPEND, approval=approval, run=run, actor_client=client or run.session.client,
+            decision="suspended",
+            rule_id=approval.rule_id,
+            data={"reason_code": approval.reason_code, "op": approval.op, "hitl_tier": approval.hitl_tier,
+                  "step_id": approval.step_id},
+        )
     return approval, True

@@ -121,12 +121,13 @@ def _close(run: Run, reason: TerminalReason, *, summary: str = "", usage: dict |
     if usage:
         run.usage = usage
     run.save()
-    expire_pending_for_run(run, now=now, include_approved=withdraw_grants)
+    expire_pending_for_run(run, now=now, include_approved=withdraw_grants, actor_user=actor_user)
     details = {"terminal_reason": run.terminal_reason, **({"stop_reason": stop_reason} if stop_reason else {})}
     record_event(run, "run.closed", step_id=step_id, frames=frames,
                  data={"state": run.state, "terminal": True, **details})
     audit.record(
         audit.Kind.RUN_CLOSE, run=run, actor_client=actor_client, actor_user=actor_user,
+        actor_system=audit.closing_actor(run.terminal_reason),
         decision=run.state, data=details,
     )
 

@@ -1,4 +1,4 @@
-"""The one suspend funnel (SPEC sections 4 and 5): identity, one transaction, best-effort audit."""
+"""The one suspend funnel (SPEC sections 4 and 5): identity, and one transaction with its audit row."""
 
 import hashlib
 from datetime import timedelta
@@ -101,7 +101,8 @@ def test_the_ttl_comes_from_the_setting(api, settings):
     assert row.expires_at - row.requested_at == timedelta(seconds=120)
 
 
-def test_a_failing_audit_sink_does_not_fail_the_suspend(api, monkeypatch):
+def test_a_suspend_whose_audit_row_cannot_be_written_does_not_happen(api, monkeypatch):
+    # No best-effort audit: the row commits with the park or neither does.
     real_record = audit.record
 
     def broken_for_suspends(kind, **fields):
@@ -111,10 +112,10 @@ def test_a_failing_audit_sink_does_not_fail_the_suspend(api, monkeypatch):
 
     monkeypatch.setattr(audit, "record", broken_for_suspends)
     run_id = open_executing_run(api)
-    response = gate(api, run_id)
-    assert response.status_code == 202
-    assert Approval.objects.filter(pk=response.json()["approval"]["id"]).exists()
-    assert run_state(run_id) == ("suspended", "")
+    with pytest.raises(RuntimeError):
+        persist_suspend(run_id, request())
+    assert not Approval.objects.exists()
+    assert run_state(run_id) == ("executing", "")
     assert not AuditEvent.objects.filter(kind=AuditEvent.Kind.SUSPEND).exists()
 
 

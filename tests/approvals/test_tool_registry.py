@@ -86,6 +86,9 @@ def test_to_spec_reads_blank_class_and_tier_as_undeclared(db):
 
 # --- register(): the one audited write path --------------------------------------------------
 
+COMMAND = "command:register_tool"
+
+
 def test_registering_a_new_tool_is_audited_as_created(db, rita):
     tool, created = register("amend_allergy", actor_user=rita, policy_class="mutate", hitl_tier="low")
     assert created and tool.pk is not None
@@ -97,32 +100,32 @@ def test_registering_a_new_tool_is_audited_as_created(db, rita):
 
 
 def test_changing_a_tool_is_audited_with_before_and_after(db):
-    register("amend_allergy", policy_class="mutate", hitl_tier="low")
-    register("amend_allergy", hitl_tier="high")
+    register("amend_allergy", actor_system=COMMAND, policy_class="mutate", hitl_tier="low")
+    register("amend_allergy", actor_system=COMMAND, hitl_tier="high")
     change = registry_changes().order_by("-id").first()
     assert change.decision == "updated"
     assert (change.data["before"]["hitl_tier"], change.data["after"]["hitl_tier"]) == ("low", "high")
-    assert change.actor == "system"
+    assert change.actor == "command:register_tool"  # a named system actor, never a bare "system"
 
 
 def test_registering_the_same_values_again_writes_no_audit_row(db):
-    register("amend_allergy", policy_class="mutate", hitl_tier="low")
-    _, created = register("amend_allergy", policy_class="mutate", hitl_tier="low")
+    register("amend_allergy", actor_system=COMMAND, policy_class="mutate", hitl_tier="low")
+    _, created = register("amend_allergy", actor_system=COMMAND, policy_class="mutate", hitl_tier="low")
     assert not created
     assert registry_changes().count() == 1
 
 
 def test_an_invalid_registration_stores_nothing_and_audits_nothing(db):
     with pytest.raises(ValidationError):
-        register("amend_allergy", policy_class="mutate")
+        register("amend_allergy", actor_system=COMMAND, policy_class="mutate")
     assert not ToolDescriptor.objects.exists()
     assert not registry_changes().exists()
 
 
 def test_an_invalid_change_leaves_the_tool_as_it_was(db):
-    register("amend_allergy", policy_class="mutate", hitl_tier="low")
+    register("amend_allergy", actor_system=COMMAND, policy_class="mutate", hitl_tier="low")
     with pytest.raises(ValidationError):
-        register("amend_allergy", hitl_tier=None)
+        register("amend_allergy", actor_system=COMMAND, hitl_tier=None)
     assert ToolDescriptor.objects.get(name="amend_allergy").hitl_tier == "low"
     assert registry_changes().count() == 1
 
@@ -145,6 +148,6 @@ def test_seeding_twice_adds_nothing_the_second_time(db):
 
 def test_seeding_leaves_a_governance_edit_alone(db):
     name = next(name for name, spec in STATIC_REGISTRY.items() if spec.hitl_tier == "high")
-    register(name, policy_class="mutate", hitl_tier="low")
+    register(name, actor_system=COMMAND, policy_class="mutate", hitl_tier="low")
     seed_static_catalog()
     assert ToolDescriptor.objects.get(name=name).hitl_tier == "low"

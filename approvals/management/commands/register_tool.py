@@ -1,7 +1,7 @@
 from django.core.exceptions import ValidationError
 from django.core.management.base import BaseCommand, CommandError
 
-from approvals import registry
+from approvals import audit, registry
 from approvals.models.tools import PolicyClassChoice, TierChoice, TrustChoice
 
 
@@ -35,7 +35,7 @@ class Command(BaseCommand):
             existing = ToolDescriptor.objects.filter(name=name).values_list("metadata", flat=True).first()
             fields["metadata"] = {**(existing or {}), "mutating": True}
         try:
-            descriptor, created = registry.register(name, **fields)
+            descriptor, created = registry.register(name, actor_system=audit.command("register_tool"), **fields)
         except ValidationError as error:
             raise CommandError("; ".join(f"{k}: {' '.join(v)}" for k, v in error.message_dict.items())) from None
         self.stdout.write(

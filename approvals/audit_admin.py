@@ -1,0 +1,201 @@
+"""The audit log in the admin: compliance reads, filters, searches, exports and verifies; nobody edits.
+
+Built for a log of millions of rows: the changelist never counts the whole table
+(an exact count up to COUNT_THRESHOLD rows, the planner's estimate past it, shown
+as "many"), its filters offer fixed choices (audit_filters.py), the search is an
+exact match on indexed columns, and the CSV export streams the filtered set.
+"""
+
+import json
+import uuid
+
+from django.contrib import admin, messages
+from django.contrib.admin.views.main import PAGE_VAR
+from django.core.exceptions import PermissionDenied
+from django.core.paginator import Paginator
+from django.db import connections
+from django.db.models import Q
+from django.http import HttpResponseBadRequest, HttpResponseNotAllowed, StreamingHttpResponse
+from django.urls import path, reverse
+from django.utils import timezone
+from django.utils.functional import cached_property
+from django.utils.html import format_html, format_html_join
+
+from approvals import audit, audit_chain
+from approvals.audit_export import csv_chunks
+from approvals.audit_filters import (
+    ActorFilter,
+    DateRangeFilter,
+    DecisionFilter,
+    PatientFilter,
+    RuleFilter,
+    ToolFilter,
+)
+from approvals.models import AuditEvent
+from condor.readonly_admin import ReadOnlyModelAdmin
+
+COUNT_THRESHOLD = 10_000
+
+
+def planner_estimate(queryset) -> int:
+    """PostgreSQL's own row estimate for `queryset` (no scan); an exact count elsewhere."""
+    connection = connections[queryset.db]
+    if connection.vendor != "postgresql":
+        return queryset.count()
+    sql, params = queryset.order_by().query.sql_with_params()
+    with connection.cursor() as cursor:
+        cursor.execute("EXPLAIN (FORMAT JSON) " + sql, params)
+        plan = cursor.fetchone()[0]
+    plan = json.loads(plan) if isinstance(plan, str) else plan
+    return int(plan[0]["Plan"]["Plan Rows"])
+
+
+class EstimatedCountPaginator(Paginator):
+    """Counts exactly up to COUNT_THRESHOLD (a bounded subquery), estimates past it."""
+
+    estimated = False
+
+    @cached_property
+    def count(self) -> int:
+        bounded = self.object_list.order_by()[: COUNT_THRESHOLD + 1].count()
+        if bounded <= COUNT_THRESHOLD:
+            return bounded
+        self.estimated = True
+        return max(planner_estimate(self.object_list), bounded)
+
+
+def _when(at) -> str:
+    return timezone.localtime(at).strftime("%Y-%m-%d %H:%M:%S %Z")
+
+
+class AuditEventAdmin(ReadOnlyModelAdmin):
+    """Append-only: nobody deletes an audit row, here or in the database (trigger and grants)."""
+
+    list_display = ("id", "when", "kind", "actor", "patient_ref", "tool", "op", "decision", "rule_id", "links")
+    list_display_links = ("id", "when")
+    list_filter = ("kind", DecisionFilter, RuleFilter, ToolFilter, ActorFilter, PatientFilter, DateRangeFilter)
+    # Only id and time sort: each is an index; any other column would sort the whole table.
+    sortable_by = ("id", "when")
+    search_fields = ("patient_ref",)  # shows the box; get_search_results decides what matches
+    search_help_text = ("Exact match: a patient ref (MRN-30001), a run, approval or session id (as shown, "
+                        "with dashes), an actor (user:gina, client:ward-agent, sweep), a tool, a rule id or a row id.")
+    paginator = EstimatedCountPaginator
+    show_full_result_count = False
+    list_per_page = 100
+    actions = ["export_csv", "verify_chains"]
+    fields = ("id", "when", "kind", "actor", "actor_user", "actor_client", "patient_ref", "tool", "op",
+              "decision", "rule_id", "links", "related_rows", "details", "chain", "seq", "prev_hash", "hash")
+    readonly_fields = fields
+
+    # --- display -------------------------------------------------------------------------------
+
+    @admin.display(description="time", ordering="at")
+    def when(self, event) -> str:
+        return _when(event.at)
+
+    @admin.display(description="links")
+    def links(self, event):
+        targets = [
+            ("approval", "admin:approvals_approval_change", event.approval_id),
+            ("run", "admin:runs_run_change", event.run_id),
+            ("session", "admin:sessions_app_session_change", event.session_id),
+        ]
+        return format_html_join(" · ", '<a href="{}">{}</a>',
+                                ((reverse(name, args=[pk]), label) for label, name, pk in targets if pk))
+
+    @admin.display(description="audit rows of the same")
+    def related_rows(self, event):
+        changelist = reverse("admin:approvals_auditevent_changelist")
+        targets = [("approval", "approval_id", event.approval_id), ("run", "run_id", event.run_id),
+                   ("session", "session_id", event.session_id)]
+        return format_html_join(" · ", '<a href="{}?{}={}">{}</a>',
+                                ((changelist, field, pk, label) for label, field, pk in targets if pk))
+
+    @admin.display(description="details")
+    def details(self, event):
+        return format_html('<pre style="white-space: pre-wrap">{}</pre>',
+                           json.dumps(event.data, indent=2, ensure_ascii=False, sort_keys=True))
+
+    # --- search: exact, on indexed columns -----------------------------------------------------
+
+    def get_search_results(self, request, queryset, search_term):
+        term = search_term.strip()
+        if not term:
+            return queryset, False
+        try:
+            # As displayed (with dashes) or without: the same UUID on SQLite and PostgreSQL.
+            found = uuid.UUID(term)
+        except ValueError:
+            match = Q(patient_ref=term) | Q(actor=term) | Q(tool=term) | Q(rule_id=term)
+            if term.isdigit():
+                match |= Q(pk=int(term))
+        else:
+            match = Q(run_id=found) | Q(approval_id=found) | Q(session_id=found)
+        return queryset.filter(match), False
+
+    # --- export: the filtered set, streamed, audited -------------------------------------------
+
+    def changelist_view(self, request, extra_context=None):
+        query = request.GET.copy()
+        query.pop(PAGE_VAR, None)
+        export_query = ("?" + query.urlencode()) if query else ""
+        if not self.has_view_permission(request):
+            export_query = None
+        return super().changelist_view(request, {**(extra_context or {}), "export_query": export_query})
+
+    def get_urls(self):
+        return [
+            path("export/", self.admin_site.admin_view(self.export_view), name="approvals_auditevent_export"),
+            *super().get_urls(),
+        ]
+
+    def export_view(self, request):
+        """POST /admin/approvals/auditevent/export/?<the changelist's filters>: every matching row."""
+        if not self.has_view_permission(request):
+            raise PermissionDenied
+        if request.method != "POST":
+            return HttpResponseNotAllowed(["POST"])
+        request.GET = request.GET.copy()
+        request.GET.pop(PAGE_VAR, None)
+        try:
+            changelist = self.get_changelist_instance(request)
+        except admin.options.IncorrectLookupParameters as error:
+            return HttpResponseBadRequest(f"Bad filter: {error}")
+        return self._stream(request, changelist.queryset, {"scope": "filtered", "filter": _filter(request)})
+
+    @admin.action(description="Export selected rows as CSV", permissions=["view"])
+    def export_csv(self, request, queryset):
+        if request.POST.get("select_across") == "1":
+            details = {"scope": "every row matching the filter", "filter": _filter(request)}
+        else:
+            details = {"scope": "selected", "filter": _filter(request),
+                       "ids": sorted(int(pk) for pk in request.POST.getlist(admin.helpers.ACTION_CHECKBOX_NAME))}
+        return self._stream(request, queryset, details)
+
+    def _stream(self, request, queryset, details: dict):
+        # Who exported what is on record before the first byte leaves.
+        audit.record(audit.Kind.EXPORT, actor_user=request.user, decision="exported", data=details)
+        response = StreamingHttpResponse(csv_chunks(queryset), content_type="text/csv")
+        stamp = timezone.now().strftime("%Y%m%dT%H%M%SZ")
+        response["Content-Disposition"] = f'attachment; filename="audit-{stamp}.csv"'
+        return response
+
+    # --- verification ---------------------------------------------------------------------------
+
+    @admin.action(description="Verify the hash chains of the selected rows", permissions=["view"])
+    def verify_chains(self, request, queryset):
+        chains = sorted(set(queryset.order_by().values_list("chain", flat=True).distinct()))
+        report = audit_chain.verify(chains)
+        audit.record(audit.Kind.VERIFY, actor_user=request.user, decision="intact" if report.intact else "broken",
+                     data={**audit_chain.report_details(report), "chains_asked": chains[:100]})
+        if report.intact:
+            self.message_user(request, f"Intact: {report.rows} rows in {report.chains} chain(s) verified.",
+                              messages.SUCCESS)
+        else:
+            self.message_user(request, f"BROKEN: {report.broken}", messages.ERROR)
+
+
+def _filter(request) -> dict:
+    """The changelist's filters and search, as the export's audit row keeps them."""
+    return {key: values if len(values) > 1 else values[0] for key, values in request.GET.lists()
+            if key != PAGE_VAR}

@@ -1,0 +1,222 @@
+"""The audit log's hash chains: one per session, plus one for everything without a session.
+
+Why per session and not one chain for the whole log: appending a link means
+reading the previous link's hash and writing the new one under a lock, so a
+single chain would put every gate call of every agent in one queue. Every audit
+row of a session is written while its run (or session) row is already locked,
+so the session's chain head lock adds no waiting of its own; it is taken last
+(lock order: session → run → approvals → chain head). Rows without a session
+(registry changes, logins, admin exports, verifications) share GLOBAL_CHAIN;
+they are rare next to gate traffic. Cost per append: one locked SELECT of the
+head row, one UPDATE of it and one hash (~30 µs) on top of the row's INSERT
+(bench/admin.py measures it on a gate call; figures in bench/README.md).
+
+A row's hash is SHA-256 over the RFC 8785 canonical JSON of its content (every
+column but `id` and `hash`) including `prev_hash`, the previous row's hash in the
+same chain (GENESIS_HASH for `seq` 1). An edited row no longer matches its hash;
+a deleted row leaves a gap in `seq` (or, for the newest row, a head that points
+past the last row); rows moved out of order break the `seq` order of ids,
+which inside one chain grow with `seq` because appends are serialised by the
+head lock. What a chain cannot show by itself is a rewrite of everything from
+the edited row on, heads included: anchor the digest `verify_audit` prints
+outside the database to catch that too.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Iterable
+from dataclasses import dataclass
+from datetime import UTC
+
+from django.db import connection, transaction
+
+from approvals.hashing import canonical_json_fast
+from approvals.models.audit import GENESIS_HASH, GLOBAL_CHAIN, AuditChainHead, AuditEvent
+
+# The columns a row's hash covers, in the order verify_audit reads them.
+HASHED_FIELDS = ("chain", "seq", "prev_hash", "at", "kind", "actor", "actor_user_id", "actor_client_id",
+                 "session_id", "run_id", "approval_id", "patient_ref", "tool", "op", "decision",
+                 "rule_id", "data")
+
+
+def chain_for(session_id) -> str:
+    return f"session:{session_id}" if session_id is not None else GLOBAL_CHAIN
+
+
+def _text(value) -> str | None:
+    return None if value is None else str(value)
+
+
+def content_hash(values: tuple) -> str:
+    """The hash of one row, from its HASHED_FIELDS values (as `values_list` returns them)."""
+    (chain, seq, prev_hash, at, kind, actor, actor_user_id, actor_client_id, session_id, run_id,
+     approval_id, patient_ref, tool, op, decision, rule_id, data) = values
+    content = {
+        "v": 1, "chain": chain, "seq": seq, "prev_hash": prev_hash,
+        # Microseconds in UTC, as the database keeps them.
+        "at": at.astimezone(UTC).isoformat(timespec="microseconds"),
+        "kind": kind, "actor": actor, "actor_user_id": actor_user_id, "actor_client_id": _text(actor_client_id),
+        "session_id": _text(session_id), "run_id": _text(run_id), "approval_id": _text(approval_id),
+        "patient_ref": patient_ref, "tool": tool, "op": op, "decision": decision, "rule_id": rule_id,
+        "data": data,
+    }
+    return hashlib.sha256(canonical_json_fast(content)).hexdigest()
+
+
+def event_hash(event: AuditEvent) -> str:
+    return content_hash(tuple(getattr(event, field) for field in HASHED_FIELDS))
+
+
+def lock_head(chain: str) -> AuditChainHead:
+    """The chain's head row, locked until the caller's transaction ends (created on first use)."""
+    head = AuditChainHead.objects.select_for_update().filter(chain=chain).first()
+    if head is None:
+        # Two first appends may race here: the insert is a no-op for the loser,
+        # which then queues on the winner's lock below.
+        AuditChainHead.objects.bulk_create([AuditChainHead(chain=chain)], ignore_conflicts=True)
+        head = AuditChainHead.objects.select_for_update().get(chain=chain)
+    return head
+
+
+def append(event: AuditEvent) -> AuditEvent:
+    """Link `event` to its chain and insert it. Needs the caller's transaction."""
+    head = lock_head(event.chain)
+    event.seq, event.prev_hash = head.seq + 1, head.hash
+    event.hash = event_hash(event)
+    event.save(force_insert=True)
+    AuditChainHead.objects.filter(chain=event.chain).update(seq=event.seq, hash=event.hash)
+    return event
+
+
+# --- verification ----------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Break:
+    """The first row (in id order) where a chain does not hold, and what is wrong with it."""
+
+    id: int | None
+    chain: str
+    seq: int | None
+    problem: str
+
+    def __str__(self) -> str:
+        where = f"row id={self.id}" if self.id is not None else "chain head"
+        return f"{where} chain={self.chain} seq={self.seq}: {self.problem}"
+
+
+@dataclass(frozen=True)
+class Report:
+    rows: int
+    chains: int
+    broken: Break | None
+    digest: str  # SHA-256 over every verified chain's (name, last seq, last hash): anchor it elsewhere
+
+    @property
+    def intact(self) -> bool:
+        return self.broken is None
+
+
+BATCH = 5000
+
+
+def _rows(chains: Iterable[str] | None, batch: int):
+    """Every row (of `chains`, or all), in id order, by keyset pages: flat memory, no held cursor."""
+    queryset = AuditEvent.objects.order_by("id")
+    if chains is not None:
+        queryset = queryset.filter(chain__in=list(chains))
+    columns = ("id", "hash", *HASHED_FIELDS)
+    last = 0
+    while True:
+        page = list(queryset.filter(id__gt=last).values_list(*columns)[:batch])
+        yield from page
+        if len(page) < batch:
+            return
+        last = page[-1][0]
+
+
+def _out_of_place(chain: str, row_id: int, seq: int, expected: int) -> str:
+    later = AuditEvent.objects.filter(chain=chain, seq=expected).values_list("id", flat=True).first()
+    if later is not None:
+        return (f"wrong order: seq {seq} is stored before seq {expected} (row id={later}); "
+                f"rows were reordered")
+    missing = f"seq {expected}" if seq == expected + 1 else f"seq {expected}..{seq - 1}"
+    return f"missing predecessor: {missing} absent (gap in sequence; a row was deleted)"
+
+
+def verify(chains: Iterable[str] | None = None, *, batch: int = BATCH) -> Report:
+    """Walk every chain (or only `chains`) and return the first break, if any.
+
+    One snapshot for the whole walk (REPEATABLE READ on PostgreSQL): rows and heads
+    committed meanwhile by concurrent appends are neither half-seen nor mistaken
+    for deletions.
+    """
+    chains = None if chains is None else sorted(set(chains))
+    own_snapshot = connection.vendor == "postgresql" and not connection.in_atomic_block
+    with transaction.atomic():
+        if own_snapshot:  # (inside a caller's transaction, its snapshot rules)
+            with connection.cursor() as cursor:
+                cursor.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY")
+        return _walk(chains, batch)
+
+
+def _walk(chains: list[str] | None, batch: int) -> Report:
+    tips: dict[str, tuple[int, str]] = {}  # chain -> (last seq, last hash) seen so far
+    rows = 0
+    for row in _rows(chains, batch):
+        row_id, stored, values = row[0], row[1], row[2:]
+        chain, seq, prev_hash = values[0], values[1], values[2]
+        rows += 1
+        if content_hash(values) != stored:
+            return _report(rows, tips, Break(row_id, chain, seq, "content hash mismatch: the row was edited"))
+        last_seq, last_hash = tips.get(chain, (0, GENESIS_HASH))
+        if seq != last_seq + 1:
+            if seq <= last_seq:
+                problem = f"wrong order: seq {seq} is stored after seq {last_seq}; rows were reordered"
+            else:
+                problem = _out_of_place(chain, row_id, seq, last_seq + 1)
+            return _report(rows, tips, Break(row_id, chain, seq, problem))
+        if prev_hash != last_hash:
+            return _report(rows, tips, Break(row_id, chain, seq,
+                                             "previous hash mismatch: the row before it was replaced"))
+        tips[chain] = (seq, stored)
+    return _report(rows, tips, _check_heads(tips, chains))
+
+
+def _check_heads(tips: dict[str, tuple[int, str]], chains: list[str] | None) -> Break | None:
+    """The heads must point at the last rows walked: a deleted newest row leaves its head behind."""
+    heads = AuditChainHead.objects.order_by("chain")
+    if chains is not None:
+        heads = heads.filter(chain__in=chains)
+    seen = set()
+    for chain, seq, head_hash in heads.values_list("chain", "seq", "hash").iterator(chunk_size=BATCH):
+        seen.add(chain)
+        last_seq, last_hash = tips.get(chain, (0, GENESIS_HASH))
+        if seq > last_seq:
+            return Break(None, chain, seq, f"missing rows: the head is at seq {seq} but the last row is "
+                                           f"seq {last_seq} (the newest rows were deleted)")
+        if (seq, head_hash) != (last_seq, last_hash):
+            return Break(None, chain, seq, f"head mismatch: the head does not match the last row (seq {last_seq})")
+    headless = set(tips) - seen
+    if headless:
+        chain = min(headless)
+        return Break(None, chain, tips[chain][0], "missing head: the chain has rows but no head")
+    return None
+
+
+def _report(rows: int, tips: dict[str, tuple[int, str]], broken: Break | None) -> Report:
+    digest = hashlib.sha256()
+    for chain in sorted(tips):
+        seq, last_hash = tips[chain]
+        digest.update(f"{chain} {seq} {last_hash}\n".encode())
+    return Report(rows=rows, chains=len(tips), broken=broken, digest=digest.hexdigest())
+
+
+def report_details(report: Report) -> dict:
+    """What a verification audit row keeps of its report."""
+    details = {"rows": report.rows, "chains": report.chains, "digest": report.digest}
+    if report.broken is not None:
+        broken = report.broken
+        details["first_broken"] = {"id": broken.id, "chain": broken.chain, "seq": broken.seq,
+                                   "problem": broken.problem}
+    return details
