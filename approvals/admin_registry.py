@@ -186,6 +186,8 @@ class ToolChangeAdmin(ReadOnlyModelAdmin):
     def _decide(self, request, change_id, decide, done: str):
         if request.method != "POST":
             return HttpResponseNotAllowed(["POST"])
+        if not registry_changes.is_governance_admin(request.user):
+            raise PermissionDenied
         get_object_or_404(ToolChange, pk=change_id)
         try:
             decide()

@@ -15,7 +15,7 @@ static value counts too. An edit lowers risk when any of these holds:
   unrecognised (fails closed) > exec (always asks) > comms (asks unless autonomous,
   consented, adult and untainted; blocked for children) > mutate (a low tier lets
   autonomous calls through) > read (always allowed);
-* the HITL tier goes from high or missing (missing is decided as high) to low;
+* the HITL tier of a mutate tool goes from high or missing (decided as high) to low;
 * trust goes from untrusted to trusted (the tool's results stop tainting sessions);
 * a host is added to the allow-list the gate applies;
 * ``approvals_required`` (review quorum, when the registry has it) goes down;
@@ -60,9 +60,8 @@ def spec_of(name: str, fields: dict | None) -> ToolSpec | None:
     return ToolDescriptor(name=name, **fields).to_spec()
 
 
-def _restrictiveness(name: str, registered: ToolSpec | None) -> int:
-    resolved = resolve_policy_class(ToolCall(tool=name), registered)
-    return CLASS_RESTRICTIVENESS.get(resolved, FAIL_CLOSED)
+def _restrictiveness(policy_class: str | None) -> int:
+    return CLASS_RESTRICTIVENESS.get(policy_class, FAIL_CLOSED)
 
 
 def lowering_reasons(name: str, before: dict | None, after: dict) -> list[str]:
@@ -72,10 +71,11 @@ def lowering_reasons(name: str, before: dict | None, after: dict) -> list[str]:
     reasons = []
     # A tool new to both registries has no class or tier of its own to lower: before its
     # row it failed closed as unregistered, and the truth table below says what it now allows.
-    if old is not None and _restrictiveness(name, new_row) < _restrictiveness(name, old_row):
-        old_class = resolve_policy_class(ToolCall(tool=name), old_row)
-        reasons.append(f"policy class {old_class} → {resolve_policy_class(ToolCall(tool=name), new_row)}")
-    if old is not None and new is not None and new.hitl_tier == "low" and old.hitl_tier != "low":
+    old_class, new_class = (resolve_policy_class(ToolCall(tool=name), spec) for spec in (old_row, new_row))
+    if old is not None and _restrictiveness(new_class) < _restrictiveness(old_class):
+        reasons.append(f"policy class {old_class} → {new_class}")
+    # The tier only means something to a mutate tool; a class change is judged above.
+    if old_class == new_class == "mutate" and new.hitl_tier == "low" and old.hitl_tier != "low":
         reasons.append(f"tier {old.hitl_tier or 'missing (decided as high)'} → low")
     if old is not None and old.trust == Trust.UNTRUSTED and new is not None and new.trust != Trust.UNTRUSTED:
         reasons.append("trust untrusted → trusted")
