@@ -1,33 +1,14 @@
-"""The governance console: the tool registry (editable, audited) and read-only records for compliance."""
+"""The governance console: API clients and keys, the audit log; see admin_registry and admin_approvals."""
 
 from django.contrib import admin
 from rest_framework_api_key.admin import APIKeyModelAdmin
 from rest_framework_api_key.models import APIKey
 
-from approvals import registry
+# The console's pages live in small modules; importing them registers them.
+from approvals import admin_approvals, admin_registry  # noqa: F401
 from approvals.audit_admin import AuditEventAdmin
-from approvals.models import ApiClient, ApiClientKey, Approval, AuditEvent, ToolCall, ToolDescriptor
+from approvals.models import ApiClient, ApiClientKey, AuditEvent
 from condor.readonly_admin import ReadOnlyModelAdmin
-
-
-@admin.register(ToolDescriptor)
-class ToolDescriptorAdmin(admin.ModelAdmin):
-    list_display = ("name", "policy_class", "hitl_tier", "trust", "allowed_hosts", "updated_at")
-    list_filter = ("policy_class", "hitl_tier", "trust")
-    search_fields = ("name", "description")
-    fields = ("name", "description", "policy_class", "hitl_tier", "trust", "allowed_hosts", "metadata")
-
-    def get_readonly_fields(self, request, obj=None):
-        # The name is the identity register() updates by; a new name is a new tool.
-        return ("name",) if obj is not None else ()
-
-    def has_delete_permission(self, request, obj=None):
-        # The registry has one audited write path, and it has no delete.
-        return False
-
-    def save_model(self, request, obj, form, change):
-        descriptor, _ = registry.register(obj.name, actor_user=request.user, **registry.snapshot(obj))
-        obj.pk, obj.created_at, obj.updated_at = descriptor.pk, descriptor.created_at, descriptor.updated_at
 
 
 class ApiClientKeyInline(admin.TabularInline):
@@ -64,26 +45,6 @@ class ApiClientKeyAdmin(APIKeyModelAdmin):
     list_filter = ("client", "revoked", "created")
     search_fields = (*APIKeyModelAdmin.search_fields, "client__name")
     list_select_related = ("client",)
-
-
-@admin.register(Approval)
-class ApprovalAdmin(ReadOnlyModelAdmin):
-    list_display = ("tool", "op", "status", "reason_code", "rule_id", "hitl_tier", "decided_by",
-                    "requested_at", "decided_at", "expires_at")
-    list_filter = ("status", "reason_code", "hitl_tier", "rule_id")
-    search_fields = ("tool", "tool_call_id", "step_id", "rule_id", "id__exact", "run__id__exact",
-                     "session__id__exact")
-    list_select_related = ("decided_by",)
-    date_hierarchy = "requested_at"
-
-
-@admin.register(ToolCall)
-class ToolCallAdmin(ReadOnlyModelAdmin):
-    list_display = ("tool_call_id", "tool", "op", "decision", "rule_id", "is_error", "untrusted_result",
-                    "created_at", "reported_at")
-    list_filter = ("decision", "is_error", "untrusted_tool", "untrusted_result")
-    search_fields = ("tool", "tool_call_id", "step_id", "rule_id", "run__id__exact")
-    date_hierarchy = "created_at"
 
 
 # The audit log's page lives in approvals/audit_admin.py (filters, export, verification).

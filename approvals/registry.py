@@ -15,7 +15,11 @@ def snapshot(descriptor: ToolDescriptor) -> dict:
 
 @transaction.atomic
 def register(name: str, *, actor_user=None, actor_system: str = "", **fields) -> tuple[ToolDescriptor, bool]:
-    """Create or update the descriptor `name` with `fields`; validated, then audited."""
+    """Create or update the descriptor `name` with `fields`; validated, then audited.
+
+    Applies at once. An edit a person asks for goes through
+    approvals.registry_changes.submit, which holds a risk-lowering one for a second admin.
+    """
     descriptor = ToolDescriptor.objects.select_for_update().filter(name=name).first()
     created = descriptor is None
     before = None if created else snapshot(descriptor)

@@ -107,6 +107,32 @@ class IdempotencyKeyReused(CondorError):
     default_detail = "This Idempotency-Key was already used with a different request body."
 
 
+
+# Registry four eyes (approvals/registry_changes.py).
+class ToolChangeAlreadyPending(CondorError):
+    status, code = 409, "tool_change_pending"
+    default_detail = "A change to this tool is already waiting for confirmation: confirm or reject it first."
+
+
+class ToolChangeNotPending(CondorError):
+    status, code = 409, "tool_change_not_pending"
+    default_detail = "This registry change was already confirmed or rejected."
+
+
+class ToolChangeNeedsSecondAdmin(CondorError):
+    status, code = 403, "tool_change_needs_second_admin"
+    default_detail = "A change that lowers risk must be confirmed by a governance admin other than its proposer."
+
+
+class ToolChangeStale(CondorError):
+    status, code = 409, "tool_change_stale"
+    default_detail = "The tool changed after this proposal was made: reject it and propose the change again."
+
+
+class NotGovernanceAdmin(CondorError):
+    status, code = 403, "permission_denied"
+    default_detail = "Only a governance admin (who may change the tool registry) can do this."
+
 # DRF's own exceptions, mapped onto our codes.
 _DRF_CODES = {
     drf.ParseError: "invalid_payload",

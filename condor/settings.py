@@ -125,6 +125,8 @@ LOGOUT_REDIRECT_URL = "/accounts/login/"
 
 LANGUAGE_CODE = "en-us"
 TIME_ZONE = "UTC"
+# The admin shows times to the second, in ISO order (condor/formats/en/formats.py).
+FORMAT_MODULE_PATH = ["condor.formats"]
 USE_I18N = True
 USE_TZ = True
 

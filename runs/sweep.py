@@ -15,6 +15,7 @@ from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
+from approvals import heartbeats
 from approvals.expiry import expire_due
 from approvals.models import Approval, IdempotencyRecord
 from approvals.models.approval import OPEN_STATUSES
@@ -100,4 +101,5 @@ def sweep(now=None) -> dict[str, int]:
         except Exception:  # one failing step must not starve the others
             logger.exception("sweep step %s failed", name)
             counts[name] = -1
+    heartbeats.beat(heartbeats.SWEEP, counts)
     return counts

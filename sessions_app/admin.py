@@ -1,14 +1,41 @@
 from django.contrib import admin
+from django.utils.html import format_html
 
+from approvals import admin_display as show
+from condor.admin_search import UUIDSearchMixin
 from condor.readonly_admin import ReadOnlyModelAdmin
 from sessions_app.models import Session
 
 
 @admin.register(Session)
-class SessionAdmin(ReadOnlyModelAdmin):
+class SessionAdmin(UUIDSearchMixin, ReadOnlyModelAdmin):
     list_display = ("id", "title", "patient_ref", "client", "autonomy", "age_band", "consent", "tainted",
                     "created_at")
     list_filter = ("tainted", "autonomy", "age_band", "consent", "client")
-    search_fields = ("title", "patient_ref", "id__exact")
+    search_fields = ("title", "patient_ref")
+    uuid_search_fields = ("id",)
     list_select_related = ("client",)
     date_hierarchy = "created_at"
+    fieldsets = (
+        ("The session", {"fields": ("id", "title", "patient_ref", "client", "taint", "autonomy", "age_band",
+                                    "consent", "created_at", "updated_at")}),
+        ("Related", {"fields": ("related",)}),
+    )
+    readonly_fields = [field for _, options in fieldsets for field in options["fields"]]
+
+    @admin.display(description="Tainted")
+    def taint(self, session):
+        if session.tainted:
+            return format_html("<strong>{}</strong>", "Yes: untrusted content entered this session; "
+                               "sending data out or running code now needs a clinician's approval.")
+        return "No"
+
+    @admin.display(description="Links")
+    def related(self, session):
+        return format_html(
+            "{}<br>{}<br>{}",
+            show.changelist_link("runs_run", "runs of this session", session__id__exact=str(session.pk)),
+            show.changelist_link("approvals_approval", "approvals of this session",
+                                 session__id__exact=str(session.pk)),
+            show.audit_links(session_id=session.pk),
+        )

@@ -6,6 +6,7 @@ from django.contrib.auth.models import User
 from django.test import Client
 from rest_framework.test import APIClient
 
+from approvals import registry_changes
 from approvals.models import ApiClientKey, Approval, AuditEvent, ToolDescriptor
 from tests.approvals.helpers import gate, open_executing_run
 
@@ -41,6 +42,8 @@ def history(api, catalog) -> str:
     run_id = open_executing_run(api, title="Ward 3, bed 4")
     assert gate(api, run_id, tool="search_patients", op="", args={"name": "Ada"}).status_code == 200
     assert gate(api, run_id, tool_call_id="call-2", step_id="step-2").status_code == 202
+    proposer = User.objects.create_superuser("pat", password="correct horse battery")
+    assert registry_changes.submit("prescribe_medication", {"hitl_tier": "low"}, user=proposer).change
     return run_id
 
 
@@ -88,21 +91,23 @@ def test_a_reviewer_is_not_let_into_the_admin(rita):
 
 # --- governance: the registry ----------------------------------------------------------------
 
-def test_governance_changes_a_tool_descriptor_and_the_change_is_audited(gina, tool):
-    response = post(admin_client(gina), change_url(tool), {**TOOL_FORM, "hitl_tier": "low"})
+def test_governance_changes_a_tool_descriptor_and_the_change_is_audited(gina, catalog):
+    # Raising the risk applies at once (lowering it needs four eyes: tests/approvals/test_registry_four_eyes.py).
+    tool = ToolDescriptor.objects.get(name="record_vitals")
+    response = post(admin_client(gina), change_url(tool), {**TOOL_FORM, "hitl_tier": "high"})
     assert response.status_code == 302
     tool.refresh_from_db()
-    assert tool.hitl_tier == "low"
+    assert tool.hitl_tier == "high"
     change = AuditEvent.objects.filter(kind=AuditEvent.Kind.REGISTRY_CHANGE, tool=tool.name).latest("id")
     assert (change.decision, change.actor_user, change.actor) == ("updated", gina, "user:gina")
-    assert (change.data["before"]["hitl_tier"], change.data["after"]["hitl_tier"]) == ("high", "low")
+    assert (change.data["before"]["hitl_tier"], change.data["after"]["hitl_tier"]) == ("low", "high")
 
 
 def test_governance_adds_a_tool_descriptor_and_it_is_audited(gina, db):
     response = post(admin_client(gina), "/admin/approvals/tooldescriptor/add/",
-                    {**TOOL_FORM, "name": "amend_allergy", "allowed_hosts": '["ehr.example"]'})
+                    {**TOOL_FORM, "name": "amend_allergy", "hitl_tier": "high", "metadata": '{"ward": "4"}'})
     assert response.status_code == 302
-    assert ToolDescriptor.objects.get(name="amend_allergy").allowed_hosts == ["ehr.example"]
+    assert ToolDescriptor.objects.get(name="amend_allergy").metadata == {"ward": "4"}
     change = AuditEvent.objects.get(kind=AuditEvent.Kind.REGISTRY_CHANGE, tool="amend_allergy")
     assert (change.decision, change.actor_user) == ("created", gina)
 

@@ -1,8 +1,10 @@
 from approvals.models.approval import Approval, ApprovalStatus, ReasonCode
 from approvals.models.audit import AuditEvent
 from approvals.models.clients import ApiClient, ApiClientKey
+from approvals.models.heartbeat import Heartbeat
 from approvals.models.idempotency import IdempotencyRecord
 from approvals.models.tool_call import ToolCall
+from approvals.models.tool_change import ToolChange, ToolChangeStatus
 from approvals.models.tools import ToolDescriptor
 
 __all__ = [
@@ -11,8 +13,11 @@ __all__ = [
     "Approval",
     "ApprovalStatus",
     "AuditEvent",
+    "Heartbeat",
     "IdempotencyRecord",
     "ReasonCode",
     "ToolCall",
+    "ToolChange",
+    "ToolChangeStatus",
     "ToolDescriptor",
 ]

@@ -74,6 +74,8 @@ class Approval(models.Model):
         indexes = [
             # Inbox snapshot and the expiry sweep: open approvals by deadline.
             models.Index(fields=["status", "expires_at"], name="approval_status_expiry"),
+            # The admin dashboard: decisions of the last 24 hours (time to decision, rejections).
+            models.Index(fields=["decided_at"], name="approval_decided_at"),
             # Cold replay: an approved grant in this session for this tool and payload.
             models.Index(
                 fields=["session", "tool", "payload_hash"],

@@ -90,20 +90,20 @@ def test_create_reviewer_refuses_an_unknown_group(db):
 # --- register_tool ----------------------------------------------------------------------------
 
 def test_register_tool_creates_a_descriptor_and_audits_it(db):
-    run("register_tool", "fax_letter", "--class", "comms", "--trust", "untrusted",
-        "--allowed-host", "fax.example", "--allowed-host", "fax2.example")
+    # A new tool the gate would never allow applies at once (one that it would allow
+    # needs four eyes: tests/approvals/test_registry_four_eyes.py).
+    run("register_tool", "fax_letter", "--class", "comms", "--trust", "untrusted", "--description", "Fax")
     tool = ToolDescriptor.objects.get(name="fax_letter")
-    assert (tool.policy_class, tool.trust, tool.allowed_hosts) == ("comms", "untrusted",
-                                                                  ["fax.example", "fax2.example"])
+    assert (tool.policy_class, tool.trust, tool.description) == ("comms", "untrusted", "Fax")
     change = registry_changes().get()
     assert (change.tool, change.decision) == ("fax_letter", "created")
 
 
 def test_register_tool_updates_an_existing_descriptor(db):
-    run("register_tool", "amend_allergy", "--class", "mutate", "--tier", "low")
-    run("register_tool", "amend_allergy", "--tier", "high")
+    run("register_tool", "amend_allergy", "--class", "mutate", "--tier", "high")
+    run("register_tool", "amend_allergy", "--class", "exec")
     tool = ToolDescriptor.objects.get(name="amend_allergy")
-    assert (tool.policy_class, tool.hitl_tier) == ("mutate", "high")
+    assert (tool.policy_class, tool.hitl_tier) == ("exec", "high")
     assert list(registry_changes().order_by("id").values_list("decision", flat=True)) == ["created", "updated"]
 
 

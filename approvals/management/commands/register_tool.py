@@ -1,12 +1,28 @@
+from django.contrib.auth import get_user_model
 from django.core.exceptions import ValidationError
 from django.core.management.base import BaseCommand, CommandError
 
-from approvals import audit, registry
+from approvals import audit, registry_changes
 from approvals.models.tools import PolicyClassChoice, TierChoice, TrustChoice
+from condor.errors import CondorError
+
+
+def governance_user(username: str):
+    """The named governance admin, or a CommandError saying why not."""
+    user = get_user_model().objects.filter(username=username).first()
+    if user is None:
+        raise CommandError(f"No user named {username!r}.")
+    if not registry_changes.is_governance_admin(user):
+        raise CommandError(f"{username!r} is not a governance admin (may not change the tool registry).")
+    return user
 
 
 class Command(BaseCommand):
-    help = "Create or update a tool descriptor in the registry (an audited registry change)."
+    help = (
+        "Create or update a tool descriptor in the registry (an audited registry change). A change that "
+        "lowers risk is only proposed: it needs --by USER (a governance admin) and takes effect when a "
+        "second governance admin confirms it (confirm_tool_change ID --by OTHER_USER, or in the admin)."
+    )
 
     def add_arguments(self, parser):
         parser.add_argument("name")
@@ -16,8 +32,10 @@ class Command(BaseCommand):
         parser.add_argument("--allowed-host", dest="allowed_hosts", action="append", metavar="HOST")
         parser.add_argument("--mutating", action="store_true", help="Set metadata.mutating = true.")
         parser.add_argument("--description")
+        parser.add_argument("--by", metavar="USER",
+                            help="The governance admin making the change (required when it lowers risk).")
 
-    def handle(self, *args, name, policy_class, tier, trust, allowed_hosts, mutating, description, **options):
+    def handle(self, *args, name, policy_class, tier, trust, allowed_hosts, mutating, description, by, **options):
         fields = {}
         if policy_class:
             fields["policy_class"] = policy_class
@@ -34,11 +52,24 @@ class Command(BaseCommand):
 
             existing = ToolDescriptor.objects.filter(name=name).values_list("metadata", flat=True).first()
             fields["metadata"] = {**(existing or {}), "mutating": True}
+        user = governance_user(by) if by else None
         try:
-            descriptor, created = registry.register(name, actor_system=audit.command("register_tool"), **fields)
+            submitted = registry_changes.submit(name, fields, user=user, actor_system=audit.command("register_tool"))
         except ValidationError as error:
             raise CommandError("; ".join(f"{k}: {' '.join(v)}" for k, v in error.message_dict.items())) from None
+        except CondorError as error:
+            raise CommandError(f"{error.code}: {error.detail}") from None
+        if submitted.change is not None:
+            change = submitted.change
+            self.stdout.write(
+                f"Proposed change {change.pk} to {name}: it lowers risk ({'; '.join(change.reasons)}).\n"
+                f"It takes effect when another governance admin confirms it: "
+                f"manage.py confirm_tool_change {change.pk} --by USER (or in the admin)."
+            )
+            return
+        descriptor = submitted.descriptor
         self.stdout.write(
-            f"{'Registered' if created else 'Updated'} {descriptor.name}: class={descriptor.policy_class or '-'} "
+            f"{'Registered' if submitted.created else 'Updated'} {descriptor.name}: "
+            f"class={descriptor.policy_class or '-'} "
             f"tier={descriptor.hitl_tier or '-'} trust={descriptor.trust} hosts={descriptor.allowed_hosts}"
         )

@@ -1,0 +1,120 @@
+"""Approvals and tool calls in the admin: who allowed what, for which patient, when, and what happened next.
+
+Read-only for everyone (services write these rows). Each page links to the run, the
+session and their audit rows, and never to a page compliance may not open (no link to
+the user admin: people are shown by name).
+"""
+
+from django.contrib import admin
+
+from approvals import admin_display as show
+from approvals.models import Approval, ToolCall
+from condor.admin_search import UUIDSearchMixin
+from condor.readonly_admin import ReadOnlyModelAdmin
+
+
+@admin.register(Approval)
+class ApprovalAdmin(UUIDSearchMixin, ReadOnlyModelAdmin):
+    list_display = ("id", "tool", "op", "patient_ref", "status", "rule_id", "hitl_tier", "decided_by_name",
+                    "requested_at", "time_to_decision", "expires_at")
+    list_filter = ("status", "reason_code", "hitl_tier", "rule_id", "tool")
+    search_fields = ("session__patient_ref", "tool", "tool_call_id", "step_id", "rule_id")
+    uuid_search_fields = ("id", "run__id", "session__id")
+    list_select_related = ("session", "decided_by")
+    date_hierarchy = "requested_at"
+    ordering = ("-requested_at",)
+    fieldsets = (
+        ("The call", {"fields": ("id", "tool", "op", "patient_ref", "status", "reason_code", "rule_id",
+                                 "explanation", "hitl_tier", "message", "tool_call_id", "step_id")}),
+        ("Arguments", {"fields": ("args_pretty", "reviewer_edit", "resume_schema_pretty", "resume_data_pretty")}),
+        ("Decision", {"fields": ("decided_by_name", "decision_reason", "requested_at", "decided_at",
+                                 "time_to_decision", "expires_at", "consumed_at")}),
+        ("Related", {"fields": ("run_link", "session_link", "audit_rows")}),
+    )
+    readonly_fields = [field for _, options in fieldsets for field in options["fields"]]
+
+    @admin.display(description="Patient", ordering="session__patient_ref")
+    def patient_ref(self, approval):
+        return approval.session.patient_ref or "—"
+
+    @admin.display(description="Decided by", ordering="decided_by__username")
+    def decided_by_name(self, approval):
+        return show.person(approval.decided_by)
+
+    @admin.display(description="Time to decision")
+    def time_to_decision(self, approval):
+        # An expiry stamps decided_at too, but nobody decided: no time to decision.
+        if approval.decided_by_id is None or approval.decided_at is None:
+            return "—"
+        return show.duration(approval.decided_at - approval.requested_at)
+
+    args_pretty = show.json_field("args", "Arguments (as the agent asked)")
+
+    @admin.display(description="Reviewer's edit")
+    def reviewer_edit(self, approval):
+        return show.args_diff(approval.args, approval.approved_args)
+
+    resume_schema_pretty = show.json_field("resume_schema", "Resume schema")
+    resume_data_pretty = show.json_field("resume_data", "Resume data")
+
+    @admin.display(description="Run")
+    def run_link(self, approval):
+        return show.change_link(approval.run, str(approval.run_id))
+
+    @admin.display(description="Session")
+    def session_link(self, approval):
+        return show.change_link(approval.session)
+
+    @admin.display(description="Audit")
+    def audit_rows(self, approval):
+        return show.audit_links(approval_id=approval.pk, run_id=approval.run_id, session_id=approval.session_id)
+
+
+@admin.register(ToolCall)
+class ToolCallAdmin(UUIDSearchMixin, ReadOnlyModelAdmin):
+    list_display = ("tool_call_id", "tool", "op", "patient_ref", "decision", "rule_id", "is_error",
+                    "untrusted_result", "created_at", "reported_at")
+    list_filter = ("decision", "is_error", "untrusted_tool", "untrusted_result")
+    search_fields = ("run__session__patient_ref", "tool", "tool_call_id", "step_id", "rule_id")
+    uuid_search_fields = ("run__id", "run__session__id")
+    list_select_related = ("run__session",)
+    date_hierarchy = "created_at"
+    ordering = ("-created_at",)
+    fieldsets = (
+        ("The call", {"fields": ("tool_call_id", "step_id", "tool", "op", "patient_ref", "decision", "rule_id",
+                                 "untrusted_tool", "created_at")}),
+        ("Arguments", {"fields": ("args_pretty", "metadata_pretty")}),
+        ("Result", {"fields": ("reported_at", "is_error", "untrusted_result", "output_pretty", "entities_pretty",
+                               "cards_pretty")}),
+        ("Related", {"fields": ("run_link", "session_link", "approvals", "audit_rows")}),
+    )
+    readonly_fields = [field for _, options in fieldsets for field in options["fields"]]
+
+    @admin.display(description="Patient", ordering="run__session__patient_ref")
+    def patient_ref(self, call):
+        return call.run.session.patient_ref or "—"
+
+    args_pretty = show.json_field("args", "Arguments")
+    metadata_pretty = show.json_field("metadata", "Client metadata")
+
+    output_pretty = show.json_field("output", "Output")
+    entities_pretty = show.json_field("entities", "Entities")
+    cards_pretty = show.json_field("cards", "Cards")
+
+    @admin.display(description="Run")
+    def run_link(self, call):
+        return show.change_link(call.run, str(call.run_id))
+
+    @admin.display(description="Session")
+    def session_link(self, call):
+        return show.change_link(call.run.session)
+
+    @admin.display(description="Approvals")
+    def approvals(self, call):
+        return show.changelist_link("approvals_approval", "approvals of this call",
+                                    run__id__exact=str(call.run_id), tool_call_id=call.tool_call_id)
+
+    @admin.display(description="Audit")
+    def audit_rows(self, call):
+        return show.audit_links(run_id=call.run_id)
+

@@ -1,0 +1,82 @@
+"""The admin index dashboard: what is waiting, how fast people decide, what the gate hits.
+
+Every query is bounded: the pending set (index approval_status_expiry), the last 24 h
+of decisions (index approval_decided_at) and the last 24 h of audit rows (the index
+on AuditEvent.at). Nothing here counts or scans the whole audit table.
+"""
+
+import math
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+
+from django.db.models import Count, F
+from django.utils import timezone
+
+from approvals import heartbeats
+from approvals.models import Approval, ApprovalStatus, AuditEvent, Heartbeat, ToolChange, ToolChangeStatus
+
+WINDOW = timedelta(hours=24)
+TOP_RULES = 8
+
+
+@dataclass(frozen=True)
+class Dashboard:
+    now: datetime
+    pending_now: int
+    oldest_pending_at: datetime | None
+    oldest_pending_id: object
+    decisions_24h: int
+    median_time_to_decision: timedelta | None
+    p90_time_to_decision: timedelta | None
+    expiries_24h: int
+    rejections_24h: int
+    top_rule_ids: list[tuple[str, int]]
+    pending_registry_changes: int
+    sweep: Heartbeat | None
+    chains_verified: Heartbeat | None
+
+    @property
+    def oldest_pending_age(self) -> timedelta | None:
+        return self.now - self.oldest_pending_at if self.oldest_pending_at else None
+
+    @property
+    def sweep_age(self) -> timedelta | None:
+        return self.now - self.sweep.at if self.sweep else None
+
+
+def _percentile(waits, count: int, fraction: float) -> timedelta | None:
+    """Nearest-rank percentile of an ordered queryset of durations, read as one row."""
+    if not count:
+        return None
+    return waits[max(math.ceil(fraction * count) - 1, 0)]
+
+
+def dashboard(now: datetime | None = None) -> Dashboard:
+    now = now or timezone.now()
+    since = now - WINDOW
+    pending = Approval.objects.filter(status=ApprovalStatus.PENDING)
+    oldest = pending.order_by("requested_at").values_list("requested_at", "id").first()
+    # A decision is a person's (decided_by set): an expiry stamps decided_at but nobody decided.
+    decided = Approval.objects.filter(decided_at__gte=since, decided_by__isnull=False)
+    decisions = decided.count()
+    waits = (decided.annotate(wait=F("decided_at") - F("requested_at"))
+             .order_by("wait").values_list("wait", flat=True))
+    recent_audit = AuditEvent.objects.filter(at__gte=since)
+    top = (recent_audit.filter(kind=AuditEvent.Kind.VERDICT).exclude(rule_id="")
+           .values("rule_id").annotate(hits=Count("id")).order_by("-hits", "rule_id")[:TOP_RULES])
+    return Dashboard(
+        now=now,
+        pending_now=pending.count(),
+        oldest_pending_at=oldest[0] if oldest else None,
+        oldest_pending_id=oldest[1] if oldest else None,
+        decisions_24h=decisions,
+        median_time_to_decision=_percentile(waits, decisions, 0.5),
+        p90_time_to_decision=_percentile(waits, decisions, 0.9),
+        expiries_24h=recent_audit.filter(kind=AuditEvent.Kind.EXPIRY).count(),
+        rejections_24h=decided.filter(status=ApprovalStatus.REJECTED).count(),
+        top_rule_ids=[(row["rule_id"], row["hits"]) for row in top],
+        pending_registry_changes=ToolChange.objects.filter(status=ToolChangeStatus.PENDING).count(),
+        sweep=heartbeats.last(heartbeats.SWEEP),
+        # Written by the audit chain verifier (issue 10's verify_audit) when it finishes.
+        chains_verified=heartbeats.last(heartbeats.VERIFY_AUDIT),
+    )

@@ -1,0 +1,115 @@
+"""The admin index dashboard (issue 10): what is waiting, how fast people decide, what the gate hits, when jobs ran."""
+
+from datetime import timedelta
+
+import pytest
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
+from django.utils import timezone
+
+from approvals import heartbeats
+from approvals.admin_dashboard import dashboard
+from approvals.expiry import expire_due
+from approvals.models import Approval, Heartbeat
+from runs.sweep import sweep
+from tests.approvals.helpers import gate, open_executing_run, suspend
+from tests.test_admin import admin_client
+
+
+def park(api, n: int) -> list[Approval]:
+    """`n` pending approvals, one per run."""
+    ids = [suspend(api, open_executing_run(api, patient_ref=f"MRN-{n}-{i}"))["id"] for i in range(n)]
+    return list(Approval.objects.filter(pk__in=ids).order_by("requested_at"))
+
+
+def decide_after(approval, seconds: int, *, by, status="approved"):
+    """Mark `approval` decided `seconds` after it was requested (the clock, not the workflow, is under test)."""
+    requested = timezone.now() - timedelta(hours=1)
+    Approval.objects.filter(pk=approval.pk).update(
+        requested_at=requested, decided_at=requested + timedelta(seconds=seconds), decided_by=by, status=status)
+
+
+@pytest.fixture
+def decided(api, catalog, rita):
+    approvals = park(api, 6)
+    for approval, seconds in zip(approvals, (10, 20, 30, 40, 100), strict=False):
+        decide_after(approval, seconds, by=rita)
+    decide_after(approvals[4], 100, by=rita, status="rejected")
+    return approvals
+
+
+def test_time_to_decision_is_the_median_and_p90_of_the_last_24_hours(decided):
+    board = dashboard()
+    assert board.decisions_24h == 5
+    assert board.median_time_to_decision == timedelta(seconds=30)
+    assert board.p90_time_to_decision == timedelta(seconds=100)
+    assert board.rejections_24h == 1
+
+
+def test_pending_now_and_the_oldest_pending(decided):
+    board = dashboard()
+    assert board.pending_now == 1
+    assert board.oldest_pending_id == decided[5].pk
+
+
+def test_decisions_older_than_24_hours_are_left_out(decided):
+    board = dashboard(now=timezone.now() + timedelta(hours=25))
+    assert (board.decisions_24h, board.median_time_to_decision, board.rejections_24h) == (0, None, 0)
+
+
+def test_an_expiry_counts_as_an_expiry_not_as_a_decision(api, catalog):
+    park(api, 1)
+    assert expire_due(now=timezone.now() + timedelta(days=1)) == 1
+    board = dashboard()
+    assert (board.expiries_24h, board.decisions_24h, board.pending_now) == (1, 0, 0)
+
+
+def test_top_rule_ids_count_the_gate_verdicts_of_the_last_24_hours(api, catalog):
+    run_id = open_executing_run(api)
+    for i in range(3):
+        gate(api, run_id, tool="search_patients", op="", args={"name": "Ada"}, tool_call_id=f"r{i}", step_id=f"s{i}")
+    gate(api, run_id, tool="record_vitals", op="update", args={"pulse": 80}, tool_call_id="w", step_id="w")
+    top = dict(dashboard().top_rule_ids)
+    assert top["read.allow"] == 3
+    assert top["mutate.low-tier-supervised-approval"] == 1
+    assert dashboard(now=timezone.now() + timedelta(hours=25)).top_rule_ids == []
+
+
+def test_the_dashboard_reads_audit_rows_only_within_the_window_and_in_few_queries(decided):
+    with CaptureQueriesContext(connection) as queries:
+        dashboard()
+    assert len(queries) <= 12
+    audit_queries = [q["sql"] for q in queries if "approvals_auditevent" in q["sql"]]
+    assert audit_queries and all('"approvals_auditevent"."at" >=' in sql for sql in audit_queries)
+
+
+def test_a_sweep_records_when_it_ran(db):
+    assert dashboard().sweep is None
+    counts = sweep()
+    beat = Heartbeat.objects.get(name=heartbeats.SWEEP)
+    assert beat.details == counts
+    assert timezone.now() - beat.at < timedelta(minutes=1)
+
+
+def test_the_index_shows_the_dashboard_to_compliance(carl, decided):
+    sweep()
+    page = admin_client(carl).get("/admin/")
+    html = page.content.decode()
+    assert 'id="condor-dashboard"' in html
+    assert "median 30 s, p90 1 min 40 s over 5 decisions" in html
+    assert "Sweep last ran" in html and "never" in html.split("Audit chains verified")[1][:200]
+
+
+def test_the_index_shows_when_the_audit_chains_were_verified(carl, db):
+    heartbeats.beat(heartbeats.VERIFY_AUDIT, {"ok": True, "rows": 12})
+    html = admin_client(carl).get("/admin/").content.decode()
+    verified = html.split("Audit chains verified")[1][:200]
+    assert "never" not in verified and timezone.now().strftime("%Y-%m-%d") in verified
+
+
+def test_a_staff_user_without_view_rights_sees_no_dashboard(db):
+    from django.contrib.auth.models import User
+
+    bare = User.objects.create(username="temp", is_staff=True)
+    page = admin_client(bare).get("/admin/")
+    assert page.status_code == 200 and b'id="condor-dashboard"' not in page.content
