@@ -17,6 +17,8 @@ from rest_framework.test import APIClient
 from approvals.models import ApiClient, ApiClientKey
 from approvals.registry import seed_static_catalog
 
+pytest_plugins = ["tests.ci_skips"]
+
 
 def _agent(name: str, *, can_park: bool = True):
     client = ApiClient.objects.create(name=name, can_park=can_park)
@@ -115,3 +117,4 @@ def _isolated_channel_layer():
         layer["CONFIG"]["prefix"] = f"condor-test-{os.getpid()}"
         channel_layers.backends.clear()
     yield
+

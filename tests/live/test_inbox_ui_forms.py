@@ -141,8 +141,8 @@ def test_clarification_datetime_bounds_and_malformed_hints(inbox):
 
 
 def test_form_built_from_the_real_resume_schema_answers_what_it_validates(inbox):
-    resume_schemas = pytest.importorskip("approvals.resume_schemas")
-    resume_validation = pytest.importorskip("approvals.resume_validation")
+    from approvals import resume_schemas, resume_validation  # our own code: a broken import must fail
+
     schema = resume_schemas.clarification_resume_schema("Book the follow-up", [
         {"name": "clinic", "hint": {"label": "Clinic", "options": ["cardiology", "renal"]}},
         {"name": "urgency", "hint": {"label": "Urgency", "radio": True, "options": [
