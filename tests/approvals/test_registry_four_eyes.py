@@ -255,6 +255,7 @@ def test_register_tool_proposes_and_confirm_tool_change_applies(gina, gwen, cata
     out = run("register_tool", TOOL, "--tier", "low", "--by", "gina")
     change = ToolChange.objects.get()
     assert f"Proposed change {change.pk}" in out and f"confirm_tool_change {change.pk}" in out
+    assert "mutate.high-tier-always-approval -> mutate.low-tier-autonomous-allow" in out  # the impact, first
     assert tool_row().hitl_tier == "high"
     with pytest.raises(CommandError, match="tool_change_needs_second_admin"):
         run("confirm_tool_change", str(change.pk), "--by", "gina")
