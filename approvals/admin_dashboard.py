@@ -1,8 +1,9 @@
 """The admin index dashboard: what is waiting, how fast people decide, what the gate hits.
 
 Every query is bounded: the pending set (index approval_status_expiry), the last 24 h
-of decisions (index approval_decided_at) and the last 24 h of audit rows (the index
-on AuditEvent.at). Nothing here counts or scans the whole audit table.
+of decisions (index approval_decided_at), the last 24 h of audit rows (the index on
+AuditEvent.at) and the newest chain verification (one row of the audit index on
+kind, newest first). Nothing here counts or scans the whole audit table.
 """
 
 import math
@@ -17,6 +18,9 @@ from approvals.models import Approval, ApprovalStatus, AuditEvent, Heartbeat, To
 
 WINDOW = timedelta(hours=24)
 TOP_RULES = 8
+# verify_audit and the audit admin's verification action each write an audit row of this
+# kind (AuditKind.VERIFY, issue 10's audit half): the log itself says when it was verified.
+VERIFY_KIND = "verify"
 
 
 @dataclass(frozen=True)
@@ -33,7 +37,7 @@ class Dashboard:
     top_rule_ids: list[tuple[str, int]]
     pending_registry_changes: int
     sweep: Heartbeat | None
-    chains_verified: Heartbeat | None
+    chains_verified: dict | None  # {"at", "decision" ("intact" / "broken"), "actor"} of the newest check
 
     @property
     def oldest_pending_age(self) -> timedelta | None:
@@ -77,6 +81,6 @@ def dashboard(now: datetime | None = None) -> Dashboard:
         top_rule_ids=[(row["rule_id"], row["hits"]) for row in top],
         pending_registry_changes=ToolChange.objects.filter(status=ToolChangeStatus.PENDING).count(),
         sweep=heartbeats.last(heartbeats.SWEEP),
-        # Written by the audit chain verifier (issue 10's verify_audit) when it finishes.
-        chains_verified=heartbeats.last(heartbeats.VERIFY_AUDIT),
+        chains_verified=AuditEvent.objects.filter(kind=VERIFY_KIND).order_by("-id")
+        .values("at", "decision", "actor").first(),
     )

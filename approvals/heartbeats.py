@@ -14,7 +14,6 @@ from approvals.models import Heartbeat
 logger = logging.getLogger(__name__)
 
 SWEEP = "sweep"
-VERIFY_AUDIT = "verify_audit"
 
 
 def beat(name: str, details: dict | None = None) -> None:

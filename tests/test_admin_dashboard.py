@@ -7,7 +7,7 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
-from approvals import heartbeats
+from approvals import audit, heartbeats
 from approvals.admin_dashboard import dashboard
 from approvals.expiry import expire_due
 from approvals.models import Approval, Heartbeat
@@ -80,7 +80,10 @@ def test_the_dashboard_reads_audit_rows_only_within_the_window_and_in_few_querie
         dashboard()
     assert len(queries) <= 12
     audit_queries = [q["sql"] for q in queries if "approvals_auditevent" in q["sql"]]
-    assert audit_queries and all('"approvals_auditevent"."at" >=' in sql for sql in audit_queries)
+    window = [sql for sql in audit_queries if '"approvals_auditevent"."at" >=' in sql]
+    newest_check = [sql for sql in audit_queries if "'verify'" in sql and sql.rstrip().endswith("LIMIT 1")]
+    assert len(window) >= 2 and len(newest_check) == 1
+    assert len(window) + len(newest_check) == len(audit_queries)
 
 
 def test_a_sweep_records_when_it_ran(db):
@@ -100,11 +103,12 @@ def test_the_index_shows_the_dashboard_to_compliance(carl, decided):
     assert "Sweep last ran" in html and "never" in html.split("Audit chains verified")[1][:200]
 
 
-def test_the_index_shows_when_the_audit_chains_were_verified(carl, db):
-    heartbeats.beat(heartbeats.VERIFY_AUDIT, {"ok": True, "rows": 12})
+def test_the_index_shows_when_the_audit_chains_were_verified_and_how_it_went(carl, db):
+    audit.record("verify", actor_user=carl, decision="broken", data={"broken": "row 12"})
     html = admin_client(carl).get("/admin/").content.decode()
-    verified = html.split("Audit chains verified")[1][:200]
+    verified = html.split("Audit chains verified")[1][:300]
     assert "never" not in verified and timezone.now().strftime("%Y-%m-%d") in verified
+    assert "user:carl" in verified and "<strong>broken</strong>" in verified
 
 
 def test_a_staff_user_without_view_rights_sees_no_dashboard(db):

@@ -4,8 +4,8 @@ from django.db import models
 class Heartbeat(models.Model):
     """When a periodic job last finished: one row per job, overwritten each time.
 
-    The admin dashboard reads it: `sweep` (runs/sweep.py) and `verify_audit` (the
-    audit chain verifier). Not an audit record: only the latest beat is kept.
+    The admin dashboard reads it (today: `sweep`, written by runs/sweep.py). Not an
+    audit record: only the latest beat is kept.
     """
 
     name = models.CharField(max_length=40, primary_key=True)

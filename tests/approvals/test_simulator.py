@@ -46,11 +46,16 @@ def query(tool, op="", args=None, metadata=None, **ctx):
             **({"tainted": "on"} if ctx.get("tainted") else {}), **({"consent": "on"} if ctx.get("consent") else {})}
 
 
-def engine(tool, op, args, metadata, ctx):
-    """The engine called directly, with the registry row as the gate loads it."""
+def row_spec(tool):
+    """The registry row as the gate loads it."""
     row = ToolDescriptor.objects.filter(name=tool).first()
+    return row.to_spec() if row is not None else None
+
+
+def engine(tool, op, args, metadata, ctx, registered=None):
+    """The engine called directly."""
     return evaluate(PolicyCall(tool=tool, op=op, args=args, metadata=metadata), ctx,
-                    row.to_spec() if row is not None else None)
+                    registered if registered is not None else row_spec(tool))
 
 
 def test_the_simulator_agrees_with_the_engine_on_the_whole_matrix(gina, registry):
@@ -64,9 +69,10 @@ def test_the_simulator_agrees_with_the_engine_on_the_whole_matrix(gina, registry
         assert {ctx for ctx, _ in table.rows} == CONTEXTS  # every context of the matrix, once
         assert len(table.rows) == len(CONTEXTS)
         assert [destructive for _, destructive in table.ops] == [op == "delete", op != "delete"]
+        registered = row_spec(tool)
         for ctx, verdicts in table.rows:
             for (table_op, _), verdict in zip(table.ops, verdicts, strict=True):
-                assert verdict == engine(tool, table_op, args, metadata, ctx), (tool, table_op, ctx)
+                assert verdict == engine(tool, table_op, args, metadata, ctx, registered), (tool, table_op, ctx)
                 checked += 1
         top = response.context["result"]["verdict"]
         assert top == engine(tool, op, args, metadata, Context("autonomous", False, False, "adult"))

@@ -2,7 +2,7 @@ from django.contrib.auth import get_user_model
 from django.core.exceptions import ValidationError
 from django.core.management.base import BaseCommand, CommandError
 
-from approvals import audit, registry_changes
+from approvals import audit, registry_changes, simulator
 from approvals.models.tools import PolicyClassChoice, TierChoice, TrustChoice
 from condor.errors import CondorError
 
@@ -66,6 +66,7 @@ class Command(BaseCommand):
                 f"It takes effect when another governance admin confirms it: "
                 f"manage.py confirm_tool_change {change.pk} --by USER (or in the admin)."
             )
+            self._impact(change)
             return
         descriptor = submitted.descriptor
         self.stdout.write(
@@ -73,3 +74,16 @@ class Command(BaseCommand):
             f"class={descriptor.policy_class or '-'} "
             f"tier={descriptor.hitl_tier or '-'} trust={descriptor.trust} hosts={descriptor.allowed_hosts}"
         )
+
+    def _impact(self, change):
+        """The truth-table cells the change would alter: the impact the confirming admin weighs."""
+        impact = simulator.impact(change.tool, registry_changes.spec_of(change.tool, change.before),
+                                  registry_changes.spec_of(change.tool, change.after))
+        self.stdout.write(f"Impact: {impact.changed_cells} cell(s) change, {impact.loosened_cells} let more through:")
+        for ctx, cells in impact.rows:
+            for (op, _), cell in zip(impact.ops, cells, strict=True):
+                if cell.changed:
+                    self.stdout.write(
+                        f"  {ctx.autonomy:<10} tainted={ctx.tainted!s:<5} consent={ctx.consent!s:<5} "
+                        f"{ctx.age_band:<7} op={op:<8} {cell.before.rule_id} -> {cell.after.rule_id}"
+                    )
