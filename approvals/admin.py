@@ -5,6 +5,7 @@ from rest_framework_api_key.admin import APIKeyModelAdmin
 from rest_framework_api_key.models import APIKey
 
 from approvals import registry
+from approvals.display import RevealedFieldsMixin
 from approvals.models import ApiClient, ApiClientKey, Approval, AuditEvent, ToolCall, ToolDescriptor
 from condor.readonly_admin import ReadOnlyModelAdmin
 
@@ -66,7 +67,9 @@ class ApiClientKeyAdmin(APIKeyModelAdmin):
 
 
 @admin.register(Approval)
-class ApprovalAdmin(ReadOnlyModelAdmin):
+class ApprovalAdmin(RevealedFieldsMixin, ReadOnlyModelAdmin):
+    revealed = ("tool", "op", "tool_call_id", "step_id", "message", "args", "approved_args", "resume_schema",
+                "resume_data", "decision_reason")
     list_display = ("tool", "op", "status", "reason_code", "rule_id", "hitl_tier", "decided_by",
                     "requested_at", "decided_at", "expires_at")
     list_filter = ("status", "reason_code", "hitl_tier", "rule_id")
@@ -77,7 +80,8 @@ class ApprovalAdmin(ReadOnlyModelAdmin):
 
 
 @admin.register(ToolCall)
-class ToolCallAdmin(ReadOnlyModelAdmin):
+class ToolCallAdmin(RevealedFieldsMixin, ReadOnlyModelAdmin):
+    revealed = ("tool_call_id", "tool", "op", "step_id", "args", "metadata", "output", "entities", "cards")
     list_display = ("tool_call_id", "tool", "op", "decision", "rule_id", "is_error", "untrusted_result",
                     "created_at", "reported_at")
     list_filter = ("decision", "is_error", "untrusted_tool", "untrusted_result")
@@ -86,8 +90,10 @@ class ToolCallAdmin(ReadOnlyModelAdmin):
 
 
 @admin.register(AuditEvent)
-class AuditEventAdmin(ReadOnlyModelAdmin):
+class AuditEventAdmin(RevealedFieldsMixin, ReadOnlyModelAdmin):
     """Append-only: nobody deletes an audit row, here or in the database (trigger)."""
+
+    revealed = ("tool", "data")
 
     list_display = ("id", "at", "kind", "actor", "tool", "decision", "rule_id", "run_id")
     list_filter = ("kind", "decision", "rule_id")

@@ -13,6 +13,7 @@ from datetime import datetime
 import pytest
 from playwright.sync_api import expect
 
+from tests.approvals.test_display import HIDDEN_OR_LOOKALIKE, ORDINARY
 from tests.live.inbox_fixtures import chromium, inbox, page  # noqa: F401 - pytest fixtures
 from tests.live.inbox_harness import CSRF_TOKEN, approval_card, clarification_card, render_template
 
@@ -75,6 +76,11 @@ def test_hidden_and_look_alike_characters_are_marked_and_the_card_warns(inbox):
     assert "\u202e" not in dose.evaluate("el => el.textContent")
     expect(shown.get_by_test_id("card-args").get_by_test_id("lookalike-char")).to_have_text("\u0435⟨U+0435⟩")
     expect(inbox.card(plain["id"]).get_by_test_id("card-hidden-warning")).to_be_hidden()
+    # The inbox and the admin (approvals/display.py) judge text alike.
+    verdicts = inbox.page.evaluate(
+        "async (texts) => { const m = await import('/static/inbox/reveal.js'); return texts.map(m.hasHidden); }",
+        HIDDEN_OR_LOOKALIKE + ORDINARY)
+    assert verdicts == [True] * len(HIDDEN_OR_LOOKALIKE) + [False] * len(ORDINARY)
 
 
 def test_empty_inbox_says_nothing_is_waiting(inbox):
