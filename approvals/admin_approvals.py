@@ -8,13 +8,15 @@ the user admin: people are shown by name).
 from django.contrib import admin
 
 from approvals import admin_display as show
+from approvals.display import HiddenCharactersWarningMixin
 from approvals.models import Approval, ToolCall
 from condor.admin_search import UUIDSearchMixin
 from condor.readonly_admin import ReadOnlyModelAdmin
 
 
 @admin.register(Approval)
-class ApprovalAdmin(UUIDSearchMixin, ReadOnlyModelAdmin):
+class ApprovalAdmin(HiddenCharactersWarningMixin, UUIDSearchMixin, ReadOnlyModelAdmin):
+    revealed = ("tool", "op", "message", "args", "approved_args", "resume_schema", "resume_data", "decision_reason")
     list_display = ("id", "tool", "op", "patient_ref", "status", "rule_id", "hitl_tier", "decided_by_name",
                     "requested_at", "time_to_decision", "expires_at")
     list_filter = ("status", "reason_code", "hitl_tier", "rule_id", "tool")
@@ -71,7 +73,8 @@ class ApprovalAdmin(UUIDSearchMixin, ReadOnlyModelAdmin):
 
 
 @admin.register(ToolCall)
-class ToolCallAdmin(UUIDSearchMixin, ReadOnlyModelAdmin):
+class ToolCallAdmin(HiddenCharactersWarningMixin, UUIDSearchMixin, ReadOnlyModelAdmin):
+    revealed = ("tool", "op", "args", "metadata", "output", "entities", "cards")
     list_display = ("tool_call_id", "tool", "op", "patient_ref", "decision", "rule_id", "is_error",
                     "untrusted_result", "created_at", "reported_at")
     list_filter = ("decision", "is_error", "untrusted_tool", "untrusted_result")

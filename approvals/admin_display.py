@@ -17,6 +17,8 @@ from django.utils import formats, timezone
 from django.utils.html import conditional_escape, format_html, format_html_join
 from django.utils.safestring import SafeString, mark_safe
 
+from approvals.display import reveal
+
 
 def json_text(value) -> str:
     """JSON as JSON (not Python repr), indented, keys sorted, non-ASCII kept readable."""
@@ -24,7 +26,8 @@ def json_text(value) -> str:
 
 
 def args_line(text: str) -> SafeString:
-    return conditional_escape(text)
+    # Escaped, with every hidden or look-alike character shown as a marked ⟨U+…⟩.
+    return reveal(text)
 
 
 def pretty_json(value) -> SafeString:

@@ -23,6 +23,7 @@ from django.utils.html import format_html, format_html_join
 
 from approvals import audit, audit_chain
 from approvals.audit_export import csv_chunks
+from approvals.display import HiddenCharactersWarningMixin, reveal
 from approvals.audit_filters import (
     ActorFilter,
     DateRangeFilter,
@@ -68,7 +69,8 @@ def _when(at) -> str:
     return timezone.localtime(at).strftime("%Y-%m-%d %H:%M:%S %Z")
 
 
-class AuditEventAdmin(ReadOnlyModelAdmin):
+class AuditEventAdmin(HiddenCharactersWarningMixin, ReadOnlyModelAdmin):
+    revealed = ("tool", "data")
     """Append-only: nobody deletes an audit row, here or in the database (trigger and grants)."""
 
     list_display = ("id", "when", "kind", "actor", "patient_ref", "tool", "op", "decision", "rule_id", "links")
@@ -114,7 +116,7 @@ class AuditEventAdmin(ReadOnlyModelAdmin):
     @admin.display(description="details")
     def details(self, event):
         return format_html('<pre style="white-space: pre-wrap">{}</pre>',
-                           json.dumps(event.data, indent=2, ensure_ascii=False, sort_keys=True))
+                           reveal(json.dumps(event.data, indent=2, ensure_ascii=False, sort_keys=True)))
 
     # --- search: exact, on indexed columns -----------------------------------------------------
 

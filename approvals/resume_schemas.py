@@ -36,13 +36,16 @@ options that are not distinct non-empty strings, bounds of the wrong kind or min
 max, a flag that does not fit (radio on a multi select, textarea on a date) --
 degrades THAT field to free text keeping only a well-typed label, description and
 required. That never raises: a text box beats a broken picker. Bad or duplicate
-names do raise ``InvalidClarificationRequest``: without a name there is no field.
+names do raise ``InvalidClarificationRequest``: without a name there is no field. A
+name must be an identifier (approvals/identifiers.py): the reviewer's browser builds
+the answers object keyed by it, where ``__proto__`` and friends are not plain keys.
 """
 
 from __future__ import annotations
 
 import math
 
+from approvals.identifiers import FIELD_NAME_RULE, is_field_name
 from approvals.resume_validation import DATE_PARSERS
 
 WIDGET_KEY = "x-condor-widget"
@@ -74,6 +77,9 @@ def clarification_resume_schema(message: str, missing: list) -> dict:
         name = item.get("name") if isinstance(item, dict) else None
         if not isinstance(name, str) or not name.strip():
             raise InvalidClarificationRequest(f"missing[{i}].name must be a non-empty string")
+        if not is_field_name(name):
+            raise InvalidClarificationRequest(f"missing[{i}].name {name!r} must be {FIELD_NAME_RULE}, "
+                                              "and not a JavaScript object built-in such as 'constructor'")
         if name in seen:
             raise InvalidClarificationRequest(f"missing[{i}].name {name!r} is a duplicate")
         seen.add(name)

@@ -1,5 +1,7 @@
+from django.core.validators import RegexValidator
 from rest_framework import serializers
 
+from approvals import identifiers
 from approvals.models import Approval, ReasonCode
 from condor.serializers import JSONObjectField, StrictSerializer
 from runs.serializers import RunSerializer
@@ -25,20 +27,45 @@ class ApprovalSerializer(serializers.ModelSerializer):
 _ID = {"max_length": 120, "allow_blank": False}
 
 
+def _matching(regex, rule: str) -> list:
+    # ^...$ rather than \A...\Z so the OpenAPI pattern is also an ECMAScript regex; a
+    # trailing newline, which $ would let through, is already trimmed by CharField.
+    return [RegexValidator(f"^(?:{regex.pattern})$", message=f"Must be {rule}.")]
+
+
+def _tool_call_id_field():
+    return serializers.CharField(
+        **_ID, validators=_matching(identifiers.TOOL_CALL_ID_RE, identifiers.TOOL_CALL_ID_RULE),
+        help_text=f"Up to 120 characters: {identifiers.TOOL_CALL_ID_RULE}.")
+
+
+def _tool_field():
+    return serializers.CharField(
+        **_ID, validators=_matching(identifiers.TOOL_NAME_RE, identifiers.TOOL_NAME_RULE),
+        help_text=f"The tool's registered name, {identifiers.TOOL_NAME_RULE}.")
+
+
+def _op_field():
+    return serializers.CharField(
+        max_length=60, required=False, allow_blank=True, default="",
+        validators=_matching(identifiers.TOOL_NAME_RE, identifiers.TOOL_NAME_RULE),
+        help_text=f"The verb, {identifiers.TOOL_NAME_RULE} (e.g. create, update, delete_all).")
+
+
 class ToolCallSerializer(StrictSerializer):
-    tool_call_id = serializers.CharField(**_ID)
+    tool_call_id = _tool_call_id_field()
     step_id = serializers.CharField(**_ID)
-    tool = serializers.CharField(**_ID)
-    op = serializers.CharField(max_length=60, required=False, allow_blank=True, default="")
+    tool = _tool_field()
+    op = _op_field()
     args = JSONObjectField()
     metadata = JSONObjectField(required=False, default=dict)
 
 
 class ClarificationSerializer(StrictSerializer):
-    tool_call_id = serializers.CharField(**_ID)
+    tool_call_id = _tool_call_id_field()
     step_id = serializers.CharField(**_ID)
-    tool = serializers.CharField(**_ID)
-    op = serializers.CharField(max_length=60, required=False, allow_blank=True, default="")
+    tool = _tool_field()
+    op = _op_field()
     args = JSONObjectField(required=False, default=dict)
     message = serializers.CharField(max_length=4000)
     # Each item is {name, type?, hint?}, passed through whole: the schema builder

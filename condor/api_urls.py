@@ -1,9 +1,12 @@
-from django.urls import path
+from django.urls import path, register_converter
 
 from approvals import views as approvals
+from approvals.identifiers import ToolCallIdConverter
 from runs import views as runs
 from runs.stream import run_stream
 from sessions_app import views as sessions
+
+register_converter(ToolCallIdConverter, "tool_call_id")
 
 urlpatterns = [
     path("sessions/", sessions.SessionListCreate.as_view(), name="session-list"),
@@ -15,7 +18,7 @@ urlpatterns = [
     path("runs/<uuid:run_id>/stop/", runs.RunStop.as_view(), name="run-stop"),
     path("runs/<uuid:run_id>/stream", run_stream, name="run-stream"),
     path("runs/<uuid:run_id>/tool-calls/", approvals.ToolCallGate.as_view(), name="tool-call-gate"),
-    path("runs/<uuid:run_id>/tool-calls/<str:tool_call_id>/result/", approvals.ToolResult.as_view(),
+    path("runs/<uuid:run_id>/tool-calls/<tool_call_id:tool_call_id>/result/", approvals.ToolResult.as_view(),
          name="tool-call-result"),
     path("runs/<uuid:run_id>/clarifications/", approvals.Clarification.as_view(), name="clarification"),
     path("runs/<uuid:run_id>/resume/", approvals.Resume.as_view(), name="run-resume"),

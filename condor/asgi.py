@@ -14,9 +14,10 @@ from channels.security.websocket import AllowedHostsOriginValidator  # noqa: E40
 from django.urls import path  # noqa: E402
 
 from approvals.consumers import InboxConsumer  # noqa: E402
+from condor.body_limit import BodySizeLimit  # noqa: E402
 
 application = ProtocolTypeRouter({
-    "http": django_asgi_app,
+    "http": BodySizeLimit(django_asgi_app),
     "websocket": AllowedHostsOriginValidator(
         AuthMiddlewareStack(URLRouter([path("ws/inbox/", InboxConsumer.as_asgi())]))
     ),

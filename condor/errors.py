@@ -102,6 +102,11 @@ class ResumeSchemaRejected(CondorError):
     default_detail = "The decision does not match the approval's resume schema."
 
 
+class PayloadTooLarge(CondorError):
+    status, code = 413, "payload_too_large"
+    default_detail = "The request body is larger than this server accepts."
+
+
 class IdempotencyKeyReused(CondorError):
     status, code = 422, "idempotency_key_reused"
     default_detail = "This Idempotency-Key was already used with a different request body."

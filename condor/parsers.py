@@ -3,7 +3,9 @@
 Payload hashes are computed over RFC 8785 canonical JSON, which has no answer for
 duplicate keys, NaN/Infinity or integers JavaScript cannot represent exactly. A
 body containing any of them is refused before anything is stored, instead of
-being silently normalised into something the reviewer never saw.
+being silently normalised into something the reviewer never saw. So is a NUL
+character anywhere (PostgreSQL can store it neither in text nor in jsonb), and a
+body over CONDOR_MAX_BODY_BYTES is refused before it is read (condor/body_limit.py).
 """
 
 import json
@@ -11,6 +13,8 @@ import re
 
 from rest_framework.exceptions import ParseError
 from rest_framework.parsers import BaseParser
+
+from condor.body_limit import read_capped
 
 MAX_SAFE_INTEGER = 2**53 - 1
 
@@ -46,16 +50,22 @@ def _finite_float(text: str) -> float:
     return value
 
 
-_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
+# Only an escape can put a surrogate or a NUL into a decoded string (raw control
+# characters are invalid JSON and strict UTF-8 cannot carry a surrogate), so a body
+# without one of these escapes skips the walk below.
+_UNSTORABLE_ESCAPE = re.compile(r"\\u(?:[dD][89a-fA-F]|0000)")
 
 
-def _no_lone_surrogates(value) -> None:
+def _no_unstorable_text(value) -> None:
     # json accepts "\ud800" escapes, but a lone surrogate is not a Unicode scalar value:
-    # RFC 8785 cannot canonicalise it and PostgreSQL cannot store it.
+    # RFC 8785 cannot canonicalise it and PostgreSQL cannot store it. Nor can PostgreSQL
+    # store U+0000 in text or jsonb: refused here as a 400 rather than failing as a 500.
     stack = [value]
     while stack:
         item = stack.pop()
         if isinstance(item, str):
+            if "\x00" in item:
+                raise StrictJSONError("a string contains a NUL character (\\u0000)")
             try:
                 item.encode("utf-8")
             except UnicodeEncodeError:
@@ -68,7 +78,7 @@ def _no_lone_surrogates(value) -> None:
 
 
 def loads_strict(raw: bytes | str):
-    """Parse JSON refusing duplicate keys, NaN/Infinity, unsafe integers and lone surrogates.
+    """Parse JSON refusing duplicate keys, NaN/Infinity, unsafe integers, lone surrogates and NUL.
 
     Bytes must be UTF-8 (UnicodeDecodeError otherwise): json.loads would sniff UTF-16/32.
     """
@@ -89,8 +99,8 @@ def loads_strict(raw: bytes | str):
         )
     except RecursionError:
         raise StrictJSONError("the body is nested too deeply") from None
-    if _SURROGATE_ESCAPE.search(raw):  # ...only an escape can, so most bodies skip the walk
-        _no_lone_surrogates(data)
+    if _UNSTORABLE_ESCAPE.search(raw):  # ...only an escape can, so most bodies skip the walk
+        _no_unstorable_text(data)
     return data
 
 
@@ -98,7 +108,8 @@ class StrictJSONParser(BaseParser):
     media_type = "application/json"
 
     def parse(self, stream, media_type=None, parser_context=None):
-        raw = stream.read() if stream is not None else b""
+        request = (parser_context or {}).get("request")
+        raw = read_capped(stream, request.META if request is not None else {})
         if not raw.strip():
             return {}
         try:

@@ -25,6 +25,7 @@ _ERROR_MEANINGS = {
     404: "not_found: no such object, or it belongs to another client.",
     409: "A state conflict; `error` names it (see the operation's description).",
     410: "approval_expired: the approval is past its deadline.",
+    413: "payload_too_large: the body is over CONDOR_MAX_BODY_BYTES; it was not read.",
     422: "The request is well-formed but refused; `error` names why.",
 }
 
@@ -129,5 +130,17 @@ def document_not_authenticated(result, generator, request, public):
             if isinstance(operation, dict) and {API_KEY_SCHEME: []} in operation.get("security", []):
                 operation["responses"].setdefault("401", {
                     "description": _ERROR_MEANINGS[401], "content": {"application/json": {"schema": error}},
+                })
+    return result
+
+
+def document_payload_too_large(result, generator, request, public):
+    """Postprocessing hook: every operation that takes a body can answer 413 (condor/body_limit.py)."""
+    error = {"$ref": "#/components/schemas/Error"}
+    for item in result.get("paths", {}).values():
+        for operation in item.values():
+            if isinstance(operation, dict) and "requestBody" in operation:
+                operation["responses"].setdefault("413", {
+                    "description": _ERROR_MEANINGS[413], "content": {"application/json": {"schema": error}},
                 })
     return result

@@ -166,6 +166,7 @@ SPECTACULAR_SETTINGS = {
         "drf_spectacular.hooks.postprocess_schema_enums",
         "condor.schema.document_run_stream",
         "condor.schema.document_not_authenticated",
+        "condor.schema.document_payload_too_large",
     ],
     # One name per choice set that several serializers share.
     "ENUM_NAME_OVERRIDES": {
@@ -185,6 +186,8 @@ CONDOR_SUSPEND_TTL_SECONDS = env_int("CONDOR_SUSPEND_TTL_SECONDS", 3600)
 CONDOR_IDLE_TIMEOUT_SECONDS = env_int("CONDOR_IDLE_TIMEOUT_SECONDS", 600)
 CONDOR_SWEEP_INTERVAL_SECONDS = env_int("CONDOR_SWEEP_INTERVAL_SECONDS", 30)
 CONDOR_IDEMPOTENCY_TTL_SECONDS = env_int("CONDOR_IDEMPOTENCY_TTL_SECONDS", 86400)
+# Largest request body accepted (413 payload_too_large beyond it); see condor/body_limit.py.
+CONDOR_MAX_BODY_BYTES = env_int("CONDOR_MAX_BODY_BYTES", 1024 * 1024)
 # Seconds between SSE heartbeat comments, so proxies keep an idle stream open.
 CONDOR_STREAM_HEARTBEAT_SECONDS = env_int("CONDOR_STREAM_HEARTBEAT_SECONDS", 15)
 

@@ -1,5 +1,7 @@
+import unicodedata
 import uuid
 
+from django.core.exceptions import ValidationError
 from django.db import models
 from rest_framework_api_key.models import AbstractAPIKey, BaseAPIKeyManager
 
@@ -19,6 +21,14 @@ class ApiClient(models.Model):
 
     def __str__(self) -> str:
         return self.name
+
+    def clean(self):
+        # The name is shown to reviewers on every card the client raises: it must read
+        # as what it is (no control, format or line-break characters, no stray spaces).
+        name = self.name or ""
+        if name != name.strip() or any(unicodedata.category(ch) in {"Cc", "Cf", "Zl", "Zp", "Cs"} for ch in name):
+            raise ValidationError({"name": "A client name may not start or end with spaces, "
+                                           "or contain control or invisible characters."})
 
 
 class ApiClientKeyManager(BaseAPIKeyManager):

@@ -1,6 +1,7 @@
 from django.core.exceptions import ValidationError
 from django.db import models
 
+from approvals.identifiers import TOOL_NAME_RULE, is_tool_name
 from approvals.policy import ToolSpec
 
 
@@ -53,6 +54,8 @@ class ToolDescriptor(models.Model):
 
     def clean(self):
         errors = {}
+        if not is_tool_name(self.name):
+            errors["name"] = f"A tool name must be {TOOL_NAME_RULE}."
         if self.policy_class == PolicyClassChoice.MUTATE and not self.hitl_tier:
             errors["hitl_tier"] = "A mutate tool must declare its HITL tier: low or high."
         if not isinstance(self.allowed_hosts, list) or not all(

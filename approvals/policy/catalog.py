@@ -75,7 +75,9 @@ _CATALOG: tuple[ToolSpec, ...] = (
     ),
     # Comms: each may only reach the hosts it declares.
     ToolSpec(
-        "send_email", _COMMS, allowed_hosts=("smtp.clinic.example",),
+        # The mail server, and the domains recipients may be at: every e-mail address in
+        # a comms call's args is a destination too (egress.py). example.org: demo patients.
+        "send_email", _COMMS, allowed_hosts=("smtp.clinic.example", "clinic.example", "example.org"),
         description="Send an email to the patient or a colleague through the clinic's mail server.",
     ),
     ToolSpec(

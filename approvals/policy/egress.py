@@ -18,10 +18,27 @@ itself; this decides whether the agent may. Matching rules:
   (URL parsers disagree on ``https://evil.net\\@good.example``), an invalid port, or a
   host that is not a plain DNS name or IP literal after normalisation (e.g. ``%``-escapes).
   User-info is parsed the standard way, so ``https://good.example@evil.net/`` is evil.net.
+
+For a ``comms`` tool, every string value under any key, at any depth (list items too),
+is also checked when it is *as a whole* a destination (SPEC section 2); other text is
+left alone, so a message body that mentions a host is not a destination:
+
+* a URL: ``scheme://...``, ``//host...``, or a network scheme with a colon and no
+  slashes (``http:evil.example``, which browsers read as a URL); checked like a URL key;
+* an e-mail address ``local@domain``, also as ``mailto:`` or ``Name <local@domain>``:
+  its domain must be an allowed host (a ``host:port`` entry never matches a domain);
+* a host name: at least two dot-separated labels of letters, digits, ``-`` or ``_``
+  (non-ASCII letters allowed: IDN), optionally ``:port`` and one trailing dot, whose
+  last label (the TLD) is 2-63 letters or ``xn--`` punycode and not a common file
+  extension (so ``discharge.pdf`` is a file name, not a host; the price is that a bare
+  host under a TLD such as ``.zip`` goes unseen, while its URL or e-mail form does not);
+  ideographic full stops count as dots, as they do in browsers. Also IPv4 dotted quads
+  and IPv6 literals. A plain word, "e.g.", "5.2" or "b.i.d." is not a host name.
 """
 
 from __future__ import annotations
 
+import ipaddress
 import re
 from collections.abc import Mapping
 from functools import lru_cache
@@ -42,6 +59,76 @@ _UNSAFE = re.compile(r"[\s\x00-\x1f\x7f\\]")
 _NOT_IN_BARE_HOST = re.compile(r"[/?#@]")
 _DNS_NAME = re.compile(r"[a-z0-9_-]+(?:\.[a-z0-9_-]+)*\Z")
 _IPV6 = re.compile(r"[0-9a-f:.]+\Z")
+
+# --- What counts as a destination in a comms tool's free values --------------------
+_URL_LIKE = re.compile(r"(?:[A-Za-z][A-Za-z0-9+.-]*:)?//|(?:https?|wss?|ftps?|sftp|smtps?|imaps?|pop3s?|ldaps?):",
+                       re.IGNORECASE)
+_MAILTO = re.compile(r"mailto:", re.IGNORECASE)
+_NAMED_ADDRESS = re.compile(r"[^<>]*<([^<>]*)>")
+_EMAIL = re.compile(r"[^\s@<>,;]+@([^\s@<>,;]+)")
+_RECIPIENT_SEPARATOR = re.compile(r"[,;]")
+_DOTS = re.compile("[\u3002\uff0e\uff61]")  # ideographic and fullwidth full stops: IDNA maps them to "."
+_HOST_LABEL = re.compile(r"[\w-]{1,63}")  # \w is Unicode: IDN labels count
+_TLD = re.compile(r"[^\W\d_]{2,63}|xn--[a-z0-9-]{1,59}", re.IGNORECASE)  # letters of any script
+_PORT = re.compile(r":\d{1,5}\Z")
+# Last labels that name a file far more often than a host (the values a letter-sending tool carries).
+_FILE_EXTENSIONS = frozenset({
+    "pdf", "txt", "doc", "docx", "rtf", "odt", "csv", "tsv", "json", "xml", "xls", "xlsx", "ppt", "pptx",
+    "png", "jpg", "jpeg", "gif", "bmp", "tif", "tiff", "svg", "heic", "dcm", "hl7", "md", "log", "html",
+    "htm", "eml", "msg", "zip", "gz", "tgz", "py", "js", "ts", "sh", "mp3", "mp4", "wav", "mov", "avi",
+})
+
+
+def _looks_like_host(text: str) -> bool:
+    host = _PORT.sub("", text)
+    if host.startswith("[") and host.endswith("]"):
+        host = host[1:-1]
+    try:
+        ipaddress.ip_address(host)
+        return True
+    except ValueError:
+        pass
+    labels = _DOTS.sub(".", host).removesuffix(".").split(".")
+    if len(labels) < 2 or not all(_HOST_LABEL.fullmatch(label) for label in labels):
+        return False
+    return bool(_TLD.fullmatch(labels[-1])) and labels[-1].lower() not in _FILE_EXTENSIONS
+
+
+def _address_allowed(text: str, allow: _AllowList) -> bool | None:
+    """For an e-mail address (bare, ``mailto:`` or ``Name <...>``): whether its domain is
+    allowed. None if `text` is no address at all."""
+    named = _NAMED_ADDRESS.fullmatch(text)
+    address = named.group(1).strip() if named else text
+    mailto = _MAILTO.match(address)
+    if mailto:
+        address = address[mailto.end():].split("?", 1)[0]
+    email = _EMAIL.fullmatch(address)
+    if email is None:
+        return False if named or mailto else None  # an address we cannot read fails closed
+    domain = email.group(1)
+    return not _NOT_IN_BARE_HOST.search(domain) and _matches(domain, allow)
+
+
+def _free_value_allowed(value: str, allow: _AllowList) -> bool:
+    """Whether a comms tool's string value is no destination, or one on the allow-list."""
+    text = value.strip()
+    if not text:
+        return True
+    if _URL_LIKE.match(text):
+        return _matches(value, allow)  # the raw value: surrounding whitespace fails closed
+    if _RECIPIENT_SEPARATOR.search(text) and "@" in text:
+        # "a@x.example, Bo <b@y.example>": every recipient is a destination.
+        parts = [part.strip() for part in _RECIPIENT_SEPARATOR.split(text) if part.strip()]
+        verdicts = [_address_allowed(part, allow) for part in parts]
+        if any(verdict is not None for verdict in verdicts):
+            return all(verdict is not False for verdict in verdicts)
+    address = _address_allowed(text, allow)
+    if address is not None:
+        return address
+    if _looks_like_host(text):
+        return _matches(value, allow)
+    return True
+
 
 # Upper bound on containers inspected per call; a larger (or, from Python callers,
 # cyclic) args structure fails closed instead of being walked forever.
@@ -146,11 +233,12 @@ def _is_url_key(key: Any) -> bool:
 
 def egress_rule(allowed_hosts: tuple[str, ...], policy_class: str | None, args: Any) -> str | None:
     """The egress rule_id that blocks this call, or None if it may proceed to the matrix."""
-    if policy_class == PolicyClass.COMMS and not allowed_hosts:
+    comms = policy_class == PolicyClass.COMMS
+    if comms and not allowed_hosts:
         return NO_DECLARED_FLOWS
     if not args:
         return None
-    allow: _AllowList | None = None  # parsed only if a URL key turns up
+    allow: _AllowList | None = None  # parsed only if a destination turns up
     # Iterative walk over nested dicts and lists: JSON can nest deeper than Python's
     # recursion limit, and a URL hidden at any depth must still be found.
     stack = [args]
@@ -161,16 +249,22 @@ def egress_rule(allowed_hosts: tuple[str, ...], policy_class: str | None, args: 
             return HOST_NOT_ALLOWED
         node = stack.pop()
         if isinstance(node, Mapping):
-            for key, value in node.items():
-                if _is_url_key(key):
-                    if allow is None:
-                        allow = _allow_list_for(allowed_hosts)
-                    if not _matches(value, allow):
-                        return HOST_NOT_ALLOWED
-                elif isinstance(value, (dict, list, tuple, Mapping)):
-                    stack.append(value)
+            items = node.items()
         elif isinstance(node, (list, tuple)):
-            stack.extend(item for item in node if isinstance(item, (dict, list, tuple, Mapping)))
+            items = ((None, item) for item in node)
+        else:
+            continue
+        for key, value in items:
+            if _is_url_key(key):
+                allow = allow or _allow_list_for(allowed_hosts)
+                if not _matches(value, allow):
+                    return HOST_NOT_ALLOWED
+            elif isinstance(value, (dict, list, tuple, Mapping)):
+                stack.append(value)
+            elif comms and isinstance(value, str):
+                allow = allow or _allow_list_for(allowed_hosts)
+                if not _free_value_allowed(value, allow):
+                    return HOST_NOT_ALLOWED
     return None
 
 

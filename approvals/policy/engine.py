@@ -19,6 +19,7 @@ are decisions, not accidents):
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from typing import Any
 
@@ -49,15 +50,36 @@ _NOT_CHILD = frozenset({AgeBand.ADULT.value, AgeBand.TEEN.value})
 _AUTONOMOUS = Autonomy.AUTONOMOUS.value
 
 
-def is_destructive(op: Any) -> bool:
-    """True if ``op`` is one of DESTRUCTIVE_OPS, ignoring case and surrounding whitespace.
+# The words of an op: runs between separators, split again at camelCase humps, so
+# "bulkDelete" and "XMLRemove" read as two words each ("XML" keeps its capitals).
+_OP_WORD = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|[0-9]+")
+# What the API lets through (approvals/identifiers.py), plus the surrounding and inner
+# whitespace a pure caller such as the simulator may hand in.
+_READABLE_OP = re.compile(r"[A-Za-z0-9._\-\s]*", re.ASCII)
 
-    The whole verb is compared ("delete_note" is not "delete"). A non-string op cannot be
-    read as a verb, so it cannot be shown harmless and counts as destructive.
+
+def is_destructive(op: Any) -> bool:
+    """True if a word of ``op`` begins or ends with one of DESTRUCTIVE_OPS, ignoring case.
+
+    Words are split at ``_``, ``-``, ``.``, whitespace and camelCase humps, so
+    "delete_all", "bulk-remove", "remove.item", "bulkDelete", "bulkdelete" and
+    "Cancelled" are destructive; "create" and "update" are not. Erring this way costs a
+    reviewer a look at a harmless call ("avoid"); erring the other way lets a delete through.
+
+    An op that is not a string, or has characters outside ASCII letters, digits, ``.``,
+    ``_``, ``-`` and whitespace (a Cyrillic "dеlete", a zero-width space), cannot be read
+    as a verb, so it cannot be shown harmless and counts as destructive. The API refuses
+    such ops with 400 before they get here.
     """
-    if isinstance(op, str):
-        return op.strip().lower() in DESTRUCTIVE_OPS
-    return op is not None
+    if not isinstance(op, str):
+        return op is not None
+    if _READABLE_OP.fullmatch(op) is None:
+        return True
+    for word in _OP_WORD.findall(op):
+        word = word.lower()
+        if any(word.startswith(verb) or word.endswith(verb) for verb in DESTRUCTIVE_OPS):
+            return True
+    return False
 
 
 def _declared(value: Any) -> bool:

@@ -1,5 +1,6 @@
 /* A tool call's arguments: shown as read-only text, edited as JSON, compared as a diff. */
 import { h } from './dom.js';
+import { revealed } from './reveal.js';
 import { canonical, compact, has, isObj, isPrimitive } from './values.js';
 
 const MAX_SAFE = Number.MAX_SAFE_INTEGER;
@@ -8,7 +9,7 @@ const DIFF_SIGNS = { added: '+', removed: '−', changed: '~' };
 /** Show args as a key/value list (objects) or pretty JSON (anything else). */
 export function renderArgs(container, args) {
   if (!isObj(args)) {
-    container.replaceChildren(h('pre', { class: 'args__json' }, JSON.stringify(args === undefined ? null : args, null, 2)));
+    container.replaceChildren(h('pre', { class: 'args__json' }, revealed(JSON.stringify(args === undefined ? null : args, null, 2))));
     return;
   }
   const keys = Object.keys(args);
@@ -19,10 +20,10 @@ export function renderArgs(container, args) {
   const rows = keys.map((key) => {
     const v = args[key];
     let dd;
-    if (typeof v === 'string') dd = h('dd', { class: 'args__value args__value--text' }, v);
+    if (typeof v === 'string') dd = h('dd', { class: 'args__value args__value--text' }, revealed(v));
     else if (isPrimitive(v) || v === null) dd = h('dd', { class: 'args__value args__value--literal' }, JSON.stringify(v));
-    else dd = h('dd', { class: 'args__value' }, h('pre', { class: 'args__json' }, JSON.stringify(v, null, 2)));
-    return h('div', { class: 'args__row', 'data-key': key }, h('dt', { class: 'args__key' }, key), dd);
+    else dd = h('dd', { class: 'args__value' }, h('pre', { class: 'args__json' }, revealed(JSON.stringify(v, null, 2))));
+    return h('div', { class: 'args__row', 'data-key': key }, h('dt', { class: 'args__key' }, revealed(key)), dd);
   });
   container.replaceChildren(h('dl', { class: 'args__list' }, ...rows));
 }
@@ -117,10 +118,10 @@ export function renderDiff(container, changes) {
   }
   const items = changes.map((c) => {
     const path = pathText(c.path);
-    const parts = [h('span', { class: 'diff__sign', 'aria-label': c.op }, DIFF_SIGNS[c.op]), h('span', { class: 'diff__path' }, path)];
-    if (c.op !== 'added') parts.push(h('del', { class: 'diff__before' }, compact(c.before)));
+    const parts = [h('span', { class: 'diff__sign', 'aria-label': c.op }, DIFF_SIGNS[c.op]), h('span', { class: 'diff__path' }, revealed(path))];
+    if (c.op !== 'added') parts.push(h('del', { class: 'diff__before' }, revealed(compact(c.before))));
     if (c.op === 'changed') parts.push(h('span', { class: 'diff__arrow', 'aria-hidden': 'true' }, '→'));
-    if (c.op !== 'removed') parts.push(h('ins', { class: 'diff__after' }, compact(c.after)));
+    if (c.op !== 'removed') parts.push(h('ins', { class: 'diff__after' }, revealed(compact(c.after))));
     return h('li', { class: `diff__item diff__item--${c.op}`, 'data-op': c.op, 'data-path': path }, ...parts);
   });
   const n = changes.length;

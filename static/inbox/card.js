@@ -3,6 +3,7 @@ import { renderArgs } from './args.js';
 import { buildApprovalControls, buildClarificationControls, buildStopPanel, noEdit, renderWithdrawn, syncControls, validateEdit } from './controls.js';
 import { clockTime, countdownAt, timeOf } from './countdown.js';
 import { h, uid } from './dom.js';
+import { containsHidden, revealedText, setRevealed } from './reveal.js';
 import { shortRun } from './runs.js';
 import { buildClarificationForm } from './schema_form.js';
 import { canonical, isObj, str } from './values.js';
@@ -24,7 +25,7 @@ export function cardLabel(card) {
   const session = isObj(card.session) ? card.session : {};
   const what = [str(card.tool) || 'Request', str(card.op)].filter(Boolean).join(' · ');
   const who = str(session.patient_ref) || str(session.title);
-  return who ? `${what} (${who})` : what;
+  return revealedText(who ? `${what} (${who})` : what);
 }
 
 export function createEntry(card) {
@@ -67,6 +68,8 @@ function buildSkeleton(entry) {
   r.ruleId = h('code', { class: 'card__rule-id', 'data-testid': 'card-rule' });
   r.explanation = h('span', { class: 'card__explanation', 'data-testid': 'card-explanation' });
   r.question = h('p', { class: 'card__question', 'data-testid': 'card-question' });
+  r.warning = h('p', { class: 'card__warning', role: 'note', 'data-testid': 'card-hidden-warning', hidden: true },
+    'This card contains hidden or look-alike characters. They are shown as ⟨U+…⟩ marks: check the values before deciding.');
   r.args = h('div', { class: 'args', 'data-testid': 'card-args' });
   r.argsBlock = h('section', { class: 'card__args', 'aria-label': 'Arguments' }, h('h3', { class: 'card__section-title' }, 'Arguments'), r.args);
   r.error = h('p', { class: 'card__error', role: 'alert', 'data-testid': 'card-error', hidden: true });
@@ -97,6 +100,7 @@ function buildSkeleton(entry) {
     sep(), ' ', h('span', { class: 'meta__by' }, 'requested by ', r.client), ' ',
     sep(), ' ', r.requested),
   h('p', { class: 'card__rule' }, r.ruleId, ' ', r.explanation),
+  r.warning,
   r.runBar,
   r.question,
   r.argsBlock,
@@ -144,21 +148,24 @@ export function applyCard(entry, card) {
   r.tier.textContent = { high: 'High risk', low: 'Low risk', none: '' }[tier];
   r.tier.className = `badge badge--${tier}`;
   r.tier.hidden = tier === 'none';
-  r.tool.textContent = str(card.tool) || 'unknown tool';
-  r.op.textContent = str(card.op);
+  // Every string an agent or client chose is shown revealed (reveal.js), and any of them,
+  // anywhere in the card, raises the warning.
+  r.warning.hidden = !containsHidden(card);
+  setRevealed(r.tool, str(card.tool) || 'unknown tool');
+  setRevealed(r.op, str(card.op));
   r.op.hidden = !str(card.op);
-  r.patient.textContent = str(session.patient_ref) || 'No patient ref';
-  r.session.textContent = str(session.title) || 'Untitled session';
-  r.client.textContent = str(client.name) || 'unknown client';
+  setRevealed(r.patient, str(session.patient_ref) || 'No patient ref');
+  setRevealed(r.session, str(session.title) || 'Untitled session');
+  setRevealed(r.client, str(client.name) || 'unknown client');
   r.requested.textContent = Number.isFinite(timeOf(card.requested_at, NaN)) ? `at ${clockTime(entry.requestedMs)}` : '';
   r.requested.dateTime = str(card.requested_at);
   r.countdown.title = Number.isFinite(entry.expiresMs) ? `Expires at ${clockTime(entry.expiresMs)}` : '';
-  r.ruleId.textContent = str(card.rule_id);
+  setRevealed(r.ruleId, str(card.rule_id));
   r.ruleId.hidden = !str(card.rule_id);
-  r.explanation.textContent = str(card.explanation);
+  setRevealed(r.explanation, str(card.explanation));
   // The clarification question; resume_schemas.py also puts it in the schema's description.
   const question = str(card.message) || (entry.kind === 'clarification' && isObj(card.resume_schema) ? str(card.resume_schema.description) : '');
-  r.question.textContent = question;
+  setRevealed(r.question, question);
   r.question.hidden = !question;
 
   if (!prev || canonical(prev.args) !== canonical(card.args)) {

@@ -4,6 +4,7 @@
  * reason panel (refs `reject`, `reason`, `rejectSubmit`, `rejectPanel`). */
 import { diffArgs, parseArgs, renderDiff } from './args.js';
 import { h, uid } from './dom.js';
+import { escapeHidden } from './reveal.js';
 import { isObj } from './values.js';
 
 /** A card that is being decided or has expired takes no more input. */
@@ -141,7 +142,8 @@ export function openEdit(entry) {
   const r = entry.refs;
   // Keep a draft across reject/edit switches; only Cancel throws it away.
   if (!r.editor.value) {
-    r.editor.value = JSON.stringify(isObj(entry.card.args) ? entry.card.args : {}, null, 2);
+    // Hidden characters as \uXXXX escapes: the same JSON value, but nothing invisible to edit around.
+    r.editor.value = escapeHidden(JSON.stringify(isObj(entry.card.args) ? entry.card.args : {}, null, 2));
     r.editor.rows = Math.min(18, Math.max(6, r.editor.value.split('\n').length + 1));
   }
   setMode(entry, 'edit');

@@ -1,6 +1,7 @@
 /* One control of a clarification form, built from a field spec (see field_spec.js). */
 import { h, uid } from './dom.js';
 import { boundFor } from './field_spec.js';
+import { revealed, revealedText } from './reveal.js';
 import { isPrimitive, pad2 } from './values.js';
 
 /** datetime-local value (no zone) -> RFC 3339 with the reviewer's offset. */
@@ -27,7 +28,7 @@ export function buildField(spec) {
   const descId = spec.description ? uid('desc') : null;
   const describedBy = [descId, errId].filter(Boolean).join(' ');
   const error = h('p', { class: 'field__error', id: errId, hidden: true });
-  const desc = descId ? h('p', { class: 'field__desc', id: descId }, spec.description) : null;
+  const desc = descId ? h('p', { class: 'field__desc', id: descId }, revealed(spec.description)) : null;
   const req = spec.required ? h('span', { class: 'field__req' }, h('span', { 'aria-hidden': 'true' }, '*'), h('span', { class: 'visually-hidden' }, ' (required)')) : null;
   const common = { id, name: spec.name, 'aria-describedby': describedBy, 'data-kind': spec.kind };
   const absent = { present: false };
@@ -42,7 +43,7 @@ export function buildField(spec) {
       control = h('select', { ...common, class: 'input', required: spec.required },
         h('option', { value: '' }, spec.required ? 'Choose…' : '— none —'),
         // value= is the option's own value (handy for tests); reads go by position, keeping its JSON type.
-        ...spec.options.map((o) => h('option', { value: String(o.value) }, o.label)));
+        ...spec.options.map((o) => h('option', { value: String(o.value) }, revealedText(o.label))));
       const preset = spec.options.findIndex((o) => o.value === spec.defaultValue);
       if (preset >= 0) control.selectedIndex = preset + 1;
       read = () => (control.selectedIndex < 1 ? absent : { present: true, value: spec.options[control.selectedIndex - 1].value });
@@ -65,7 +66,7 @@ export function buildField(spec) {
         required: !multi && spec.required,
         checked: defaults.some((d) => d === o.value),
       }));
-      control = h('div', { class: 'choices' }, ...inputs.map((input, i) => h('label', { class: 'choice', for: input.id }, input, h('span', { class: 'choice__label' }, spec.options[i].label))));
+      control = h('div', { class: 'choices' }, ...inputs.map((input, i) => h('label', { class: 'choice', for: input.id }, input, h('span', { class: 'choice__label' }, revealed(spec.options[i].label)))));
       focusable = inputs[0];
       const picked = () => inputs.filter((input) => input.checked).map((input) => spec.options[Number(input.dataset.index)].value);
       if (multi) {
@@ -159,13 +160,13 @@ export function buildField(spec) {
   let el;
   if (group) {
     el = h('fieldset', { class: 'field field--group', 'data-field': spec.name, 'aria-describedby': describedBy },
-      h('legend', { class: 'field__label' }, spec.label, req), desc, control, error);
+      h('legend', { class: 'field__label' }, revealed(spec.label), req), desc, control, error);
   } else if (spec.kind === 'boolean') {
     el = h('div', { class: 'field field--check', 'data-field': spec.name },
-      h('label', { class: 'choice', for: id }, control, h('span', { class: 'choice__label' }, spec.label, req)), desc, error);
+      h('label', { class: 'choice', for: id }, control, h('span', { class: 'choice__label' }, revealed(spec.label), req)), desc, error);
   } else {
     el = h('div', { class: 'field', 'data-field': spec.name },
-      h('label', { class: 'field__label', for: id }, spec.label, req), desc, control, error);
+      h('label', { class: 'field__label', for: id }, revealed(spec.label), req), desc, control, error);
   }
 
   const showError = (message) => {

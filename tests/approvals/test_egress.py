@@ -269,3 +269,70 @@ def test_long_urls_are_checked_the_same_way():
     assert passes("https://api.partner.example/search?q=" + "a" * 2000)
     assert not passes("https://evil.net/search?q=" + "a" * 2000)
     assert not passes("https://api.partner.example@evil.net/?q=" + "a" * 2000)
+
+
+# --- Comms: every value that is, as a whole, a URL, a host name or an e-mail address ----------
+
+MAILER = ToolSpec("notify", policy_class="comms",
+                  allowed_hosts=("smtp.clinic.example", "clinic.example", "hooks.clinic.example:8443"))
+
+
+def comms_rule(args, spec=MAILER):
+    verdict = check_egress(spec, "comms", args)
+    return None if verdict is None else verdict.rule_id
+
+
+@pytest.mark.parametrize("args", [
+    {"targetUrl": "https://evil.example/hook"},
+    {"callback": "http://evil.example"},
+    {"smtp_server": "mail.evil.example"},
+    {"smtp_server": "mail.evil.example:2525"},
+    {"to": "x@evil.example"},
+    {"to": "X@EVIL.Example"},
+    {"to": "x@evil.example."},
+    {"to": "Dr Who <who@evil.example>"},
+    {"to": "mailto:who@evil.example?subject=results"},
+    {"to": "gp@clinic.example, x@evil.example"},
+    {"cc": ["gp@clinic.example", "x@evil.example"]},
+    {"letter": {"delivery": {"relay": "Evil.Example."}}},
+    {"relay": "évil.example"},  # IDN, checked in its punycode form
+    {"relay": "evil\u3002example"},  # an ideographic full stop is a dot to IDNA
+    {"relay": "10.0.0.7"},
+    {"relay": "[2001:db8::1]:25"},
+    {"webhook": "//evil.example/hook"},
+    {"webhook": "http:evil.example"},  # browsers read this as http://evil.example/
+    {"webhook": " https://hooks.clinic.example:8443/ "},  # whitespace around a URL fails closed
+    {"relay": "evil.cоm"},  # a Cyrillic о in the TLD: still a host name, and not an allowed one
+], ids=repr)
+def test_a_comms_destination_under_any_key_must_be_allowed(args):
+    assert comms_rule(args) == "egress.host-not-allowed"
+
+
+@pytest.mark.parametrize("args", [
+    {"to": "gp@clinic.example"},
+    {"to": "GP@Clinic.Example."},
+    {"to": "Dr Gray <gray@clinic.example>"},
+    {"to": "gp@clinic.example; nurse@clinic.example"},
+    {"smtp_server": "SMTP.clinic.example"},
+    {"callback": "https://hooks.clinic.example:8443/v1/delivered"},
+    {"body": "Your results are in. Questions? Write to gp@clinic.example or evil.example."},
+    {"subject": "Discharge", "attachment": "discharge.pdf", "dose": "5.2 mg", "note": "e.g. b.i.d."},
+    {"greeting": "Hello", "count": 3, "flags": [True, None, 2.5], "version": "v1.2"},
+    {"signature": "@clinic-team"},
+], ids=repr)
+def test_comms_values_that_are_allowed_or_no_destination_pass(args):
+    assert comms_rule(args) is None
+
+
+def test_free_values_of_a_non_comms_tool_are_not_destinations():
+    # Only the URL keys are checked for other classes: a chart note may name any host.
+    spec = ToolSpec("write_note", "mutate", hitl_tier="low")
+    assert check_egress(spec, "mutate", {"note": "Referred to x@evil.example", "to": "evil.example"}) is None
+    assert check_egress(spec, "mutate", {"url": "https://evil.example/"}).rule_id == "egress.host-not-allowed"
+
+
+def test_a_comms_recipient_outside_the_allow_list_blocks_an_otherwise_allowed_send():
+    call = ToolCall("send_email", "send", {"host": "smtp.clinic.example", "to": "pt@evil.example"})
+    assert evaluate(call, TYPED_ADULT, None).rule_id == "egress.host-not-allowed"
+    allowed = ToolCall("send_email", "send", {"host": "smtp.clinic.example", "to": "pt@example.org"})
+    assert evaluate(allowed, TYPED_ADULT, None).rule_id == "comms.autonomous-consented-allow"

@@ -5,6 +5,7 @@ import anything from the engine, so the two can only agree if both follow the ta
 """
 
 import itertools
+import string
 
 import pytest
 
@@ -13,7 +14,9 @@ from approvals.policy import RULE_IDS, Context, Decision, ToolCall, ToolSpec, ev
 UNREGISTERED = object()  # a tool unknown to both registries
 CLASSES = ["read", "mutate", "exec", "comms", UNREGISTERED, "quantum"]  # quantum: unrecognised
 TIERS = ["low", "high", None]
-VERBS = ["create", "Delete", "VOID", "ReMove", "  cancel ", "Discontinue", "arChive"]
+VERBS = ["create", "Delete", "VOID", "ReMove", "  cancel ", "Discontinue", "arChive",
+         "delete_all", "bulk-remove", "remove.item", "bulkDelete", "update_note",
+         "d\u0435lete", "delete\u200b"]  # the last two: a Cyrillic е, a zero-width space
 AUTONOMIES = ["autonomous", "guarded", "ambient", "full-auto"]  # full-auto: unrecognised
 TAINTS = [False, True]
 CONSENTS = [False, True]
@@ -21,14 +24,40 @@ AGE_BANDS = ["adult", "teen", "child", "unknown", "elderly"]  # elderly: unrecog
 
 ALLOW, BLOCKED, APPROVAL = "allow", "blocked", "require_approval"
 
+DESTRUCTIVE_VERBS = ("delete", "void", "remove", "cancel", "discontinue", "archive")
+SEPARATORS = "_-. \t\n"
+
+
+def words_of(verb):
+    """SPEC section 2's word parts, by hand: split at separators, then before each capital
+    that follows a lower-case letter or starts a capitalised word after capitals."""
+    words, word = [], ""
+    for i, ch in enumerate(verb):
+        if ch in SEPARATORS:
+            words.append(word)
+            word = ""
+            continue
+        after_lower = word[-1:].islower() or word[-1:].isdigit()
+        before_lower = verb[i + 1:i + 2].islower()
+        if ch.isupper() and word and (after_lower or (word[-1].isupper() and before_lower)):
+            words.append(word)
+            word = ""
+        word += ch
+    return [w.lower() for w in words + [word] if w]
+
+
+def destructive(verb):
+    # Anything beyond ASCII letters, digits and separators cannot be read, so it fails closed.
+    if any(ch not in string.ascii_letters + string.digits + SEPARATORS for ch in verb):
+        return True
+    return any(w.startswith(v) or w.endswith(v) for w in words_of(verb) for v in DESTRUCTIVE_VERBS)
+
 
 def expected(cls, tier, verb, autonomy, tainted, consent, age_band):
     """SPEC section 2's table, transcribed literally; first true row wins."""
     child = age_band not in ("adult", "teen")  # unknown and unrecognised bands are child
     autonomous = autonomy == "autonomous"  # anything else is supervised
-    destructive = verb.strip().lower() in (
-        "delete", "void", "remove", "cancel", "discontinue", "archive"
-    )
+    is_destructive = destructive(verb)
     known = cls is not UNREGISTERED
     mutate_low = cls == "mutate" and tier == "low"
     rows = [
@@ -42,7 +71,7 @@ def expected(cls, tier, verb, autonomy, tainted, consent, age_band):
         (cls == "exec", APPROVAL, "exec.always-approval"),
         (cls == "mutate" and tier is None, APPROVAL, "mutate.missing-tier-approval"),
         (cls == "mutate" and tier == "high", APPROVAL, "mutate.high-tier-always-approval"),
-        (mutate_low and destructive, APPROVAL, "mutate.destructive-op-approval"),
+        (mutate_low and is_destructive, APPROVAL, "mutate.destructive-op-approval"),
         (mutate_low and not autonomous, APPROVAL, "mutate.low-tier-supervised-approval"),
         (mutate_low and autonomous and child and not consent, APPROVAL,
          "mutate.low-tier-child-consent-approval"),
@@ -55,12 +84,9 @@ def expected(cls, tier, verb, autonomy, tainted, consent, age_band):
 
 
 def expected_tier(cls, tier, verb):
-    destructive = verb.strip().lower() in (
-        "delete", "void", "remove", "cancel", "discontinue", "archive"
-    )
     if cls == "read":
         return None
-    if cls == "mutate" and tier == "low" and not destructive:
+    if cls == "mutate" and tier == "low" and not destructive(verb):
         return "low"
     return "high"
 
@@ -147,7 +173,9 @@ SPOT_ROWS = [
     pytest.param("record_allergy", " DELETE ", {}, ADULT_TYPED,
                  APPROVAL, "mutate.destructive-op-approval", id="delete-allergy-destructive"),
     pytest.param("write_clinical_note", "delete_note", {}, ADULT_TYPED,
-                 ALLOW, "mutate.low-tier-autonomous-allow", id="whole-verb-only-delete-note"),
+                 APPROVAL, "mutate.destructive-op-approval", id="word-part-delete-note"),
+    pytest.param("write_clinical_note", "update_note", {}, ADULT_TYPED,
+                 ALLOW, "mutate.low-tier-autonomous-allow", id="update-note-not-destructive"),
     pytest.param("write_clinical_note", "create", {}, CHILD_TYPED_NO_CONSENT,
                  APPROVAL, "mutate.low-tier-child-consent-approval", id="child-note-no-consent"),
     pytest.param("write_clinical_note", "create", {}, TEEN_TYPED_NO_CONSENT,
@@ -226,3 +254,13 @@ def test_odd_descriptor_and_call_values_fail_closed_without_raising():
     low = ToolSpec("probe_tool", policy_class="mutate", hitl_tier="low")
     verdict = evaluate(ToolCall("probe_tool", op=3), ADULT_TYPED, low, static={})
     assert (verdict.rule_id, verdict.destructive) == ("mutate.destructive-op-approval", True)
+
+
+@pytest.mark.parametrize("verb, want", [
+    ("delete_all", True), ("bulk-remove", True), ("remove.item", True), ("bulkDelete", True),
+    ("XMLRemove", True), ("cancelOrder", True), ("Cancelled", True), ("bulkdelete", True),
+    ("create", False), ("update_note", False), ("sendLetter", False), ("", False),
+])
+def test_the_hand_written_word_split_agrees_with_the_examples(verb, want):
+    # The independent expected() above is only worth something if it reads the SPEC's examples right.
+    assert destructive(verb) is want

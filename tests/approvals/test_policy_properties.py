@@ -14,6 +14,7 @@ from approvals.policy import (
     ToolCall,
     ToolSpec,
     evaluate,
+    is_destructive,
 )
 
 ALLOWING_RULES = {"read.allow", "comms.autonomous-consented-allow",
@@ -53,7 +54,8 @@ client_metadata = st.dictionaries(
     st.sampled_from(["mutating", "plan", "approval_policy", "policy_class", "hitl_tier", "note"]),
     metadata_values, max_size=4)
 ops = st.one_of(st.sampled_from(["", "create", "update", "send", " Delete", "VOID", "remove ",
-                                 "Cancel", "discontinue", "ARCHIVE", "delete_note"]),
+                                 "Cancel", "discontinue", "ARCHIVE", "delete_note", "bulkDelete",
+                                 "bulk-remove", "d\u0435lete", "delete\u200b"]),
                 st.text(max_size=10))
 # Unrecognised spellings are in the mix; they must fail closed like "guarded" / "child".
 contexts = st.builds(
@@ -119,7 +121,11 @@ def test_tainted_session_never_gets_allow_for_comms_or_exec(call_and_spec, ctx):
 def test_high_missing_tier_or_destructive_mutations_always_need_approval(call_and_spec, ctx):
     call, registered = call_and_spec
     verdict = evaluate(call, ctx, registered)
-    destructive = call.op.strip().lower() in DESTRUCTIVE
+    # Whole verbs and the SPEC's word-part examples; the properties below cover the rest.
+    op = call.op.strip()
+    destructive = op.lower() in DESTRUCTIVE or any(
+        op.lower().startswith(f"{verb}_") or op.lower().endswith(f"-{verb}") or op.endswith(verb.capitalize())
+        for verb in DESTRUCTIVE) or not op.isascii()
     if verdict.policy_class == "mutate" and (declared_tier(call, registered) != "low"
                                              or destructive):
         # Egress may block it outright first; it is never allowed.
@@ -178,3 +184,41 @@ def test_comms_is_never_allowed_for_a_child_or_unknown_age(call_and_spec, ctx):
         verdict = evaluate(call, replace(ctx, age_band=band), registered)
         if verdict.policy_class == "comms":
             assert verdict.decision is Decision.BLOCKED
+
+
+# --- Destructive verbs as word parts (SPEC section 2) -----------------------------------------
+
+words = st.from_regex(r"[a-z][a-z0-9]{0,7}", fullmatch=True).filter(lambda w: not is_destructive(w))
+verbs = st.sampled_from(sorted(DESTRUCTIVE))
+LOW_MUTATE = ToolSpec("probe_tool", policy_class="mutate", hitl_tier="low")
+TYPED = Context(autonomy="autonomous", tainted=False, consent=True, age_band="adult")
+
+
+@given(st.lists(words, max_size=3), verbs, st.lists(words, max_size=3), st.sampled_from("_-."),
+       st.sampled_from([str.lower, str.upper, str.capitalize]))
+def test_a_destructive_verb_between_separators_is_destructive(before, verb, after, sep, case):
+    op = sep.join([*before, case(verb), *after])
+    verdict = evaluate(ToolCall("probe_tool", op=op), TYPED, LOW_MUTATE, static={})
+    assert verdict.rule_id == "mutate.destructive-op-approval", op
+
+
+@given(st.lists(words, max_size=3), verbs, st.lists(words, max_size=3))
+def test_a_destructive_verb_as_a_camel_case_hump_is_destructive(before, verb, after):
+    head, *rest = [*before, verb, *after]
+    op = head + "".join(word.capitalize() for word in rest)
+    assert is_destructive(op), op
+
+
+@given(st.lists(words, min_size=1, max_size=4), st.sampled_from(["_", "-", ".", ""]))
+def test_words_that_are_not_destructive_stay_harmless(parts, sep):
+    op = sep.join(parts)
+    assert is_destructive(op) is any(
+        w.startswith(v) or w.endswith(v) for w in ([op] if sep == "" else parts) for v in DESTRUCTIVE)
+
+
+@given(st.text(min_size=1, max_size=12).filter(lambda t: not t.isascii()))
+def test_an_op_with_any_non_ascii_character_counts_as_destructive(op):
+    # The API refuses these with 400; a pure caller (the simulator) still fails closed.
+    assert is_destructive(op)
+    verdict = evaluate(ToolCall("probe_tool", op=op), TYPED, LOW_MUTATE, static={})
+    assert verdict.decision is Decision.REQUIRE_APPROVAL

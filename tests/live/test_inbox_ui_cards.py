@@ -13,6 +13,7 @@ from datetime import datetime
 import pytest
 from playwright.sync_api import expect
 
+from tests.approvals.test_display import HIDDEN_OR_LOOKALIKE, ORDINARY
 from tests.live.inbox_fixtures import chromium, inbox, page  # noqa: F401 - pytest fixtures
 from tests.live.inbox_harness import CSRF_TOKEN, approval_card, clarification_card, render_template
 
@@ -56,6 +57,30 @@ def test_card_shows_who_what_and_why(inbox):
     expect(shown.get_by_test_id("card-args")).to_contain_text("gentamicin")
     expect(shown.get_by_test_id("card-args")).to_contain_text('"egfr": 48')
     expect(shown.get_by_test_id("countdown")).to_have_text(re.compile(r"^\d+:\d\d left$"))
+
+
+def test_hidden_and_look_alike_characters_are_marked_and_the_card_warns(inbox):
+    # "\u202e5.2\u202c mg" would read "2.5 mg": the override must show, not act.
+    tricked = approval_card(tool="ehr.medication_order", op="create",
+                            args={"dose": "\u202e5.2\u202c mg", "dr\u0435g": "amoxicillin", "route": "oral"})
+    plain = approval_card(args={"dose": "5.2 mg"})
+    inbox.open([tricked, plain])
+    shown = inbox.card(tricked["id"])
+
+    expect(shown.get_by_test_id("card-hidden-warning")).to_be_visible()
+    expect(shown.get_by_test_id("card-hidden-warning")).to_contain_text("This card contains hidden or look-alike characters")
+    dose = shown.locator('.args__row[data-key="dose"] dd')
+    expect(dose).to_have_text("⟨U+202E⟩5.2⟨U+202C⟩ mg")
+    expect(dose.get_by_test_id("hidden-char")).to_have_count(2)
+    # The override is gone from the DOM (a marker replaces it), so nothing is reordered.
+    assert "\u202e" not in dose.evaluate("el => el.textContent")
+    expect(shown.get_by_test_id("card-args").get_by_test_id("lookalike-char")).to_have_text("\u0435⟨U+0435⟩")
+    expect(inbox.card(plain["id"]).get_by_test_id("card-hidden-warning")).to_be_hidden()
+    # The inbox and the admin (approvals/display.py) judge text alike.
+    verdicts = inbox.page.evaluate(
+        "async (texts) => { const m = await import('/static/inbox/reveal.js'); return texts.map(m.hasHidden); }",
+        HIDDEN_OR_LOOKALIKE + ORDINARY)
+    assert verdicts == [True] * len(HIDDEN_OR_LOOKALIKE) + [False] * len(ORDINARY)
 
 
 def test_empty_inbox_says_nothing_is_waiting(inbox):

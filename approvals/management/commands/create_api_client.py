@@ -1,5 +1,6 @@
+from django.core.exceptions import ValidationError
 from django.core.management.base import BaseCommand, CommandError
-from django.db import transaction
+from django.db import IntegrityError, transaction
 
 from approvals.models import ApiClient, ApiClientKey
 
@@ -13,10 +14,23 @@ class Command(BaseCommand):
                             help="The client cannot wait for a human: suspends become 'blocked'.")
 
     def handle(self, *args, name, cannot_park, **options):
-        if ApiClient.objects.filter(name=name).exists():
-            raise CommandError(f"An API client named {name!r} already exists.")
-        with transaction.atomic():
-            client = ApiClient.objects.create(name=name, can_park=not cannot_park)
-            _, key = ApiClientKey.objects.create_key(name=f"{name} key", client=client)
+        client = ApiClient(name=name, can_park=not cannot_park)
+        try:
+            # Length, blankness, characters, then uniqueness (skipped for a name already refused,
+            # so a NUL never reaches the database as a query parameter).
+            client.full_clean()
+        except ValidationError as error:
+            reasons = " ".join(error.message_dict.get("name", error.messages))
+            raise CommandError(f"Cannot create an API client named {name!r}: {reasons}") from None
+        key_label = f"{name} key"
+        max_label = ApiClientKey._meta.get_field("name").max_length
+        if len(key_label) > max_label:  # the key's label is informational; the client keeps the full name
+            key_label = f"{name[:max_label - 5]}… key"
+        try:
+            with transaction.atomic():
+                client.save()
+                _, key = ApiClientKey.objects.create_key(name=key_label, client=client)
+        except IntegrityError:  # created by someone else since the check above
+            raise CommandError(f"An API client named {name!r} already exists.") from None
         self.stderr.write(f"Created API client {name!r} (can_park={client.can_park}). The key is shown once:")
         self.stdout.write(key)

@@ -1,0 +1,98 @@
+"""Hidden and look-alike characters are shown, not obeyed, in the admin (issue 9, item 1).
+
+A reviewer who reads "2.5 mg" where the args say "\\u202e5.2\\u202c mg" approves something
+else; compliance reading the same row in the admin must see the override for what it is.
+The rules are reveal.js's in the inbox (tests/live/test_inbox_ui_cards.py covers that side).
+"""
+
+import pytest
+
+from approvals.display import contains_hidden, has_hidden, reveal
+from approvals.models import Approval, ToolCall
+from tests.approvals.helpers import open_executing_run, suspend
+from tests.test_admin import admin_client, change_url
+
+TRICK = {"drug": "amoxicillin", "dose": "\u202e5.2\u202c mg", "dr\u0435g": "x"}
+
+
+# --- the rules ------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("text, html", [
+    ("\u202e5.2\u202c mg", '<span class="reveal reveal--hidden" title="Hidden character U+202E">⟨U+202E⟩</span>5.2'
+                           '<span class="reveal reveal--hidden" title="Hidden character U+202C">⟨U+202C⟩</span> mg'),
+    ("d\u0435lete", 'd<span class="reveal reveal--lookalike" title="Look-alike character U+0435">'
+                    "\u0435⟨U+0435⟩</span>lete"),
+])
+def test_hidden_characters_are_replaced_and_look_alikes_marked(text, html):
+    assert reveal(text) == html
+
+
+# Shared with the inbox's reveal.js (tests/live/test_inbox_ui_cards.py): the same verdicts.
+HIDDEN_OR_LOOKALIKE = [
+    "delete\u200b", "\ufeffx", "a\u00adb", "a\u2066b\u2069", "a\u061cb", "a\u200eb", "a\u2060b", "a\u0085b",
+    "a\u00a0b", "a\u3000b", "a\u2028b", "a\U000e0041b", "a\ue000b",
+    "ｄelete", "\U0001d41dose", "ﬁle", "pay\u0440al", "\u0440\u0430\u0443\u0440\u0430l.example",
+    "\u0430\u0440\u0435 x",  # a whole word of Cyrillic look-alikes in Latin text
+]
+ORDINARY = ["5.2 mg", "line one\nline two\tindented", "José Müller", "mg/m²", "Иванов", "Доза 5 мл",
+            "αβγ δοκιμή", "東京", ""]
+
+
+@pytest.mark.parametrize("text", HIDDEN_OR_LOOKALIKE, ids=ascii)
+def test_what_counts_as_hidden_or_look_alike(text):
+    assert has_hidden(text)
+    assert "⟨U+" in reveal(text)
+
+
+@pytest.mark.parametrize("text", ORDINARY, ids=ascii)
+def test_ordinary_text_in_any_script_is_left_alone(text):
+    assert not has_hidden(text)
+    assert reveal(text) == text
+
+
+def test_text_is_escaped_never_html():
+    assert reveal("<b>\u202e</b>") == ('&lt;b&gt;<span class="reveal reveal--hidden" title="Hidden character U+202E">'
+                                       "⟨U+202E⟩</span>&lt;/b&gt;")
+
+
+def test_keys_and_values_at_any_depth_count():
+    assert contains_hidden({"a": [{"b": "ok"}, {"c\u200b": 1}]})
+    assert contains_hidden([[["\u202e"]]])
+    assert not contains_hidden({"a": [{"b": "ok", "n": 5}], "name": "José"})
+
+
+# --- the admin ------------------------------------------------------------------------------
+
+@pytest.fixture
+def tricked(api, catalog) -> Approval:
+    run_id = open_executing_run(api)
+    return Approval.objects.get(pk=suspend(api, run_id, args=TRICK)["id"])
+
+
+def test_the_approval_page_marks_hidden_characters_and_warns(carl, tricked):
+    page = admin_client(carl).get(change_url(tricked))
+    assert page.status_code == 200
+    html = page.content.decode()
+    assert "⟨U+202E⟩" in html and "⟨U+202C⟩" in html and "⟨U+0435⟩" in html
+    assert "\u202e" not in html and "\u202c" not in html
+    assert "This record contains hidden or look-alike characters" in html
+    assert "approvals/reveal.css" in html
+
+
+def test_the_tool_call_page_marks_them_too(carl, tricked):
+    html = admin_client(carl).get(change_url(ToolCall.objects.get(run=tricked.run))).content.decode()
+    assert "⟨U+202E⟩" in html and "\u202e" not in html
+    assert "This record contains hidden or look-alike characters" in html
+
+
+def test_a_plain_record_has_no_warning(carl, api, catalog):
+    run_id = open_executing_run(api)
+    approval = Approval.objects.get(pk=suspend(api, run_id)["id"])
+    html = admin_client(carl).get(change_url(approval)).content.decode()
+    assert "hidden or look-alike" not in html
+    assert "amoxicillin" in html
+
+
+def test_the_approval_list_shows_its_columns(carl, tricked):
+    html = admin_client(carl).get("/admin/approvals/approval/").content.decode()
+    assert "prescribe_medication" in html
