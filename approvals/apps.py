@@ -8,3 +8,6 @@ class ApprovalsConfig(AppConfig):
     def ready(self):
         # Registers the API-key scheme with drf-spectacular before any schema is built.
         import condor.schema  # noqa: F401
+        from approvals import socket_signals
+
+        socket_signals.connect()
