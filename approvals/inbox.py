@@ -1,5 +1,6 @@
 """The reviewers' inbox page. The cards themselves arrive over /ws/inbox/."""
 
+from django.conf import settings
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied
 from django.shortcuts import render
@@ -16,4 +17,7 @@ def inbox(request):
     return render(request, "inbox/inbox.html", {
         "ws_path": "/ws/inbox/",
         "decision_url_template": "/api/v1/approvals/{id}/decision/",
+        "approval_url_template": "/api/v1/approvals/{id}/",
+        "cards_url": "/api/v1/inbox/cards/",
+        "poll_seconds": settings.CONDOR_INBOX_POLL_SECONDS,
     })

@@ -1,6 +1,6 @@
 /* Deciding a card: POST to the decision endpoint (session + CSRF), then say what happened. */
 import { cardLabel, showCardError } from './card.js';
-import { isLocked, syncControls, validateEdit } from './controls.js';
+import { cannotApprove, isLocked, syncControls, validateEdit } from './controls.js';
 import { announce } from './feedback.js';
 import { discard, isShown, markDecidedHere, removalPhrase } from './list.js';
 import { config } from './page.js';
@@ -10,7 +10,7 @@ import { isObj } from './values.js';
 const CHECK_FIELDS = 'Check the highlighted fields.';
 
 export function approve(entry) {
-  if (isLocked(entry)) return;
+  if (cannotApprove(entry)) return;
   submitDecision(entry, { approved: true }, `Approved: ${cardLabel(entry.card)}.`);
 }
 
@@ -27,7 +27,7 @@ export function reject(entry) {
 
 export function approveEdited(entry) {
   validateEdit(entry);
-  if (!entry.edit.valid || !entry.edit.changes.length || isLocked(entry)) return;
+  if (!entry.edit.valid || !entry.edit.changes.length || cannotApprove(entry)) return;
   const n = entry.edit.changes.length;
   submitDecision(entry, { approved: true, edited_args: entry.edit.value },
     `Approved with ${n} edit${n === 1 ? '' : 's'}: ${cardLabel(entry.card)}.`);

@@ -10,12 +10,13 @@
  * that are out of place, and one shared 1 s timer rewrites countdown text only when it
  * changes.
  */
-import { entryAt, updateClock } from './card.js';
+import { applyCard, entryAt, showCardError, updateClock } from './card.js';
 import { cancelMode, openEdit, openReject, syncControls, validateEdit } from './controls.js';
 import { answer, approve, approveEdited, recheckField, reject } from './decisions.js';
 import { expireToasts } from './feedback.js';
+import { loadFullArgs } from './full_args.js';
 import { onShortcutKey, onSubmitKey } from './keyboard.js';
-import { applySnapshot, refreshSummary, removeCard, reorder, select, shownEntries, upsert } from './list.js';
+import { applySnapshot, isShown, refreshSummary, removeCard, reorder, select, shownEntries, upsert } from './list.js';
 import { listEl, root } from './page.js';
 import { keepAlive, markLive, reconnectNow, startSocket } from './socket.js';
 import { isObj } from './values.js';
@@ -36,6 +37,19 @@ function handleFrame(msg) {
       break;
     default:
       break; // pong and future frame types
+  }
+}
+
+/** "Show all" on a card whose args were cut: load them, then show them and allow approving. */
+async function showAllArgs(entry, button) {
+  button.disabled = true;
+  showCardError(entry, '');
+  try {
+    await loadFullArgs(entry);
+    if (isShown(entry)) applyCard(entry, entry.card);
+  } catch (err) {
+    showCardError(entry, err.message);
+    button.disabled = false;
   }
 }
 
@@ -60,6 +74,7 @@ function onClick(ev) {
     case 'reject': reject(entry); break;
     case 'approve-edited': approveEdited(entry); break;
     case 'cancel': cancelMode(entry); break;
+    case 'show-all-args': showAllArgs(entry, button); break;
     default: break;
   }
 }
@@ -111,5 +126,5 @@ if (root) {
 
   refreshSummary();
   setInterval(tick, 1000);
-  startSocket(handleFrame);
+  startSocket(handleFrame, applySnapshot);
 }
