@@ -11,6 +11,7 @@ from django.test.utils import CaptureQueriesContext
 
 from approvals import cards
 from approvals.models import Approval
+from approvals.visibility import ReviewerScope
 from tests.approvals.helpers import approve, later, open_executing_run, suspend
 from tests.conftest import logged_in
 
@@ -85,3 +86,12 @@ def test_a_deactivated_reviewer_is_refused_on_the_next_poll(api, rita, reviewer_
     rita.is_active = False
     rita.save()
     assert reviewer_http.get(URL).status_code == 403
+
+
+def test_the_snapshot_and_the_approval_fetch_follow_the_reviewers_scope(api, reviewer_http, monkeypatch):
+    # The hook review teams narrow (approvals/visibility.py): every reviewer read goes through it.
+    (approval_id,) = park(api)
+    monkeypatch.setattr(ReviewerScope, "visible", lambda self, approvals: approvals.none())
+
+    assert ids(reviewer_http.get(URL)) == []
+    assert reviewer_http.get(f"/api/v1/approvals/{approval_id}/").status_code == 404
