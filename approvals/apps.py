@@ -10,3 +10,6 @@ class ApprovalsConfig(AppConfig):
         import condor.schema  # noqa: F401
         # Logins and failed logins are audited (signal receivers).
         import approvals.audit_logins  # noqa: F401
+        from approvals import socket_signals
+
+        socket_signals.connect()

@@ -14,6 +14,30 @@ from django.utils import timezone
 
 from approvals.models import Approval, ApprovalStatus
 
+from django.conf import settings
+
+from approvals.hashing import canonical_json
+
+
+def _args(args) -> dict:
+    """The args, whole up to CONDOR_CARD_ARGS_MAX_BYTES of canonical JSON; past it, a marked preview.
+
+    A cut card carries no `args` at all (only the start of their canonical text, to
+    read), so nothing can approve or edit it until the full args are fetched from
+    the approval itself: what the reviewer approves is always what they were shown.
+    """
+    text = canonical_json(args)
+    limit = settings.CONDOR_CARD_ARGS_MAX_BYTES
+    if len(text) <= limit:
+        return {"args": args, "args_truncated": False, "args_bytes": len(text)}
+    return {
+        "args": None,
+        "args_truncated": True,
+        "args_bytes": len(text),
+        # Cut on a character boundary: a partial UTF-8 sequence at the end is dropped.
+        "args_preview": text[:limit].decode("utf-8", errors="ignore"),
+    }
+
 
 def card(approval, *, run_granted: list[dict] | None = None) -> dict:
     session = approval.session
@@ -29,7 +53,8 @@ def card(approval, *, run_granted: list[dict] | None = None) -> dict:
         "rule_id": approval.rule_id,
         "explanation": approval.explanation,
         "hitl_tier": approval.hitl_tier,
-        "args": approval.args,
+        **_args(approval.args),
+        "payload_hash": approval.payload_hash,
         "message": approval.message or None,
         "resume_schema": approval.resume_schema,
         "requested_at": approval.requested_at.isoformat(),

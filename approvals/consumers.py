@@ -1,52 +1,125 @@
-"""The reviewers' live inbox over /ws/inbox/: a snapshot on connect, then pushes."""
+"""The reviewers' live inbox over /ws/inbox/: a snapshot on connect, then pushes.
+
+A socket outlives the checks made when it opened, so the reviewer's standing is
+read again (session, active account, reviewers group: approvals/visibility.py) on
+every push and every ping, and the socket is closed the moment it no longer holds.
+Logging out, deactivation and leaving the group also tell the user's sockets to
+check at once (approvals/socket_signals.py), so a closed socket does not wait for
+the next card.
+"""
+
+import hashlib
+import json
+from types import SimpleNamespace
 
 from channels.db import database_sync_to_async
 from channels.generic.websocket import AsyncJsonWebsocketConsumer
-from django.utils import timezone
+from django.conf import settings
+from django.contrib import auth
+from django.utils.module_loading import import_string
 
 from approvals import cards
-from approvals.models import Approval, ApprovalStatus
-from condor.auth import is_reviewer
+from approvals.visibility import ReviewerScope, pending_approvals, reviewer_scope
 from runs.publish import INBOX_GROUP
 
 # Remembered event ids per socket, to drop a re-published duplicate.
 _SEEN_LIMIT = 2048
+# Close codes the page understands: sign in again / no longer allowed (it stops reconnecting).
+SIGNED_OUT, NOT_A_REVIEWER = 4401, 4403
+# The page only ever sends {"type": "ping"}; anything much bigger is not from it.
+MAX_CLIENT_MESSAGE_CHARS = 4096
+
+
+def user_group(user_id) -> str:
+    """The group of one user's inbox sockets, for telling them to re-check."""
+    return f"inbox.user.{user_id}"
+
+
+def session_digest(session_key: str | None) -> str:
+    """Names a session in a pushed message without putting the session key itself on the wire."""
+    return hashlib.sha256(f"inbox-socket:{session_key}".encode()).hexdigest()[:32]
+
+
+def _standing(session_key: str | None, user_id) -> tuple[ReviewerScope | None, int]:
+    """(scope, 0) while the session still logs in this user as a reviewer, else (None, close code)."""
+    engine = import_string(f"{settings.SESSION_ENGINE}.SessionStore")
+    # Django's own check (session present and unexpired, account active, password
+    # unchanged) on a freshly loaded session, not the copy read at connect time.
+    user = auth.get_user(SimpleNamespace(session=engine(session_key)))
+    if not user.is_authenticated or user.pk != user_id:
+        return None, SIGNED_OUT
+    scope = reviewer_scope(user)
+    return (scope, 0) if scope is not None else (None, NOT_A_REVIEWER)
 
 
 @database_sync_to_async
-def _may_review(user) -> bool:
-    return is_reviewer(user)
+def _connect_scope(user) -> ReviewerScope | None:
+    return reviewer_scope(user) if user is not None else None
 
 
 @database_sync_to_async
-def pending_cards() -> list[dict]:
-    pending = (
-        Approval.objects.filter(status=ApprovalStatus.PENDING, expires_at__gt=timezone.now())
-        .select_related("session__client")
-        .order_by("expires_at")
-    )
-    return cards.cards_for(pending)
+def pending_cards(scope: ReviewerScope) -> list[dict]:
+    return cards.cards_for(pending_approvals(scope))
+
+
+def client_message(text: str | None) -> dict | None:
+    """The browser's message as a JSON object, or None for anything else (binary, oversized, not JSON)."""
+    if text is None or len(text) > MAX_CLIENT_MESSAGE_CHARS:
+        return None
+    try:
+        content = json.loads(text)
+    except ValueError:
+        return None
+    return content if isinstance(content, dict) else None
 
 
 class InboxConsumer(AsyncJsonWebsocketConsumer):
     async def connect(self):
         user = self.scope.get("user")
-        if user is None or not await _may_review(user):
-            await self.close(code=4403)  # before accept: the handshake is refused
+        reviewer = await _connect_scope(user)
+        if reviewer is None:
+            await self.close(code=NOT_A_REVIEWER)  # before accept: the handshake is refused
             return
+        self.user_id = user.pk
+        self.session_key = self.scope["session"].session_key
+        self.closing = False
         self.seen: dict[int, None] = {}
         # Join first, then snapshot: a card added in between arrives twice (an
         # update to the client), never zero times.
         await self.channel_layer.group_add(INBOX_GROUP, self.channel_name)
+        await self.channel_layer.group_add(user_group(self.user_id), self.channel_name)
         await self.accept()
-        await self.send_json({"type": "snapshot", "cards": await pending_cards()})
+        await self.send_json({"type": "snapshot", "cards": await pending_cards(reviewer)})
 
     async def disconnect(self, code):
         if hasattr(self, "seen"):
             await self.channel_layer.group_discard(INBOX_GROUP, self.channel_name)
+            await self.channel_layer.group_discard(user_group(self.user_id), self.channel_name)
+
+    async def _still_allowed(self) -> ReviewerScope | None:
+        """The reviewer's scope, read fresh; None (and the socket closed) once it no longer holds."""
+        if self.closing:
+            return None
+        reviewer, code = await database_sync_to_async(_standing)(self.session_key, self.user_id)
+        if reviewer is None:
+            await self._end(code)
+        return reviewer
+
+    async def _end(self, code: int) -> None:
+        self.closing = True
+        await self.close(code=code)
+
+    async def receive(self, text_data=None, bytes_data=None, **kwargs):
+        # Not the JSON consumer's decoding, which ends the socket (1011) on a bad message.
+        content = client_message(text_data)
+        if content is None:
+            await self.send_json({"type": "error", "error": "invalid_message",
+                                  "detail": "Messages must be JSON objects, such as {\"type\": \"ping\"}."})
+            return
+        await self.receive_json(content)
 
     async def receive_json(self, content, **kwargs):
-        if isinstance(content, dict) and content.get("type") == "ping":
+        if content.get("type") == "ping" and await self._still_allowed() is not None:
             await self.send_json({"type": "pong"})
 
     async def inbox_message(self, event):
@@ -56,4 +129,19 @@ class InboxConsumer(AsyncJsonWebsocketConsumer):
         self.seen[event_id] = None
         if len(self.seen) > _SEEN_LIMIT:
             self.seen.pop(next(iter(self.seen)))
-        await self.send_json(event["message"])
+        reviewer = await self._still_allowed()
+        if reviewer is None:
+            return
+        message = event["message"]
+        if "card" in message and not reviewer.can_see(message["card"]):
+            return
+        await self.send_json(message)
+
+    async def inbox_recheck(self, event):
+        """Sent to the user's group when their login or permissions changed (socket_signals.py)."""
+        if self.closing:
+            return
+        if event.get("ended_session") == session_digest(self.session_key):
+            await self._end(SIGNED_OUT)  # this very session logged out; it may not be flushed yet
+            return
+        await self._still_allowed()

@@ -1,5 +1,6 @@
 """The reviewers' inbox page. The cards themselves arrive over /ws/inbox/."""
 
+from django.conf import settings
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied
 from django.shortcuts import render
@@ -17,4 +18,7 @@ def inbox(request):
         "ws_path": "/ws/inbox/",
         "decision_url_template": "/api/v1/approvals/{id}/decision/",
         "stop_url_template": "/api/v1/runs/{id}/stop/",
+        "approval_url_template": "/api/v1/approvals/{id}/",
+        "cards_url": "/api/v1/inbox/cards/",
+        "poll_seconds": settings.CONDOR_INBOX_POLL_SECONDS,
     })

@@ -20,6 +20,7 @@ from approvals.serializers import (
     ToolResultReceiptSerializer,
     ToolResultSerializer,
 )
+from approvals.visibility import reviewer_scope
 from condor.auth import IsAgent, IsReviewer, calling_client
 from condor.errors import InvalidPayload, NotFound
 from condor.schema import errors
@@ -131,6 +132,9 @@ class ApprovalDetail(APIView):
         client = calling_client(request)
         if client is not None:
             approvals = approvals.filter(session__client=client)
+        else:  # a reviewer (IsReviewer passed): what their scope shows, as in the inbox
+            scope = reviewer_scope(request.user)
+            approvals = scope.visible(approvals) if scope is not None else approvals.none()
         approval = approvals.filter(pk=approval_id).first()
         if approval is None:
             raise NotFound("No such approval.")

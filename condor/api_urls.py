@@ -2,6 +2,7 @@ from django.urls import path, register_converter
 
 from approvals import views as approvals
 from approvals.identifiers import ToolCallIdConverter
+from approvals.inbox_cards import PendingCards
 from runs import views as runs
 from runs.stream import run_stream
 from sessions_app import views as sessions
@@ -24,4 +25,5 @@ urlpatterns = [
     path("runs/<uuid:run_id>/resume/", approvals.Resume.as_view(), name="run-resume"),
     path("approvals/<uuid:approval_id>/", approvals.ApprovalDetail.as_view(), name="approval-detail"),
     path("approvals/<uuid:approval_id>/decision/", approvals.Decision.as_view(), name="approval-decision"),
+    path("inbox/cards/", PendingCards.as_view(), name="inbox-cards"),
 ]

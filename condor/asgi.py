@@ -10,15 +10,15 @@ django_asgi_app = get_asgi_application()  # before importing consumers: it sets 
 
 from channels.auth import AuthMiddlewareStack  # noqa: E402
 from channels.routing import ProtocolTypeRouter, URLRouter  # noqa: E402
-from channels.security.websocket import AllowedHostsOriginValidator  # noqa: E402
 from django.urls import path  # noqa: E402
 
 from approvals.consumers import InboxConsumer  # noqa: E402
 from condor.body_limit import BodySizeLimit  # noqa: E402
+from condor.ws_origin import SameOriginValidator  # noqa: E402
 
 application = ProtocolTypeRouter({
     "http": BodySizeLimit(django_asgi_app),
-    "websocket": AllowedHostsOriginValidator(
+    "websocket": SameOriginValidator(
         AuthMiddlewareStack(URLRouter([path("ws/inbox/", InboxConsumer.as_asgi())]))
     ),
 })

@@ -111,6 +111,9 @@ def document_run_stream(result, generator, request, public):
                     "headers": {"x-vercel-ai-ui-message-stream": {"schema": {"type": "string", "enum": ["v1"]}}},
                     "content": {"text/event-stream": {"schema": {"type": "string"}}},
                 },
+                "400": {"description": "stream_requires_asgi: this server speaks WSGI; the stream is served "
+                                       "by daphne (condor.asgi:application) only.",
+                        "content": {"application/json": {"schema": error}}},
                 "401": {"description": _ERROR_MEANINGS[401], "content": {"application/json": {"schema": error}}},
                 "404": {"description": _ERROR_MEANINGS[404], "content": {"application/json": {"schema": error}}},
             },

@@ -204,3 +204,11 @@ CELERY_BEAT_SCHEDULE = {
 }
 # Without a broker (no REDIS_URL), `make run` sweeps on a thread inside the web process.
 CONDOR_INPROCESS_SWEEPS = env_bool("CONDOR_INPROCESS_SWEEPS", False)
+
+# Hardening (issue 9): pushes, the inbox's polling fallback, and how much of the args a live card carries.
+# How long a request waits for its own push before leaving it to the publisher loop and the drainer.
+CONDOR_PUBLISH_HANDOFF_MS = env_int("CONDOR_PUBLISH_HANDOFF_MS", 200)
+# While the inbox websocket is down, the page re-reads the pending cards this often.
+CONDOR_INBOX_POLL_SECONDS = env_int("CONDOR_INBOX_POLL_SECONDS", 10)
+# Canonical-JSON bytes of args a card carries; past it the card says so and fetches the rest on demand.
+CONDOR_CARD_ARGS_MAX_BYTES = env_int("CONDOR_CARD_ARGS_MAX_BYTES", 16 * 1024)

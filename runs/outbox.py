@@ -3,7 +3,7 @@
 from django.db import transaction
 
 from runs.models import RunEvent
-from runs.publish import publish
+from runs.publish import handoff_seconds, publish
 
 
 def record_event(run, kind: str, *, step_id: str = "", data: dict | None = None,
@@ -16,5 +16,7 @@ def record_event(run, kind: str, *, step_id: str = "", data: dict | None = None,
     event = RunEvent.objects.create(
         run=run, kind=kind, step_id=step_id, data=data or {}, frames=frames or [], inbox=inbox
     )
-    transaction.on_commit(lambda: publish([event]), robust=True)
+    # The request waits for its push only briefly (a hung Redis must not add
+    # seconds to it); a push still on its way then is left to the drainer.
+    transaction.on_commit(lambda: publish([event], wait=handoff_seconds()), robust=True)
     return event

@@ -6,12 +6,14 @@ happened, `published_at` stays null, and the drainer re-publishes later.
 """
 
 import asyncio
+import concurrent.futures
 import logging
 import threading
 from collections import Counter
 
 from asgiref.sync import async_to_sync
 from channels.layers import InMemoryChannelLayer, get_channel_layer
+from django.conf import settings
 from django.utils import timezone
 
 logger = logging.getLogger(__name__)
@@ -70,9 +72,12 @@ async def _send(layer, events, stale: set[int]) -> list[int]:
     return sent
 
 
-# A push that has not gone out by then is left to the drainer: a hung Redis must
-# not hold a request (or a sweep) hostage.
+# A push that has not gone out by then is abandoned and left to the drainer: a
+# hung Redis must not hold the publisher loop (nor a sweep) hostage.
 PUBLISH_TIMEOUT_SECONDS = 3.0
+# Pushes on their way at once; past this the publisher is clearly stuck (Redis
+# hung) and a new push is not even attempted: the drainer sends it later.
+MAX_IN_FLIGHT = 64
 
 
 class _PublisherLoop:
@@ -80,44 +85,75 @@ class _PublisherLoop:
 
     async_to_sync outside an ASGI server (gunicorn, Celery, management commands)
     would build a fresh event loop per call, and channels_redis a fresh Redis
-    connection with it; this loop keeps one connection pool warm instead.
+    connection with it; this loop keeps one connection pool warm instead. The
+    caller waits only as long as it chooses: a push that takes longer carries on
+    here (bounded by PUBLISH_TIMEOUT_SECONDS) while the caller goes on.
     """
 
     def __init__(self):
         self._loop: asyncio.AbstractEventLoop | None = None
         self._lock = threading.Lock()
+        self._in_flight = 0
 
     def _ensure(self) -> asyncio.AbstractEventLoop:
-        with self._lock:
-            if self._loop is None or self._loop.is_closed():
-                loop = asyncio.new_event_loop()
-                threading.Thread(target=loop.run_forever, name="condor-publisher", daemon=True).start()
-                self._loop = loop
-            return self._loop
+        if self._loop is None or self._loop.is_closed():
+            loop = asyncio.new_event_loop()
+            threading.Thread(target=loop.run_forever, name="condor-publisher", daemon=True).start()
+            self._loop = loop
+        return self._loop
 
-    def run(self, coroutine, timeout: float):
-        future = asyncio.run_coroutine_threadsafe(coroutine, self._ensure())
-        try:
-            return future.result(timeout)
-        except TimeoutError:
-            future.cancel()
-            raise
+    def submit(self, coroutine):
+        """Start `coroutine` on the loop; None (and the coroutine closed) when too many are in flight."""
+        with self._lock:
+            if self._in_flight >= MAX_IN_FLIGHT:
+                coroutine.close()
+                return None
+            self._in_flight += 1
+            loop = self._ensure()
+        future = asyncio.run_coroutine_threadsafe(asyncio.wait_for(coroutine, PUBLISH_TIMEOUT_SECONDS), loop)
+        future.add_done_callback(self._done)
+        return future
+
+    def _done(self, future) -> None:
+        with self._lock:
+            self._in_flight -= 1
 
 
 _publisher = _PublisherLoop()
 
 
-def _run_send(layer, events) -> list[int]:
-    stale = _stale_cards(events)
+def _hand_off(layer, events, stale: set[int], wait: float) -> list[int]:
+    """The ids sent within `wait` seconds; [] when the push is late or was not even started."""
     # The in-memory layer's queues belong to the server's own loop, so it must be
-    # reached through async_to_sync; a networked layer is safe from any loop.
+    # reached through async_to_sync; there is no network to hang on.
     if isinstance(layer, InMemoryChannelLayer):
         return async_to_sync(_send)(layer, events, stale)
-    return _publisher.run(_send(layer, events, stale), PUBLISH_TIMEOUT_SECONDS)
+    future = _publisher.submit(_send(layer, events, stale))
+    if future is None:
+        publish_stats["skipped"] += len(events)
+        return []
+    try:
+        return future.result(wait)
+    except concurrent.futures.TimeoutError:
+        if future.done():
+            raise  # the push itself ran out of time on the loop: a failure, not a late push
+        # Still on its way (or stuck): the caller goes on. The event stays
+        # unpublished until a push is known to have gone out, so the drainer
+        # sends it again; consumers drop the duplicate by event id.
+        publish_stats["late"] += len(events)
+        return []
 
 
-def publish(events) -> int:
-    """Push `events` (committed RunEvent rows) and mark the ones that went out. Returns the count."""
+def handoff_seconds() -> float:
+    """How long a request waits for its own push (CONDOR_PUBLISH_HANDOFF_MS)."""
+    return settings.CONDOR_PUBLISH_HANDOFF_MS / 1000
+
+
+def publish(events, *, wait: float = PUBLISH_TIMEOUT_SECONDS) -> int:
+    """Push `events` (committed RunEvent rows) and mark the ones that went out. Returns the count.
+
+    Waits at most `wait` seconds for the push; requests pass `handoff_seconds()`.
+    """
     from runs.models import RunEvent
 
     events = list(events)
@@ -127,7 +163,7 @@ def publish(events) -> int:
     if layer is None:
         return 0
     try:
-        sent = _run_send(layer, events)
+        sent = _hand_off(layer, events, _stale_cards(events), wait)
     except Exception:
         publish_stats["failed"] += len(events)
         logger.warning("channel layer unavailable; %d events left for the drainer", len(events), exc_info=True)
@@ -136,6 +172,20 @@ def publish(events) -> int:
         RunEvent.objects.filter(pk__in=sent, published_at__isnull=True).update(published_at=timezone.now())
         publish_stats["published"] += len(sent)
     return len(sent)
+
+
+def send_to_group(group: str, message: dict) -> None:
+    """Best-effort push of one message that no outbox row backs (a socket told to re-check); never waits."""
+    layer = get_channel_layer()
+    if layer is None:
+        return
+    try:
+        if isinstance(layer, InMemoryChannelLayer):
+            async_to_sync(layer.group_send)(group, message)
+        elif _publisher.submit(layer.group_send(group, message)) is None:
+            publish_stats["skipped"] += 1
+    except Exception:
+        logger.warning("could not push to %s", group, exc_info=True)
 
 
 def drain(limit: int = 500) -> int:

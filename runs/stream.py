@@ -14,6 +14,7 @@ import logging
 from asgiref.sync import sync_to_async
 from channels.layers import get_channel_layer
 from django.conf import settings
+from django.core.handlers.asgi import ASGIRequest
 from django.db import connection
 from django.http import JsonResponse, StreamingHttpResponse
 from rest_framework_api_key.permissions import KeyParser
@@ -26,6 +27,9 @@ from runs.publish import run_group
 from runs.states import TERMINAL_STATES
 
 logger = logging.getLogger(__name__)
+
+WSGI_DETAIL = ("The run stream is served only by the ASGI server: route GET /api/v1/runs/{id}/stream "
+               "to daphne (condor.asgi:application), not to gunicorn/WSGI.")
 
 
 def _released(function):
@@ -138,5 +142,9 @@ async def run_stream(request, run_id):
         return response
     if run is None:
         return JsonResponse(error_body("not_found", "No such run."), status=404)
+    if not isinstance(request, ASGIRequest):
+        # Under WSGI (gunicorn) the stream would hold a worker thread until the run
+        # ends, without noticing a client that went away: refuse at once instead.
+        return JsonResponse(error_body("stream_requires_asgi", WSGI_DETAIL), status=400)
     after = sse.parse_last_event_id(request.headers.get("Last-Event-ID"))
     return StreamingHttpResponse(_stream(run.pk, after), headers=sse.STREAM_HEADERS)

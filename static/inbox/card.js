@@ -3,6 +3,7 @@ import { renderArgs } from './args.js';
 import { buildApprovalControls, buildClarificationControls, buildStopPanel, noEdit, renderWithdrawn, syncControls, validateEdit } from './controls.js';
 import { clockTime, countdownAt, timeOf } from './countdown.js';
 import { h, uid } from './dom.js';
+import { argsCut, renderCutArgs, withLoadedArgs } from './full_args.js';
 import { containsHidden, revealedText, setRevealed } from './reveal.js';
 import { shortRun } from './runs.js';
 import { buildClarificationForm } from './schema_form.js';
@@ -128,6 +129,7 @@ export function applyRun(entry, { pos, withdrawn }) {
 
 /** Write card data into the entry's existing DOM (text nodes and small subtrees only). */
 export function applyCard(entry, card) {
+  card = withLoadedArgs(entry, card); // args loaded by "Show all" stay while the payload is the same
   const json = canonical(card);
   if (json === entry.json) return false;
   const prev = entry.card;
@@ -168,8 +170,9 @@ export function applyCard(entry, card) {
   setRevealed(r.question, question);
   r.question.hidden = !question;
 
-  if (!prev || canonical(prev.args) !== canonical(card.args)) {
-    renderArgs(r.args, card.args);
+  if (!prev || canonical(prev.args) !== canonical(card.args) || argsCut(prev) !== argsCut(card)) {
+    if (argsCut(card)) renderCutArgs(r.args, card);
+    else renderArgs(r.args, card.args);
     if (entry.mode === 'edit') validateEdit(entry);
   }
   if (entry.kind === 'clarification') {
@@ -182,7 +185,7 @@ export function applyCard(entry, card) {
       r.answer.replaceChildren(entry.form.el);
     }
     // The args of a clarification are context; the question is what matters.
-    r.argsBlock.hidden = !isObj(card.args) || !Object.keys(card.args).length;
+    r.argsBlock.hidden = !argsCut(card) && (!isObj(card.args) || !Object.keys(card.args).length);
   }
   updateClock(entry, Date.now());
   syncControls(entry);

@@ -4,11 +4,15 @@
  * reason panel (refs `reject`, `reason`, `rejectSubmit`, `rejectPanel`). */
 import { diffArgs, parseArgs, renderDiff } from './args.js';
 import { h, uid } from './dom.js';
+import { awaitingFullArgs } from './full_args.js';
 import { escapeHidden } from './reveal.js';
 import { isObj } from './values.js';
 
 /** A card that is being decided or has expired takes no more input. */
 export const isLocked = (entry) => entry.busy || entry.expired;
+
+/** Approving or editing also needs every argument on the page (full_args.js). */
+export const cannotApprove = (entry) => isLocked(entry) || awaitingFullArgs(entry);
 
 export const noEdit = () => ({ valid: false, value: null, changes: [] });
 
@@ -101,9 +105,10 @@ export function syncControls(entry) {
   r.stopOpen.disabled = entry.busy;
   r.stopSubmit.disabled = entry.busy || !r.stopReason.value.trim();
   if (entry.kind === 'approval') {
-    r.approve.disabled = locked;
-    r.edit.disabled = locked;
-    r.approveEdited.disabled = locked || !entry.edit.valid || !entry.edit.changes.length;
+    const noApproval = cannotApprove(entry);
+    r.approve.disabled = noApproval;
+    r.edit.disabled = noApproval;
+    r.approveEdited.disabled = noApproval || !entry.edit.valid || !entry.edit.changes.length;
   } else if (entry.form) {
     entry.form.submit.disabled = locked;
   }
@@ -138,7 +143,7 @@ export function openReject(entry) {
 }
 
 export function openEdit(entry) {
-  if (entry.kind !== 'approval' || isLocked(entry)) return;
+  if (entry.kind !== 'approval' || cannotApprove(entry)) return;
   const r = entry.refs;
   // Keep a draft across reject/edit switches; only Cancel throws it away.
   if (!r.editor.value) {

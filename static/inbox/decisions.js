@@ -1,6 +1,6 @@
 /* Deciding a card: POST to the decision endpoint (session + CSRF), then say what happened. */
 import { cardLabel, showCardError } from './card.js';
-import { isLocked, syncControls, validateEdit } from './controls.js';
+import { cannotApprove, isLocked, syncControls, validateEdit } from './controls.js';
 import { announce } from './feedback.js';
 import { discard, entriesOfRun, isShown, markDecidedHere, removalPhrase } from './list.js';
 import { forgetRun } from './runs.js';
@@ -11,7 +11,7 @@ import { isObj } from './values.js';
 const CHECK_FIELDS = 'Check the highlighted fields.';
 
 export function approve(entry) {
-  if (isLocked(entry)) return;
+  if (cannotApprove(entry)) return;
   submitDecision(entry, { approved: true }, `Approved: ${cardLabel(entry.card)}.`);
 }
 
@@ -74,7 +74,7 @@ function withdrawRun(runId) {
 
 export function approveEdited(entry) {
   validateEdit(entry);
-  if (!entry.edit.valid || !entry.edit.changes.length || isLocked(entry)) return;
+  if (!entry.edit.valid || !entry.edit.changes.length || cannotApprove(entry)) return;
   const n = entry.edit.changes.length;
   submitDecision(entry, { approved: true, edited_args: entry.edit.value },
     `Approved with ${n} edit${n === 1 ? '' : 's'}: ${cardLabel(entry.card)}.`);

@@ -10,12 +10,13 @@
  * that are out of place, and one shared 1 s timer rewrites countdown text only when it
  * changes.
  */
-import { entryAt, updateClock } from './card.js';
+import { applyCard, entryAt, showCardError, updateClock } from './card.js';
 import { cancelMode, openEdit, openReject, openStop, syncControls, validateEdit } from './controls.js';
 import { answer, approve, approveEdited, recheckField, reject, stopRun } from './decisions.js';
 import { expireToasts } from './feedback.js';
+import { loadFullArgs } from './full_args.js';
 import { onShortcutKey, onSubmitKey } from './keyboard.js';
-import { applySnapshot, refreshSummary, removeCard, reorder, select, shownEntries, upsert } from './list.js';
+import { applySnapshot, isShown, refreshSummary, removeCard, reorder, select, shownEntries, upsert } from './list.js';
 import { listEl, root } from './page.js';
 import { noteRemoved } from './runs.js';
 import { keepAlive, markLive, reconnectNow, startSocket } from './socket.js';
@@ -44,6 +45,19 @@ function handleFrame(msg) {
   }
 }
 
+/** "Show all" on a card whose args were cut: load them, then show them and allow approving. */
+async function showAllArgs(entry, button) {
+  button.disabled = true;
+  showCardError(entry, '');
+  try {
+    await loadFullArgs(entry);
+    if (isShown(entry)) applyCard(entry, entry.card);
+  } catch (err) {
+    showCardError(entry, err.message);
+    button.disabled = false;
+  }
+}
+
 /** The one timer: countdowns, toasts and the keep-alive ping. */
 function tick() {
   const now = Date.now();
@@ -68,6 +82,7 @@ function onClick(ev) {
     case 'stop-run': stopRun(entry); break;
     case 'approve-edited': approveEdited(entry); break;
     case 'cancel': cancelMode(entry); break;
+    case 'show-all-args': showAllArgs(entry, button); break;
     default: break;
   }
 }
@@ -122,5 +137,5 @@ if (root) {
 
   refreshSummary();
   setInterval(tick, 1000);
-  startSocket(handleFrame);
+  startSocket(handleFrame, applySnapshot);
 }

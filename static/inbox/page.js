@@ -13,6 +13,7 @@ export const countEl = part('pending-count');
 export const summaryEl = part('pending-summary');
 export const feedbackEl = part('inbox-feedback');
 export const staleEl = part('stale-notice');
+export const pausedEl = part('paused-notice');
 export const connEl = document.querySelector('[data-testid="connection-state"]'); // in the top bar
 export const baseTitle = document.title;
 
@@ -20,4 +21,7 @@ export const config = {
   wsPath: (root && root.dataset.wsPath) || '/ws/inbox/',
   decisionUrl: (root && root.dataset.decisionUrlTemplate) || '/api/v1/approvals/{id}/decision/',
   stopUrl: (root && root.dataset.stopUrlTemplate) || '/api/v1/runs/{id}/stop/',
+  approvalUrl: (root && root.dataset.approvalUrlTemplate) || '/api/v1/approvals/{id}/',
+  cardsUrl: (root && root.dataset.cardsUrl) || '/api/v1/inbox/cards/',
+  pollSeconds: Math.max(1, Number(root && root.dataset.pollSeconds) || 10),
 };

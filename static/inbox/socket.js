@@ -1,39 +1,57 @@
 /* The inbox websocket: reconnects with jittered backoff, pings now and then, and shows
- * the connection state. Frames go to one handler; a snapshot makes the page "live". */
-import { connEl, config, root, staleEl } from './page.js';
+ * the connection state. Frames go to one handler; a snapshot makes the page "live".
+ * While the socket is down the page polls the REST snapshot instead (poll.js), and a
+ * socket closed because the login no longer holds stops everything until a reload. */
+import { connEl, config, pausedEl, root, staleEl } from './page.js';
+import { fetchPendingCards } from './poll.js';
 
 const BACKOFF_MIN_MS = 500;
 const BACKOFF_MAX_MS = 10000;
 const PING_EVERY_S = 25;
-const STATE_TEXT = { connecting: 'Connecting…', live: 'Live', reconnecting: 'Reconnecting…' };
+// Close codes from approvals/consumers.py: signed out / no longer a reviewer.
+const REVOKED = new Set([4401, 4403]);
+const STATE_TEXT = {
+  connecting: 'Connecting…', live: 'Live', reconnecting: 'Reconnecting…',
+  polling: 'Live updates paused', 'signed-out': 'Signed out — reload to sign in',
+};
 
-const conn = { ws: null, attempt: 0, timer: null, onFrame: null, seconds: 0 };
+const conn = {
+  ws: null, attempt: 0, timer: null, onFrame: null, onPolled: null, seconds: 0,
+  live: false, revoked: false, pollTimer: null, pollOk: false, generation: 0,
+};
 
 function setConnection(state) {
   if (!connEl) return;
   connEl.dataset.state = state;
   connEl.querySelector('.conn__text').textContent = STATE_TEXT[state];
-  const stale = state === 'reconnecting';
+  const stale = state === 'reconnecting' || state === 'signed-out';
   root.classList.toggle('is-stale', stale);
   if (staleEl) staleEl.hidden = !stale;
+  if (pausedEl) pausedEl.hidden = state !== 'polling';
 }
 
-/** Connect and keep reconnecting; each parsed frame goes to onFrame(msg). */
-export function startSocket(onFrame) {
+/** Connect and keep reconnecting; each parsed frame goes to onFrame(msg), each polled card list to onPolled(cards). */
+export function startSocket(onFrame, onPolled) {
   conn.onFrame = onFrame;
+  conn.onPolled = onPolled;
   setConnection('connecting');
   connect();
 }
 
-/** The server sent the full pending set: the list is current again. */
+/** The server sent the full pending set: the list is current again, polling stops. */
 export function markLive() {
   conn.attempt = 0;
+  conn.live = true;
+  conn.pollOk = false;
+  conn.generation += 1; // a poll still in flight is older than this snapshot
+  clearTimeout(conn.pollTimer);
+  conn.pollTimer = null;
   setConnection('live');
 }
 
 /** The network is back or the tab is visible again: do not wait out the backoff. */
 export function reconnectNow() {
-  if (conn.ws) return;
+  if (conn.ws || conn.revoked) return;
   conn.attempt = 0;
   connect();
 }
@@ -49,13 +67,13 @@ export function keepAlive() {
 function connect() {
   clearTimeout(conn.timer);
   conn.timer = null;
-  if (conn.ws) return;
+  if (conn.ws || conn.revoked) return;
   const scheme = location.protocol === 'https:' ? 'wss:' : 'ws:';
   let ws;
   try {
     ws = new WebSocket(`${scheme}//${location.host}${config.wsPath}`);
   } catch (_) {
-    scheduleReconnect();
+    socketDown();
     return;
   }
   conn.ws = ws;
@@ -65,19 +83,61 @@ function connect() {
     try { msg = JSON.parse(ev.data); } catch (_) { return; }
     conn.onFrame(msg);
   });
-  ws.addEventListener('close', () => {
+  ws.addEventListener('close', (ev) => {
     if (ws !== conn.ws) return;
     conn.ws = null;
-    setConnection('reconnecting');
-    scheduleReconnect();
+    if (REVOKED.has(ev.code)) revoke();
+    else socketDown();
   });
 }
 
+function socketDown() {
+  conn.live = false;
+  setConnection(conn.pollOk ? 'polling' : 'reconnecting'); // a failed reconnect changes nothing while polls work
+  schedulePoll(0);
+  scheduleReconnect();
+}
+
+/** The login no longer holds (logged out, deactivated, not a reviewer): stop, say so. */
+function revoke() {
+  conn.revoked = true;
+  conn.live = false;
+  clearTimeout(conn.timer);
+  clearTimeout(conn.pollTimer);
+  setConnection('signed-out');
+}
+
 function scheduleReconnect() {
-  if (conn.timer) return;
+  if (conn.timer || conn.revoked) return;
   const base = Math.min(BACKOFF_MAX_MS, BACKOFF_MIN_MS * 2 ** conn.attempt);
   conn.attempt += 1;
   // A little jitter so a restarted server is not hit by every reviewer at once.
   const delay = Math.min(BACKOFF_MAX_MS, base * (0.85 + Math.random() * 0.3));
   conn.timer = setTimeout(connect, delay);
+}
+
+function schedulePoll(delay) {
+  if (conn.pollTimer || conn.live || conn.revoked) return;
+  conn.pollTimer = setTimeout(poll, delay);
+}
+
+async function poll() {
+  const generation = conn.generation;
+  let cards = null;
+  let status = 0;
+  try {
+    cards = await fetchPendingCards();
+  } catch (err) {
+    status = err.status || 0;
+  }
+  conn.pollTimer = null;
+  if (conn.live || conn.revoked || generation !== conn.generation) return; // the socket is back: its snapshot is newer
+  if (status === 401 || status === 403) {
+    revoke();
+    return;
+  }
+  conn.pollOk = cards !== null;
+  if (cards) conn.onPolled(cards);
+  setConnection(conn.pollOk ? 'polling' : 'reconnecting');
+  schedulePoll(config.pollSeconds * 1000);
 }

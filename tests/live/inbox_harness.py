@@ -41,6 +41,8 @@ LOGIN_PATH = "/accounts/login/"
 WS_PATH = "/ws/inbox/"
 DECISION_URL_TEMPLATE = "/api/v1/approvals/{id}/decision/"
 STOP_URL_TEMPLATE = "/api/v1/runs/{id}/stop/"
+APPROVAL_URL_TEMPLATE = "/api/v1/approvals/{id}/"
+CARDS_URL = "/api/v1/inbox/cards/"
 CSRF_TOKEN = "harnessCsrfToken0123456789abcdefABCDEF0123456789abcdefABCD"
 
 CHROMIUM = "/usr/bin/chromium"
@@ -102,11 +104,12 @@ class FakeUser:
         return self.username
 
 
-def render_inbox(username: str = "rita") -> str:
+def render_inbox(username: str = "rita", poll_seconds: int = 10) -> str:
     return render_template(
         "inbox/inbox.html",
         {"ws_path": WS_PATH, "decision_url_template": DECISION_URL_TEMPLATE, "stop_url_template": STOP_URL_TEMPLATE,
-         "user": FakeUser(username)},
+         "user": FakeUser(username), "approval_url_template": APPROVAL_URL_TEMPLATE, "cards_url": CARDS_URL,
+         "poll_seconds": poll_seconds},
     )
 
 
@@ -255,6 +258,12 @@ class InboxHarness:
     page_errors: list[str] = field(default_factory=list)
     server_errors: list[str] = field(default_factory=list)
     _open: set[int] = field(default_factory=set)
+    # The Redis-down fallback: the socket refused at once, the REST snapshot polled instead.
+    socket_down: bool = False
+    snapshot_status: int | None = None  # None: the snapshot endpoint is not served (404)
+    poll_seconds: int = 10
+    polls: int = 0
+    approvals: dict[str, dict] = field(default_factory=dict)  # GET approvals/{id}/ bodies ("Show all")
 
     def __post_init__(self) -> None:
         pattern = re.escape(DECISION_URL_TEMPLATE).replace(re.escape("{id}"), r"(?P<id>[^/]+)")
@@ -295,6 +304,9 @@ class InboxHarness:
 
     def _on_socket(self, ws) -> None:
         self.sockets.append(ws)
+        if self.socket_down:
+            ws.close(code=1011, reason="channel layer unavailable")
+            return
         self._open.add(id(ws))
 
         def on_message(message):
@@ -420,7 +432,19 @@ class InboxHarness:
         request = route.request
         path = urlsplit(request.url).path
         if path == INBOX_PATH:
-            route.fulfill(status=200, content_type="text/html; charset=utf-8", body=render_inbox(self.username))
+            route.fulfill(status=200, content_type="text/html; charset=utf-8",
+                          body=render_inbox(self.username, self.poll_seconds))
+            return
+        if path == CARDS_URL and request.method == "GET" and self.snapshot_status is not None:
+            self.polls += 1
+            cards = list(self.server_cards.values())
+            body = ({"count": len(cards), "next": None, "previous": None, "results": cards}
+                    if self.snapshot_status == 200 else {"error": "permission_denied", "detail": "Not a reviewer."})
+            route.fulfill(status=self.snapshot_status, content_type="application/json", body=json.dumps(body))
+            return
+        approval_id = path[len("/api/v1/approvals/"):-1] if path.startswith("/api/v1/approvals/") else None
+        if approval_id in self.approvals and request.method == "GET":
+            route.fulfill(status=200, content_type="application/json", body=json.dumps(self.approvals[approval_id]))
             return
         if path.startswith("/static/"):
             target = (STATIC_DIR / path[len("/static/"):]).resolve()

@@ -33,19 +33,24 @@ def sync(function, *args, **kwargs):
     return sync_to_async(function)(*args, **kwargs)
 
 
-def _session_cookie(user) -> bytes:
-    browser = Client()
-    browser.force_login(user)
+def _session_cookie(user, browser=None) -> bytes:
+    if browser is None:
+        browser = Client()
+        browser.force_login(user)
     return f"sessionid={browser.cookies['sessionid'].value}".encode()
 
 
-async def inbox_socket(user=None, *, origin: bytes = ALLOWED_ORIGIN) -> WebsocketCommunicator:
-    """A not yet connected socket to /ws/inbox/, logged in as `user` (or anonymous)."""
+async def inbox_socket(user=None, *, origin: bytes = ALLOWED_ORIGIN, host: bytes = b"127.0.0.1",
+                       browser=None) -> WebsocketCommunicator:
+    """A not yet connected socket to /ws/inbox/, logged in as `user` (or anonymous).
+
+    `browser`: a logged-in test Client whose session the socket shares (to log it out later).
+    """
     from condor.asgi import application
 
-    headers = [(b"origin", origin), (b"host", b"127.0.0.1")]
+    headers = [(b"origin", origin), (b"host", host)]
     if user is not None:
-        headers.append((b"cookie", await sync(_session_cookie, user)))
+        headers.append((b"cookie", await sync(_session_cookie, user, browser)))
     return WebsocketCommunicator(application, "/ws/inbox/", headers=headers)
 
 
@@ -58,9 +63,9 @@ async def refused(user=None, **kwargs) -> bool:
 
 
 @asynccontextmanager
-async def connected_inbox(user):
+async def connected_inbox(user, **kwargs):
     """A reviewer's open inbox; yields (socket, the snapshot's cards)."""
-    socket = await inbox_socket(user)
+    socket = await inbox_socket(user, **kwargs)
     connected, code = await socket.connect(timeout=5)
     assert connected, f"the inbox refused the socket (close code {code})"
     try:

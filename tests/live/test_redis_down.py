@@ -96,3 +96,11 @@ async def test_a_card_decided_before_the_drainer_caught_up_does_not_come_back(ap
 
         await sync(drain, limit=100)  # re-publishes the stale card.added
         assert await socket.receive_nothing(timeout=0.5), "a decided card reappeared in the inbox"
+
+
+def test_the_polling_snapshot_serves_the_card_while_redis_is_down(api, reviewer_http):
+    _, approval = suspend_during_outage(api)
+    with redis_down():
+        response = reviewer_http.get("/api/v1/inbox/cards/")
+    assert response.status_code == 200
+    assert [card["id"] for card in response.json()["results"]] == [approval["id"]]

@@ -1,0 +1,99 @@
+"""GET /api/v1/inbox/cards/ — the pending cards for an inbox whose websocket is down.
+
+With Redis out the inbox socket cannot run, so the page polls this instead: the
+same cards (approvals/cards.py), filtered by the same rule (approvals/visibility.py),
+as the socket's snapshot, a page at a time. Reviewers' session only; their
+standing is read again on every call, like the socket's on every push.
+"""
+
+from drf_spectacular.utils import extend_schema
+from rest_framework import serializers
+from rest_framework.exceptions import PermissionDenied
+from rest_framework.generics import ListAPIView
+from rest_framework.pagination import LimitOffsetPagination
+
+from approvals import cards
+from approvals.models import ApprovalStatus, ReasonCode
+from approvals.visibility import pending_approvals, reviewer_scope
+from condor.auth import IsReviewer
+from condor.schema import errors
+
+
+class _SessionPart(serializers.Serializer):
+    id = serializers.UUIDField()
+    title = serializers.CharField(allow_blank=True)
+    patient_ref = serializers.CharField(allow_blank=True)
+
+
+class _ClientPart(serializers.Serializer):
+    name = serializers.CharField()
+
+
+class CardListSerializer(serializers.ListSerializer):
+    """A page of cards with one query for all their runs' grants, not one per card."""
+
+    def to_representation(self, data):
+        return cards.cards_for(data)
+
+
+class CardSerializer(serializers.Serializer):
+    """A card as the inbox websocket sends it; `args` is null when `args_truncated` (fetch the approval)."""
+
+    id = serializers.UUIDField()
+    run_id = serializers.UUIDField()
+    session = _SessionPart()
+    client = _ClientPart()
+    tool = serializers.CharField()
+    op = serializers.CharField(allow_blank=True)
+    tool_call_id = serializers.CharField()
+    reason_code = serializers.ChoiceField(choices=ReasonCode.choices)
+    rule_id = serializers.CharField()
+    explanation = serializers.CharField(allow_blank=True)
+    hitl_tier = serializers.CharField(allow_null=True)
+    args = serializers.DictField(allow_null=True)
+    args_truncated = serializers.BooleanField()
+    args_bytes = serializers.IntegerField(help_text="Size of the args' canonical JSON.")
+    args_preview = serializers.CharField(required=False, help_text="Only when truncated: the start of the "
+                                                                   "args' canonical JSON, to read, not to act on.")
+    payload_hash = serializers.CharField()
+    message = serializers.CharField(allow_null=True)
+    resume_schema = serializers.DictField()
+    requested_at = serializers.DateTimeField()
+    expires_at = serializers.DateTimeField()
+    status = serializers.ChoiceField(choices=[ApprovalStatus.PENDING])
+    run_granted = serializers.ListField(
+        child=serializers.DictField(), help_text="The grants the card's run holds: approved, not yet used "
+                                                 "(`{id, tool, op, status, decided_by}`).")
+
+    class Meta:
+        list_serializer_class = CardListSerializer
+
+    def to_representation(self, approval):
+        return cards.card(approval)
+
+
+class CardPagination(LimitOffsetPagination):
+    default_limit = 100
+    max_limit = 500
+
+
+class PendingCards(ListAPIView):
+    """Reviewers only, logged in with a Django session; API keys are refused (403)."""
+
+    permission_classes = [IsReviewer]
+    serializer_class = CardSerializer
+    pagination_class = CardPagination
+    filter_backends = []
+
+    def get_authenticate_header(self, request):
+        return None  # a browser-session endpoint: anonymous gets 403, as the decision endpoint does
+
+    def get_queryset(self):
+        scope = reviewer_scope(self.request.user)
+        if scope is None:
+            raise PermissionDenied("Only active clinical reviewers may read the inbox.")
+        return pending_approvals(scope)
+
+    @extend_schema(responses={200: CardSerializer(many=True), **errors(403)})
+    def get(self, request, *args, **kwargs):
+        return super().get(request, *args, **kwargs)

@@ -1,0 +1,62 @@
+"""Tell a user's open inbox sockets to re-check at once when their login or permissions change.
+
+The sockets re-check on every push anyway (approvals/consumers.py); these make a
+quiet inbox close too, instead of waiting for the next card. Sent after commit, so
+the socket reads the change, and through the publisher loop, so a hung Redis
+never holds the request.
+"""
+
+from django.contrib.auth import get_user_model
+from django.contrib.auth.signals import user_logged_out
+from django.db import transaction
+from django.db.models.signals import m2m_changed, post_delete, post_save
+
+from approvals.consumers import session_digest, user_group
+from runs.publish import send_to_group
+
+
+def _recheck(user_ids, **extra) -> None:
+    ids = [pk for pk in user_ids if pk is not None]
+
+    def send():
+        for pk in ids:
+            send_to_group(user_group(pk), {"type": "inbox.recheck", **extra})
+
+    if ids:
+        transaction.on_commit(send, robust=True)
+
+
+def _logged_out(sender, request, user, **kwargs):
+    if user is not None and getattr(request, "session", None) is not None:
+        _recheck([user.pk], ended_session=session_digest(request.session.session_key))
+
+
+def _user_saved(sender, instance, update_fields=None, **kwargs):
+    # A login only stamps last_login; anything else (deactivation, a new password) may revoke.
+    if update_fields is not None and set(update_fields) == {"last_login"}:
+        return
+    _recheck([instance.pk])
+
+
+def _user_deleted(sender, instance, **kwargs):
+    _recheck([instance.pk])
+
+
+def _groups_changed(sender, instance, action, reverse, pk_set, **kwargs):
+    if action not in ("post_remove", "pre_clear", "post_clear"):
+        return  # joining a group revokes nothing
+    if not reverse:
+        if action != "pre_clear":
+            _recheck([instance.pk])
+    elif action == "pre_clear":
+        _recheck(list(instance.user_set.values_list("pk", flat=True)))  # who is about to leave
+    elif action == "post_remove":
+        _recheck(pk_set or ())
+
+
+def connect() -> None:
+    user_model = get_user_model()
+    user_logged_out.connect(_logged_out, dispatch_uid="inbox-socket-logout")
+    post_save.connect(_user_saved, sender=user_model, dispatch_uid="inbox-socket-user-saved")
+    post_delete.connect(_user_deleted, sender=user_model, dispatch_uid="inbox-socket-user-deleted")
+    m2m_changed.connect(_groups_changed, sender=user_model.groups.through, dispatch_uid="inbox-socket-groups")

@@ -1,0 +1,168 @@
+"""The inbox in real Chromium when live updates fail: polling while the socket is down, a
+revoked login, and args too large for the live card. The websocket and the REST
+endpoints are played by tests/live/inbox_harness.py.
+"""
+
+from __future__ import annotations
+
+import pytest
+from playwright.sync_api import expect
+
+from tests.live.inbox_fixtures import chromium, inbox, page  # noqa: F401 - pytest fixtures
+from tests.live.inbox_harness import approval_card
+
+pytestmark = pytest.mark.browser
+
+# The page's reconnect backoff tops out at 10 s; the socket must be back within that.
+RECONNECT_TIMEOUT_MS = 15000
+
+
+def polling_inbox(inbox, cards, *, poll_seconds: int = 1):
+    inbox.socket_down = True
+    inbox.snapshot_status = 200
+    inbox.poll_seconds = poll_seconds
+    inbox.open(cards, wait_live=False)
+
+
+# --------------------------------------------------------------------------- Redis down
+
+
+def test_with_the_socket_down_the_inbox_polls_and_says_live_updates_are_paused(inbox):
+    first = approval_card()
+    polling_inbox(inbox, [first])
+
+    expect(inbox.connection).to_have_attribute("data-state", "polling")
+    expect(inbox.page.get_by_test_id("paused-notice")).to_be_visible()
+    expect(inbox.page.get_by_test_id("paused-notice")).to_contain_text("Live updates paused — refreshing every 1 s")
+    expect(inbox.card(first["id"])).to_be_visible()
+    expect(inbox.page.get_by_test_id("stale-notice")).to_be_hidden()
+
+    second = approval_card()
+    inbox.add(second)  # no socket: only the next poll can bring it
+    expect(inbox.card(second["id"])).to_be_visible(timeout=4000)
+    inbox.remove(first["id"])
+    expect(inbox.card(first["id"])).to_have_count(0, timeout=4000)
+
+
+def test_a_decision_still_works_while_polling(inbox):
+    card = approval_card()
+    polling_inbox(inbox, [card])
+
+    inbox.card(card["id"]).get_by_test_id("approve").click()
+
+    assert inbox.wait_for_decisions(1)[0].body == {"approved": True}
+    expect(inbox.card(card["id"])).to_have_count(0)
+
+
+def test_the_inbox_goes_live_again_when_the_socket_returns_and_stops_polling(inbox):
+    card = approval_card()
+    polling_inbox(inbox, [card])
+    expect(inbox.connection).to_have_attribute("data-state", "polling")
+
+    inbox.socket_down = False
+    expect(inbox.connection).to_have_attribute("data-state", "live", timeout=RECONNECT_TIMEOUT_MS)
+    expect(inbox.page.get_by_test_id("paused-notice")).to_be_hidden()
+    polls = inbox.polls
+    inbox.page.wait_for_timeout(2500)  # two poll intervals
+    assert inbox.polls == polls
+    expect(inbox.card(card["id"])).to_be_visible()
+
+
+def test_with_socket_and_snapshot_both_down_the_list_is_marked_stale(inbox):
+    inbox.socket_down = True
+    inbox.snapshot_status = 503
+    inbox.poll_seconds = 1
+    inbox.open([], wait_live=False)
+
+    expect(inbox.connection).to_have_attribute("data-state", "reconnecting")
+    expect(inbox.page.get_by_test_id("stale-notice")).to_be_visible()
+    expect(inbox.page.get_by_test_id("paused-notice")).to_be_hidden()
+
+
+# --------------------------------------------------------------------------- a revoked login
+
+
+def test_a_socket_closed_for_a_revoked_login_stops_and_says_signed_out(inbox):
+    inbox.snapshot_status = 200
+    inbox.poll_seconds = 1
+    inbox.open([approval_card()])
+
+    inbox.drop_connection(code=4401, reason="signed out")
+
+    expect(inbox.connection).to_have_attribute("data-state", "signed-out")
+    expect(inbox.connection).to_contain_text("Signed out")
+    inbox.page.wait_for_timeout(1500)
+    assert (len(inbox.sockets), inbox.polls) == (1, 0)  # neither reconnects nor polls
+
+
+def test_a_refused_poll_says_signed_out(inbox):
+    inbox.socket_down = True
+    inbox.snapshot_status = 403
+    inbox.open([], wait_live=False)
+
+    expect(inbox.connection).to_have_attribute("data-state", "signed-out")
+
+
+# --------------------------------------------------------------------------- args too large for the card
+
+FULL_ARGS = {"drug": "gentamicin", "dose_mg": 350, "notes": "x" * 40000, "zz_tail": "visible only in full"}
+
+
+def cut_card(**extra):
+    card = approval_card(args=None, **extra)
+    card.update(args=None, args_truncated=True, args_bytes=40100, payload_hash="a" * 64,
+                args_preview='{"dose_mg":350,"drug":"gentamicin","notes":"xxxx')
+    return card
+
+
+def full_approval(card, *, payload_hash=None):
+    return {"id": card["id"], "status": "pending", "args": FULL_ARGS, "payload_hash": payload_hash or card["payload_hash"]}
+
+
+def test_a_cut_card_shows_the_start_marked_and_cannot_be_approved_or_edited(inbox):
+    card = cut_card()
+    inbox.open([card])
+    shown = inbox.card(card["id"])
+
+    expect(shown.get_by_test_id("args-truncated")).to_contain_text("Arguments truncated")
+    expect(shown.get_by_test_id("args-preview")).to_contain_text('"drug":"gentamicin"')
+    expect(shown.get_by_test_id("approve")).to_be_disabled()
+    expect(shown.get_by_test_id("edit")).to_be_disabled()
+    shown.click()  # select it, then try the keyboard
+    inbox.page.keyboard.press("a")
+    inbox.page.keyboard.press("e")
+    inbox.page.wait_for_timeout(300)
+    assert inbox.decisions == []
+    expect(shown.get_by_test_id("edit-panel")).to_be_hidden()
+    expect(shown.get_by_test_id("reject")).to_be_enabled()  # refusing needs no full view
+
+
+def test_show_all_loads_the_full_args_then_approving_works(inbox):
+    card = cut_card()
+    inbox.approvals[card["id"]] = full_approval(card)
+    inbox.open([card])
+    shown = inbox.card(card["id"])
+
+    shown.get_by_test_id("show-all-args").click()
+
+    expect(shown.get_by_test_id("card-args")).to_contain_text("visible only in full")
+    expect(shown.get_by_test_id("args-truncated")).to_have_count(0)
+    inbox.update(cut_card(id=card["id"], run_id=card["run_id"], session=card["session"],
+                          tool_call_id=card["tool_call_id"]))  # the same cut card pushed again
+    expect(shown.get_by_test_id("card-args")).to_contain_text("visible only in full")
+    expect(shown.get_by_test_id("approve")).to_be_enabled()
+    shown.get_by_test_id("approve").click()
+    assert inbox.wait_for_decisions(1)[0].body == {"approved": True}
+
+
+def test_show_all_refuses_args_of_another_payload(inbox):
+    card = cut_card()
+    inbox.approvals[card["id"]] = full_approval(card, payload_hash="b" * 64)
+    inbox.open([card])
+    shown = inbox.card(card["id"])
+
+    shown.get_by_test_id("show-all-args").click()
+
+    expect(shown.get_by_test_id("card-error")).to_contain_text("changed since the card was sent")
+    expect(shown.get_by_test_id("approve")).to_be_disabled()
+    expect(shown.get_by_test_id("card-args")).not_to_contain_text("visible only in full")

@@ -1,0 +1,57 @@
+"""A "Redis" that accepts connections and never answers: what a hung Redis looks like to a client."""
+
+import socket
+import threading
+
+
+class SilentRedis:
+    def __init__(self):
+        self._server = socket.create_server(("127.0.0.1", 0))
+        self.port = self._server.getsockname()[1]
+        self.url = f"redis://127.0.0.1:{self.port}"
+        self._connections: list[socket.socket] = []
+        self._received = threading.Event()
+        self._stopped = False
+        self._lock = threading.Lock()
+        threading.Thread(target=self._accept, name="silent-redis", daemon=True).start()
+
+    def _accept(self):
+        while not self._stopped:
+            try:
+                conn, _ = self._server.accept()
+            except OSError:
+                return
+            with self._lock:
+                self._connections.append(conn)
+            threading.Thread(target=self._swallow, args=(conn,), daemon=True).start()
+
+    def _swallow(self, conn):
+        while True:
+            try:
+                data = conn.recv(65536)
+            except OSError:
+                return
+            if not data:
+                return
+            self._received.set()  # a command came in; it will never get its reply
+
+    def holds_a_command(self) -> bool:
+        """A client sent something and is still connected, waiting for an answer that never comes."""
+        with self._lock:
+            return self._received.is_set() and any(conn.fileno() != -1 for conn in self._connections)
+
+    def channel_layers(self) -> dict:
+        return {"default": {"BACKEND": "channels_redis.core.RedisChannelLayer",
+                            "CONFIG": {"hosts": [self.url], "prefix": "condor-silent"}}}
+
+    def stop(self):
+        """Close every connection: a client still waiting gets an error and lets go."""
+        self._stopped = True
+        self._server.close()
+        with self._lock:
+            for conn in self._connections:
+                try:
+                    conn.shutdown(socket.SHUT_RDWR)
+                except OSError:
+                    pass
+                conn.close()
