@@ -118,3 +118,26 @@ def _isolated_channel_layer():
         channel_layers.backends.clear()
     yield
 
+
+def _flush_past_the_audit_triggers():
+    """Between transactional tests Django empties every table with TRUNCATE, which the audit
+    log's triggers refuse (from anyone, owner included). The test database's owner turns
+    them off for that one flush transaction, as only an owner can; production never flushes.
+    """
+    from django.db.backends.postgresql.operations import DatabaseOperations
+
+    original = DatabaseOperations.sql_flush
+    guarded = ("approvals_auditevent", "approvals_auditchainhead")
+
+    def sql_flush(self, style, tables, *, reset_sequences=False, allow_cascade=False):
+        statements = original(self, style, tables, reset_sequences=reset_sequences, allow_cascade=allow_cascade)
+        tables_here = [table for table in guarded if table in tables]
+        if not statements or not tables_here:
+            return statements
+        return [*(f"ALTER TABLE {table} DISABLE TRIGGER USER;" for table in tables_here), *statements,
+                *(f"ALTER TABLE {table} ENABLE TRIGGER USER;" for table in tables_here)]
+
+    DatabaseOperations.sql_flush = sql_flush
+
+
+_flush_past_the_audit_triggers()

@@ -1,0 +1,117 @@
+"""Append-only for real on PostgreSQL: the triggers refuse UPDATE, DELETE and TRUNCATE from anyone
+(no session switch turns them off), and the application's own role lacks the privileges anyway."""
+
+import os
+
+import psycopg
+import pytest
+from django.db import connection, transaction
+from django.db.utils import DatabaseError
+
+from approvals import audit
+from approvals.db_roles import grant_statements
+from approvals.models import AuditEvent
+from approvals.models.audit import AuditChainHead
+
+pytestmark = pytest.mark.skipif(os.environ.get("DATABASE_URL", "").startswith("sqlite") or
+                                not os.environ.get("DATABASE_URL"), reason="PostgreSQL triggers and roles")
+
+REFUSALS = {
+    "update": "UPDATE approvals_auditevent SET decision = 'allow'",
+    "update of nothing": "UPDATE approvals_auditevent SET decision = 'allow' WHERE false",
+    "delete": "DELETE FROM approvals_auditevent",
+    "truncate": "TRUNCATE approvals_auditevent",
+}
+# pgtrigger's triggers step aside for this; the audit log's do not.
+IGNORE_SWITCH = ("SET LOCAL pgtrigger.ignore = "
+                 "'{condor_audit_append_only,pgtrigger_audit_append_only_b26c0}'")
+
+
+@pytest.fixture
+def logged(db):
+    return audit.record(audit.Kind.REGISTRY_CHANGE, actor_system=audit.command("register_tool"), tool="t",
+                        decision="created")
+
+
+def refused(sql: str, *, switch: bool = False) -> str:
+    with pytest.raises(DatabaseError) as raised, transaction.atomic(), connection.cursor() as cursor:
+        # Fire the test transaction's deferred foreign-key checks now: TRUNCATE refuses to
+        # run past pending trigger events, which would hide the refusal under test.
+        cursor.execute("SET CONSTRAINTS ALL IMMEDIATE")
+        if switch:
+            cursor.execute(IGNORE_SWITCH)
+        cursor.execute(sql)
+    return str(raised.value)
+
+
+@pytest.mark.parametrize("statement", REFUSALS, ids=list(REFUSALS))
+@pytest.mark.parametrize("switch", [False, True], ids=["plain", "with pgtrigger.ignore"])
+def test_the_owner_cannot_change_or_remove_audit_rows(logged, statement, switch):
+    assert "the audit log is append-only" in refused(REFUSALS[statement], switch=switch)
+    logged.refresh_from_db()
+    assert logged.decision == "created"
+
+
+def test_the_orm_cannot_delete_an_audit_row_either(logged):
+    with pytest.raises(DatabaseError), transaction.atomic():
+        AuditEvent.objects.filter(pk=logged.pk).delete()
+    assert AuditEvent.objects.filter(pk=logged.pk).exists()
+
+
+def test_a_chain_head_only_moves_forward_by_one(logged):
+    assert "only advances by one" in refused("UPDATE approvals_auditchainhead SET seq = seq + 2")
+    assert "only advances by one" in refused("UPDATE approvals_auditchainhead SET seq = 0")
+    assert "append-only" in refused("DELETE FROM approvals_auditchainhead")
+    assert "append-only" in refused("TRUNCATE approvals_auditchainhead")
+    assert AuditChainHead.objects.get(chain="global").seq == 1
+
+
+# --- the production arrangement: the application's role ------------------------------------------
+
+def _owner_connection() -> psycopg.Connection:
+    """A second connection to the test database, as the owner (not Django's, which is in a test transaction)."""
+    settings = connection.settings_dict
+    params = {"dbname": settings["NAME"], "user": settings["USER"], "password": settings["PASSWORD"],
+              "host": settings["HOST"], "port": settings["PORT"]}
+    return psycopg.connect(**{key: value for key, value in params.items() if value})
+
+
+ATTEMPTS = {
+    "update": "UPDATE approvals_auditevent SET decision = 'allow'",
+    "delete": "DELETE FROM approvals_auditevent",
+    "truncate": "TRUNCATE approvals_auditevent",
+    "ignore switch then update": f"{IGNORE_SWITCH}; UPDATE approvals_auditevent SET decision = 'allow'",
+    "ignore switch then delete": f"{IGNORE_SWITCH}; DELETE FROM approvals_auditevent",
+    "disable the trigger": "ALTER TABLE approvals_auditevent DISABLE TRIGGER USER",
+    "delete a chain head": "DELETE FROM approvals_auditchainhead",
+}
+
+
+def test_the_application_role_may_append_and_read_but_nothing_else(db):
+    role = f"condor_app_test_{os.getpid()}"
+    outcomes = {}
+    # Everything on one connection in one transaction, rolled back at the end: the role, its
+    # grants and the row it writes vanish with it, and no other test run sees them.
+    with _owner_connection() as conn:
+        conn.execute(f"CREATE ROLE {role} NOLOGIN")
+        for sql in grant_statements(role):
+            conn.execute(sql)
+        conn.execute(f"SET ROLE {role}")
+        conn.execute(
+            "INSERT INTO approvals_auditevent (at, kind, actor, patient_ref, tool, op, decision, rule_id, data, "
+            "chain, seq, prev_hash, hash) VALUES (now(), 'registry_change', 'command:test', '', 't', '', "
+            "'created', '', '{}', 'role-test', 1, '', '')")
+        conn.execute("INSERT INTO approvals_auditchainhead (chain, seq, hash) VALUES ('role-test', 0, '')")
+        conn.execute("UPDATE approvals_auditchainhead SET seq = 1 WHERE chain = 'role-test'")
+        assert conn.execute("SELECT count(*) FROM approvals_auditevent WHERE chain = 'role-test'").fetchone() == (1,)
+        for name, sql in ATTEMPTS.items():
+            try:
+                with conn.transaction():  # a savepoint: one refusal does not end the others
+                    for statement in sql.split("; "):
+                        conn.execute(statement)
+                outcomes[name] = "done"
+            except psycopg.errors.InsufficientPrivilege as error:
+                outcomes[name] = "permission denied" if "permission denied" in str(error) or \
+                    "must be owner" in str(error) else str(error)
+        conn.rollback()
+    assert outcomes == {name: "permission denied" for name in ATTEMPTS}
