@@ -20,10 +20,14 @@ class NoCurrentRun(CondorError):
     code = "no_current_run"
 
 
-def _run():
+def _run(*, asynchronous: bool):
+    from condor_client.aio import AsyncRun
+
     run = current_run.get()
     if run is None:
         raise NoCurrentRun("A @gated tool was called outside a `with session.run()` block.")
+    if isinstance(run, AsyncRun) != asynchronous:
+        raise TypeError("An `async def` tool gates in an AsyncCondor run, a plain one in a Condor run.")
     return run
 
 
@@ -48,7 +52,7 @@ def gated(tool: str, *, op: str | None = None, untrusted: bool = False, timeout:
             @functools.wraps(function)
             async def gated_async(*args, **kwargs) -> Any:
                 _only_keywords(function.__name__, args)
-                run = _run()
+                run = _run(asynchronous=True)
                 allowed = await run.gate(tool, kwargs, op=op, timeout=timeout)
                 try:
                     result = await function(**allowed)
@@ -63,7 +67,7 @@ def gated(tool: str, *, op: str | None = None, untrusted: bool = False, timeout:
         @functools.wraps(function)
         def gated_sync(*args, **kwargs) -> Any:
             _only_keywords(function.__name__, args)
-            run = _run()
+            run = _run(asynchronous=False)
             allowed = run.gate(tool, kwargs, op=op, timeout=timeout)
             try:
                 result = function(**allowed)
