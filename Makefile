@@ -11,9 +11,7 @@ TEST_REDIS_URL    ?= redis://127.0.0.1:6379/0
 .PHONY: run test install services browser node clean
 
 $(VENV)/.installed: requirements.txt
-	test -x $(PY) || $(PYTHON) -m venv $(VENV)
-	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet -r requirements.txt
+	@scripts/install-venv.sh $(PYTHON) $(VENV)
 	touch $@
 
 install: $(VENV)/.installed
