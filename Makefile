@@ -11,9 +11,7 @@ TEST_REDIS_URL    ?= redis://127.0.0.1:6379/0
 .PHONY: run test install services browser node clean
 
 $(VENV)/.installed: requirements.txt
-	test -x $(PY) || $(PYTHON) -m venv $(VENV)
-	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet -r requirements.txt
+	@scripts/install-venv.sh $(PYTHON) $(VENV)
 	touch $@
 
 install: $(VENV)/.installed
@@ -31,13 +29,14 @@ services:
 	@scripts/ensure-services.sh
 
 # Serve everything (HTTP, websockets, SSE) from one daphne process on SQLite with
-# in-process fallbacks, unless DATABASE_URL / REDIS_URL say otherwise.
+# in-process fallbacks, unless DATABASE_URL / REDIS_URL say otherwise; the demo agent
+# (manage.py demo_agent) plays sessions beside it unless DEMO_AGENT=0. Ctrl-C stops both.
 run: $(VENV)/.installed
 	$(PY) manage.py migrate --noinput
 	$(PY) manage.py collectstatic --noinput -v0
 	$(PY) manage.py seed_tools
 	$(PY) manage.py seed_demo
-	CONDOR_INPROCESS_SWEEPS=1 $(PY) manage.py runserver --noreload 127.0.0.1:$(PORT)
+	PY=$(PY) PORT=$(PORT) scripts/serve.sh
 
 test: $(VENV)/.installed node browser services
 	DATABASE_URL=$(TEST_DATABASE_URL) REDIS_URL=$(TEST_REDIS_URL) $(PY) -m pytest $(PYTEST_ARGS)

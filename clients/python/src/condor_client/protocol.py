@@ -1,0 +1,149 @@
+"""What each client operation says to Condor and how it reads the answers, written once.
+
+Every operation is a generator that yields what it needs done — a ``Call`` (one
+HTTP request) or a ``Wait`` (read the run's stream until one approval is
+decided) — and receives the result. The sync client drives it with plain calls,
+the async client with awaits (``drive`` / ``drive_async`` in the transports), so
+the two can never disagree about the protocol.
+"""
+
+from __future__ import annotations
+
+import itertools
+import uuid
+from collections.abc import Generator
+from dataclasses import dataclass
+from typing import Any
+
+from condor_client.errors import Blocked, Denied, Expired, error_from_answer
+
+EXPIRED_REASON = "expired"
+
+
+@dataclass(frozen=True)
+class Call:
+    method: str
+    path: str
+    body: dict | None = None
+    # Set on requests that are safe to send again (resume): retried on network
+    # errors, and the server replays its first answer for the same key and body.
+    idempotency_key: str | None = None
+
+
+@dataclass(frozen=True)
+class Answer:
+    status: int
+    body: Any
+
+
+@dataclass(frozen=True)
+class Wait:
+    run_id: str
+    approval_id: str
+    timeout: float
+
+
+Step = Call | Wait
+Flow = Generator[Step, Any, Any]
+
+
+class Allowed(dict):
+    """The arguments to run (a dict), with where they came from.
+
+    After an approval they are the approved ones, which may be a reviewer's edit
+    of what was asked: run these, not the originals.
+    """
+
+    def __init__(self, args: dict, *, tool_call_id: str, rule_id: str, approval_id: str | None = None):
+        super().__init__(args)
+        self.tool_call_id, self.rule_id, self.approval_id = tool_call_id, rule_id, approval_id
+
+
+def expect(answer: Answer, *statuses: int) -> Any:
+    if answer.status not in statuses:
+        raise error_from_answer(answer.status, answer.body)
+    return answer.body
+
+
+def _present(**fields) -> dict:
+    return {name: value for name, value in fields.items() if value is not None}
+
+
+def open_session(**fields) -> Flow:
+    return expect((yield Call("POST", "sessions/", _present(**fields))), 201)
+
+
+def open_run(session_id: str, **fields) -> Flow:
+    run = expect((yield Call("POST", f"sessions/{session_id}/runs/", _present(**fields))), 201)
+    return expect((yield Call("POST", f"runs/{run['id']}/transition/", {"to": "executing"})), 200)
+
+
+def close_run(run_id: str, reason: str, summary: str | None = None) -> Flow:
+    return expect((yield Call("POST", f"runs/{run_id}/close/", _present(reason=reason, summary=summary))), 200)
+
+
+def get_approval(approval_id: str) -> Flow:
+    return expect((yield Call("GET", f"approvals/{approval_id}/")), 200)
+
+
+class Ids:
+    """Tool call and step ids for one run: unique, readable in the inbox and the audit log."""
+
+    def __init__(self):
+        self._steps = itertools.count(1)
+        self._prefix = uuid.uuid4().hex[:8]
+
+    def call_id(self) -> str:
+        return f"call-{self._prefix}-{uuid.uuid4().hex[:8]}"
+
+    def step_id(self) -> str:
+        return f"step-{next(self._steps)}"
+
+
+def gate(run_id: str, ids: Ids, tool: str, args: dict, *, op: str | None, timeout: float,
+         tool_call_id: str | None = None, step_id: str | None = None, metadata: dict | None = None) -> Flow:
+    """Allowed args, or Blocked / Denied / Expired / TimedOut; a suspend is waited out and resumed."""
+    tool_call_id = tool_call_id or ids.call_id()
+    body = _present(tool_call_id=tool_call_id, step_id=step_id or ids.step_id(), tool=tool, op=op or "",
+                    args=args, metadata=metadata)
+    answer = yield Call("POST", f"runs/{run_id}/tool-calls/", body)
+    verdict = expect(answer, 200, 202)
+    if answer.status == 200:
+        if verdict["decision"] != "allow":
+            raise Blocked(verdict["rule_id"], verdict["explanation"])
+        return Allowed(verdict["args"], tool_call_id=tool_call_id, rule_id=verdict["rule_id"],
+                       approval_id=verdict.get("approval_id"))
+    resumed = yield from _wait_and_resume(run_id, verdict["approval"]["id"], timeout)
+    return Allowed(resumed["args"], tool_call_id=tool_call_id, rule_id=verdict["rule_id"],
+                   approval_id=verdict["approval"]["id"])
+
+
+def clarify(run_id: str, ids: Ids, tool: str, message: str, missing: list, *, args: dict | None, op: str | None,
+            timeout: float, tool_call_id: str | None = None, step_id: str | None = None) -> Flow:
+    """The reviewer's answers (``values``) to a question about ``tool``'s call."""
+    body = _present(tool_call_id=tool_call_id or ids.call_id(), step_id=step_id or ids.step_id(), tool=tool,
+                    op=op, message=message, args=args,
+                    missing=[{"name": field} if isinstance(field, str) else field for field in missing])
+    answer = yield Call("POST", f"runs/{run_id}/clarifications/", body)
+    verdict = expect(answer, 200, 202)
+    if answer.status == 200:  # a client that cannot park is told so, never shown a form
+        raise Blocked(verdict["rule_id"], verdict["explanation"])
+    resumed = yield from _wait_and_resume(run_id, verdict["approval"]["id"], timeout)
+    return resumed["values"]
+
+
+def _wait_and_resume(run_id: str, approval_id: str, timeout: float) -> Flow:
+    decision = yield Wait(run_id, approval_id, timeout)
+    if not decision.get("approved"):
+        if decision.get("reason") == EXPIRED_REASON:
+            raise Expired(approval_id)
+        raise Denied(decision.get("reason"), approval_id)
+    # The key is the approval's own: whoever resumes it, however often, asks the same question.
+    answer = yield Call("POST", f"runs/{run_id}/resume/", {"approval_id": approval_id, "args": decision["args"]},
+                        idempotency_key=f"resume-{approval_id}")
+    return expect(answer, 200)
+
+
+def report(run_id: str, tool_call_id: str, output: Any, *, untrusted: bool = False, is_error: bool = False) -> Flow:
+    body = {"output": output, "untrusted": untrusted, "is_error": is_error}
+    return expect((yield Call("POST", f"runs/{run_id}/tool-calls/{tool_call_id}/result/", body)), 200)
