@@ -20,11 +20,13 @@ if [ -z "$UV" ]; then
     fi
 fi
 
-if [ -n "$UV" ] && "$UV" --version >/dev/null 2>&1; then
-    echo "==> Installing requirements.txt with $("$UV" --version)"
-    "$UV" pip install --python "$PY" -r requirements.txt
+if [ -n "$UV" ] && "$UV" --version >/dev/null 2>&1 \
+    && echo "==> Installing requirements.txt with $("$UV" --version)" \
+    && "$UV" pip install --python "$PY" -r requirements.txt; then
+    :
 else
-    echo "==> Installing requirements.txt with pip (uv unavailable)"
+    # uv missing, or it could not finish (say its index is unreachable): pip does the same install.
+    echo "==> Installing requirements.txt with pip"
     "$PY" -m pip install --disable-pip-version-check --upgrade pip
     "$PY" -m pip install --disable-pip-version-check --progress-bar on -r requirements.txt
 fi
