@@ -107,6 +107,11 @@ class IdempotencyKeyReused(CondorError):
     default_detail = "This Idempotency-Key was already used with a different request body."
 
 
+class TooManyPending(CondorError):
+    status, code = 429, "too_many_pending"
+    default_detail = "This client has too many approvals waiting for a reviewer."
+
+
 # DRF's own exceptions, mapped onto our codes.
 _DRF_CODES = {
     drf.ParseError: "invalid_payload",

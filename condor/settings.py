@@ -185,6 +185,8 @@ CONDOR_SWEEP_INTERVAL_SECONDS = env_int("CONDOR_SWEEP_INTERVAL_SECONDS", 30)
 CONDOR_IDEMPOTENCY_TTL_SECONDS = env_int("CONDOR_IDEMPOTENCY_TTL_SECONDS", 86400)
 # Seconds between SSE heartbeat comments, so proxies keep an idle stream open.
 CONDOR_STREAM_HEARTBEAT_SECONDS = env_int("CONDOR_STREAM_HEARTBEAT_SECONDS", 15)
+# Open (pending) approvals one client may have; a suspend past it is 429 too_many_pending.
+CONDOR_MAX_PENDING_PER_CLIENT = env_int("CONDOR_MAX_PENDING_PER_CLIENT", 500)
 
 LOGGING = {
     "version": 1,
