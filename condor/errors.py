@@ -112,6 +112,12 @@ class TooManyPending(CondorError):
     default_detail = "This client has too many approvals waiting for a reviewer."
 
 
+class DatabaseUnavailable(CondorError):
+    # Raised by no service: condor/db_unavailable.py answers with it when the database is out of reach.
+    status, code = 503, "database_unavailable"
+    default_detail = "Condor cannot reach its database right now; retry after the Retry-After delay."
+
+
 # DRF's own exceptions, mapped onto our codes.
 _DRF_CODES = {
     drf.ParseError: "invalid_payload",
@@ -169,6 +175,12 @@ def not_found(request, exception):
 
 def server_error(request):
     """handler500: an unexpected failure (already logged by Django) keeps the error shape under /api/."""
+    from condor.db_unavailable import current_database_error, unavailable_response
+
+    # A database lost outside any view (a middleware saving the session, say) is still a 503.
+    lost = current_database_error()
+    if lost is not None:
+        return unavailable_response(request, lost)
     if request.path.startswith("/api/"):
         return JsonResponse(
             error_body("server_error", "Condor could not complete the request; nothing was changed."), status=500

@@ -49,6 +49,8 @@ MIDDLEWARE = [
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    # Last, so it sees a view's database error first: 503 with Retry-After instead of 500.
+    "condor.db_unavailable.DatabaseUnavailableMiddleware",
 ]
 
 ROOT_URLCONF = "condor.urls"
@@ -89,6 +91,10 @@ def _database(url: str | None) -> dict:
         # Django's psycopg 3 pool: connections are reused across requests without
         # persistent-connection bookkeeping (CONN_MAX_AGE must stay 0 with a pool).
         config["CONN_MAX_AGE"] = 0
+        # With a pool, Django turns this into psycopg_pool's check=check_connection: each
+        # connection is tested before it is handed out. After a database restart the pooled
+        # ones are dead, and without the check each would fail one request.
+        config["CONN_HEALTH_CHECKS"] = True
         config.setdefault("OPTIONS", {})["pool"] = {
             "min_size": env_int("CONDOR_DB_POOL_MIN", 2),
             "max_size": env_int("CONDOR_DB_POOL_MAX", 20),
