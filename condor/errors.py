@@ -6,6 +6,7 @@ Clients branch on `error`, never on `detail`.
 """
 
 import logging
+import math
 
 from django.core.exceptions import PermissionDenied as DjangoPermissionDenied
 from django.http import Http404, JsonResponse
@@ -161,7 +162,7 @@ def exception_handler(exc, context):
         if getattr(exc, "auth_header", None):
             headers["WWW-Authenticate"] = exc.auth_header
         if getattr(exc, "wait", None):
-            headers["Retry-After"] = str(int(exc.wait))
+            headers["Retry-After"] = str(math.ceil(exc.wait))  # never early: 0.4 s left is 1
         return Response(error_body(code, detail), status=exc.status_code, headers=headers)
     return None  # unexpected: let Django log it and answer 500
 

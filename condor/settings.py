@@ -5,10 +5,11 @@ fallbacks (in-memory channel layer, sweeps on a thread), so `make run` works on
 a bare machine. `DATABASE_URL` and `REDIS_URL` switch to PostgreSQL and Redis.
 """
 
+from datetime import timedelta
 from pathlib import Path
 
 import dj_database_url
-from condor.env import env_bool, env_int, env_list, env_str, env_url, local_secret_key
+from condor.env import env_bool, env_int, env_list, env_rate, env_str, env_url, local_secret_key
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 
@@ -35,6 +36,7 @@ INSTALLED_APPS = [
     "django_filters",
     "channels",
     "pgtrigger",
+    "axes",
     "approvals",
     "runs",
     "sessions_app",
@@ -51,6 +53,8 @@ MIDDLEWARE = [
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     # Last, so it sees a view's database error first: 503 with Retry-After instead of 500.
     "condor.db_unavailable.DatabaseUnavailableMiddleware",
+    # After the others, as django-axes asks: turns a locked-out login into its lockout page.
+    "axes.middleware.AxesMiddleware",
 ]
 
 ROOT_URLCONF = "condor.urls"
@@ -122,9 +126,49 @@ else:
     # One process only: fine for `make run`, not for several web nodes.
     CHANNEL_LAYERS = {"default": {"BACKEND": "channels.layers.InMemoryChannelLayer"}}
 
+# --- Login and API abuse (issue 9, item 8) ---------------------------------------------
 AUTH_PASSWORD_VALIDATORS = [
+    {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},
     {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
+    {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
+    {"NAME": "django.contrib.auth.password_validation.NumericPasswordValidator"},
 ]
+SESSION_COOKIE_AGE = env_int("CONDOR_SESSION_AGE_SECONDS", 8 * 3600)  # one shift
+AUTHENTICATION_BACKENDS = [
+    # First: refuses a locked-out login (inbox and admin alike) before any password is checked.
+    "axes.backends.AxesStandaloneBackend",
+    "django.contrib.auth.backends.ModelBackend",
+]
+AXES_FAILURE_LIMIT = env_int("CONDOR_LOGIN_FAILURE_LIMIT", 5)
+AXES_COOLOFF_TIME = timedelta(seconds=env_int("CONDOR_LOGIN_COOLOFF_SECONDS", 900))
+# A username from one address: locking a whole address would lock every reviewer behind
+# a hospital's NAT after a few typos. The address is REMOTE_ADDR (forwarded headers are
+# not trusted), so behind a reverse proxy this is a lock on the username.
+AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"]]
+AXES_RESET_ON_SUCCESS = True
+AXES_ENABLE_ACCESS_FAILURE_LOG = True  # every failed sign-in stays visible in the admin
+AXES_LOCKOUT_CALLABLE = "condor.lockout.locked_out"
+# Requests per client and scope (condor/throttling.py); a rate is `N/second|minute|hour|day` or `off`.
+CONDOR_THROTTLE_RATES = {
+    "default": env_rate("CONDOR_THROTTLE_RATE", "1200/minute"),
+    "gate": env_rate("CONDOR_THROTTLE_RATE_GATE", "3000/minute"),  # tool calls and clarifications
+}
+CACHES = {
+    "default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"},
+    "throttle": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache", "LOCATION": "throttle"},
+}
+if REDIS_URL:
+    from redis.backoff import NoBackoff
+    from redis.retry import Retry
+
+    # The counters must be shared by every web process. Short timeouts and no retries:
+    # the throttle lets requests through while its cache is out (condor/throttling.py).
+    CACHES["throttle"] = {
+        "BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": REDIS_URL,
+        "KEY_PREFIX": "condor-throttle",
+        "OPTIONS": {"socket_timeout": 0.25, "socket_connect_timeout": 0.25, "retry": Retry(NoBackoff(), 0)},
+    }
+# -----------------------------------------------------------------------------------------
 LOGIN_URL = "/accounts/login/"
 LOGIN_REDIRECT_URL = "/inbox/"
 LOGOUT_REDIRECT_URL = "/accounts/login/"
@@ -156,6 +200,7 @@ REST_FRAMEWORK = {
     "DEFAULT_FILTER_BACKENDS": ["django_filters.rest_framework.DjangoFilterBackend"],
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
     "EXCEPTION_HANDLER": "condor.errors.exception_handler",
+    "DEFAULT_THROTTLE_CLASSES": ["condor.throttling.ClientRateThrottle"],
     "UNAUTHENTICATED_USER": "django.contrib.auth.models.AnonymousUser",
 }
 SPECTACULAR_SETTINGS = {
@@ -170,6 +215,7 @@ SPECTACULAR_SETTINGS = {
         "drf_spectacular.hooks.postprocess_schema_enums",
         "condor.schema.document_run_stream",
         "condor.schema.document_not_authenticated",
+        "condor.schema.document_limits",
     ],
     # One name per choice set that several serializers share.
     "ENUM_NAME_OVERRIDES": {
