@@ -67,6 +67,20 @@ def env_rate(name: str, default: str) -> tuple[int, int] | None:
     return int(match.group(1)), _PERIOD_SECONDS[match.group(2)[0].lower()]
 
 
+_HEADER_NAME = re.compile(r"^[A-Za-z0-9-]+$")
+
+
+def env_header(name: str) -> tuple[str, str] | None:
+    """`X-Forwarded-Proto: https` as Django's ("HTTP_X_FORWARDED_PROTO", "https"); None when unset."""
+    raw = os.environ.get(name, "").strip()
+    if not raw:
+        return None
+    header, colon, value = (part.strip() for part in raw.partition(":"))
+    if not colon or not _HEADER_NAME.match(header) or not value:
+        raise ImproperlyConfigured(f"{name} must look like 'X-Forwarded-Proto: https', got {raw!r}.")
+    return "HTTP_" + header.upper().replace("-", "_"), value
+
+
 def env_url(name: str, schemes: set[str]) -> str | None:
     """A URL with one of `schemes`, or None when the variable is unset or empty."""
     raw = os.environ.get(name, "").strip()

@@ -9,7 +9,9 @@ from datetime import timedelta
 from pathlib import Path
 
 import dj_database_url
-from condor.env import env_bool, env_int, env_list, env_rate, env_str, env_url, local_secret_key
+from csp.constants import NONE, SELF
+
+from condor.env import env_bool, env_header, env_int, env_list, env_rate, env_str, env_url, local_secret_key
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 
@@ -37,6 +39,7 @@ INSTALLED_APPS = [
     "channels",
     "pgtrigger",
     "axes",
+    "csp",
     "approvals",
     "runs",
     "sessions_app",
@@ -51,11 +54,41 @@ MIDDLEWARE = [
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    "csp.middleware.CSPMiddleware",
     # Last, so it sees a view's database error first: 503 with Retry-After instead of 500.
     "condor.db_unavailable.DatabaseUnavailableMiddleware",
     # After the others, as django-axes asks: turns a locked-out login into its lockout page.
     "axes.middleware.AxesMiddleware",
 ]
+
+# --- HTTPS and browser hardening (issue 9, item 9); README lists the production values ---
+# Off by default so `make run` works on plain http://127.0.0.1; `manage.py check --deploy`
+# is clean with the documented production environment (tests/test_production_settings.py).
+SECURE_SSL_REDIRECT = env_bool("SECURE_SSL_REDIRECT", False)
+SECURE_HSTS_SECONDS = env_int("SECURE_HSTS_SECONDS", 0, minimum=0)
+SECURE_HSTS_INCLUDE_SUBDOMAINS = env_bool("SECURE_HSTS_INCLUDE_SUBDOMAINS", False)
+SECURE_HSTS_PRELOAD = env_bool("SECURE_HSTS_PRELOAD", False)
+# Behind a TLS-terminating proxy: `X-Forwarded-Proto: https` (only if the proxy always sets it).
+SECURE_PROXY_SSL_HEADER = env_header("SECURE_PROXY_SSL_HEADER")
+# A deployment that redirects to HTTPS never sends its cookies in clear, unless told otherwise.
+SESSION_COOKIE_SECURE = env_bool("SESSION_COOKIE_SECURE", SECURE_SSL_REDIRECT)
+CSRF_COOKIE_SECURE = env_bool("CSRF_COOKIE_SECURE", SECURE_SSL_REDIRECT)
+# django-csp, on every response: the inbox and the admin load scripts and styles from
+# /static/ only (ES modules, no inline script or style attribute), so nothing inline runs.
+CONTENT_SECURITY_POLICY = {
+    "DIRECTIVES": {
+        "default-src": [SELF],
+        "script-src": [SELF],
+        "style-src": [SELF],
+        "img-src": [SELF, "data:"],  # the inbox stylesheet's check-mark icon is a data: SVG
+        "connect-src": [SELF],  # decisions (fetch) and the /ws/inbox/ socket, same origin
+        "object-src": [NONE],
+        "base-uri": [SELF],
+        "form-action": [SELF],
+        "frame-ancestors": [NONE],
+    },
+}
+# -----------------------------------------------------------------------------------------
 
 ROOT_URLCONF = "condor.urls"
 WSGI_APPLICATION = "condor.wsgi.application"
