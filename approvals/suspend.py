@@ -17,7 +17,7 @@ from approvals import audit, cards
 from approvals.hashing import payload_hash
 from approvals.models import Approval, ApprovalStatus, ReasonCode
 from approvals.resume_schemas import approval_resume_schema, clarification_resume_schema
-from condor.errors import ApprovalConsumed, ApprovalExpired, ApprovalRejected, RunNotActiveError
+from condor.errors import ApprovalConsumed, ApprovalExpired, ApprovalRejected, RunNotActiveError, TooManyPending
 from runs import frames, spine
 from runs.outbox import record_event
 from runs.states import RunState
@@ -83,6 +83,25 @@ def _refuse_closed(existing: Approval, now) -> None:
         raise ApprovalExpired("This exact call's approval expired; the run cannot park on it again.")
 
 
+def _refuse_over_pending_limit(run, now) -> None:
+    """A client may keep at most CONDOR_MAX_PENDING_PER_CLIENT cards open (a runaway agent floods no inbox).
+
+    Counted under the run lock but not a client lock: suspends racing on other
+    runs of the same client may overshoot by a few, which a flood limit tolerates
+    better than serializing every suspend of a client.
+    """
+    limit = settings.CONDOR_MAX_PENDING_PER_CLIENT
+    # Past their deadline they are no longer open, whether or not the sweep has marked them yet.
+    open_cards = Approval.objects.filter(
+        session__client_id=run.session.client_id, status=ApprovalStatus.PENDING, expires_at__gt=now,
+    )
+    if open_cards.values("pk")[:limit].count() >= limit:
+        raise TooManyPending(
+            f"This client already has {limit} approvals waiting for a reviewer; "
+            "wait for decisions before parking more."
+        )
+
+
 def persist_suspend(run_id, request: SuspendRequest, *, client=None, alongside=None) -> tuple[Approval, bool]:
     """Park `run_id` on `request`. Returns (approval, created); the same suspend twice is one approval.
 
@@ -103,6 +122,7 @@ def persist_suspend(run_id, request: SuspendRequest, *, client=None, alongside=N
         if existing is not None:
             _refuse_closed(existing, now)
             return existing, False
+        _refuse_over_pending_limit(run, now)
         approval = Approval.objects.create(
             run=run,
             session=run.session,

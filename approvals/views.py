@@ -30,6 +30,7 @@ from runs.serializers import RunSerializer
 
 
 class ToolCallGate(APIView):
+    throttle_scope = "gate"
     @extend_schema(
         request=ToolCallSerializer,
         responses={200: GateVerdictSerializer, 202: SuspendedSerializer,
@@ -48,6 +49,7 @@ class ToolCallGate(APIView):
 
 
 class Clarification(APIView):
+    throttle_scope = "gate"
     @extend_schema(
         request=ClarificationSerializer,
         description="Parks the run on a form for a reviewer (202). A client that cannot park gets "

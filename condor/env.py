@@ -5,6 +5,7 @@ deployment fails loudly instead of silently falling back to a default.
 """
 
 import os
+import re
 from urllib.parse import urlparse
 
 from django.core.exceptions import ImproperlyConfigured
@@ -47,6 +48,37 @@ def env_list(name: str, default: list[str]) -> list[str]:
     if raw is None:
         return default
     return [item.strip() for item in raw.split(",") if item.strip()]
+
+
+_RATE = re.compile(r"^\s*(\d+)\s*/\s*(s|sec|second|m|min|minute|h|hour|d|day)\s*$", re.IGNORECASE)
+_PERIOD_SECONDS = {"s": 1, "m": 60, "h": 3600, "d": 86400}
+
+
+def env_rate(name: str, default: str) -> tuple[int, int] | None:
+    """A request rate such as `600/minute` as (requests, seconds); `off` means no limit (None)."""
+    raw = os.environ.get(name, default)
+    if raw.strip().lower() == "off":
+        return None
+    match = _RATE.match(raw)
+    if match is None or int(match.group(1)) < 1:
+        raise ImproperlyConfigured(
+            f"{name} must be a rate like 600/minute (per second, minute, hour or day) or off, got {raw!r}."
+        )
+    return int(match.group(1)), _PERIOD_SECONDS[match.group(2)[0].lower()]
+
+
+_HEADER_NAME = re.compile(r"^[A-Za-z0-9-]+$")
+
+
+def env_header(name: str) -> tuple[str, str] | None:
+    """`X-Forwarded-Proto: https` as Django's ("HTTP_X_FORWARDED_PROTO", "https"); None when unset."""
+    raw = os.environ.get(name, "").strip()
+    if not raw:
+        return None
+    header, colon, value = (part.strip() for part in raw.partition(":"))
+    if not colon or not _HEADER_NAME.match(header) or not value:
+        raise ImproperlyConfigured(f"{name} must look like 'X-Forwarded-Proto: https', got {raw!r}.")
+    return "HTTP_" + header.upper().replace("-", "_"), value
 
 
 def env_url(name: str, schemes: set[str]) -> str | None:

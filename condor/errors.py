@@ -6,6 +6,7 @@ Clients branch on `error`, never on `detail`.
 """
 
 import logging
+import math
 
 from django.core.exceptions import PermissionDenied as DjangoPermissionDenied
 from django.http import Http404, JsonResponse
@@ -112,6 +113,17 @@ class IdempotencyKeyReused(CondorError):
     default_detail = "This Idempotency-Key was already used with a different request body."
 
 
+class TooManyPending(CondorError):
+    status, code = 429, "too_many_pending"
+    default_detail = "This client has too many approvals waiting for a reviewer."
+
+
+class DatabaseUnavailable(CondorError):
+    # Raised by no service: condor/db_unavailable.py answers with it when the database is out of reach.
+    status, code = 503, "database_unavailable"
+    default_detail = "Condor cannot reach its database right now; retry after the Retry-After delay."
+
+
 
 # Registry four eyes (approvals/registry_changes.py).
 class ToolChangeAlreadyPending(CondorError):
@@ -181,7 +193,7 @@ def exception_handler(exc, context):
         if getattr(exc, "auth_header", None):
             headers["WWW-Authenticate"] = exc.auth_header
         if getattr(exc, "wait", None):
-            headers["Retry-After"] = str(int(exc.wait))
+            headers["Retry-After"] = str(math.ceil(exc.wait))  # never early: 0.4 s left is 1
         return Response(error_body(code, detail), status=exc.status_code, headers=headers)
     return None  # unexpected: let Django log it and answer 500
 
@@ -195,6 +207,12 @@ def not_found(request, exception):
 
 def server_error(request):
     """handler500: an unexpected failure (already logged by Django) keeps the error shape under /api/."""
+    from condor.db_unavailable import current_database_error, unavailable_response
+
+    # A database lost outside any view (a middleware saving the session, say) is still a 503.
+    lost = current_database_error()
+    if lost is not None:
+        return unavailable_response(request, lost)
     if request.path.startswith("/api/"):
         return JsonResponse(
             error_body("server_error", "Condor could not complete the request; nothing was changed."), status=500

@@ -27,6 +27,9 @@ _ERROR_MEANINGS = {
     410: "approval_expired: the approval is past its deadline.",
     413: "payload_too_large: the body is over CONDOR_MAX_BODY_BYTES; it was not read.",
     422: "The request is well-formed but refused; `error` names why.",
+    429: "throttled: this client is over its request rate (retry after `Retry-After` seconds); "
+         "too_many_pending: it already has the most open approvals it may have.",
+    503: "database_unavailable: Condor cannot reach its database; retry after `Retry-After` seconds.",
 }
 
 
@@ -145,5 +148,25 @@ def document_payload_too_large(result, generator, request, public):
             if isinstance(operation, dict) and "requestBody" in operation:
                 operation["responses"].setdefault("413", {
                     "description": _ERROR_MEANINGS[413], "content": {"application/json": {"schema": error}},
+                })
+    return result
+
+
+def document_limits(result, generator, request, public):
+    """Postprocessing hook: any API-key operation can be throttled (429), any operation can meet a lost database (503)."""
+    error = {"$ref": "#/components/schemas/Error"}
+    retry_after = {"Retry-After": {"schema": {"type": "integer"}, "description": "Seconds to wait."}}
+    for item in result.get("paths", {}).values():
+        for operation in item.values():
+            if not isinstance(operation, dict) or "responses" not in operation:
+                continue
+            statuses = [503]
+            # The stream is a plain async view, outside DRF's throttles.
+            if {API_KEY_SCHEME: []} in operation.get("security", []) and operation["operationId"] != "runs_stream":
+                statuses.append(429)
+            for status in statuses:
+                operation["responses"].setdefault(str(status), {
+                    "description": _ERROR_MEANINGS[status], "headers": retry_after,
+                    "content": {"application/json": {"schema": error}},
                 })
     return result

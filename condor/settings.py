@@ -5,10 +5,13 @@ fallbacks (in-memory channel layer, sweeps on a thread), so `make run` works on
 a bare machine. `DATABASE_URL` and `REDIS_URL` switch to PostgreSQL and Redis.
 """
 
+from datetime import timedelta
 from pathlib import Path
 
 import dj_database_url
-from condor.env import env_bool, env_int, env_list, env_str, env_url, local_secret_key
+from csp.constants import NONE, SELF
+
+from condor.env import env_bool, env_header, env_int, env_list, env_rate, env_str, env_url, local_secret_key
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 
@@ -35,6 +38,8 @@ INSTALLED_APPS = [
     "django_filters",
     "channels",
     "pgtrigger",
+    "axes",
+    "csp",
     "approvals",
     "runs",
     "sessions_app",
@@ -49,7 +54,41 @@ MIDDLEWARE = [
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    "csp.middleware.CSPMiddleware",
+    # Last, so it sees a view's database error first: 503 with Retry-After instead of 500.
+    "condor.db_unavailable.DatabaseUnavailableMiddleware",
+    # After the others, as django-axes asks: turns a locked-out login into its lockout page.
+    "axes.middleware.AxesMiddleware",
 ]
+
+# --- HTTPS and browser hardening (issue 9, item 9); README lists the production values ---
+# Off by default so `make run` works on plain http://127.0.0.1; `manage.py check --deploy`
+# is clean with the documented production environment (tests/test_production_settings.py).
+SECURE_SSL_REDIRECT = env_bool("SECURE_SSL_REDIRECT", False)
+SECURE_HSTS_SECONDS = env_int("SECURE_HSTS_SECONDS", 0, minimum=0)
+SECURE_HSTS_INCLUDE_SUBDOMAINS = env_bool("SECURE_HSTS_INCLUDE_SUBDOMAINS", False)
+SECURE_HSTS_PRELOAD = env_bool("SECURE_HSTS_PRELOAD", False)
+# Behind a TLS-terminating proxy: `X-Forwarded-Proto: https` (only if the proxy always sets it).
+SECURE_PROXY_SSL_HEADER = env_header("SECURE_PROXY_SSL_HEADER")
+# A deployment that redirects to HTTPS never sends its cookies in clear, unless told otherwise.
+SESSION_COOKIE_SECURE = env_bool("SESSION_COOKIE_SECURE", SECURE_SSL_REDIRECT)
+CSRF_COOKIE_SECURE = env_bool("CSRF_COOKIE_SECURE", SECURE_SSL_REDIRECT)
+# django-csp, on every response: the inbox and the admin load scripts and styles from
+# /static/ only (ES modules, no inline script or style attribute), so nothing inline runs.
+CONTENT_SECURITY_POLICY = {
+    "DIRECTIVES": {
+        "default-src": [SELF],
+        "script-src": [SELF],
+        "style-src": [SELF],
+        "img-src": [SELF, "data:"],  # the inbox stylesheet's check-mark icon is a data: SVG
+        "connect-src": [SELF],  # decisions (fetch) and the /ws/inbox/ socket, same origin
+        "object-src": [NONE],
+        "base-uri": [SELF],
+        "form-action": [SELF],
+        "frame-ancestors": [NONE],
+    },
+}
+# -----------------------------------------------------------------------------------------
 
 ROOT_URLCONF = "condor.urls"
 WSGI_APPLICATION = "condor.wsgi.application"
@@ -89,6 +128,10 @@ def _database(url: str | None) -> dict:
         # Django's psycopg 3 pool: connections are reused across requests without
         # persistent-connection bookkeeping (CONN_MAX_AGE must stay 0 with a pool).
         config["CONN_MAX_AGE"] = 0
+        # With a pool, Django turns this into psycopg_pool's check=check_connection: each
+        # connection is tested before it is handed out. After a database restart the pooled
+        # ones are dead, and without the check each would fail one request.
+        config["CONN_HEALTH_CHECKS"] = True
         config.setdefault("OPTIONS", {})["pool"] = {
             "min_size": env_int("CONDOR_DB_POOL_MIN", 2),
             "max_size": env_int("CONDOR_DB_POOL_MAX", 20),
@@ -116,9 +159,49 @@ else:
     # One process only: fine for `make run`, not for several web nodes.
     CHANNEL_LAYERS = {"default": {"BACKEND": "channels.layers.InMemoryChannelLayer"}}
 
+# --- Login and API abuse (issue 9, item 8) ---------------------------------------------
 AUTH_PASSWORD_VALIDATORS = [
+    {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},
     {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
+    {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
+    {"NAME": "django.contrib.auth.password_validation.NumericPasswordValidator"},
 ]
+SESSION_COOKIE_AGE = env_int("CONDOR_SESSION_AGE_SECONDS", 8 * 3600)  # one shift
+AUTHENTICATION_BACKENDS = [
+    # First: refuses a locked-out login (inbox and admin alike) before any password is checked.
+    "axes.backends.AxesStandaloneBackend",
+    "django.contrib.auth.backends.ModelBackend",
+]
+AXES_FAILURE_LIMIT = env_int("CONDOR_LOGIN_FAILURE_LIMIT", 5)
+AXES_COOLOFF_TIME = timedelta(seconds=env_int("CONDOR_LOGIN_COOLOFF_SECONDS", 900))
+# A username from one address: locking a whole address would lock every reviewer behind
+# a hospital's NAT after a few typos. The address is REMOTE_ADDR (forwarded headers are
+# not trusted), so behind a reverse proxy this is a lock on the username.
+AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"]]
+AXES_RESET_ON_SUCCESS = True
+AXES_ENABLE_ACCESS_FAILURE_LOG = True  # every failed sign-in stays visible in the admin
+AXES_LOCKOUT_CALLABLE = "condor.lockout.locked_out"
+# Requests per client and scope (condor/throttling.py); a rate is `N/second|minute|hour|day` or `off`.
+CONDOR_THROTTLE_RATES = {
+    "default": env_rate("CONDOR_THROTTLE_RATE", "1200/minute"),
+    "gate": env_rate("CONDOR_THROTTLE_RATE_GATE", "3000/minute"),  # tool calls and clarifications
+}
+CACHES = {
+    "default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"},
+    "throttle": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache", "LOCATION": "throttle"},
+}
+if REDIS_URL:
+    from redis.backoff import NoBackoff
+    from redis.retry import Retry
+
+    # The counters must be shared by every web process. Short timeouts and no retries:
+    # the throttle lets requests through while its cache is out (condor/throttling.py).
+    CACHES["throttle"] = {
+        "BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": REDIS_URL,
+        "KEY_PREFIX": "condor-throttle",
+        "OPTIONS": {"socket_timeout": 0.25, "socket_connect_timeout": 0.25, "retry": Retry(NoBackoff(), 0)},
+    }
+# -----------------------------------------------------------------------------------------
 LOGIN_URL = "/accounts/login/"
 LOGIN_REDIRECT_URL = "/inbox/"
 LOGOUT_REDIRECT_URL = "/accounts/login/"
@@ -152,6 +235,7 @@ REST_FRAMEWORK = {
     "DEFAULT_FILTER_BACKENDS": ["django_filters.rest_framework.DjangoFilterBackend"],
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
     "EXCEPTION_HANDLER": "condor.errors.exception_handler",
+    "DEFAULT_THROTTLE_CLASSES": ["condor.throttling.ClientRateThrottle"],
     "UNAUTHENTICATED_USER": "django.contrib.auth.models.AnonymousUser",
 }
 SPECTACULAR_SETTINGS = {
@@ -167,6 +251,7 @@ SPECTACULAR_SETTINGS = {
         "condor.schema.document_run_stream",
         "condor.schema.document_not_authenticated",
         "condor.schema.document_payload_too_large",
+        "condor.schema.document_limits",
     ],
     # One name per choice set that several serializers share.
     "ENUM_NAME_OVERRIDES": {
@@ -190,6 +275,8 @@ CONDOR_IDEMPOTENCY_TTL_SECONDS = env_int("CONDOR_IDEMPOTENCY_TTL_SECONDS", 86400
 CONDOR_MAX_BODY_BYTES = env_int("CONDOR_MAX_BODY_BYTES", 1024 * 1024)
 # Seconds between SSE heartbeat comments, so proxies keep an idle stream open.
 CONDOR_STREAM_HEARTBEAT_SECONDS = env_int("CONDOR_STREAM_HEARTBEAT_SECONDS", 15)
+# Open (pending) approvals one client may have; a suspend past it is 429 too_many_pending.
+CONDOR_MAX_PENDING_PER_CLIENT = env_int("CONDOR_MAX_PENDING_PER_CLIENT", 500)
 
 LOGGING = {
     "version": 1,

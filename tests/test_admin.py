@@ -38,12 +38,17 @@ def tool(catalog) -> ToolDescriptor:
 
 @pytest.fixture
 def history(api, catalog) -> str:
-    """One run with an allowed call and a parked one: a row in every admin table. Returns the run id."""
+    """One run with an allowed call and a parked one, and a failed sign-in: a row in every admin table.
+
+    Returns the run id.
+    """
     run_id = open_executing_run(api, title="Ward 3, bed 4")
     assert gate(api, run_id, tool="search_patients", op="", args={"name": "Ada"}).status_code == 200
     assert gate(api, run_id, tool_call_id="call-2", step_id="step-2").status_code == 202
     proposer = User.objects.create_superuser("pat", password="correct horse battery")
     assert registry_changes.submit("prescribe_medication", {"hitl_tier": "low"}, user=proposer).change
+    # A failed sign-in: the login lockout's rows (django-axes) are in the admin too.
+    assert Client().post("/accounts/login/", {"username": "mallory", "password": "guess"}).status_code == 200
     return run_id
 
 

@@ -126,3 +126,10 @@ def test_agent_endpoints_take_an_api_key_and_decisions_a_login(schema):
     assert schema["paths"]["/api/v1/runs/{run_id}/tool-calls/"]["post"]["security"] == [{"ApiKeyAuth": []}]
     assert schema["paths"]["/api/v1/approvals/{approval_id}/decision/"]["post"]["security"] == [
         {"cookieAuth": []}]
+
+
+def test_every_operation_documents_a_lost_database_and_api_key_ones_throttling(schema):
+    for path, method, operation in operations(schema):
+        assert "Retry-After" in operation["responses"]["503"]["headers"], f"{method} {path}"
+        if {"ApiKeyAuth": []} in operation["security"] and not path.endswith("/stream"):
+            assert "Retry-After" in operation["responses"]["429"]["headers"], f"{method} {path}"

@@ -30,15 +30,15 @@ print(json.dumps({
 """
 
 
-def start(**env) -> subprocess.CompletedProcess:
-    """Load Condor's settings in a new process whose environment is exactly `env` (plus PATH)."""
+def start(probe: str = PROBE, **env) -> subprocess.CompletedProcess:
+    """Run `probe` after loading Condor's settings in a new process whose environment is exactly `env` (plus PATH)."""
     environment = {
         "PATH": "/usr/bin:/bin",
         "DJANGO_SETTINGS_MODULE": "condor.settings",
         "SECRET_KEY": "test-only-secret",
         **env,
     }
-    return subprocess.run([sys.executable, "-c", PROBE], cwd=ROOT, env=environment,
+    return subprocess.run([sys.executable, "-c", probe], cwd=ROOT, env=environment,
                           capture_output=True, text=True, timeout=60)
 
 
@@ -89,6 +89,12 @@ def test_environment_overrides_are_read():
     ("CONDOR_IDLE_TIMEOUT_SECONDS", "ten"),
     ("CONDOR_SWEEP_INTERVAL_SECONDS", "1.5"),
     ("DEBUG", "maybe"),
+    ("SECURE_PROXY_SSL_HEADER", "https"),
+    ("CONDOR_THROTTLE_RATE_GATE", "fast"),
+    ("CONDOR_THROTTLE_RATE", "0/minute"),
+    ("CONDOR_SESSION_AGE_SECONDS", "8h"),
+    ("CONDOR_LOGIN_COOLOFF_SECONDS", "0"),
+    ("CONDOR_MAX_PENDING_PER_CLIENT", "many"),
 ])
 def test_a_bad_value_stops_start_up_naming_the_variable(variable, value):
     process = start(**{variable: value})

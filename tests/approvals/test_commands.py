@@ -5,16 +5,25 @@ from io import StringIO
 import pytest
 from django.contrib.auth import authenticate
 from django.contrib.auth.models import Group, User
+from django.contrib.auth.password_validation import validate_password
 from django.core.management import CommandError, call_command
+from django.test import RequestFactory
 from rest_framework.test import APIClient
 
+from approvals.management.commands import seed_demo
 from approvals.models import ApiClient, AuditEvent, ToolDescriptor
+from tests.conftest import PASSWORD
 
 
 def run(*args) -> str:
     out = StringIO()
     call_command(*args, stdout=out, stderr=StringIO())
     return out.getvalue()
+
+
+def log_in(username, password):
+    # The login lockout (django-axes) needs the request a sign-in comes with.
+    return authenticate(RequestFactory().post("/accounts/login/"), username=username, password=password)
 
 
 def registry_changes():
@@ -62,7 +71,7 @@ def test_create_reviewer_makes_a_reviewer_who_can_log_in(db):
     nora = User.objects.get(username="nora")
     assert list(nora.groups.values_list("name", flat=True)) == ["reviewers"]
     assert not nora.is_staff  # reviewers work in the inbox, not the admin
-    assert authenticate(username="nora", password="night shift 42") == nora
+    assert log_in("nora", password="night shift 42") == nora
 
 
 @pytest.mark.parametrize("group", ["compliance", "governance"])
@@ -76,9 +85,41 @@ def test_compliance_and_governance_users_are_staff(db, group):
 def test_create_reviewer_again_resets_the_password(db):
     run("create_reviewer", "nora", "--password", "night shift 42")
     run("create_reviewer", "nora", "--password", "day shift 43")
-    assert authenticate(username="nora", password="night shift 42") is None
-    assert authenticate(username="nora", password="day shift 43") is not None
+    assert log_in("nora", password="night shift 42") is None
+    assert log_in("nora", password="day shift 43") is not None
     assert User.objects.filter(username="nora").count() == 1
+
+
+@pytest.mark.parametrize("password, reason", [
+    ("short1", "too short"),
+    ("password123", "too common"),
+    ("4815162342", "entirely numeric"),
+])
+def test_create_reviewer_refuses_a_weak_password(db, password, reason):
+    with pytest.raises(CommandError, match=f"Password refused for 'nora'.*{reason}"):
+        run("create_reviewer", "nora", "--password", password)
+    assert not User.objects.filter(username="nora").exists()
+
+
+def test_create_reviewer_refuses_a_password_like_the_username(db):
+    with pytest.raises(CommandError, match="too similar to the username"):
+        run("create_reviewer", "florence.nightingale", "--password", "nightingale!")
+    assert not User.objects.filter(username="florence.nightingale").exists()
+
+
+def test_create_reviewer_refuses_a_weak_new_password_and_keeps_the_old_one(db):
+    run("create_reviewer", "nora", "--password", "night shift 42")
+    with pytest.raises(CommandError, match="too common"):
+        run("create_reviewer", "nora", "--password", "password123")
+    assert log_in("nora", "night shift 42") is not None
+
+
+@pytest.mark.parametrize("username, password", [
+    *[(username, password) for username, password, _, _ in seed_demo.PEOPLE],
+    ("rita", PASSWORD),  # the test personas'
+])
+def test_the_demo_and_test_passwords_pass_the_validators(db, username, password):
+    validate_password(password, User(username=username))  # raises if refused
 
 
 def test_create_reviewer_refuses_an_unknown_group(db):

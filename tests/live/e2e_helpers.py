@@ -3,7 +3,7 @@
 `InboxPage` wraps a Playwright page pointed at a real daphne (tests/live/server.py):
 it signs in through /accounts/login/, waits for the inbox socket to go live and
 records what would show a reload or a broken page (every websocket opened, every
-uncaught script error).
+uncaught script error, everything the Content-Security-Policy refused).
 """
 
 from __future__ import annotations
@@ -18,8 +18,15 @@ class InboxPage:
         self.page, self.server = page, server
         self.sockets: list[str] = []
         self.page_errors: list[str] = []
+        # Chromium reports what the Content-Security-Policy refused as a console error.
+        self.csp_violations: list[str] = []
         page.on("websocket", lambda ws: self.sockets.append(ws.url))
         page.on("pageerror", lambda error: self.page_errors.append(str(error)))
+        page.on("console", lambda message: self._hear_console(message))
+
+    def _hear_console(self, message) -> None:
+        if message.type == "error" and "Content Security Policy" in message.text:
+            self.csp_violations.append(message.text)
 
     def sign_in(self, username: str, password: str = PASSWORD):
         """Submit the login form as a person would; returns the response the redirects end on."""

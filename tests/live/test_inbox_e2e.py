@@ -13,13 +13,13 @@ import json
 from pathlib import Path
 
 import pytest
-from django.db import connections
-from playwright.sync_api import expect, sync_playwright
+from playwright.sync_api import expect
 
 from tests.approvals.helpers import PRESCRIPTION, approve, clarify, open_executing_run, resume, suspend
-from tests.live.e2e_helpers import INBOX_PATH, InboxPage
-from tests.live.inbox_harness import CHROMIUM, launch_chromium
+from tests.live.e2e_fixtures import browser_page, chromium  # noqa: F401 - a browser per test, the live page
+from tests.live.e2e_helpers import INBOX_PATH
 from tests.live.inbox_fixtures import page  # noqa: F401 - the fixture that keeps a screenshot when a test fails
+from tests.live.inbox_harness import CHROMIUM
 
 pytestmark = [
     pytest.mark.browser,
@@ -43,35 +43,6 @@ CLARIFICATION = [
     {"name": "notes", "hint": {"label": "Notes for the ward", "textarea": True}},
     {"name": "days", "type": "integer", "hint": {"label": "Course length (days)", "min": 1, "max": 14}},
 ]
-
-
-@pytest.fixture
-def chromium(transactional_db):
-    """Debian's Chromium for one test, started after its database setup and closed before its flush.
-
-    Overrides the module-wide browser of inbox_fixtures.py that `page` asks for.
-    While Playwright's sync API runs, its event loop counts as running on this
-    thread, and Django then (1) refuses ORM calls and (2) keeps this thread's
-    connections in a context variable: a second connection, without the
-    serialized data that restores the migrations' groups after the flush. So the
-    browser lives strictly inside the test's database lifetime; ORM calls made
-    meanwhile (personas, force_login) are allowed (the loop only drives the
-    browser, never that connection) and their connection is closed before the
-    loop stops, so nothing holds the test database open.
-    """
-    with pytest.MonkeyPatch.context() as patch, sync_playwright() as playwright:
-        patch.setenv("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
-        browser = launch_chromium(playwright)
-        yield browser
-        browser.close()
-        connections.close_all()
-
-
-@pytest.fixture
-def browser_page(page, daphne_server):  # noqa: F811 - `page` is the imported fixture
-    inbox = InboxPage(page, daphne_server)
-    yield inbox
-    assert inbox.page_errors == [], f"JavaScript errors on the page: {inbox.page_errors}"
 
 
 @pytest.fixture

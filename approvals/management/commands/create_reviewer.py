@@ -1,5 +1,7 @@
 from django.contrib.auth import get_user_model
 from django.contrib.auth.models import Group
+from django.contrib.auth.password_validation import validate_password
+from django.core.exceptions import ValidationError
 from django.core.management.base import BaseCommand, CommandError
 from django.db import transaction
 
@@ -18,7 +20,14 @@ class Command(BaseCommand):
     def handle(self, *args, username, password, group, **options):
         if not password:
             raise CommandError("--password must not be empty.")
-        user, created = get_user_model().objects.get_or_create(username=username)
+        user = get_user_model().objects.filter(username=username).first()
+        created = user is None
+        if created:
+            user = get_user_model()(username=username)
+        try:
+            validate_password(password, user)  # AUTH_PASSWORD_VALIDATORS, as the admin's password form
+        except ValidationError as error:
+            raise CommandError(f"Password refused for {username!r}: {' '.join(error.messages)}") from None
         user.set_password(password)
         # Compliance and governance work in the admin; reviewers only in the inbox.
         user.is_staff = user.is_staff or group in ("compliance", "governance")

@@ -1,0 +1,84 @@
+"""Losing the database connection (issue 9, item 6).
+
+Dead pooled connections are replaced before use, so a database restart costs no
+failed request; a request that still cannot reach the database is 503
+`database_unavailable` with Retry-After, in the API's error shape under /api/.
+"""
+
+import psycopg
+import pytest
+from django.db import OperationalError, connection, connections
+from django.test import RequestFactory
+
+from condor import errors
+
+pytestmark = pytest.mark.django_db
+
+
+def restart_the_database_under_the_pool() -> int:
+    """Terminate every other backend on the test database, as a restart would. Returns how many."""
+    params = connection.get_connection_params()
+    params.pop("cursor_factory", None)
+    params.pop("context", None)
+    with psycopg.connect(**params, autocommit=True) as admin:
+        killed = admin.execute(
+            "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity "
+            "WHERE datname = current_database() AND pid <> pg_backend_pid()"
+        ).fetchone()[0]
+    return killed
+
+
+def lose_the_database(*args, **kwargs):
+    raise OperationalError("server closed the connection unexpectedly")
+
+
+@pytest.mark.django_db(transaction=True, serialized_rollback=True)  # the flush also empties the groups
+def test_a_database_restart_costs_no_failed_request(api):
+    if connection.vendor != "postgresql" or connection.pool is None:
+        pytest.skip("the connection pool is PostgreSQL's")
+    # A pool of this test's own, as a server starts with: threads of earlier tests may
+    # still count as holding connections of the shared one, leaving it no room to grow.
+    connections.close_all()
+    connection.close_pool()
+    created = api.post("/api/v1/sessions/", {"title": "Bed 9"}, format="json")
+    assert created.status_code == 201
+    connections.close_all()  # this thread's connection goes back to the pool, idle
+    assert restart_the_database_under_the_pool() >= 1
+    response = api.get(f"/api/v1/sessions/{created.json()['id']}/")
+    assert response.status_code == 200, response.content
+
+
+def test_an_api_request_that_loses_the_database_is_503(api, monkeypatch):
+    monkeypatch.setattr("condor.auth.client_for_key", lose_the_database)
+    response = api.get("/api/v1/sessions/")
+    assert response.status_code == 503
+    assert response.json() == {"error": "database_unavailable", "detail": errors.DatabaseUnavailable.default_detail}
+    assert int(response["Retry-After"]) > 0
+
+
+def test_a_page_that_loses_the_database_is_a_plain_503(reviewer_http, monkeypatch):
+    monkeypatch.setattr("approvals.inbox.is_reviewer", lose_the_database)
+    response = reviewer_http.get("/inbox/")
+    assert response.status_code == 503
+    assert response["Content-Type"].startswith("text/plain")
+    assert int(response["Retry-After"]) > 0
+
+
+def test_a_database_error_outside_any_view_is_still_503():
+    """handler500 sees what a middleware raised (saving the session, say)."""
+    request = RequestFactory().get("/api/v1/sessions/")
+    try:
+        lose_the_database()
+    except OperationalError:
+        response = errors.server_error(request)
+    assert response.status_code == 503
+    assert response["Retry-After"]
+
+
+def test_any_other_failure_stays_a_500():
+    request = RequestFactory().get("/api/v1/sessions/")
+    try:
+        raise ValueError("a bug")
+    except ValueError:
+        response = errors.server_error(request)
+    assert response.status_code == 500

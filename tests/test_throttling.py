@@ -1,0 +1,84 @@
+"""Request rates per API client (issue 9, item 8): a runaway agent is slowed, nobody else is.
+
+The key is the client, not the address; the gate (tool calls, clarifications)
+counts in its own bucket; reviewers are not throttled here (their login is).
+Time is frozen inside one window so a window edge cannot make a test flaky.
+"""
+
+import time
+from types import SimpleNamespace
+
+import pytest
+from django.core.cache import caches
+
+from condor import throttling
+from tests.approvals.helpers import clarify, gate, open_executing_run, suspend
+
+NOW = 1_000_030.0  # 10 s into a one-minute window (1,000,020 is a multiple of 60)
+DEFAULT_LIMIT, GATE_LIMIT = 4, 2
+
+
+@pytest.fixture(autouse=True)
+def small_rates(settings, monkeypatch):
+    settings.CONDOR_THROTTLE_RATES = {"default": (DEFAULT_LIMIT, 60), "gate": (GATE_LIMIT, 60)}
+    monkeypatch.setattr(throttling, "time", SimpleNamespace(time=lambda: NOW, monotonic=time.monotonic))
+    monkeypatch.setattr(throttling, "_cache_paused_until", 0.0)
+
+
+def use_up(api, requests: int, **extra):
+    for _ in range(requests):
+        assert api.get("/api/v1/sessions/", **extra).status_code == 200
+
+
+def test_a_client_past_its_rate_is_429_throttled_with_retry_after(api):
+    use_up(api, DEFAULT_LIMIT)
+    response = api.get("/api/v1/sessions/")
+    assert response.status_code == 429
+    assert response.json()["error"] == "throttled"
+    assert response["Retry-After"] == "50"  # the rest of the window
+
+
+def test_the_key_is_the_client_not_the_address(api):
+    use_up(api, DEFAULT_LIMIT, REMOTE_ADDR="10.0.0.1")
+    assert api.get("/api/v1/sessions/", REMOTE_ADDR="10.0.0.2").status_code == 429
+
+
+def test_another_client_on_the_same_address_is_not_slowed(api, other_api):
+    use_up(api, DEFAULT_LIMIT)
+    assert api.get("/api/v1/sessions/").status_code == 429
+    assert other_api.get("/api/v1/sessions/").status_code == 200
+
+
+def test_the_gate_has_a_bucket_of_its_own(api, settings):
+    settings.CONDOR_THROTTLE_RATES = {"default": (3, 60), "gate": (GATE_LIMIT, 60)}
+    run_id = open_executing_run(api)  # three default-scope requests: that bucket is now full
+    assert api.get("/api/v1/sessions/").status_code == 429
+    for n in range(GATE_LIMIT):
+        suspend(api, run_id, tool_call_id=f"call-{n}", step_id=f"step-{n}")
+    assert gate(api, run_id, tool_call_id="call-x", step_id="step-x").status_code == 429
+    missing = [{"name": "route"}]
+    assert clarify(api, run_id, missing, tool_call_id="call-y", step_id="step-y").status_code == 429
+
+
+def test_reviewers_are_not_throttled(api, reviewer_http):
+    approval = suspend(api, open_executing_run(api))
+    for _ in range(DEFAULT_LIMIT + 2):
+        assert reviewer_http.get(f"/api/v1/approvals/{approval['id']}/").status_code == 200
+
+
+def test_a_rate_of_off_does_not_throttle(api, settings):
+    settings.CONDOR_THROTTLE_RATES = {"default": None, "gate": None}
+    use_up(api, DEFAULT_LIMIT + 2)
+
+
+def test_an_unreachable_throttle_cache_lets_requests_through_and_is_left_alone_a_while(api, monkeypatch):
+    asked = []
+
+    def unreachable(*args, **kwargs):
+        asked.append(args)
+        raise ConnectionError("Redis is down")
+
+    monkeypatch.setattr(caches["throttle"], "incr", unreachable)
+    monkeypatch.setattr(caches["throttle"], "add", unreachable)
+    use_up(api, DEFAULT_LIMIT + 2)
+    assert len(asked) == 1  # one timeout, then the requests go straight through
