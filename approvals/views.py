@@ -130,7 +130,7 @@ class ApprovalDetail(APIView):
         approvals = Approval.objects.select_related("decided_by")
         client = calling_client(request)
         if client is not None:
-            approvals = approvals.filter(session__client=client)
+            approvals = approvals.filter(session__client=client, session__deleted_at__isnull=True)
         approval = approvals.filter(pk=approval_id).first()
         if approval is None:
             raise NotFound("No such approval.")
