@@ -4,11 +4,16 @@ from approvals import views as approvals
 from runs import views as runs
 from runs.stream import run_stream
 from sessions_app import views as sessions
+from sessions_app import views_messages as session_messages
 
 urlpatterns = [
     path("sessions/", sessions.SessionListCreate.as_view(), name="session-list"),
     path("sessions/<uuid:session_id>/", sessions.SessionDetail.as_view(), name="session-detail"),
     path("sessions/<uuid:session_id>/runs/", runs.RunOpen.as_view(), name="run-open"),
+    path("sessions/<uuid:session_id>/messages/", session_messages.MessageListAppend.as_view(), name="session-messages"),
+    path("sessions/<uuid:session_id>/messages/<str:message_id>/", session_messages.MessageDetail.as_view(),
+         name="session-message"),
+    path("sessions/<uuid:session_id>/history/", session_messages.History.as_view(), name="session-history"),
     path("runs/<uuid:run_id>/", runs.RunDetail.as_view(), name="run-detail"),
     path("runs/<uuid:run_id>/transition/", runs.RunTransition.as_view(), name="run-transition"),
     path("runs/<uuid:run_id>/close/", runs.RunClose.as_view(), name="run-close"),

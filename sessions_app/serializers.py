@@ -1,7 +1,7 @@
 from rest_framework import serializers
 
-from condor.serializers import StrictSerializer
-from sessions_app.models import AgeBandChoice, AutonomyChoice, LinkedEntity, Session
+from condor.serializers import JSONObjectField, StrictSerializer
+from sessions_app.models import AgeBandChoice, AutonomyChoice, LinkedEntity, Message, MessageRole, Session
 
 
 class SessionSerializer(serializers.ModelSerializer):
@@ -46,3 +46,42 @@ class SessionUpdateSerializer(StrictSerializer):
     title = serializers.CharField(max_length=200, required=False, allow_blank=True)
     patient_ref = serializers.CharField(max_length=120, required=False, allow_blank=True)
     care_unit = serializers.CharField(max_length=120, required=False, allow_blank=True)
+
+
+class MessageCreateSerializer(StrictSerializer):
+    id = serializers.RegexField(r"^[A-Za-z0-9_.:-]{1,120}$", required=False,
+                                help_text="The client's message id (useChat's); Condor makes one when absent.")
+    role = serializers.ChoiceField(choices=MessageRole.choices)
+    parts = serializers.ListField(child=JSONObjectField(), min_length=1, max_length=500,
+                                  help_text="AI SDK v6 UIMessage parts, each an object with a string `type`.")
+    run = serializers.UUIDField(required=False, allow_null=True,
+                                help_text="The run this (assistant) message belongs to; history merges that run's "
+                                          "gated calls into it.")
+
+    def validate_parts(self, parts):
+        for index, part in enumerate(parts):
+            if not isinstance(part.get("type"), str) or not part["type"]:
+                raise serializers.ValidationError(f"Part {index} needs a string 'type'.")
+        return parts
+
+
+class MessageSerializer(serializers.ModelSerializer):
+    id = serializers.CharField(source="message_id")
+    run = serializers.UUIDField(source="run_id", allow_null=True)
+
+    class Meta:
+        model = Message
+        fields = ["id", "role", "parts", "run", "created_at"]
+        read_only_fields = fields
+
+
+class UIMessageSerializer(serializers.Serializer):
+    """An AI SDK v6 `UIMessage`, as `useChat` holds it."""
+
+    id = serializers.CharField()
+    role = serializers.ChoiceField(choices=MessageRole.choices)
+    parts = serializers.ListField(child=serializers.DictField(), help_text=(
+        "UIMessage parts. A gated call is a `tool-<name>` part whose `state` is `input-available`, "
+        "`approval-requested`, `approval-responded`, `output-available`, `output-error` or `output-denied`, "
+        "with `approval: {id, approved?, reason?}`; decisions and clarifications are `data-approval-decision` "
+        "and `data-clarification` parts."))
