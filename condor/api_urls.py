@@ -4,7 +4,8 @@ from approvals import views as approvals
 from runs import views as runs
 from runs.stream import run_stream
 from sessions_app import views as sessions
-from sessions_app import views_messages as session_messages
+from sessions_app import run_views as session_runs
+from sessions_app import message_views as session_messages
 
 urlpatterns = [
     path("sessions/", sessions.SessionListCreate.as_view(), name="session-list"),
@@ -14,6 +15,9 @@ urlpatterns = [
     path("sessions/<uuid:session_id>/messages/<str:message_id>/", session_messages.MessageDetail.as_view(),
          name="session-message"),
     path("sessions/<uuid:session_id>/history/", session_messages.History.as_view(), name="session-history"),
+    path("sessions/<uuid:session_id>/events/", session_runs.SessionEvents.as_view(), name="session-events"),
+    path("sessions/<uuid:session_id>/runs-summary/", session_runs.RunsSummary.as_view(), name="session-runs-summary"),
+    path("sessions/<uuid:session_id>/usage-rollup/", session_runs.UsageRollup.as_view(), name="session-usage"),
     path("runs/<uuid:run_id>/", runs.RunDetail.as_view(), name="run-detail"),
     path("runs/<uuid:run_id>/transition/", runs.RunTransition.as_view(), name="run-transition"),
     path("runs/<uuid:run_id>/close/", runs.RunClose.as_view(), name="run-close"),

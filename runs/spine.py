@@ -11,6 +11,7 @@ from django_fsm import TransitionNotAllowed
 
 from approvals import audit
 from condor.errors import InvalidPayload, NotFound, RunNotActiveError, RunStateTransitionError
+from runs import telemetry
 from runs.models import Run
 from runs.outbox import record_event
 from runs.states import ACTIVE_STATES, CLIENT_TRANSITIONS, RunState, TerminalReason
@@ -142,6 +143,8 @@ def _close(run: Run, reason: TerminalReason, *, summary: str = "", usage: dict |
         actor_system=audit.closing_actor(run.terminal_reason),
         decision=run.state, data=details,
     )
+    # Last, in its own savepoint: a telemetry failure never fails the close.
+    telemetry.record_dispatch(run)
 
 
 def _suspend(run: Run) -> None:
