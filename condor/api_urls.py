@@ -4,6 +4,7 @@ from approvals import views as approvals
 from runs import views as runs
 from runs.stream import run_stream
 from sessions_app import views as sessions
+from sessions_app import card_views as pinned
 from sessions_app import run_views as session_runs
 from sessions_app import message_views as session_messages
 
@@ -18,6 +19,11 @@ urlpatterns = [
     path("sessions/<uuid:session_id>/events/", session_runs.SessionEvents.as_view(), name="session-events"),
     path("sessions/<uuid:session_id>/runs-summary/", session_runs.RunsSummary.as_view(), name="session-runs-summary"),
     path("sessions/<uuid:session_id>/usage-rollup/", session_runs.UsageRollup.as_view(), name="session-usage"),
+    path("sessions/<uuid:session_id>/pinned-cards/", pinned.PinnedCardList.as_view(), name="pinned-cards"),
+    path("sessions/<uuid:session_id>/pinned-cards/reorder/", pinned.PinnedCardReorder.as_view(),
+         name="pinned-cards-reorder"),
+    path("sessions/<uuid:session_id>/pinned-cards/<uuid:card_id>/", pinned.PinnedCardDetail.as_view(),
+         name="pinned-card"),
     path("runs/<uuid:run_id>/", runs.RunDetail.as_view(), name="run-detail"),
     path("runs/<uuid:run_id>/transition/", runs.RunTransition.as_view(), name="run-transition"),
     path("runs/<uuid:run_id>/close/", runs.RunClose.as_view(), name="run-close"),
