@@ -19,6 +19,7 @@ urlpatterns = [
     path("sessions/<uuid:session_id>/events/", session_runs.SessionEvents.as_view(), name="session-events"),
     path("sessions/<uuid:session_id>/runs-summary/", session_runs.RunsSummary.as_view(), name="session-runs-summary"),
     path("sessions/<uuid:session_id>/usage-rollup/", session_runs.UsageRollup.as_view(), name="session-usage"),
+    path("sessions/<uuid:session_id>/memory/", session_runs.Memory.as_view(), name="session-memory"),
     path("sessions/<uuid:session_id>/pinned-cards/", pinned.PinnedCardList.as_view(), name="pinned-cards"),
     path("sessions/<uuid:session_id>/pinned-cards/reorder/", pinned.PinnedCardReorder.as_view(),
          name="pinned-cards-reorder"),

@@ -11,6 +11,7 @@ from condor.schema import errors
 from condor.scoping import owned_session
 from runs.models import Run, RunDispatch, RunEvent
 from runs.states import ACTIVE_STATES
+from sessions_app.memory import session_memory
 
 EVENT_PAGE = 100
 MAX_EVENT_PAGE = 500
@@ -104,3 +105,20 @@ class UsageRollup(APIView):
             shaped["model"] = row["model"]
         totals = {key: sum(row[key] for row in rows) for key in ("runs", "input_tokens", "output_tokens", "cost")}
         return Response(UsageRollupSerializer({**totals, "by_model": by_model}).data)
+
+
+class MemorySerializer(serializers.Serializer):
+    facts = serializers.ListField(child=serializers.CharField())
+    decisions = serializers.ListField(child=serializers.CharField())
+    plan = serializers.ListField(child=serializers.CharField())
+    open_questions = serializers.ListField(child=serializers.CharField())
+    notes = serializers.ListField(child=serializers.DictField(child=serializers.CharField()),
+                                  help_text="Summary text that was not a well-formed block, with its run.")
+
+
+class Memory(APIView):
+    @extend_schema(responses={200: MemorySerializer, **errors(401, 404)},
+                   description="The session's rolling working memory, built from its runs' close summaries by "
+                               "one parser (sessions_app/memory.py documents the block format).")
+    def get(self, request, session_id):
+        return Response(session_memory(owned_session(request, session_id)))
