@@ -38,6 +38,7 @@ DECISIONS = (
     "tainted",  # taint
     "created", "updated",  # registry_change
     "exported", "succeeded", "intact", "broken",  # export, login / login_failed, verify
+    "deleted",  # session_change (and "updated", above)
 )
 
 # Why a run closed, when nobody in particular closed it.

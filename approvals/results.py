@@ -18,7 +18,9 @@ from condor.errors import (
 )
 from runs import frames, spine
 from runs.outbox import record_event
+from sessions_app.entities import promote_latest
 from sessions_app.models import Session
+from sessions_app.pinned_cards import record_reported
 
 
 @transaction.atomic(durable=True)
@@ -50,6 +52,10 @@ def report_result(run_id, tool_call_id: str, *, output, is_error: bool, untruste
     call.output, call.is_error, call.untrusted_result = output, is_error, untrusted
     call.entities, call.cards, call.reported_at = entities, cards, timezone.now()
     call.save()
+    # Same transaction: a pin later in this very run finds the cards; a bad card or
+    # entity refuses the whole result (400, nothing stored).
+    record_reported(run.session_id, run.pk, tool_call_id, cards)
+    promote_latest(run.session_id, run.pk, tool_call_id, entities)
     record_event(run, "tool.result", step_id=call.step_id,
                  frames=frames.result_frames(tool_call_id, output, is_error=is_error),
                  data={"tool_call_id": tool_call_id, "is_error": is_error})

@@ -133,7 +133,7 @@ class ApprovalDetail(APIView):
         approvals = Approval.objects.select_related("decided_by")
         client = calling_client(request)
         if client is not None:
-            approvals = approvals.filter(session__client=client)
+            approvals = approvals.filter(session__client=client, session__deleted_at__isnull=True)
         else:  # a reviewer (IsReviewer passed): what their scope shows, as in the inbox
             scope = reviewer_scope(request.user)
             approvals = scope.visible(approvals) if scope is not None else approvals.none()

@@ -125,6 +125,17 @@ class DatabaseUnavailable(CondorError):
 
 
 
+# The sessions surface (sessions_app/).
+class MessageExists(CondorError):
+    status, code = 409, "message_exists"
+    default_detail = "This session already has a message with this id."
+
+
+class CardNotReported(CondorError):
+    status, code = 422, "card_not_reported"
+    default_detail = "No card with this identity was reported in this session."
+
+
 # Registry four eyes (approvals/registry_changes.py).
 class ToolChangeAlreadyPending(CondorError):
     status, code = 409, "tool_change_pending"

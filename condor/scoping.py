@@ -1,4 +1,7 @@
-"""Owner-scoped lookups: another client's object is 404, never 403 (its existence is not ours to reveal)."""
+"""Owner-scoped lookups: another client's object is 404, never 403 (its existence is not ours to reveal).
+
+A deleted session, and everything in it, is 404 to its own client too.
+"""
 
 from condor.auth import calling_client
 from condor.errors import NotFound
@@ -7,7 +10,7 @@ from condor.errors import NotFound
 def owned_session(request, session_id):
     from sessions_app.models import Session
 
-    session = Session.objects.filter(pk=session_id, client=calling_client(request)).first()
+    session = Session.objects.live().filter(pk=session_id, client=calling_client(request)).first()
     if session is None:
         raise NotFound("No such session.")
     return session
@@ -16,7 +19,11 @@ def owned_session(request, session_id):
 def owned_run(request, run_id):
     from runs.models import Run
 
-    run = Run.objects.select_related("session").filter(pk=run_id, session__client=calling_client(request)).first()
+    run = (
+        Run.objects.select_related("session")
+        .filter(pk=run_id, session__client=calling_client(request), session__deleted_at__isnull=True)
+        .first()
+    )
     if run is None:
         raise NotFound("No such run.")
     return run

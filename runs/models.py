@@ -121,3 +121,35 @@ class RunEvent(models.Model):
 
     def __str__(self) -> str:
         return f"{self.kind} #{self.pk}"
+
+
+class RunDispatch(models.Model):
+    """Telemetry: one row per run, written when it closes (runs/telemetry.py).
+
+    Best-effort by design: the write sits in a savepoint, so a failure here loses
+    the row, never the close. Evidence for per-flow cost and cut-over decisions.
+    """
+
+    run = models.OneToOneField(Run, on_delete=models.CASCADE, related_name="dispatch")
+    session_id = models.UUIDField()
+    engine = models.CharField(max_length=120, blank=True)
+    flow_key = models.CharField(max_length=120, blank=True)
+    model = models.CharField(max_length=120, blank=True)
+    input_tokens = models.BigIntegerField(default=0)
+    output_tokens = models.BigIntegerField(default=0)
+    cost = models.DecimalField(max_digits=14, decimal_places=6, default=0)
+    latency_ms = models.BigIntegerField(default=0)
+    outcome = models.CharField(max_length=32, help_text="The run's terminal reason.")
+    state = models.CharField(max_length=16, help_text="The run's terminal state.")
+    recorded_at = models.DateTimeField()
+
+    class Meta:
+        indexes = [
+            # usage-rollup: one session's rows.
+            models.Index(fields=["session_id"], name="dispatch_session"),
+            # The per-flow split over a time window.
+            models.Index(fields=["recorded_at", "flow_key"], name="dispatch_recent_flow"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.flow_key or '-'} {self.outcome}"

@@ -10,7 +10,8 @@ from django.utils import timezone
 from django_fsm import TransitionNotAllowed
 
 from approvals import audit
-from condor.errors import InvalidPayload, RunNotActiveError, RunStateTransitionError
+from condor.errors import InvalidPayload, NotFound, RunNotActiveError, RunStateTransitionError
+from runs import telemetry
 from runs.models import Run
 from runs.outbox import record_event
 from runs.states import ACTIVE_STATES, CLIENT_TRANSITIONS, RunState, TerminalReason
@@ -32,14 +33,10 @@ def open_run(session, *, autonomy: str | None = None, flow_key: str = "", engine
     # Locking the session row serialises concurrent opens on it, so the
     # supersede-then-insert below never trips the one-active-run constraint.
     session = Session.objects.select_for_update().get(pk=session.pk)
-    active = (
-        Run.objects.select_for_update()
-        .filter(session=session, state__in=[s.value for s in ACTIVE_STATES])
-        .first()
-    )
-    if active is not None:
-        active.session = session
-        _close(active, TerminalReason.SUPERSEDED)
+    if session.deleted_at is not None:
+        # Deleted after the view looked it up: the session lock makes this the last word.
+        raise NotFound("No such session.")
+    close_active_run(session, TerminalReason.SUPERSEDED)
     now = timezone.now()
     run = Run.objects.create(
         session=session,
@@ -50,6 +47,22 @@ def open_run(session, *, autonomy: str | None = None, flow_key: str = "", engine
     )
     record_event(run, "run.opened", data={"state": run.state, "autonomy": run.autonomy})
     return run
+
+
+def close_active_run(session, reason: TerminalReason, *, actor_client=None) -> Run | None:
+    """Close the session's active run, if any, inside the caller's transaction.
+
+    The caller holds the session row lock (lock order: session, run, approvals).
+    """
+    active = (
+        Run.objects.select_for_update()
+        .filter(session=session, state__in=[s.value for s in ACTIVE_STATES])
+        .first()
+    )
+    if active is not None:
+        active.session = session
+        _close(active, reason, actor_client=actor_client)
+    return active
 
 
 @transaction.atomic(durable=True)
@@ -130,6 +143,8 @@ def _close(run: Run, reason: TerminalReason, *, summary: str = "", usage: dict |
         actor_system=audit.closing_actor(run.terminal_reason),
         decision=run.state, data=details,
     )
+    # Last, in its own savepoint: a telemetry failure never fails the close.
+    telemetry.record_dispatch(run)
 
 
 def _suspend(run: Run) -> None:

@@ -55,7 +55,7 @@ def _owned_run(request, run_id) -> Run | None | bool:
     client = client_for_key(raw_key) if raw_key else None
     if client is None:
         return False
-    return Run.objects.filter(pk=run_id, session__client=client).first()
+    return Run.objects.filter(pk=run_id, session__client=client, session__deleted_at__isnull=True).first()
 
 
 def _events_after(run_id, after: tuple[int, int] | None):

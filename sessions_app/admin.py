@@ -4,12 +4,13 @@ from django.utils.html import format_html
 from approvals import admin_display as show
 from condor.admin_search import UUIDSearchMixin
 from condor.readonly_admin import ReadOnlyModelAdmin
+from sessions_app.admin_panels import SessionPanels
 from sessions_app.models import Session
 
 
 @admin.register(Session)
-class SessionAdmin(UUIDSearchMixin, ReadOnlyModelAdmin):
-    list_display = ("id", "title", "patient_ref", "client", "autonomy", "age_band", "consent", "tainted",
+class SessionAdmin(SessionPanels, UUIDSearchMixin, ReadOnlyModelAdmin):
+    list_display = ("id", "title", "patient_ref", "care_unit", "client", "autonomy", "age_band", "consent", "tainted",
                     "created_at")
     list_filter = ("tainted", "autonomy", "age_band", "consent", "client")
     search_fields = ("title", "patient_ref")
@@ -17,9 +18,10 @@ class SessionAdmin(UUIDSearchMixin, ReadOnlyModelAdmin):
     list_select_related = ("client",)
     date_hierarchy = "created_at"
     fieldsets = (
-        ("The session", {"fields": ("id", "title", "patient_ref", "client", "taint", "autonomy", "age_band",
-                                    "consent", "created_at", "updated_at")}),
+        ("The session", {"fields": ("id", "title", "patient_ref", "care_unit", "client", "taint", "autonomy",
+                                    "age_band", "consent", "created_at", "updated_at", "deleted_at")}),
         ("Related", {"fields": ("related",)}),
+        ("Conversation", {"fields": ("history_panel", "pinned_panel", "entities_panel", "runs_panel")}),
     )
     readonly_fields = [field for _, options in fieldsets for field in options["fields"]]
 

@@ -5,19 +5,28 @@ from rest_framework.response import Response
 from condor.auth import calling_client
 from condor.schema import errors
 from condor.scoping import owned_session
+from condor.serializers import validated
+from sessions_app import lifecycle
 from sessions_app.filters import SessionFilter
 from sessions_app.models import Session
-from sessions_app.serializers import SessionCreateSerializer, SessionSerializer
+from sessions_app.pagination import NewestFirst
+from sessions_app.serializers import (
+    SessionCreateSerializer,
+    SessionDetailSerializer,
+    SessionSerializer,
+    SessionUpdateSerializer,
+)
 
 
 class SessionListCreate(generics.GenericAPIView):
     serializer_class = SessionSerializer
     filterset_class = SessionFilter
+    pagination_class = NewestFirst
 
     def get_queryset(self):
-        return Session.objects.filter(client=calling_client(self.request)).order_by("-created_at", "-pk")
+        return Session.objects.live().filter(client=calling_client(self.request))
 
-    @extend_schema(responses={200: SessionSerializer(many=True), **errors(401)})
+    @extend_schema(responses={200: SessionSerializer(many=True), **errors(400, 401)})
     def get(self, request):
         queryset = self.filter_queryset(self.get_queryset())
         page = self.paginate_queryset(queryset)
@@ -31,9 +40,31 @@ class SessionListCreate(generics.GenericAPIView):
         return Response(SessionSerializer(session).data, status=status.HTTP_201_CREATED)
 
 
-class SessionDetail(generics.GenericAPIView):
-    serializer_class = SessionSerializer
+def _detail(session_id) -> dict:
+    session = Session.objects.prefetch_related("entities").get(pk=session_id)
+    return SessionDetailSerializer(session).data
 
-    @extend_schema(responses={200: SessionSerializer, **errors(401, 404)})
+
+class SessionDetail(generics.GenericAPIView):
+    serializer_class = SessionDetailSerializer
+
+    @extend_schema(responses={200: SessionDetailSerializer, **errors(401, 404)})
     def get(self, request, session_id):
-        return Response(SessionSerializer(owned_session(request, session_id)).data)
+        return Response(_detail(owned_session(request, session_id).pk))
+
+    @extend_schema(request=SessionUpdateSerializer, responses={200: SessionDetailSerializer, **errors(400, 401, 404)},
+                   description="Rename or re-link (`patient_ref`, `care_unit`). Audited with the old and new values.")
+    def patch(self, request, session_id):
+        session = owned_session(request, session_id)
+        changes = validated(SessionUpdateSerializer, request.data)
+        lifecycle.update_session(session.pk, changes, client=calling_client(request))
+        return Response(_detail(session.pk))
+
+    @extend_schema(responses={204: None, **errors(401, 404)},
+                   description="Delete the session: its active run is aborted `user_stopped` and its pending "
+                               "approvals expire. The audit log keeps every row; the session and everything in "
+                               "it answer 404 afterwards.")
+    def delete(self, request, session_id):
+        session = owned_session(request, session_id)
+        lifecycle.delete_session(session.pk, client=calling_client(request))
+        return Response(status=status.HTTP_204_NO_CONTENT)

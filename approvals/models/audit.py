@@ -28,6 +28,7 @@ class AuditKind(models.TextChoices):
     LOGIN = "login"
     LOGIN_FAILED = "login_failed", "Failed login"
     VERIFY = "verify", "Chain verification"
+    SESSION_CHANGE = "session_change", "Session change"
 
 
 class AuditEvent(models.Model):

@@ -23,13 +23,25 @@ class TaintCannotBeCleared(Exception):
     pass
 
 
+class SessionQuerySet(models.QuerySet):
+    def live(self):
+        """Sessions not deleted: the only ones any client endpoint may see."""
+        return self.filter(deleted_at__isnull=True)
+
+
 class Session(models.Model):
-    """A conversation. Outlives its runs; carries the policy context of every call in it."""
+    """A conversation. Outlives its runs; carries the policy context of every call in it.
+
+    Deleting a session is soft (`deleted_at`): its runs, approvals and tool calls are
+    the evidence the audit log points at, so they stay for compliance while every
+    client endpoint answers 404 for the session from then on.
+    """
 
     id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
     client = models.ForeignKey("approvals.ApiClient", on_delete=models.CASCADE, related_name="sessions")
     title = models.CharField(max_length=200, blank=True)
     patient_ref = models.CharField(max_length=120, blank=True)
+    care_unit = models.CharField(max_length=120, blank=True)
     # Fail-closed defaults: a client that says nothing is supervised, for a
     # patient of unknown age, without recorded consent.
     autonomy = models.CharField(max_length=16, choices=AutonomyChoice.choices, default=AutonomyChoice.GUARDED)
@@ -40,12 +52,16 @@ class Session(models.Model):
     tainted = models.BooleanField(default=False, editable=False)
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
+    deleted_at = models.DateTimeField(null=True, blank=True, editable=False)
+
+    objects = SessionQuerySet.as_manager()
 
     class Meta:
         ordering = ["-created_at"]
         indexes = [
-            # Owner-scoped list, newest first.
-            models.Index(fields=["client", "-created_at"], name="session_client_recent"),
+            # Owner-scoped list of live sessions, newest first (the cursor walks it).
+            models.Index(fields=["client", "-created_at", "-id"], name="session_client_live",
+                         condition=models.Q(deleted_at__isnull=True)),
         ]
         triggers = [
             pgtrigger.Protect(

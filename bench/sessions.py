@@ -1,0 +1,125 @@
+"""Sessions surface: list a client's sessions, and the history of a long session.
+
+Run by hand from the repository root, against a scratch PostgreSQL database:
+
+    DATABASE_URL=postgres://postgres@127.0.0.1:5432/condor_bench_sessions .venv/bin/python bench/sessions.py
+
+Seeds (once; re-runs reuse them) one client with 10,000 sessions and 100,000
+messages spread over them, plus one session of 500 messages whose runs carry
+gated calls (allowed, approved, rejected). Then times, in this process through
+Django's test client (the whole request path: middleware, API-key auth, view,
+serializer; no socket), `GET sessions/` (first page and a page deep in the
+cursor) and `GET sessions/{id}/history/`, and counts each request's queries.
+Figures: server time p50 / p99 per request, queries per request (target:
+≤ 50 ms a page).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+os.environ.setdefault("DJANGO_SETTINGS_MODULE", "condor.settings")
+os.environ.setdefault("LOG_LEVEL", "WARNING")
+from bench.scratch_db import ensure_database, setup_django  # noqa: E402
+
+CLIENT_NAME = "bench-sessions"
+SESSIONS, MESSAGES, LONG = 10_000, 100_000, 500
+
+
+def seed():
+    from django.utils import timezone
+
+    from approvals.models import ApiClient, ApiClientKey
+    from runs.models import Run, RunEvent
+    from runs import frames
+    from sessions_app.models import Message, Session
+
+    client = ApiClient.objects.filter(name=CLIENT_NAME).first()
+    if client is None:
+        client = ApiClient.objects.create(name=CLIENT_NAME)
+        sessions = Session.objects.bulk_create(
+            (Session(client=client, title=f"Ward round {n}", patient_ref=f"MRN-{n % 997}", care_unit=f"Unit {n % 7}")
+             for n in range(SESSIONS)), batch_size=2000)
+        Message.objects.bulk_create(
+            (Message(session=sessions[n % SESSIONS], role="user" if n % 2 else "assistant",
+                     parts=[{"type": "text", "text": f"message {n}"}]) for n in range(MESSAGES)), batch_size=5000)
+        long = Session.objects.create(client=client, title="bench: long conversation")
+        now = timezone.now()
+        for turn in range(LONG // 2):
+            run = Run.objects.create(session=long, autonomy="guarded", state="completed", terminal_reason="completed",
+                                     last_activity_at=now, closed_at=now)
+            Message.objects.create(session=long, role="user", parts=[{"type": "text", "text": f"ask {turn}"}])
+            Message.objects.create(session=long, role="assistant", run=run,
+                                   parts=[{"type": "text", "text": f"answer {turn}"}])
+            call = f"call-{turn}"
+            chunks = frames.suspend_frames(approval_id=f"a-{turn}", tool_call_id=call, tool_name="prescribe",
+                                           input={"drug": "amoxicillin"}, reason_code="approval")
+            RunEvent.objects.create(run=run, kind="approval.requested", frames=chunks, published_at=now)
+            decided = frames.decision_frames(approval_id=f"a-{turn}", tool_call_id=call, approved=turn % 3 != 0,
+                                             reason="ok", args={"drug": "amoxicillin"}, payload_hash="0" * 64)
+            RunEvent.objects.create(run=run, kind="approval.decided", frames=decided, published_at=now)
+            if turn % 3:
+                RunEvent.objects.create(run=run, kind="tool.result", published_at=now,
+                                        frames=frames.result_frames(call, {"order": turn}))
+    ApiClientKey.objects.filter(client=client).delete()
+    _, key = ApiClientKey.objects.create_key(name="bench", client=client)
+    from sessions_app.models import Session as S
+
+    long_id = S.objects.get(client=client, title="bench: long conversation").pk
+    return key, long_id
+
+
+def measure(http, key, path, repeat):
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    times, queries = [], []
+    for _ in range(repeat):
+        with CaptureQueriesContext(connection) as captured:
+            started = time.perf_counter()
+            response = http.get(path, HTTP_AUTHORIZATION=f"Api-Key {key}")
+            times.append((time.perf_counter() - started) * 1000)
+        assert response.status_code == 200, response.content[:200]
+        queries.append(len(captured.captured_queries))
+    times.sort()
+    return statistics.median(times), times[min(len(times) - 1, int(len(times) * 0.99))], max(queries), response
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--repeat", type=int, default=200)
+    args = parser.parse_args()
+    url = os.environ.get("DATABASE_URL")
+    if not url:
+        sys.exit("set DATABASE_URL=postgres://postgres@127.0.0.1:5432/condor_bench_sessions")
+    ensure_database(url)
+    setup_django()
+    from django.test import Client
+
+    key, long_id = seed()
+    http = Client(HTTP_HOST="localhost")
+    _, _, _, first = measure(http, key, "/api/v1/sessions/?limit=50", 1)
+    deep = first.json()["next"]
+    for _ in range(20):  # walk 20 pages in
+        deep = http.get(deep, HTTP_AUTHORIZATION=f"Api-Key {key}").json()["next"]
+    rows = [
+        ("GET sessions/ (first page of 50)", "/api/v1/sessions/?limit=50"),
+        ("GET sessions/ (page 21 by cursor)", deep),
+        ("GET sessions/?care_unit=Unit 3&q=round", "/api/v1/sessions/?care_unit=Unit%203&q=round&limit=50"),
+        ("GET sessions/{id}/history/ (500 messages)", f"/api/v1/sessions/{long_id}/history/"),
+    ]
+    print(f"load {os.getloadavg()[0]:.1f}; {args.repeat} requests each")
+    for label, path in rows:
+        p50, p99, queries, _ = measure(http, key, path, args.repeat)
+        print(f"| {label} | {p50:.1f} ms | {p99:.1f} ms | {queries} |")
+
+
+if __name__ == "__main__":
+    main()

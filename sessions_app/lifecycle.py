@@ -1,0 +1,57 @@
+"""Renaming, re-linking and deleting a session: each a locked write with its audit row."""
+
+from django.db import transaction
+from django.utils import timezone
+
+from approvals import audit
+from condor.errors import NotFound
+from sessions_app.models import Session
+
+# What PATCH may change. Policy context (autonomy, consent, age band) is fixed at
+# creation: loosening it mid-conversation would change what earlier grants meant.
+EDITABLE_FIELDS = ("title", "patient_ref", "care_unit")
+
+
+def lock_live_session(session_id) -> Session:
+    """The session row, locked; 404 if it was deleted meanwhile (the lock makes that final)."""
+    session = Session.objects.live().select_for_update().filter(pk=session_id).first()
+    if session is None:
+        raise NotFound("No such session.")
+    return session
+
+
+@transaction.atomic(durable=True)
+def update_session(session_id, changes: dict, *, client) -> Session:
+    """Rename or re-link a live session. Audited with the old and new values of what changed."""
+    session = lock_live_session(session_id)
+    before = {name: getattr(session, name) for name in EDITABLE_FIELDS}
+    changed = {name: value for name, value in changes.items() if name in EDITABLE_FIELDS and before[name] != value}
+    if not changed:
+        return session
+    for name, value in changed.items():
+        setattr(session, name, value)
+    session.save(update_fields=[*changed, "updated_at"])
+    # After the save: the row carries the new patient_ref, and `data` the old one.
+    audit.record(audit.Kind.SESSION_CHANGE, session=session, actor_client=client, decision="updated",
+                 data={"changed": {name: {"from": before[name], "to": value} for name, value in changed.items()}})
+    return session
+
+
+@transaction.atomic(durable=True)
+def delete_session(session_id, *, client) -> None:
+    """Delete a session for its client: its active run aborts `user_stopped`, its pending approvals expire.
+
+    Soft: the runs, approvals and tool calls stay for compliance (the audit log's
+    rows point at them) and the admin still shows them; every client endpoint
+    answers 404 from now on, this one included.
+    """
+    from runs.spine import close_active_run
+    from runs.states import TerminalReason
+
+    # Lock order everywhere: session, then run, then approvals (then the audit chain head).
+    session = lock_live_session(session_id)
+    closed = close_active_run(session, TerminalReason.USER_STOPPED, actor_client=client)
+    session.deleted_at = timezone.now()
+    session.save(update_fields=["deleted_at", "updated_at"])
+    audit.record(audit.Kind.SESSION_CHANGE, session=session, actor_client=client, decision="deleted",
+                 data={"stopped_run": str(closed.pk) if closed is not None else None})

@@ -1,0 +1,124 @@
+"""Read-only views over a session's runs: the event log, outcomes and usage."""
+
+from django.db.models import Count, Sum
+from drf_spectacular.utils import OpenApiParameter, extend_schema
+from rest_framework import serializers
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from condor.errors import InvalidPayload
+from condor.schema import errors
+from condor.scoping import owned_session
+from runs.models import Run, RunDispatch, RunEvent
+from runs.states import ACTIVE_STATES
+from sessions_app.memory import session_memory
+
+EVENT_PAGE = 100
+MAX_EVENT_PAGE = 500
+
+
+class RunEventSerializer(serializers.ModelSerializer):
+    run = serializers.UUIDField(source="run_id")
+
+    class Meta:
+        model = RunEvent
+        fields = ["id", "run", "kind", "step_id", "data", "frames", "created_at"]
+        read_only_fields = fields
+
+
+class EventPageSerializer(serializers.Serializer):
+    results = RunEventSerializer(many=True)
+    next_after = serializers.IntegerField(allow_null=True, help_text="Pass as `after` for the next page; null at "
+                                                                     "the end of the log (for now).")
+
+
+class RunsSummarySerializer(serializers.Serializer):
+    total = serializers.IntegerField()
+    active = serializers.IntegerField()
+    by_state = serializers.DictField(child=serializers.IntegerField())
+    by_terminal_reason = serializers.DictField(child=serializers.IntegerField())
+
+
+class UsageSerializer(serializers.Serializer):
+    runs = serializers.IntegerField(help_text="Runs with a telemetry row (closed runs).")
+    input_tokens = serializers.IntegerField()
+    output_tokens = serializers.IntegerField()
+    cost = serializers.DecimalField(max_digits=16, decimal_places=6)
+
+
+class UsageRollupSerializer(UsageSerializer):
+    by_model = serializers.ListField(child=serializers.DictField())
+
+
+def _int_param(request, name: str, default: int, maximum: int | None = None) -> int:
+    raw = request.query_params.get(name)
+    if raw is None:
+        return default
+    if not raw.isdigit():
+        raise InvalidPayload(f"'{name}' must be a non-negative integer.")
+    return min(int(raw), maximum) if maximum else int(raw)
+
+
+class SessionEvents(APIView):
+    @extend_schema(
+        parameters=[OpenApiParameter("after", int, description="Only events with a larger id."),
+                    OpenApiParameter("limit", int, description=f"Page size (default {EVENT_PAGE}, "
+                                                               f"at most {MAX_EVENT_PAGE}).")],
+        responses={200: EventPageSerializer, **errors(400, 401, 404)},
+        description="The persisted run-event log of every run of the session, in commit order.",
+    )
+    def get(self, request, session_id):
+        session = owned_session(request, session_id)
+        after = _int_param(request, "after", 0)
+        limit = max(_int_param(request, "limit", EVENT_PAGE, MAX_EVENT_PAGE), 1)
+        events = list(RunEvent.objects.filter(run__session=session, id__gt=after).order_by("id")[:limit])
+        return Response({"results": RunEventSerializer(events, many=True).data,
+                         "next_after": events[-1].pk if len(events) == limit else None})
+
+
+class RunsSummary(APIView):
+    @extend_schema(responses={200: RunsSummarySerializer, **errors(401, 404)},
+                   description="How the session's runs went: counts by state and by terminal reason.")
+    def get(self, request, session_id):
+        session = owned_session(request, session_id)
+        rows = Run.objects.filter(session=session).values("state", "terminal_reason").annotate(n=Count("pk"))
+        by_state, by_reason = {}, {}
+        for row in rows.order_by():
+            by_state[row["state"]] = by_state.get(row["state"], 0) + row["n"]
+            if row["terminal_reason"]:
+                by_reason[row["terminal_reason"]] = by_reason.get(row["terminal_reason"], 0) + row["n"]
+        return Response({"total": sum(by_state.values()),
+                         "active": sum(by_state.get(state.value, 0) for state in ACTIVE_STATES),
+                         "by_state": by_state, "by_terminal_reason": by_reason})
+
+
+class UsageRollup(APIView):
+    @extend_schema(responses={200: UsageRollupSerializer, **errors(401, 404)},
+                   description="Tokens in and out and cost, summed from the telemetry row of each closed run.")
+    def get(self, request, session_id):
+        session = owned_session(request, session_id)
+        rows = list(RunDispatch.objects.filter(session_id=session.pk).values("model")
+                    .annotate(runs=Count("pk"), input_tokens=Sum("input_tokens"), output_tokens=Sum("output_tokens"),
+                              cost=Sum("cost")).order_by("model"))
+        by_model = UsageSerializer(rows, many=True).data
+        for shaped, row in zip(by_model, rows):
+            shaped["model"] = row["model"]
+        totals = {key: sum(row[key] for row in rows) for key in ("runs", "input_tokens", "output_tokens", "cost")}
+        return Response(UsageRollupSerializer({**totals, "by_model": by_model}).data)
+
+
+class MemorySerializer(serializers.Serializer):
+    facts = serializers.ListField(child=serializers.CharField())
+    decisions = serializers.ListField(child=serializers.CharField())
+    plan = serializers.ListField(child=serializers.CharField())
+    open_questions = serializers.ListField(child=serializers.CharField())
+    notes = serializers.ListField(child=serializers.DictField(child=serializers.CharField()),
+                                  help_text="Summary text that was not a well-formed block, with its run.")
+
+
+class Memory(APIView):
+    @extend_schema(responses={200: MemorySerializer, **errors(401, 404)},
+                   description="The session's rolling working memory, built from its runs' close summaries by "
+                               "one parser (sessions_app/memory.py documents the block format).")
+    def get(self, request, session_id):
+        return Response(session_memory(owned_session(request, session_id)))
