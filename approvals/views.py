@@ -42,9 +42,10 @@ class ToolCallGate(APIView):
                             e410="approval_expired: this exact call's approval is past its deadline.")},
     )
     def post(self, request, run_id):
-        run = owned_run(request, run_id)
-        result = gate_tool_call(run, GateCall(**validated(ToolCallSerializer, request.data)),
-                                client=calling_client(request))
+        client = calling_client(request)
+        # Ownership is checked in the statement that locks the run (one round trip, not two).
+        result = gate_tool_call(run_id, GateCall(**validated(ToolCallSerializer, request.data)),
+                                client=client, owned_by=client)
         return Response(result.body, status=result.status)
 
 
@@ -102,12 +103,12 @@ class Resume(APIView):
         parameters=[OpenApiParameter("Idempotency-Key", str, OpenApiParameter.HEADER, required=False)],
     )
     def post(self, request, run_id):
-        run = owned_run(request, run_id)
         client = calling_client(request)
         body = validated(ResumeSerializer, request.data)
 
         def handler():
-            approval, resumed_run = resume(run, body["approval_id"], body["args"], client=client)
+            # Ownership is checked in the statement that locks the run.
+            approval, resumed_run = resume(run_id, body["approval_id"], body["args"], client=client, owned_by=client)
             return 200, {
                 "proceed": True,
                 "args": approval.approved_args,
