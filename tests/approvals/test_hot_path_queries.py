@@ -53,11 +53,11 @@ def test_a_suspending_gate_call_takes_nineteen_statements(api, catalog):
     assert_statements(sqls, 19)
 
 
-def test_a_resume_takes_eight_statements(api, catalog, reviewer_http):
+def test_a_resume_takes_fifteen_statements(api, catalog, reviewer_http):
     run_id = open_executing_run(api)
     warm(api, run_id)
     approval = suspend(api, run_id)
     approve(reviewer_http, approval["id"])
     response, sqls = statements(lambda: resume(api, run_id, approval["id"]))
     assert response.status_code == 200, response.content
-    assert_statements(sqls, 8)
+    assert_statements(sqls, 15)
