@@ -14,7 +14,7 @@ import socket
 import struct
 import time
 
-_GUID = b"258EAFA5-E914-47DA-95CA-C5AB0DC11B85"
+_GUID = b"258EAFA5-E914-47DA-95CA-C5AB0DC85B11"
 
 
 class WebSocket:
