@@ -95,20 +95,31 @@ def wait_for(predicate, timeout: float, what: str, details=lambda: "", interval:
         time.sleep(interval)
 
 
-def group_members(pgid: int) -> list[int]:
-    """The live processes of process group `pgid` (zombies excluded), read from /proc."""
-    members = []
+def _stat(pid: int) -> list[str] | None:
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return None
+    return stat.rsplit(")", 1)[1].split()  # after "(comm)": state ppid pgrp ...
+
+
+def alive(pid: int) -> bool:
+    fields = _stat(pid)
+    return fields is not None and fields[0] != "Z"
+
+
+def descendants(pid: int) -> set[int]:
+    """Every live process below `pid` (children in their own sessions included), read from /proc."""
+    children: dict[int, list[int]] = {}
     for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            stat = (entry / "stat").read_text()
-        except OSError:
-            continue
-        fields = stat.rsplit(")", 1)[1].split()  # after "(comm)": state ppid pgrp ...
-        if int(fields[2]) == pgid and fields[0] != "Z":
-            members.append(int(entry.name))
-    return members
+        if entry.name.isdigit() and (fields := _stat(int(entry.name))) and fields[0] != "Z":
+            children.setdefault(int(fields[1]), []).append(int(entry.name))
+    found, todo = set(), [pid]
+    while todo:
+        for child in children.get(todo.pop(), []):
+            found.add(child)
+            todo.append(child)
+    return found
 
 
 def gunicorn(env: dict[str, str]) -> Service:
