@@ -287,7 +287,10 @@ LOGGING = {
 }
 
 CELERY_BEAT_SCHEDULE = {
-    "condor-sweep": {"task": "condor.sweep", "schedule": float(CONDOR_SWEEP_INTERVAL_SECONDS)},
+    # A pass still queued when the next is due is dropped: after a worker outage the queue
+    # holds one pass, not one per missed interval.
+    "condor-sweep": {"task": "condor.sweep", "schedule": float(CONDOR_SWEEP_INTERVAL_SECONDS),
+                     "options": {"expires": float(CONDOR_SWEEP_INTERVAL_SECONDS)}},
 }
 # Without a broker (no REDIS_URL), `make run` sweeps on a thread inside the web process.
 CONDOR_INPROCESS_SWEEPS = env_bool("CONDOR_INPROCESS_SWEEPS", False)
