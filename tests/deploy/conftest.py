@@ -8,32 +8,6 @@ managers), whatever the test did.
 
 import pytest
 
-# The audit log refuses TRUNCATE (approvals migration 0006), and the flush that ends a
-# transactional test is a TRUNCATE: the table owner lifts the refusal for that flush only.
-AUDIT_GUARDS = (("approvals_auditevent", "condor_audit_append_only"),
-                ("approvals_auditchainhead", "condor_audit_head_keep"))
-
-
-def _audit_guards(action: str) -> None:
-    from django.db import connection
-
-    if connection.vendor != "postgresql":
-        return  # the triggers are PostgreSQL's; these tests skip elsewhere anyway
-    with connection.cursor() as cursor:
-        for table, trigger in AUDIT_GUARDS:
-            cursor.execute(f"ALTER TABLE {table} {action} TRIGGER {trigger}")
-
-
-@pytest.fixture(scope="module", autouse=True)
-def _flushable_audit_log(django_db_setup, django_db_blocker):
-    """For this module's tests only (module scope: around every flush they end with)."""
-    with django_db_blocker.unblock():
-        _audit_guards("DISABLE")
-    yield
-    with django_db_blocker.unblock():
-        _audit_guards("ENABLE")
-
-
 @pytest.fixture
 def shared_env(transactional_db, django_db_serialized_rollback):
     """The environment that puts a subprocess on this test's database, Redis and secret key."""
