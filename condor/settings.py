@@ -55,6 +55,8 @@ MIDDLEWARE = [
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "csp.middleware.CSPMiddleware",
+    # Spans around gate, clarification, decision and resume (a no-op without an OpenTelemetry SDK).
+    "condor.tracing.TracingMiddleware",
     # Last, so it sees a view's database error first: 503 with Retry-After instead of 500.
     "condor.db_unavailable.DatabaseUnavailableMiddleware",
     # After the others, as django-axes asks: turns a locked-out login into its lockout page.
