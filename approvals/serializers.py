@@ -43,7 +43,7 @@ class ClarificationSerializer(StrictSerializer):
     message = serializers.CharField(max_length=4000)
     # Each item is {name, type?, hint?}, passed through whole: the schema builder
     # refuses bad names (400) and degrades a malformed hint to free text.
-    missing = serializers.ListField(child=JSONObjectField(), allow_empty=False, max_length=50)
+    missing = serializers.ListField(child=JSONObjectField(), allow_empty=False, min_length=1, max_length=50)
 
 
 class ResumeSerializer(StrictSerializer):
@@ -61,9 +61,10 @@ class ToolResultSerializer(StrictSerializer):
 
 # --- Request and response shapes for the OpenAPI schema (the views build these bodies) --------
 
-class DecisionSerializer(serializers.Serializer):
+class DecisionSerializer(StrictSerializer):
     """A reviewer's decision: `{approved, reason?, edited_args?}` for an approval; `{values}` answers a
-    clarification and `{approved: false, reason}` declines it (the run is aborted, `approval_denied`)."""
+    clarification and `{approved: false, reason}` declines it (the run is aborted, `approval_denied`).
+    Any other field is refused (the resume schema admits none)."""
 
     approved = serializers.BooleanField(required=False)
     reason = serializers.CharField(required=False, help_text="Required when rejecting or declining.")
