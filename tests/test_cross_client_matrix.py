@@ -15,7 +15,15 @@ from django.urls.converters import UUIDConverter
 from tests.api_routes import Route, api_routes
 from tests.owned_objects import FACTORIES, build_owned
 
-CELLS = [(route, method) for route in api_routes() if route.parameters for method in route.methods]
+OBJECT_ROUTES = [route for route in api_routes() if route.parameters]
+
+
+def _methods(route: Route) -> list[str]:
+    # DRF answers HEAD with the view's GET, so HEAD must not tell more than GET does.
+    return route.methods + (["head"] if route.view_class and "get" in route.methods else [])
+
+
+CELLS = [(route, method) for route in OBJECT_ROUTES for method in _methods(route)]
 
 
 def _cell_id(cell) -> str:
@@ -25,8 +33,8 @@ def _cell_id(cell) -> str:
 
 def send(http, method: str, url: str, **headers):
     """`{}` as the body of an unsafe method: ownership is checked before the body is."""
-    if method == "get":
-        response = http.get(url, **headers)
+    if method in ("get", "head", "options"):
+        response = http.generic(method.upper(), url, **headers)
     else:
         response = http.generic(method.upper(), url, "{}", content_type="application/json", **headers)
     if response.streaming:
@@ -45,7 +53,7 @@ def missing_ids(route: Route) -> dict:
 
 
 def body(response):
-    return json.loads(response.content)
+    return json.loads(response.content) if response.content else None
 
 
 @pytest.mark.parametrize("cell", CELLS, ids=_cell_id)
@@ -75,11 +83,23 @@ def test_the_owner_reaches_its_own_object(cell, api, reviewer_http):
     assert response.status_code != 404, response.content
 
 
+@pytest.mark.parametrize("route", [r for r in OBJECT_ROUTES if r.view_class], ids=lambda r: r.route)
+def test_options_answers_alike_for_another_clients_object_and_for_none(route, api, other_api):
+    # OPTIONS describes the endpoint without looking the object up: fine, as long as it stays so.
+    owned = build_owned(api, route.parameters)
+
+    response = send(other_api, "options", route.url(**owned))
+    missing = send(other_api, "options", route.url(**missing_ids(route)))
+
+    assert (response.status_code, body(response)) == (missing.status_code, body(missing))
+
+
 def test_the_matrix_walks_the_object_endpoints():
     assert {
         "GET sessions/<uuid:session_id>/",
         "POST runs/<uuid:run_id>/close/",
         "GET runs/<uuid:run_id>/stream",
+        "HEAD runs/<uuid:run_id>/",
         "POST runs/<uuid:run_id>/tool-calls/<str:tool_call_id>/result/",
         "POST approvals/<uuid:approval_id>/decision/",
     } <= set(map(_cell_id, CELLS))
