@@ -28,6 +28,7 @@ browser:
 services:
 	@scripts/ensure-services.sh
 
+# The one-process embedded default; the production layout is `make prod`.
 # Serve everything (HTTP, websockets, SSE) from one daphne process on SQLite with
 # in-process fallbacks, unless DATABASE_URL / REDIS_URL say otherwise; the demo agent
 # (manage.py demo_agent) plays sessions beside it unless DEMO_AGENT=0. Ctrl-C stops both.
@@ -38,8 +39,18 @@ run: $(VENV)/.installed
 	$(PY) manage.py seed_demo
 	PY=$(PY) PORT=$(PORT) scripts/serve.sh
 
-test: $(VENV)/.installed node browser services
+test: $(VENV)/.installed node browser proxy services
 	DATABASE_URL=$(TEST_DATABASE_URL) REDIS_URL=$(TEST_REDIS_URL) $(PY) -m pytest $(PYTEST_ARGS)
 
 clean:
 	rm -rf $(VENV) tests/node_modules db.sqlite3 staticfiles test-artifacts
+
+# The production layout on this machine (README "Production layout"): gunicorn, daphne,
+# celery worker and beat behind nginx on $(PORT), started by honcho from the Procfile.
+# Needs DATABASE_URL (PostgreSQL) and REDIS_URL; Ctrl-C stops every process.
+.PHONY: prod proxy
+prod: $(VENV)/.installed proxy
+	$(PY) scripts/prod.py --port $(PORT)
+
+proxy:
+	@scripts/ensure-nginx.sh

@@ -17,6 +17,15 @@ from approvals import heartbeats
 from approvals.models import Approval, ApprovalStatus, AuditEvent, Heartbeat, ToolChange, ToolChangeStatus
 
 WINDOW = timedelta(hours=24)
+# What each count of the sweep's heartbeat means (runs/sweep.py names them), in pass order.
+SWEEP_COUNTS = {
+    "approvals_expired": "approvals expired",
+    "runs_approval_expired": "runs closed, approvals all expired",
+    "runs_suspend_ttl": "runs closed, suspended too long",
+    "runs_idle": "runs closed, idle",
+    "events_republished": "events re-published",
+    "idempotency_pruned": "idempotency keys pruned",
+}
 TOP_RULES = 8
 # verify_audit and the audit admin's verification action each write an audit row of this
 # kind (AuditKind.VERIFY, issue 10's audit half): the log itself says when it was verified.
@@ -46,6 +55,13 @@ class Dashboard:
     @property
     def sweep_age(self) -> timedelta | None:
         return self.now - self.sweep.at if self.sweep else None
+
+    @property
+    def sweep_counts(self) -> list[tuple[str, int | None]]:
+        """The last pass's counts as (label, count); None where that step failed (the sweep stores -1)."""
+        details = self.sweep.details if self.sweep else {}
+        return [(label, None if details[name] < 0 else details[name])
+                for name, label in SWEEP_COUNTS.items() if name in details]
 
 
 def _percentile(waits, count: int, fraction: float) -> timedelta | None:

@@ -25,13 +25,14 @@ outside the database to catch that too.
 from __future__ import annotations
 
 import hashlib
+import json
 from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import UTC
 
 from django.db import connection, transaction
 
-from approvals.hashing import canonical_json_fast
+from approvals.hashing import canonical_json_fast, is_plain_json
 from approvals.models.audit import GENESIS_HASH, GLOBAL_CHAIN, AuditChainHead, AuditEvent
 from condor.sql import insert_sql
 
@@ -46,7 +47,12 @@ def chain_for(session_id) -> str:
 
 
 def _text(value) -> str | None:
-    return None if value is None else str(value)
+    return value if value is None or type(value) is str else str(value)
+
+
+def _iso(at) -> str:
+    # Microseconds in UTC, as the database keeps them (verify's SQL hands it over formatted).
+    return at if type(at) is str else at.astimezone(UTC).isoformat(timespec="microseconds")
 
 
 def content_hash(values: tuple) -> str:
@@ -55,14 +61,16 @@ def content_hash(values: tuple) -> str:
      approval_id, patient_ref, tool, op, decision, rule_id, data) = values
     content = {
         "v": 1, "chain": chain, "seq": seq, "prev_hash": prev_hash,
-        # Microseconds in UTC, as the database keeps them.
-        "at": at.astimezone(UTC).isoformat(timespec="microseconds"),
+        "at": _iso(at),
         "kind": kind, "actor": actor, "actor_user_id": actor_user_id, "actor_client_id": _text(actor_client_id),
         "session_id": _text(session_id), "run_id": _text(run_id), "approval_id": _text(approval_id),
         "patient_ref": patient_ref, "tool": tool, "op": op, "decision": decision, "rule_id": rule_id,
         "data": data,
     }
-    return hashlib.sha256(canonical_json_fast(content)).hexdigest()
+    # The envelope is plain by construction (fixed ASCII keys, strings, safe integers):
+    # only `data` needs looking at.
+    plain = is_plain_json(data) and type(seq) is int and -2**53 < seq < 2**53
+    return hashlib.sha256(canonical_json_fast(content, plain=plain)).hexdigest()
 
 
 def event_hash(event: AuditEvent) -> str:
@@ -130,8 +138,35 @@ class Report:
 BATCH = 5000
 
 
+# PostgreSQL hands ids and times over as the text the hash takes, with no Python objects
+# built per column: verify_audit's fast path (a million rows in well under a minute).
+_PG_PAGE = """
+SELECT id, hash, chain, seq, prev_hash, to_char(at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"+00:00"'),
+       kind, actor, actor_user_id, actor_client_id::text, session_id::text, run_id::text, approval_id::text,
+       patient_ref, tool, op, decision, rule_id, data::text
+FROM approvals_auditevent WHERE id > %s {chains} ORDER BY id LIMIT %s
+"""
+
+
+def _pg_rows(chains: list[str] | None, batch: int):
+    sql = _PG_PAGE.format(chains="AND chain = ANY(%s)" if chains is not None else "")
+    last = 0
+    with connection.cursor() as cursor:
+        while True:
+            cursor.execute(sql, [last, chains, batch] if chains is not None else [last, batch])
+            page = cursor.fetchall()
+            for row in page:
+                yield (*row[:-1], json.loads(row[-1]))
+            if len(page) < batch:
+                return
+            last = page[-1][0]
+
+
 def _rows(chains: Iterable[str] | None, batch: int):
     """Every row (of `chains`, or all), in id order, by keyset pages: flat memory, no held cursor."""
+    if connection.vendor == "postgresql":
+        yield from _pg_rows(None if chains is None else list(chains), batch)
+        return
     queryset = AuditEvent.objects.order_by("id")
     if chains is not None:
         queryset = queryset.filter(chain__in=list(chains))

@@ -28,6 +28,8 @@ def neutralise(text: str) -> str:
 
 
 def _cell(value) -> str:
+    if type(value) is str:  # most cells: checked first
+        return "'" + value if value.startswith(_FORMULA_STARTS) else value
     if value is None:
         return ""
     if isinstance(value, (dict, list)):

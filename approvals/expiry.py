@@ -1,5 +1,7 @@
 """Expiring approvals: when their run ends, and (for the sweep) when their time is up."""
 
+import logging
+
 from django.db import transaction
 from django.utils import timezone
 
@@ -9,6 +11,8 @@ from approvals.models import Approval, ApprovalStatus
 from approvals.models.approval import OPEN_STATUSES
 from runs.models import Run
 from runs.outbox import record_event
+
+logger = logging.getLogger(__name__)
 
 
 def _expire(approvals, *, now, actor_system: str, why: dict, actor_user=None) -> int:
@@ -61,15 +65,18 @@ def expire_due(*, now=None, batch: int = 500) -> int:
     )
     count = 0
     for pk, run_id in due:
-        with transaction.atomic():
-            # The lock order everywhere: run, then approvals, then (in audit.record) the
-            # chain head. A run busy elsewhere is skipped; the next pass gets it.
-            if Run.objects.select_for_update(skip_locked=True).filter(pk=run_id).first() is None:
-                continue
-            rows = list(
-                Approval.objects.select_for_update(skip_locked=True, of=("self",))
-                .select_related("run", "session", "decided_by")
-                .filter(pk=pk, status__in=[ApprovalStatus.PENDING, ApprovalStatus.APPROVED], expires_at__lte=now)
-            )
-            count += _expire(rows, now=now, actor_system=audit.SWEEP, why={"cause": "deadline passed"})
+        try:
+            with transaction.atomic():
+                # The lock order everywhere: run, then approvals, then (in audit.record) the
+                # chain head. A run busy elsewhere is skipped; the next pass gets it.
+                if Run.objects.select_for_update(skip_locked=True).filter(pk=run_id).first() is None:
+                    continue
+                rows = list(
+                    Approval.objects.select_for_update(skip_locked=True, of=("self",))
+                    .select_related("run", "session", "decided_by")
+                    .filter(pk=pk, status__in=[ApprovalStatus.PENDING, ApprovalStatus.APPROVED], expires_at__lte=now)
+                )
+                count += _expire(rows, now=now, actor_system=audit.SWEEP, why={"cause": "deadline passed"})
+        except Exception:  # one bad row is rolled back and logged; the rest of the batch still expires
+            logger.exception("sweep could not expire approval %s; continuing", pk)
     return count

@@ -70,7 +70,7 @@ class ClarificationSerializer(StrictSerializer):
     message = serializers.CharField(max_length=4000)
     # Each item is {name, type?, hint?}, passed through whole: the schema builder
     # refuses bad names (400) and degrades a malformed hint to free text.
-    missing = serializers.ListField(child=JSONObjectField(), allow_empty=False, max_length=50)
+    missing = serializers.ListField(child=JSONObjectField(), allow_empty=False, min_length=1, max_length=50)
 
 
 class ResumeSerializer(StrictSerializer):
@@ -88,10 +88,10 @@ class ToolResultSerializer(StrictSerializer):
 
 # --- Request and response shapes for the OpenAPI schema (the views build these bodies) --------
 
-class DecisionSerializer(serializers.Serializer):
+class DecisionSerializer(StrictSerializer):
     """A reviewer's decision: `{approved, reason?, edited_args?}` for an approval; `{values}` answers a
     clarification and `{approved: false, reason}` declines it. A rejection or a decline denies that call
-    only; add `stop_run: true` to end the run as well (`approval_denied`)."""
+    only; add `stop_run: true` to end the run as well (`approval_denied`). Any other field is refused."""
 
     approved = serializers.BooleanField(required=False)
     reason = serializers.CharField(required=False, help_text="Required when rejecting or declining.")

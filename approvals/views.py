@@ -100,7 +100,9 @@ class Resume(APIView):
                           "run_not_suspended.",
                      e422="idempotency_key_reused: the same Idempotency-Key came with a different body."),
         },
-        parameters=[OpenApiParameter("Idempotency-Key", str, OpenApiParameter.HEADER, required=False)],
+        parameters=[OpenApiParameter("Idempotency-Key", {"type": "string", "minLength": 1,
+                                                         "maxLength": idempotency.MAX_KEY_LENGTH},
+                                     OpenApiParameter.HEADER, required=False)],
     )
     def post(self, request, run_id):
         client = calling_client(request)

@@ -10,7 +10,7 @@ the log is append-only). Then, as a compliance user through Django's test Client
 the changelist's first page, a `kind` filter, a patient_ref search and page 500 (best
 and median of `--repeat`); the CSV export of a filtered set (rows/s); `verify_audit`
 over the whole log (rows/s); and one gate call (an allowed low-tier write, through
-the service) with the chain and with a plain insert instead (no head lock, no hash).
+the service) with the chain head and without it (see gate_cost).
 """
 
 from __future__ import annotations
@@ -100,7 +100,8 @@ def fill(target: int, per_chain: int = 20) -> int:
         with cursor.cursor.copy("COPY approvals_auditchainhead (chain, seq, hash) FROM STDIN") as copy:
             for head in heads:
                 copy.write_row(head)
-        cursor.execute("ANALYZE approvals_auditevent")
+        # The steady state autovacuum keeps (visibility map set: counts read the index only).
+        cursor.execute("VACUUM ANALYZE approvals_auditevent")
     return missing
 
 
@@ -127,10 +128,16 @@ def compliance_browser():
 
 
 def gate_cost(calls: int, rounds: int) -> tuple[float, float]:
-    """µs per allowed gate call (service level), with the chain and with a plain insert instead."""
+    """µs per allowed gate call (service level): with the chain head, and without it.
+
+    "Without" still hashes and links each row (so the log stays verifiable), but from a
+    tip kept in this process instead of the locked head row: the difference is the head's
+    locked read and update. The hash itself (~15-30 µs of CPU) is in both.
+    """
     from approvals import audit_chain
     from approvals.gate import GateCall, gate_tool_call
     from approvals.models import ApiClient
+    from approvals.models.audit import AuditChainHead
     from runs import spine
     from sessions_app.models import Session
 
@@ -140,13 +147,23 @@ def gate_cost(calls: int, rounds: int) -> tuple[float, float]:
     run = spine.open_run(session)
     spine.transition(run.pk, "executing")
     counter = itertools.count()
-    plain_seq = itertools.count(10**12)
     chained = audit_chain.append
+    tip = {}
+    written = []
 
-    def plain(event):  # the row alone: no head lock, no hash
-        event.seq, event.prev_hash, event.hash = next(plain_seq), "", ""
+    def headless(event):  # linked from the in-process tip: no head lock, no head update
+        event.seq, event.prev_hash = tip[event.chain]
+        event.seq += 1
+        event.hash = audit_chain.event_hash(event)
         event.save(force_insert=True)
+        tip[event.chain] = (event.seq, event.hash)
+        written.append((event.chain, event.seq, event.hash))
         return event
+
+    def catch_up_heads():  # outside the timing: walk the heads over the rows written headless
+        for chain, seq, digest in written:
+            AuditChainHead.objects.filter(chain=chain).update(seq=seq, hash=digest)
+        written.clear()
 
     def burst() -> float:
         began = time.perf_counter()
@@ -160,8 +177,11 @@ def gate_cost(calls: int, rounds: int) -> tuple[float, float]:
     for _ in range(rounds):  # interleaved, so a busy machine slows both alike
         audit_chain.append = chained
         with_chain.append(burst())
-        audit_chain.append = plain
+        tip.update({head.chain: (head.seq, head.hash) for head in AuditChainHead.objects.filter(
+            chain=audit_chain.chain_for(session.pk))})
+        audit_chain.append = headless
         without.append(burst())
+        catch_up_heads()
     audit_chain.append = chained
     spine.close(run.pk, "completed", actor_client=client)
     return min(with_chain), min(without)
@@ -218,8 +238,8 @@ def main() -> None:
           f"{report.rows / seconds:,.0f} rows/s, intact={report.intact} {report.broken or ''}")
 
     with_chain, without = gate_cost(args.gate_calls, args.gate_rounds)
-    print(f"gate call (allow, service level): {with_chain:.0f} µs with the chain, {without:.0f} µs with a "
-          f"plain insert: ratio {with_chain / without:.2f} (+{with_chain - without:.0f} µs)")
+    print(f"gate call (allow, service level): {with_chain:.0f} µs with the chain head, {without:.0f} µs "
+          f"without it: ratio {with_chain / without:.2f} (+{with_chain - without:.0f} µs)")
     print(f"load average after: {os.getloadavg()}")
 
 

@@ -5,7 +5,11 @@ before the first schema is generated.
 """
 
 from django.conf import settings
-from drf_spectacular.extensions import OpenApiAuthenticationExtension
+from drf_spectacular.extensions import (
+    OpenApiAuthenticationExtension,
+    OpenApiSerializerExtension,
+    OpenApiSerializerFieldExtension,
+)
 from drf_spectacular.utils import OpenApiResponse
 
 from condor.auth import IsAgent, IsReviewer
@@ -73,6 +77,27 @@ class ReviewerSessionScheme(OpenApiAuthenticationExtension):
         return None if _only(auto_schema.view, IsAgent) else {self.name: []}
 
 
+class StrictRequestSchema(OpenApiSerializerExtension):
+    """A StrictSerializer answers an unknown field with 400, so its schema admits none."""
+
+    target_class = "condor.serializers.StrictSerializer"
+    match_subclasses = True
+
+    def map_serializer(self, auto_schema, direction):
+        schema = auto_schema._map_serializer(self.target, direction, bypass_extensions=True)
+        return {**schema, "additionalProperties": False}
+
+
+class JSONObjectSchema(OpenApiSerializerFieldExtension):
+    """JSONObjectField refuses anything but an object (400); drf-spectacular would say "any JSON"."""
+
+    target_class = "condor.serializers.JSONObjectField"
+    match_subclasses = True
+
+    def map_serializer_field(self, auto_schema, direction):
+        return {"type": "object", "additionalProperties": {}}
+
+
 def errors(*statuses: int, **meanings: str) -> dict:
     """Error responses for extend_schema: each is `{"error", "detail"}`.
 
@@ -82,6 +107,19 @@ def errors(*statuses: int, **meanings: str) -> dict:
         status: OpenApiResponse(ErrorSerializer, description=meanings.get(f"e{status}", _ERROR_MEANINGS[status]))
         for status in statuses
     }
+
+
+_SSE_EVENT = {
+    "type": "object",
+    "description": "One server-sent event (heartbeats are comment lines, not events).",
+    "properties": {
+        "data": {"type": "string", "description": "A UI message chunk as compact JSON, or `[DONE]` last."},
+        "id": {"type": "string", "pattern": r"^[0-9]+\.[0-9]+$",
+               "description": "`<event>.<frame>`, for Last-Event-ID; absent on the start and finish chunks."},
+        "event": {"type": "string", "enum": ["message"]},
+    },
+    "required": ["data"],
+}
 
 
 def document_run_stream(result, generator, request, public):
@@ -112,7 +150,8 @@ def document_run_stream(result, generator, request, public):
                 "200": {
                     "description": "The UI message stream.",
                     "headers": {"x-vercel-ai-ui-message-stream": {"schema": {"type": "string", "enum": ["v1"]}}},
-                    "content": {"text/event-stream": {"schema": {"type": "string"}}},
+                    # Before OpenAPI 3.2 (itemSchema), an event stream's `schema` describes one event.
+                    "content": {"text/event-stream": {"schema": _SSE_EVENT}},
                 },
                 "400": {"description": "stream_requires_asgi: this server speaks WSGI; the stream is served "
                                        "by daphne (condor.asgi:application) only.",

@@ -55,6 +55,8 @@ MIDDLEWARE = [
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "csp.middleware.CSPMiddleware",
+    # Spans around gate, clarification, decision and resume (a no-op without an OpenTelemetry SDK).
+    "condor.tracing.TracingMiddleware",
     # Last, so it sees a view's database error first: 503 with Retry-After instead of 500.
     "condor.db_unavailable.DatabaseUnavailableMiddleware",
     # After the others, as django-axes asks: turns a locked-out login into its lockout page.
@@ -287,7 +289,10 @@ LOGGING = {
 }
 
 CELERY_BEAT_SCHEDULE = {
-    "condor-sweep": {"task": "condor.sweep", "schedule": float(CONDOR_SWEEP_INTERVAL_SECONDS)},
+    # A pass still queued when the next is due is dropped: after a worker outage the queue
+    # holds one pass, not one per missed interval.
+    "condor-sweep": {"task": "condor.sweep", "schedule": float(CONDOR_SWEEP_INTERVAL_SECONDS),
+                     "options": {"expires": float(CONDOR_SWEEP_INTERVAL_SECONDS)}},
 }
 # Without a broker (no REDIS_URL), `make run` sweeps on a thread inside the web process.
 CONDOR_INPROCESS_SWEEPS = env_bool("CONDOR_INPROCESS_SWEEPS", False)

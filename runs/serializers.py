@@ -6,8 +6,17 @@ from runs.states import RunState, TerminalReason
 from sessions_app.models import AutonomyChoice
 
 
+class _TerminalReasonField(serializers.ChoiceField):
+    """The row keeps "" while the run is active (a CHECK constraint pins it); the API says null."""
+
+    def to_representation(self, value):
+        return value or None
+
+
 class RunSerializer(serializers.ModelSerializer):
     session = serializers.UUIDField(source="session_id", read_only=True)
+    terminal_reason = _TerminalReasonField(choices=[r.value for r in TerminalReason], allow_null=True,
+                                           read_only=True, help_text="Why the run ended; null while it is active.")
 
     class Meta:
         model = Run

@@ -1,4 +1,4 @@
-from drf_spectacular.utils import extend_schema
+from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import generics, status
 from rest_framework.response import Response
 
@@ -26,7 +26,10 @@ class SessionListCreate(generics.GenericAPIView):
     def get_queryset(self):
         return Session.objects.live().filter(client=calling_client(self.request))
 
-    @extend_schema(responses={200: SessionSerializer(many=True), **errors(400, 401)})
+    # 400: a filter value outside its choices (tainted=maybe, autonomy=…). `tainted` is
+    # the strings true/false (drf-spectacular would call it a boolean with string values).
+    @extend_schema(responses={200: SessionSerializer(many=True), **errors(400, 401)},
+                   parameters=[OpenApiParameter("tainted", str, enum=["true", "false"])])
     def get(self, request):
         queryset = self.filter_queryset(self.get_queryset())
         page = self.paginate_queryset(queryset)

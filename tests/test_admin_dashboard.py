@@ -103,6 +103,16 @@ def test_the_index_shows_the_dashboard_to_compliance(carl, decided):
     assert "Sweep last ran" in html and "never" in html.split("Audit chains verified")[1][:200]
 
 
+def test_the_index_shows_the_last_sweep_pass_counts(carl, db):
+    heartbeats.beat(heartbeats.SWEEP, {"approvals_expired": 3, "runs_approval_expired": 2, "runs_suspend_ttl": 0,
+                                       "runs_idle": 7, "events_republished": -1, "idempotency_pruned": 0})
+    html = admin_client(carl).get("/admin/").content.decode()
+    counts = html.split('id="condor-sweep-counts">')[1].split("</td>")[0]
+    assert counts == ("approvals expired: 3 · runs closed, approvals all expired: 2 · "
+                      "runs closed, suspended too long: 0 · runs closed, idle: 7 · "
+                      "events re-published: <strong>failed</strong> · idempotency keys pruned: 0")
+
+
 def test_the_index_shows_when_the_audit_chains_were_verified_and_how_it_went(carl, db):
     audit.record("verify", actor_user=carl, decision="broken", data={"broken": "row 12"})
     html = admin_client(carl).get("/admin/").content.decode()

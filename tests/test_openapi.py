@@ -1,28 +1,12 @@
 """The OpenAPI schema at /api/schema/ documents every /api/v1/ endpoint (SPEC section 9)."""
 
-import re
 from io import StringIO
 
 import pytest
 from django.core.management import call_command
-from django.urls import URLPattern
 from rest_framework.test import APIClient
 
-from condor import api_urls
-
-HTTP_METHODS = {"get", "post", "put", "patch", "delete"}
-
-
-def documented_path(pattern: URLPattern) -> str:
-    """`runs/<uuid:run_id>/` → `/api/v1/runs/{run_id}/`."""
-    return "/api/v1/" + re.sub(r"<(?:\w+:)?(\w+)>", r"{\1}", str(pattern.pattern))
-
-
-def served_methods(pattern: URLPattern) -> set[str]:
-    view_class = getattr(pattern.callback, "view_class", None) or getattr(pattern.callback, "cls", None)
-    if view_class is None:
-        return {"get"}  # the plain async SSE view answers GET only
-    return {method for method in HTTP_METHODS if hasattr(view_class, method)}
+from tests.api_routes import HTTP_METHODS, api_routes
 
 
 @pytest.fixture(scope="module")
@@ -49,15 +33,15 @@ def test_the_schema_is_served_without_an_api_key(schema):
     assert schema["info"]["title"] == "Condor API"
 
 
-@pytest.mark.parametrize("pattern", api_urls.urlpatterns, ids=lambda p: str(p.pattern))
-def test_every_api_path_is_documented_with_its_methods(schema, pattern):
-    path = documented_path(pattern)
+@pytest.mark.parametrize("route", api_routes(), ids=lambda r: r.route)
+def test_every_api_path_is_documented_with_its_methods(schema, route):
+    path = route.documented_path
     assert path in schema["paths"], f"{path} is missing from the schema"
-    assert set(schema["paths"][path]) & HTTP_METHODS == served_methods(pattern)
+    assert set(schema["paths"][path]) & HTTP_METHODS == set(route.methods)
 
 
 def test_the_schema_documents_nothing_that_is_not_served(schema):
-    served = {documented_path(pattern) for pattern in api_urls.urlpatterns}
+    served = {route.documented_path for route in api_routes()}
     assert set(schema["paths"]) == served
 
 
@@ -133,3 +117,51 @@ def test_every_operation_documents_a_lost_database_and_api_key_ones_throttling(s
         assert "Retry-After" in operation["responses"]["503"]["headers"], f"{method} {path}"
         if {"ApiKeyAuth": []} in operation["security"] and not path.endswith("/stream"):
             assert "Retry-After" in operation["responses"]["429"]["headers"], f"{method} {path}"
+
+
+# What the server does, said by the schema (issue 9, item 11); tests/test_api_fuzz.py checks the rest.
+
+def test_an_active_run_has_no_terminal_reason_and_the_schema_allows_null(schema, api):
+    session = api.post("/api/v1/sessions/", {}, format="json").json()
+    run = api.post(f"/api/v1/sessions/{session['id']}/runs/", {}, format="json").json()
+
+    assert run["terminal_reason"] is None
+    assert schema["components"]["schemas"]["Run"]["properties"]["terminal_reason"]["nullable"] is True
+
+
+def test_request_bodies_admit_no_field_the_server_would_refuse(schema):
+    requests = {name: component for name, component in schema["components"]["schemas"].items()
+                if name.endswith("Request")}
+    assert requests
+    for name, component in requests.items():
+        assert component.get("additionalProperties") is False, name
+
+
+def test_fields_that_must_be_objects_are_objects_in_the_schema(schema):
+    components = schema["components"]["schemas"]
+    for name, field in [("ToolCallRequest", "args"), ("ToolCallRequest", "metadata"), ("ResumeRequest", "args"),
+                        ("CloseRequest", "usage")]:
+        assert components[name]["properties"][field]["type"] == "object", (name, field)
+    for name, field in [("ClarificationRequest", "missing"), ("ToolResultRequest", "entities")]:
+        assert components[name]["properties"][field]["items"]["type"] == "object", (name, field)
+    assert components["ClarificationRequest"]["properties"]["missing"]["minItems"] == 1
+
+
+def test_the_session_list_documents_its_filters_as_the_server_reads_them(schema):
+    operation = schema["paths"]["/api/v1/sessions/"]["get"]
+    tainted = next(p for p in operation["parameters"] if p["name"] == "tainted")
+    assert tainted["schema"] == {"type": "string", "enum": ["false", "true"]}
+    assert "400" in operation["responses"]  # tainted=maybe
+
+
+def test_the_idempotency_key_documents_its_length(schema):
+    parameters = schema["paths"]["/api/v1/runs/{run_id}/resume/"]["post"]["parameters"]
+    key = next(p for p in parameters if p["name"] == "Idempotency-Key")
+    assert (key["schema"]["minLength"], key["schema"]["maxLength"]) == (1, 255)
+
+
+def test_the_stream_schema_describes_one_server_sent_event(schema):
+    content = schema["paths"]["/api/v1/runs/{run_id}/stream"]["get"]["responses"]["200"]["content"]
+    event = content["text/event-stream"]["schema"]
+    assert event["type"] == "object" and event["required"] == ["data"]
+    assert set(event["properties"]) == {"data", "id", "event"}

@@ -148,7 +148,7 @@ def test_a_clarification_declined_in_the_browser_denies_that_question(inbox, liv
     expect(card).to_have_count(0)
     expect(inbox.feedback).to_contain_text("Declined")
     run = live_agent.get(f"/api/v1/runs/{run_id}/").json()
-    assert (run["state"], run["terminal_reason"]) == ("executing", "")
+    assert (run["state"], run["terminal_reason"]) == ("executing", None)
     refused = resume(live_agent, run_id, approval["id"], PRESCRIPTION)
     assert (refused.status_code, refused.json()["error"]) == (409, "approval_rejected")
     assert "Route is for the prescriber" in refused.json()["detail"]
@@ -164,7 +164,7 @@ def test_a_rejection_in_the_browser_denies_the_call_and_the_run_goes_on(inbox, p
     expect(card).to_have_count(0)
     expect(inbox.feedback).to_contain_text("Rejected")
     run = live_agent.get(f"/api/v1/runs/{run_id}/").json()
-    assert (run["state"], run["terminal_reason"]) == ("executing", "")
+    assert (run["state"], run["terminal_reason"]) == ("executing", None)
 
 
 def test_reject_and_stop_in_the_browser_names_and_withdraws_the_runs_other_cards(inbox, live_agent):

@@ -84,6 +84,9 @@ class LiveBrowser:
     def cookie_header(self) -> str:
         return "; ".join(f"{name}={morsel.value}" for name, morsel in self.cookies.items())
 
+    def get(self, path: str) -> Answer:
+        return _request(self.host, "GET", path, None, {"Cookie": self.cookie_header})
+
     def post(self, path: str, data: str, content_type: str = "application/json", **headers) -> Answer:
         sent = {"Content-Type": content_type, "Cookie": self.cookie_header}
         if "HTTP_X_CSRFTOKEN" in headers:

@@ -29,7 +29,7 @@ def test_a_new_run_is_pending_with_the_session_autonomy(api):
     run = open_run(api, session["id"])
 
     assert (run["state"], run["autonomy"], run["session"]) == ("pending", "autonomous", session["id"])
-    assert run["terminal_reason"] == ""
+    assert run["terminal_reason"] is None  # null while active (the schema says so)
     assert Run.objects.get(pk=run["id"]).last_activity_at is not None
 
 

@@ -16,7 +16,7 @@ def test_get_answers_the_run(api):
     body = api.get(f"/api/v1/runs/{run['id']}/").json()
 
     assert {key: body[key] for key in ("id", "state", "terminal_reason", "session", "autonomy")} == {
-        "id": run["id"], "state": "planning", "terminal_reason": "", "session": run["session"],
+        "id": run["id"], "state": "planning", "terminal_reason": None, "session": run["session"],
         "autonomy": "guarded",
     }
 

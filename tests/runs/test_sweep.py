@@ -81,6 +81,25 @@ def test_a_failing_row_does_not_stop_the_pass(api, monkeypatch):
     assert stored_state(second["id"]) == "aborted"
 
 
+def test_a_failing_approval_does_not_stop_the_expiry_of_the_others(api, monkeypatch):
+    from approvals import expiry
+
+    first = park(api, make_run(api, "executing")["id"])
+    second = park(api, make_run(api, "executing")["id"])
+    real_frames = expiry.decision_frames
+
+    def frames_but_fail_first(approval):
+        if str(approval.pk) == first["id"]:
+            raise RuntimeError("boom")
+        return real_frames(approval)
+
+    monkeypatch.setattr(expiry, "decision_frames", frames_but_fail_first)
+    assert expiry.expire_due(now=later(901)) == 1
+    # The failing row was rolled back whole (not half expired); the next pass retries it.
+    assert Approval.objects.get(pk=first["id"]).status == "pending"
+    assert Approval.objects.get(pk=second["id"]).status == "expired"
+
+
 def test_old_idempotency_records_are_pruned(ward_agent):
     old = IdempotencyRecord.objects.create(client=ward_agent, key="old", fingerprint="x", response_status=200,
                                            response_body={})

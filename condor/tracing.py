@@ -1,0 +1,69 @@
+"""OpenTelemetry spans around the hot decisions: gate, clarification, decision, resume.
+
+Only `opentelemetry-api` is a dependency. Without a configured SDK (say
+`opentelemetry-instrument` with an exporter, or a TracerProvider set at start-up)
+its tracer is a no-op, so the spans cost a few attribute writes. With one, every
+gate call, decision and resume is a span carrying the run, approval, verdict,
+rule and HTTP status, whatever the outcome.
+
+A middleware rather than decorators on the services: the span covers the whole
+request as the client saw it (authentication, locks, commit, the after-commit
+push), and the services stay free of tracing code.
+"""
+
+from opentelemetry import context, trace
+
+# URL name → span name. Only these paths are traced; everything else passes by untouched.
+TRACED = {
+    "tool-call-gate": "condor.gate",
+    "clarification": "condor.clarification",
+    "approval-decision": "condor.decision",
+    "run-resume": "condor.resume",
+}
+_RESULT_KEYS = ("decision", "rule_id", "status", "error")
+
+
+def _tracer():
+    # Looked up per request: a TracerProvider set after import (tests, late SDK set-up) is used.
+    return trace.get_tracer("condor")
+
+
+class TracingMiddleware:
+    def __init__(self, get_response):
+        self.get_response = get_response
+
+    def __call__(self, request):
+        response = self.get_response(request)
+        traced = getattr(request, "_condor_span", None)
+        if traced is not None:
+            span, token = traced
+            _record_response(span, response)
+            span.end()
+            context.detach(token)
+        return response
+
+    def process_view(self, request, view_func, view_args, view_kwargs):
+        match = request.resolver_match
+        name = TRACED.get(match.url_name) if match is not None else None
+        if name is None:
+            return None
+        span = _tracer().start_span(name, kind=trace.SpanKind.SERVER)
+        for key in ("run_id", "approval_id"):
+            if key in view_kwargs:
+                span.set_attribute(f"condor.{key}", str(view_kwargs[key]))
+        request._condor_span = (span, context.attach(trace.set_span_in_context(span)))
+        return None
+
+
+def _record_response(span, response) -> None:
+    span.set_attribute("http.response.status_code", response.status_code)
+    data = getattr(response, "data", None)
+    if isinstance(data, dict):
+        for key in _RESULT_KEYS:
+            if isinstance(data.get(key), str):
+                span.set_attribute(f"condor.{key}", data[key])
+        approval = data.get("approval")
+        if isinstance(approval, dict) and isinstance(approval.get("id"), str):
+            span.set_attribute("condor.approval_id", approval["id"])
+    if response.status_code >= 500:
+        span.set_status(trace.Status(trace.StatusCode.ERROR))

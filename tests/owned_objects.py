@@ -1,0 +1,60 @@
+"""One real object per URL parameter, owned by the client whose key `api` carries.
+
+`FACTORIES` maps each /api/v1/ path parameter name to a builder: `(api, ids) -> value`,
+where `ids` holds the values already built for the parameters to its left in the same
+URL (`runs/<run_id>/tool-calls/<tool_call_id>/…` builds the run first). An endpoint
+with a new parameter name needs one line here; the cross-client matrix fails until it
+has it. Everything goes through the API, as the agent runtime would.
+"""
+
+import itertools
+
+from tests.approvals.helpers import CHART_READ, gate, open_executing_run, suspend
+from tests.runs.helpers import make_session, open_run, transition
+
+_calls = itertools.count(1)
+
+
+def _executing_run(api, ids) -> str:
+    """In the URL's own session when it names one (`sessions/<session_id>/runs/<run_id>/…`)."""
+    if "session_id" not in ids:
+        return open_executing_run(api)
+    run_id = open_run(api, ids["session_id"])["id"]
+    assert transition(api, run_id, "executing").status_code == 200
+    return run_id
+
+
+def _run(api, ids) -> str:
+    return ids.get("run_id") or _executing_run(api, ids)
+
+
+def _allowed_tool_call(api, ids) -> str:
+    """A low-tier read the gate lets through: it may report a result."""
+    tool_call_id = f"read-{next(_calls)}"
+    response = gate(api, ids["run_id"], tool="get_patient_summary", op="", args=CHART_READ,
+                    tool_call_id=tool_call_id, step_id=tool_call_id)
+    assert response.status_code == 200, response.content
+    return tool_call_id
+
+
+def _pending_approval(api, ids) -> str:
+    tool_call_id = f"rx-{next(_calls)}"
+    return suspend(api, _run(api, ids), tool_call_id=tool_call_id, step_id=tool_call_id)["id"]
+
+
+FACTORIES = {
+    "session_id": lambda api, ids: make_session(api, title="Owned")["id"],
+    "run_id": _executing_run,
+    "tool_call_id": _allowed_tool_call,
+    "approval_id": _pending_approval,
+}
+
+
+def build_owned(api, parameters: list[str]) -> dict:
+    """Values for `parameters` (in URL order), each a real object of `api`'s client."""
+    ids = {}
+    for name in parameters:
+        assert name in FACTORIES, (
+            f"no factory for parameter {name}: add one line to FACTORIES in tests/owned_objects.py")
+        ids[name] = FACTORIES[name](api, ids)
+    return ids
