@@ -117,7 +117,7 @@ function queueOrder(entries) {
 function groupHeader(patient, count, ward) {
   let el = groups.get(patient);
   if (!el) {
-    el = h('li', { class: 'qgroup', 'data-testid': 'queue-group', role: 'presentation' }, h('span', { class: 'qgroup__patient' }), h('span', { class: 'qgroup__count' }));
+    el = h('li', { class: 'qgroup', 'data-testid': 'queue-group' }, h('span', { class: 'qgroup__patient' }), h('span', { class: 'qgroup__count' }));
     el.dataset.patient = patient;
     groups.set(patient, el);
   }
