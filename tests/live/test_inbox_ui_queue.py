@@ -318,6 +318,11 @@ def test_on_a_phone_the_queue_and_a_forty_field_card_fit_without_horizontal_scro
 def test_desktop_screenshot(queue):
     page = queue.page
     cards = hospital(60)
+    cards[0].update(rationale="eGFR fell from 61 to 48 overnight; the renal protocol asks for a once-daily dose by weight.",
+                    autonomy="guarded", args={"drug": "gentamicin", "dose_mg_per_kg": 5, "route": "IV",
+                                              "renal_function": {"egfr": 48, "measured": "2030-01-14"}},
+                    tainted_by={"tool": "document_upload", "at": "2030-01-14T09:05:00+00:00"})
+    cards[0]["session"].update(age_band="adult", consent=True, tainted=True)
     queue.open(cards)
     row(queue, cards[0]).click()
     page.wait_for_timeout(200)
