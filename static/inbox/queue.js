@@ -27,6 +27,7 @@ const rows = new Map(); // approval id -> { el, button, parts, json }
 const groups = new Map(); // patient key -> header element
 let shownIds = []; // every id that passes the filters, in queue order (all pages)
 let openEls = new Set();
+let lastAt = 0; // where the last opened line was, so j resumes there after its card is decided
 let scheduled = false;
 
 // ---------------------------------------------------------------- what a card says in the queue
@@ -225,7 +226,10 @@ function open(id, { focus = true } = {}) {
   const entry = orderedEntries().find((e) => e.id === id);
   if (!entry) return;
   const at = shownIds.indexOf(id);
-  if (at >= 0) state.page = Math.floor(at / PAGE_SIZE);
+  if (at >= 0) {
+    state.page = Math.floor(at / PAGE_SIZE);
+    lastAt = at;
+  }
   state.openRun = entry.runId;
   showOpen();
   select(id, { focus });
@@ -241,7 +245,8 @@ export function moveSelection(delta) {
   if (!shownIds.length) return;
   const current = selectedEntry();
   const at = current ? shownIds.indexOf(current.id) : -1;
-  const next = at < 0 ? (delta > 0 ? 0 : shownIds.length - 1) : Math.max(0, Math.min(shownIds.length - 1, at + delta));
+  // With nothing selected (its card was just decided), j takes the line that took its place.
+  const next = Math.max(0, Math.min(shownIds.length - 1, at >= 0 ? at + delta : (delta > 0 ? lastAt : lastAt - 1)));
   open(shownIds[next]);
 }
 
@@ -302,6 +307,10 @@ export function initQueue() {
       scheduleRender();
     }
   });
-  onSettingsChange(() => render());
+  onSettingsChange(() => {
+    const entry = selectedEntry(); // switching to the queue: the selected card stays open
+    if (entry && !state.openRun) state.openRun = entry.runId;
+    render();
+  });
   render();
 }

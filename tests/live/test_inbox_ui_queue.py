@@ -176,6 +176,20 @@ def test_j_and_k_walk_the_queue_and_open_each_card(queue):
     expect(queue.card(cards[0]["id"])).to_be_focused()
 
 
+def test_after_a_decision_j_opens_the_line_that_took_its_place(queue):
+    cards = [approval_card(tier="low", expires_in=s, patient_ref=f"MRN-{s}") for s in (100, 200, 300)]
+    queue.open(cards)
+    keyboard = queue.page.keyboard
+    keyboard.press("j")
+    keyboard.press("j")
+    keyboard.press("a")  # low risk: approved at once
+    assert queue.wait_for_decisions(1)[0].approval_id == cards[1]["id"]
+    expect(row(queue, cards[1])).to_have_count(0)
+
+    keyboard.press("j")
+    expect(queue.card(cards[2]["id"])).to_be_focused()
+
+
 def test_the_ward_and_the_claim_show_on_the_line_when_the_card_has_them(queue):
     claimed = on_ward(approval_card(claimed_by="rita"), "Ward 7")
     plain = approval_card()
