@@ -36,7 +36,7 @@ DECISIONS = (
     "ok", "error",  # result
     "completed", "failed", "aborted",  # run_close
     "tainted",  # taint
-    "created", "updated",  # registry_change
+    "created", "updated", "proposed", "confirmed",  # registry_change (and "rejected", above: four eyes)
     "exported", "succeeded", "intact", "broken",  # export, login / login_failed, verify
     "deleted",  # session_change (and "updated", above)
 )

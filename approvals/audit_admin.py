@@ -71,6 +71,9 @@ def _when(at) -> str:
 
 class AuditEventAdmin(HiddenCharactersWarningMixin, ReadOnlyModelAdmin):
     revealed = ("tool", "data")
+
+    class Media:
+        css = {"all": ("approvals/console.css",)}  # no inline style: the pages run under a strict CSP
     """Append-only: nobody deletes an audit row, here or in the database (trigger and grants)."""
 
     list_display = ("id", "when", "kind", "actor", "patient_ref", "tool", "op", "decision", "rule_id", "links")
@@ -120,7 +123,7 @@ class AuditEventAdmin(HiddenCharactersWarningMixin, ReadOnlyModelAdmin):
 
     @admin.display(description="details")
     def details(self, event):
-        return format_html('<pre style="white-space: pre-wrap">{}</pre>',
+        return format_html('<pre class="condor-details">{}</pre>',
                            reveal(json.dumps(event.data, indent=2, ensure_ascii=False, sort_keys=True)))
 
     # --- search: exact, on indexed columns -----------------------------------------------------

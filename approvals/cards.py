@@ -12,6 +12,7 @@ from collections import defaultdict
 
 from django.utils import timezone
 
+from approvals.card_context import contexts_for, empty_context
 from approvals.models import Approval, ApprovalStatus
 
 from django.conf import settings
@@ -39,12 +40,17 @@ def _args(args) -> dict:
     }
 
 
-def card(approval, *, run_granted: list[dict] | None = None) -> dict:
+def card(approval, *, run_granted: list[dict] | None = None, context: dict | None = None) -> dict:
     session = approval.session
+    if context is None:
+        context = contexts_for([approval]).get((approval.run_id, approval.tool_call_id)) or empty_context()
     return {
         "id": str(approval.pk),
         "run_id": str(approval.run_id),
-        "session": {"id": str(session.pk), "title": session.title, "patient_ref": session.patient_ref},
+        "session": {"id": str(session.pk), "title": session.title, "patient_ref": session.patient_ref,
+                    "age_band": session.age_band, "consent": session.consent, "tainted": session.tainted},
+        # Why the agent asked (its own words: plain text), under which autonomy, and what tainted the session.
+        **context,
         "client": {"name": session.client.name},
         "tool": approval.tool,
         "op": approval.op,
@@ -65,10 +71,13 @@ def card(approval, *, run_granted: list[dict] | None = None) -> dict:
 
 
 def cards_for(approvals) -> list[dict]:
-    """Cards for many approvals with one extra query for all their runs' grants (no query per card)."""
+    """Cards for many approvals: one query for all their runs' grants, one for their calls' context (none per card)."""
     approvals = list(approvals)
     granted = granted_in_runs({approval.run_id for approval in approvals})
-    return [card(approval, run_granted=granted[approval.run_id]) for approval in approvals]
+    contexts = contexts_for(approvals)
+    return [card(approval, run_granted=granted[approval.run_id],
+                 context=contexts.get((approval.run_id, approval.tool_call_id)) or empty_context())
+            for approval in approvals]
 
 
 def granted_in_runs(run_ids) -> dict:

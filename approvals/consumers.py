@@ -19,6 +19,7 @@ from django.contrib import auth
 from django.utils.module_loading import import_string
 
 from approvals import cards
+from approvals.snapshot_pages import snapshot_frames
 from approvals.visibility import ReviewerScope, pending_approvals, reviewer_scope
 from runs.publish import INBOX_GROUP
 
@@ -89,7 +90,8 @@ class InboxConsumer(AsyncJsonWebsocketConsumer):
         await self.channel_layer.group_add(INBOX_GROUP, self.channel_name)
         await self.channel_layer.group_add(user_group(self.user_id), self.channel_name)
         await self.accept()
-        await self.send_json({"type": "snapshot", "cards": await pending_cards(reviewer)})
+        for frame in snapshot_frames(await pending_cards(reviewer)):  # in pages of ≤ 256 KB
+            await self.send_json(frame)
 
     async def disconnect(self, code):
         if hasattr(self, "seen"):

@@ -2,7 +2,6 @@
 
 from django.conf import settings
 from django.contrib.auth.decorators import login_required
-from django.core.exceptions import PermissionDenied
 from django.shortcuts import render
 from django.views.decorators.csrf import ensure_csrf_cookie
 
@@ -13,7 +12,8 @@ from condor.auth import is_reviewer
 @ensure_csrf_cookie
 def inbox(request):
     if not is_reviewer(request.user):
-        raise PermissionDenied("Only clinical reviewers can open the inbox.")
+        # Still a refusal (403), but one that says where this person's work is.
+        return render(request, "inbox/not_a_reviewer.html", status=403)
     return render(request, "inbox/inbox.html", {
         "ws_path": "/ws/inbox/",
         "decision_url_template": "/api/v1/approvals/{id}/decision/",

@@ -23,6 +23,14 @@ class _SessionPart(serializers.Serializer):
     id = serializers.UUIDField()
     title = serializers.CharField(allow_blank=True)
     patient_ref = serializers.CharField(allow_blank=True)
+    age_band = serializers.CharField()
+    consent = serializers.BooleanField()
+    tainted = serializers.BooleanField()
+
+
+class _TaintSource(serializers.Serializer):
+    tool = serializers.CharField()
+    at = serializers.DateTimeField(help_text="When the untrusted result was reported.")
 
 
 class _ClientPart(serializers.Serializer):
@@ -61,6 +69,10 @@ class CardSerializer(serializers.Serializer):
     requested_at = serializers.DateTimeField()
     expires_at = serializers.DateTimeField()
     status = serializers.ChoiceField(choices=[ApprovalStatus.PENDING])
+    rationale = serializers.CharField(allow_null=True, help_text="The agent's `metadata.rationale` for the call "
+                                                                 "(plain text, capped at 2000 characters).")
+    autonomy = serializers.CharField(allow_null=True, help_text="The run's autonomy, as the gate used it.")
+    tainted_by = _TaintSource(allow_null=True, help_text="For a tainted session: the result that tainted it.")
     run_granted = serializers.ListField(
         child=serializers.DictField(), help_text="The grants the card's run holds: approved, not yet used "
                                                  "(`{id, tool, op, status, decided_by}`).")

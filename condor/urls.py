@@ -5,6 +5,9 @@ from django.views.generic import RedirectView
 from drf_spectacular.views import SpectacularAPIView
 
 from approvals.inbox import inbox
+from condor.admin_login import CondorAdminAuthenticationForm
+
+admin.site.login_form = CondorAdminAuthenticationForm
 
 handler404 = "condor.errors.not_found"
 handler500 = "condor.errors.server_error"

@@ -10,7 +10,7 @@ has it. Everything goes through the API, as the agent runtime would.
 import itertools
 
 from tests.approvals.helpers import CHART_READ, gate, open_executing_run, suspend
-from tests.runs.helpers import make_session, open_run, transition
+from tests.runs.helpers import make_session, open_run, post, transition
 
 _calls = itertools.count(1)
 
@@ -42,11 +42,31 @@ def _pending_approval(api, ids) -> str:
     return suspend(api, _run(api, ids), tool_call_id=tool_call_id, step_id=tool_call_id)["id"]
 
 
+def _session(api, ids) -> str:
+    return ids.get("session_id") or make_session(api, title="Owned")["id"]
+
+
+def _message(api, ids) -> str:
+    response = post(api, f"/api/v1/sessions/{_session(api, ids)}/messages/",
+                    {"role": "user", "parts": [{"type": "text", "text": "Owned."}]})
+    assert response.status_code == 201, response.content
+    return response.json()["id"]
+
+
+def _pinned_card(api, ids) -> str:
+    response = post(api, f"/api/v1/sessions/{_session(api, ids)}/pinned-cards/",
+                    {"kind": "note", "title": "Owned", "data": {}})
+    assert response.status_code == 201, response.content
+    return response.json()["id"]
+
+
 FACTORIES = {
     "session_id": lambda api, ids: make_session(api, title="Owned")["id"],
     "run_id": _executing_run,
     "tool_call_id": _allowed_tool_call,
     "approval_id": _pending_approval,
+    "message_id": _message,
+    "card_id": _pinned_card,
 }
 
 

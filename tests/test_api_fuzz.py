@@ -27,7 +27,7 @@ from schemathesis.specs.openapi.checks import (
 
 from tests.approvals.helpers import CHART_READ, PRESCRIPTION, approve, clarify, gate, suspend
 from tests.conftest import logged_in
-from tests.runs.helpers import close, make_session, open_run, transition
+from tests.runs.helpers import close, make_session, open_run, post, transition
 
 CHECKS = [not_a_server_error, status_code_conformance, content_type_conformance, response_schema_conformance]
 
@@ -103,6 +103,13 @@ def _build_world(api, reviewer_http) -> list[dict]:
     session_id, run_id = executing()
     close(api, run_id, "completed")
     combos.append({"session_id": session_id, "run_id": run_id, "finished": True})
+
+    session_id = make_session(api, title="Fuzz, conversation")["id"]
+    message = post(api, f"/api/v1/sessions/{session_id}/messages/",
+                   {"role": "user", "parts": [{"type": "text", "text": "Potassium?"}]})
+    card = post(api, f"/api/v1/sessions/{session_id}/pinned-cards/", {"kind": "note", "title": "Fuzz", "data": {}})
+    assert (message.status_code, card.status_code) == (201, 201), (message.content, card.content)
+    combos.append({"session_id": session_id, "message_id": message.json()["id"], "card_id": card.json()["id"]})
     return combos
 
 

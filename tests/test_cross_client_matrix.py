@@ -100,7 +100,7 @@ def test_the_matrix_walks_the_object_endpoints():
         "POST runs/<uuid:run_id>/close/",
         "GET runs/<uuid:run_id>/stream",
         "HEAD runs/<uuid:run_id>/",
-        "POST runs/<uuid:run_id>/tool-calls/<str:tool_call_id>/result/",
+        "POST runs/<uuid:run_id>/tool-calls/<tool_call_id:tool_call_id>/result/",
         "POST approvals/<uuid:approval_id>/decision/",
     } <= set(map(_cell_id, CELLS))
     assert "approvals/<uuid:approval_id>/decision/" in {route.route for route, _ in CELLS if route.reviewer_only}

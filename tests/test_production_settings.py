@@ -23,9 +23,9 @@ README = ROOT / "README.md"
 
 
 def documented_production_environment() -> dict[str, str]:
-    """The `sh` block after README's 'In production' paragraph, as a dict (comments dropped)."""
+    """The `sh` block after README's 'In production, behind a proxy' paragraph, as a dict (comments dropped)."""
     text = README.read_text()
-    block = re.search(r"In production.*?```sh\n(.*?)```", text, re.DOTALL)
+    block = re.search(r"In production, behind a proxy.*?```sh\n(.*?)```", text, re.DOTALL)
     assert block, "README documents no production environment"
     env = {}
     for line in block.group(1).splitlines():

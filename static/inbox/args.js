@@ -22,10 +22,21 @@ export function renderArgs(container, args) {
     let dd;
     if (typeof v === 'string') dd = h('dd', { class: 'args__value args__value--text' }, revealed(v));
     else if (isPrimitive(v) || v === null) dd = h('dd', { class: 'args__value args__value--literal' }, JSON.stringify(v));
-    else dd = h('dd', { class: 'args__value' }, h('pre', { class: 'args__json' }, revealed(JSON.stringify(v, null, 2))));
+    else dd = h('dd', { class: 'args__value' }, tree(v));
     return h('div', { class: 'args__row', 'data-key': key }, h('dt', { class: 'args__key' }, revealed(key)), dd);
   });
   container.replaceChildren(h('dl', { class: 'args__list' }, ...rows));
+}
+
+/** A nested value as an indented tree: every key and value in full, wrapping, no scroll box. */
+function tree(v) {
+  if (typeof v === 'string') return h('span', { class: 'args__leaf args__leaf--text' }, revealed(v));
+  if (!Array.isArray(v) && !isObj(v)) return h('span', { class: 'args__leaf args__leaf--literal' }, JSON.stringify(v === undefined ? null : v));
+  const keys = Object.keys(v);
+  if (!keys.length) return h('span', { class: 'args__leaf args__leaf--literal' }, Array.isArray(v) ? '[]' : '{}');
+  const items = keys.map((key) => h('li', { class: 'args__node' },
+    h('span', { class: 'args__node-key' }, Array.isArray(v) ? `${Number(key) + 1}.` : revealed(key)), ' ', tree(v[key])));
+  return h(Array.isArray(v) ? 'ol' : 'ul', { class: 'args__tree' }, ...items);
 }
 
 /** Parse the editor text: a JSON object the server will accept, or a reason why not. */

@@ -1,6 +1,7 @@
 /* One card: the entry that owns its DOM, built once and then patched in place. */
 import { renderArgs } from './args.js';
 import { buildApprovalControls, buildClarificationControls, buildStopPanel, noEdit, renderWithdrawn, syncControls, validateEdit } from './controls.js';
+import { applyContext, buildContext } from './context.js';
 import { clockTime, countdownAt, timeOf } from './countdown.js';
 import { h, uid } from './dom.js';
 import { argsCut, renderCutArgs, withLoadedArgs } from './full_args.js';
@@ -101,6 +102,7 @@ function buildSkeleton(entry) {
     sep(), ' ', h('span', { class: 'meta__by' }, 'requested by ', r.client), ' ',
     sep(), ' ', r.requested),
   h('p', { class: 'card__rule' }, r.ruleId, ' ', r.explanation),
+  buildContext(r),
   r.warning,
   r.runBar,
   r.question,
@@ -165,6 +167,7 @@ export function applyCard(entry, card) {
   setRevealed(r.ruleId, str(card.rule_id));
   r.ruleId.hidden = !str(card.rule_id);
   setRevealed(r.explanation, str(card.explanation));
+  applyContext(r, card);
   // The clarification question; resume_schemas.py also puts it in the schema's description.
   const question = str(card.message) || (entry.kind === 'clarification' && isObj(card.resume_schema) ? str(card.resume_schema.description) : '');
   setRevealed(r.question, question);

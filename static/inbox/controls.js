@@ -109,6 +109,7 @@ export function syncControls(entry) {
     r.approve.disabled = noApproval;
     r.edit.disabled = noApproval;
     r.approveEdited.disabled = noApproval || !entry.edit.valid || !entry.edit.changes.length;
+    if (r.confirmSubmit) r.confirmSubmit.disabled = noApproval;
   } else if (entry.form) {
     entry.form.submit.disabled = locked;
   }
@@ -117,13 +118,14 @@ export function syncControls(entry) {
   else entry.el.removeAttribute('aria-busy');
 }
 
-function setMode(entry, mode) {
+export function setMode(entry, mode) {
   const r = entry.refs;
   entry.mode = mode;
   r.rejectPanel.hidden = mode !== 'reject';
   r.reject.setAttribute('aria-expanded', String(mode === 'reject'));
   r.stopPanel.hidden = mode !== 'stop';
   r.stopOpen.setAttribute('aria-expanded', String(mode === 'stop'));
+  if (r.confirmPanel) r.confirmPanel.hidden = mode !== 'confirm'; // confirm.js
   if (entry.kind === 'approval') {
     r.editPanel.hidden = mode !== 'edit';
     r.actions.hidden = mode !== 'view';

@@ -1,9 +1,13 @@
-/* Keyboard use: j/k move, a approve, r reject (decline a clarification), e edit, Esc cancel;
- * Ctrl/Cmd+Enter submits a panel. */
+/* Keyboard use: j/k move, a approve (a high-risk card asks first: confirm.js), r reject
+ * (decline a clarification), e edit, Esc cancel; Ctrl/Cmd+Enter submits a panel. The
+ * single-letter keys can be turned off in the settings (settings.js, WCAG 2.1.4). */
 import { entryAt } from './card.js';
+import { requestApprove } from './confirm.js';
 import { cancelMode, openEdit, openReject } from './controls.js';
-import { approve, approveEdited, reject, stopRun } from './decisions.js';
-import { move, selectedEntry } from './list.js';
+import { approveEdited, reject, stopRun } from './decisions.js';
+import { selectedEntry } from './list.js';
+import { moveSelection } from './queue.js';
+import { shortcutsOn } from './settings.js';
 
 function isTyping(target) {
   return target instanceof Element && (target.isContentEditable || Boolean(target.closest('input, textarea, select')));
@@ -20,13 +24,13 @@ export function onShortcutKey(ev) {
     }
     return;
   }
-  if (isTyping(ev.target)) return;
+  if (isTyping(ev.target) || !shortcutsOn()) return;
   const selected = selectedEntry();
   switch (ev.key) {
-    case 'j': move(1); break;
-    case 'k': move(-1); break;
+    case 'j': moveSelection(1); break;
+    case 'k': moveSelection(-1); break;
     case 'a':
-      if (selected && selected.kind === 'approval' && selected.mode === 'view') approve(selected);
+      if (selected && selected.kind === 'approval' && selected.mode === 'view') requestApprove(selected);
       break;
     case 'r':
       if (selected) openReject(selected);

@@ -19,6 +19,8 @@ const decidedHere = new Set();
 export const shownEntries = () => entries.values();
 export const isShown = (entry) => entries.get(entry.id) === entry;
 export const selectedEntry = () => (selectedId !== null ? entries.get(selectedId) : null);
+/** Every pending card, in display order (most urgent first, a run's cards together). */
+export const orderedEntries = () => order.map((id) => entries.get(id)).filter(Boolean);
 /** The pending cards of one run shown here, in display order. */
 export const entriesOfRun = (runId) => order.map((id) => entries.get(id)).filter((e) => e && e.runId === runId);
 
@@ -160,6 +162,7 @@ export function reorder() {
     else listEl.insertBefore(entry.el, cursor);
   }
   refreshSummary();
+  listEl.dispatchEvent(new CustomEvent('inbox:change')); // the queue (queue.js) follows
 }
 
 export function refreshSummary() {
@@ -196,6 +199,7 @@ export function select(id, { focus = true } = {}) {
   selectedId = id;
   entry.el.classList.add('is-selected');
   entry.el.setAttribute('aria-current', 'true');
+  listEl.dispatchEvent(new CustomEvent('inbox:select', { detail: id })); // before focusing: the queue shows it
   if (focus) {
     entry.el.focus({ preventScroll: true });
     entry.el.scrollIntoView({ block: 'nearest' });

@@ -11,14 +11,17 @@
  * changes.
  */
 import { applyCard, entryAt, showCardError, updateClock } from './card.js';
+import { confirmApprove, requestApprove } from './confirm.js';
 import { cancelMode, openEdit, openReject, openStop, syncControls, validateEdit } from './controls.js';
-import { answer, approve, approveEdited, recheckField, reject, stopRun } from './decisions.js';
+import { answer, approveEdited, recheckField, reject, stopRun } from './decisions.js';
 import { expireToasts } from './feedback.js';
 import { loadFullArgs } from './full_args.js';
 import { onShortcutKey, onSubmitKey } from './keyboard.js';
 import { applySnapshot, isShown, refreshSummary, removeCard, reorder, select, shownEntries, upsert } from './list.js';
 import { listEl, root } from './page.js';
+import { initQueue, tickQueue } from './queue.js';
 import { noteRemoved } from './runs.js';
+import { initSettings } from './settings.js';
 import { keepAlive, markLive, reconnectNow, startSocket } from './socket.js';
 import { isObj } from './values.js';
 
@@ -62,6 +65,7 @@ async function showAllArgs(entry, button) {
 function tick() {
   const now = Date.now();
   for (const entry of shownEntries()) updateClock(entry, now);
+  tickQueue();
   expireToasts(now);
   keepAlive();
 }
@@ -73,7 +77,8 @@ function onClick(ev) {
   const button = ev.target.closest('button[data-action]');
   if (!button || button.disabled) return;
   switch (button.dataset.action) {
-    case 'approve': approve(entry); break;
+    case 'approve': requestApprove(entry); break; // a high-risk card asks first (confirm.js)
+    case 'confirm-approve': confirmApprove(entry); break;
     case 'open-reject': openReject(entry); break;
     case 'open-edit': openEdit(entry); break;
     case 'reject': reject(entry); break;
@@ -135,6 +140,8 @@ if (root) {
     }
   });
 
+  initSettings();
+  initQueue();
   refreshSummary();
   setInterval(tick, 1000);
   startSocket(handleFrame, applySnapshot);

@@ -77,10 +77,19 @@ function connect() {
     return;
   }
   conn.ws = ws;
+  let pages = []; // a snapshot comes in frames (approvals/snapshot_pages.py); applied whole, at its last
   ws.addEventListener('message', (ev) => {
     if (ws !== conn.ws || typeof ev.data !== 'string') return;
     let msg;
     try { msg = JSON.parse(ev.data); } catch (_) { return; }
+    if (msg && msg.type === 'snapshot' && Array.isArray(msg.cards)) {
+      if (msg.more === true) {
+        pages = pages.concat(msg.cards);
+        return;
+      }
+      msg = { type: 'snapshot', cards: pages.concat(msg.cards) };
+      pages = [];
+    }
     conn.onFrame(msg);
   });
   ws.addEventListener('close', (ev) => {

@@ -55,7 +55,7 @@ def row(**fields):
     ("legacy_write", row(metadata={"mutating": True}), {"metadata": {}}, "policy class mutate → read"),
     # Clearing a row's field falls back to the static catalog: judged on what the gate applies.
     ("send_email", row(policy_class="comms", allowed_hosts=["a.example"]), {"allowed_hosts": []},
-     "allowed hosts added: smtp.clinic.example"),
+     "smtp.clinic.example"),
     # A new tool the gate would then allow: before its row every call failed closed.
     ("lookup_beds", None, {"policy_class": "read"}, "truth-table cell"),
 ])
@@ -282,5 +282,6 @@ def test_register_tool_applies_a_raise_at_once_even_without_by(catalog):
 
 
 def test_seeding_still_applies_directly(db):
-    register("amend_allergy", policy_class="mutate", hitl_tier="low")  # the internal write path, for seeds
+    # The internal write path, for seeds (as seed_tools, a named actor).
+    register("amend_allergy", policy_class="mutate", hitl_tier="low", actor_system="command:seed_tools")
     assert tool_row("amend_allergy").hitl_tier == "low"

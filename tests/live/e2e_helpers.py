@@ -50,6 +50,11 @@ class InboxPage:
     def card(self, approval_id: str):
         return self.page.locator(f'[data-testid="approval-card"][data-approval-id="{approval_id}"]')
 
+    def open_card(self, approval_id: str):
+        """The full card, opened from its line in the queue (the page's default layout) as a reviewer would."""
+        self.page.locator(f'[data-testid="queue-row"][data-approval-id="{approval_id}"]').click()
+        return self.card(approval_id)
+
     @property
     def feedback(self):
         return self.page.get_by_test_id("inbox-feedback")

@@ -264,8 +264,13 @@ class InboxHarness:
     poll_seconds: int = 10
     polls: int = 0
     approvals: dict[str, dict] = field(default_factory=dict)  # GET approvals/{id}/ bodies ("Show all")
+    # The layout the page opens in (static/inbox/settings.js): "full" shows every card, as the
+    # card tests expect; "queue" is the compact queue with a detail pane (the page's default).
+    view: str = "full"
 
     def __post_init__(self) -> None:
+        if self.view:
+            self.page.add_init_script(f"try {{ localStorage.setItem('condor.inbox.view', {json.dumps(self.view)}); }} catch (e) {{}}")
         pattern = re.escape(DECISION_URL_TEMPLATE).replace(re.escape("{id}"), r"(?P<id>[^/]+)")
         self._decision_re = re.compile(f"^{pattern}$")
         stop_pattern = re.escape(STOP_URL_TEMPLATE).replace(re.escape("{id}"), r"(?P<id>[^/]+)")

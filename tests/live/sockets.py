@@ -69,9 +69,14 @@ async def connected_inbox(user, **kwargs):
     connected, code = await socket.connect(timeout=5)
     assert connected, f"the inbox refused the socket (close code {code})"
     try:
-        snapshot = await socket.receive_json_from(timeout=PUSH_TIMEOUT)
-        assert snapshot["type"] == "snapshot"
-        yield socket, snapshot["cards"]
+        cards = []
+        while True:  # a large snapshot comes in pages (approvals/snapshot_pages.py)
+            snapshot = await socket.receive_json_from(timeout=PUSH_TIMEOUT)
+            assert snapshot["type"] == "snapshot"
+            cards += snapshot["cards"]
+            if snapshot.get("more") is not True:
+                break
+        yield socket, cards
     finally:
         await socket.disconnect()
 

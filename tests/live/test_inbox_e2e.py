@@ -80,7 +80,7 @@ def test_a_suspend_made_through_the_api_appears_without_reload(inbox, live_agent
 
     _, approval = park_prescription(live_agent)
 
-    card = inbox.card(approval["id"])
+    card = inbox.open_card(approval["id"])
     expect(card.get_by_test_id("card-tool")).to_have_text("prescribe_medication")
     expect(card.get_by_test_id("card-patient")).to_have_text(PATIENT_REF)
     expect(card.get_by_test_id("tier-badge")).to_have_text("High risk")
@@ -89,9 +89,22 @@ def test_a_suspend_made_through_the_api_appears_without_reload(inbox, live_agent
     assert len(inbox.sockets) == 1
 
 
+def test_the_card_says_why_the_agent_asked_and_in_what_session(inbox, live_agent):
+    run_id = open_executing_run(live_agent, **WARD_SESSION, consent=True)
+    rationale = "Culture grew E. coli; <script>window.__x=1</script> start the protocol."
+    approval = suspend(live_agent, run_id, metadata={"rationale": rationale})
+
+    card = inbox.open_card(approval["id"])
+    expect(card.get_by_test_id("card-rationale")).to_have_text(rationale)  # text, never markup
+    expect(card.get_by_test_id("fact-age")).to_have_text("Age: Adult")
+    expect(card.get_by_test_id("fact-consent")).to_have_text("Consent: Recorded")
+    expect(card.get_by_test_id("fact-autonomy")).to_have_text("Autonomy: Autonomous (clinician typed it)")
+    assert inbox.page.evaluate("window.__x") is None
+
+
 def test_the_agent_resumes_with_the_args_the_reviewer_edited(inbox, parked, live_agent):
     run_id, approval = parked
-    card = inbox.card(approval["id"])
+    card = inbox.open_card(approval["id"])
     card.get_by_test_id("edit").click()
     card.get_by_test_id("args-editor").fill(json.dumps(EDITED, indent=2))
     card.get_by_test_id("approve-edited").click()
@@ -110,7 +123,7 @@ def test_a_clarification_answered_in_the_form_is_what_the_agent_resumes_with(inb
     asked = clarify(live_agent, run_id, CLARIFICATION, message="How should the gentamicin be given?")
     assert asked.status_code == 202, asked.content
     approval = asked.json()["approval"]
-    card = inbox.card(approval["id"])
+    card = inbox.open_card(approval["id"])
     form = card.get_by_test_id("clarify-form")
 
     expect(card.get_by_test_id("card-question")).to_have_text("How should the gentamicin be given?")
@@ -140,7 +153,7 @@ def test_a_clarification_declined_in_the_browser_denies_that_question(inbox, liv
     asked = clarify(live_agent, run_id, CLARIFICATION, message="How should the gentamicin be given?")
     assert asked.status_code == 202, asked.content
     approval = asked.json()["approval"]
-    card = inbox.card(approval["id"])
+    card = inbox.open_card(approval["id"])
     card.get_by_test_id("decline").click()
     card.get_by_test_id("reject-reason").fill("Route is for the prescriber, not the ward.")
     card.get_by_test_id("reject-submit").click()
@@ -156,7 +169,7 @@ def test_a_clarification_declined_in_the_browser_denies_that_question(inbox, liv
 
 def test_a_rejection_in_the_browser_denies_the_call_and_the_run_goes_on(inbox, parked, live_agent):
     run_id, approval = parked
-    card = inbox.card(approval["id"])
+    card = inbox.open_card(approval["id"])
     card.get_by_test_id("reject").click()
     card.get_by_test_id("reject-reason").fill("Penicillin allergy on file.")
     card.get_by_test_id("reject-submit").click()
@@ -171,7 +184,7 @@ def test_reject_and_stop_in_the_browser_names_and_withdraws_the_runs_other_cards
     run_id, first = park_prescription(live_agent)
     second = suspend(live_agent, run_id, tool="sign_document", op="sign", args={"document_id": "d-7"},
                      tool_call_id="call-2")
-    card = inbox.card(first["id"])
+    card = inbox.open_card(first["id"])
     expect(inbox.card(second["id"])).to_have_attribute("data-run-pos", "last")
     card.get_by_test_id("reject").click()
     expect(card.get_by_test_id("reject-stop-warning")).to_contain_text("sign_document · sign (waiting for a decision)")
@@ -187,7 +200,7 @@ def test_reject_and_stop_in_the_browser_names_and_withdraws_the_runs_other_cards
 
 def test_stop_run_in_the_browser_aborts_the_run(inbox, parked, live_agent):
     run_id, approval = parked
-    card = inbox.card(approval["id"])
+    card = inbox.open_card(approval["id"])
     card.get_by_test_id("stop-run").click()
     card.get_by_test_id("stop-reason").fill("Patient discharged.")
     card.get_by_test_id("stop-submit").click()
@@ -199,7 +212,7 @@ def test_stop_run_in_the_browser_aborts_the_run(inbox, parked, live_agent):
 
 def test_a_card_decided_elsewhere_leaves_the_open_page(inbox, parked, live_reviewer):
     _, approval = parked
-    card = inbox.card(approval["id"])
+    card = inbox.open_card(approval["id"])
     card.get_by_test_id("reject").click()  # Rita is working on it here…
     card.get_by_test_id("reject-reason").fill("Checking the allergy")
 

@@ -4,6 +4,8 @@ Changes are made through the real API (agent key, reviewer session with CSRF) so
 each push comes from the outbox after commit, as in production.
 """
 
+import json
+
 import pytest
 from django.conf import settings
 
@@ -20,7 +22,7 @@ from tests.approvals.helpers import (
     resume,
     suspend,
 )
-from tests.live.sockets import connected_inbox, in_event_loop, next_message, refused, sync
+from tests.live.sockets import PUSH_TIMEOUT, connected_inbox, in_event_loop, inbox_socket, next_message, refused, sync
 
 # Publishing happens on commit, so these tests commit.
 pytestmark = [
@@ -75,6 +77,26 @@ async def test_the_snapshot_holds_exactly_the_pending_cards(api, rita, reviewer_
         assert (card["status"], card["tool"], card["client"]) == ("pending", "prescribe_medication",
                                                                    {"name": "ward-agent"})
         assert card["args"] == waiting["args"]
+
+
+@in_event_loop
+async def test_a_large_snapshot_comes_in_frames_of_at_most_256_kb(api, rita, monkeypatch):
+    from approvals import snapshot_pages
+
+    parked = [(await sync(parked_run, api))[1]["id"] for _ in range(3)]
+    # Cards of over 1 KB each, frames of at most 2.5 KB: several frames, all but the last marked "more".
+    monkeypatch.setattr(snapshot_pages.snapshot_frames, "__defaults__", (2500,))
+    socket = await inbox_socket(rita)
+    assert (await socket.connect(timeout=5))[0]
+    frames = []
+    try:
+        while not frames or frames[-1].get("more") is True:
+            frames.append(await socket.receive_json_from(timeout=PUSH_TIMEOUT))
+    finally:
+        await socket.disconnect()
+    assert len(frames) >= 2
+    assert all(len(json.dumps(f).encode()) <= 2500 for f in frames)
+    assert sorted(c["id"] for f in frames for c in f["cards"]) == sorted(parked)
 
 
 @in_event_loop

@@ -21,7 +21,8 @@ pytestmark = pytest.mark.browser
 
 
 def test_j_and_k_move_the_selection_and_a_approves(inbox):
-    first, second, third = (approval_card(tier="high", expires_in=s) for s in (100, 200, 300))
+    # Low risk: "a" approves at once (a high-risk card asks first: test_a_on_a_high_risk_card_asks_first).
+    first, second, third = (approval_card(tier="low", expires_in=s) for s in (100, 200, 300))
     inbox.open([first, second, third])
     keyboard = inbox.page.keyboard
 

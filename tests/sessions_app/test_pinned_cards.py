@@ -186,7 +186,7 @@ def test_the_list_costs_the_same_queries_however_many_pins(api, session, django_
             assert len(api.get(base(session["id"])).json()) == rows
 
 
-@pytest.mark.django_db(transaction=True)
+@pytest.mark.django_db(transaction=True, serialized_rollback=True)  # the flush also empties the groups
 def test_two_concurrent_pins_on_postgres_leave_dense_ranks(ward_agent):
     if connection.vendor != "postgresql":
         pytest.skip("the race needs real row locks")
@@ -214,7 +214,7 @@ def test_two_concurrent_pins_on_postgres_leave_dense_ranks(ward_agent):
     assert orders == [0, 1, 2]
 
 
-@pytest.mark.django_db(transaction=True)
+@pytest.mark.django_db(transaction=True, serialized_rollback=True)  # the flush also empties the groups
 def test_a_concurrent_unpin_and_reorder_leave_dense_ranks(ward_agent):
     if connection.vendor != "postgresql":
         pytest.skip("the race needs real row locks")

@@ -1,0 +1,63 @@
+"""What a reviewer needs to judge a card beyond the call itself: why the agent asked,
+and the session it asked in.
+
+The gated call's `metadata.rationale` (stored by the gate in the ToolCall ledger), the
+run's autonomy (the gate decides on the run's, not the session's default), and for a
+tainted session the result that tainted it: taint is monotone and only a reported
+result of an untrusted tool, or one marked untrusted, sets it (approvals/results.py),
+so the earliest such result in the session is the one.
+
+One query for a whole page of cards, however many: the taint source is a correlated
+subquery on the same rows, not a query per session.
+"""
+
+from django.db.models import OuterRef, Q, Subquery
+
+from approvals.models import ToolCall
+
+# The rationale is the agent's prose; a card is pushed to every inbox, so it is capped.
+RATIONALE_MAX_CHARS = 2000
+
+
+def _tainting_results():
+    return (ToolCall.objects.filter(run__session_id=OuterRef("run__session_id"), reported_at__isnull=False)
+            .filter(Q(untrusted_tool=True) | Q(untrusted_result=True)).order_by("reported_at", "pk"))
+
+
+def contexts_for(approvals) -> dict:
+    """(run id, tool call id) → {rationale, autonomy, tainted_by} for each approval's gated call."""
+    approvals = list(approvals)
+    if not approvals:
+        return {}
+    keys = {(a.run_id, a.tool_call_id) for a in approvals}
+    tainted_runs = {a.run_id for a in approvals if a.session.tainted}  # the taint as the card says it
+    rows = (
+        ToolCall.objects.filter(run_id__in={run for run, _ in keys}, tool_call_id__in={call for _, call in keys})
+        .annotate(taint_tool=Subquery(_tainting_results().values("tool")[:1]),
+                  taint_at=Subquery(_tainting_results().values("reported_at")[:1]))
+        .values("run_id", "tool_call_id", "metadata", "run__autonomy", "taint_tool", "taint_at")
+    )
+    found = {}
+    for row in rows:
+        key = (row["run_id"], row["tool_call_id"])
+        if key not in keys:
+            continue  # the same call id in another of the page's runs
+        found[key] = {
+            "rationale": _rationale(row["metadata"]),
+            "autonomy": row["run__autonomy"],
+            "tainted_by": ({"tool": row["taint_tool"], "at": row["taint_at"].isoformat()}
+                           if row["run_id"] in tainted_runs and row["taint_tool"] else None),
+        }
+    return found
+
+
+def _rationale(metadata) -> str | None:
+    value = metadata.get("rationale") if isinstance(metadata, dict) else None
+    if not isinstance(value, str) or not value.strip():
+        return None
+    return value if len(value) <= RATIONALE_MAX_CHARS else value[:RATIONALE_MAX_CHARS] + "…"
+
+
+def empty_context() -> dict:
+    """A card whose call is not in the ledger (it always is for a gated call; kept safe anyway)."""
+    return {"rationale": None, "autonomy": None, "tainted_by": None}

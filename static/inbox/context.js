@@ -1,0 +1,52 @@
+/* Why the agent asks, and in what session (issue 14): the agent's rationale (its own
+ * words, shown as text — never parsed as HTML), the session's age band, consent and the
+ * run's autonomy, and for a tainted session the result that tainted it. */
+import { clockTime, timeOf } from './countdown.js';
+import { h } from './dom.js';
+import { setRevealed } from './reveal.js';
+import { isObj, str } from './values.js';
+
+const AGE = { adult: 'Adult', teen: 'Teen', child: 'Child', unknown: 'Age unknown (treated as child)' };
+const AUTONOMY = { autonomous: 'Autonomous (clinician typed it)', guarded: 'Guarded (supervised)', ambient: 'Ambient (supervised)' };
+
+/** The context block's DOM, built once per card (card.js puts it under the rule line). */
+export function buildContext(refs) {
+  refs.rationale = h('p', { class: 'ctx__rationale', 'data-testid': 'card-rationale' });
+  refs.rationaleBlock = h('div', { class: 'ctx__why', hidden: true },
+    h('span', { class: 'ctx__label' }, 'Agent\u2019s rationale'), refs.rationale);
+  refs.facts = h('ul', { class: 'ctx__facts', 'data-testid': 'card-session-facts', 'aria-label': 'Session' });
+  refs.taint = h('p', { class: 'ctx__taint', role: 'note', 'data-testid': 'card-taint', hidden: true });
+  return h('div', { class: 'card__context', 'data-testid': 'card-context' }, refs.rationaleBlock, refs.facts, refs.taint);
+}
+
+const fact = (name, value, testid, warn = false) => h('li', { class: `ctx__fact${warn ? ' ctx__fact--warn' : ''}`, 'data-testid': testid },
+  h('span', { class: 'ctx__fact-name' }, `${name}: `), value);
+
+/** Write a card's context into the block built above. */
+export function applyContext(refs, card) {
+  const session = isObj(card.session) ? card.session : {};
+  const rationale = str(card.rationale);
+  setRevealed(refs.rationale, rationale);
+  refs.rationaleBlock.hidden = !rationale;
+
+  const facts = [];
+  const age = str(session.age_band);
+  if (age) facts.push(fact('Age', AGE[age] || age, 'fact-age', age !== 'adult'));
+  if (typeof session.consent === 'boolean') facts.push(fact('Consent', session.consent ? 'Recorded' : 'Not recorded', 'fact-consent', !session.consent));
+  const autonomy = str(card.autonomy);
+  if (autonomy) facts.push(fact('Autonomy', AUTONOMY[autonomy] || autonomy, 'fact-autonomy'));
+  const ward = str(session.care_unit);
+  if (ward) facts.push(fact('Ward', ward, 'fact-ward'));
+  refs.facts.replaceChildren(...facts);
+  refs.facts.hidden = !facts.length;
+
+  const by = isObj(card.tainted_by) ? card.tainted_by : null;
+  if (session.tainted === true) {
+    const at = by ? timeOf(by.at, NaN) : NaN;
+    const source = by ? ` by the result of ${str(by.tool) || 'a tool'}${Number.isFinite(at) ? ` at ${clockTime(at)}` : ''}` : '';
+    refs.taint.textContent = `Tainted session: untrusted content entered it${source}. Check the arguments were not steered by it.`;
+    refs.taint.hidden = false;
+  } else {
+    refs.taint.hidden = true;
+  }
+}

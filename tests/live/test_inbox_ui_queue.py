@@ -1,0 +1,363 @@
+"""The compact queue at hospital scale (issue 14), in real Chromium with the server mocked:
+one line per card, grouped by patient, filtered, searched, sorted and paged; the full card
+in a detail pane with its context; a confirmation before a high-risk approval; shortcuts
+that can be turned off; and a phone layout without horizontal scroll.
+
+Run: .venv/bin/pytest tests/live/test_inbox_ui_queue.py -q
+"""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+from playwright.sync_api import expect
+
+from tests.live.inbox_fixtures import chromium, page  # noqa: F401 - pytest fixtures
+from tests.live.inbox_harness import ARTIFACTS_DIR, InboxHarness, approval_card, clarification_card
+
+pytestmark = pytest.mark.browser
+
+TOOLS = ["ehr.medication_order", "lab.order_panel", "comms.send_letter", "notes.append"]
+WARDS = ["Ward 7", "ICU", "Renal"]
+
+
+@pytest.fixture
+def queue(page):
+    harness = InboxHarness(page, view="queue")
+    yield harness
+    assert harness.page_errors == [], f"JavaScript errors on the page: {harness.page_errors}"
+    assert harness.server_errors == [], f"harness errors: {harness.server_errors}"
+
+
+def on_ward(card: dict, ward: str) -> dict:
+    card["session"]["care_unit"] = ward
+    return card
+
+
+def hospital(n: int = 200) -> list[dict]:
+    """n cards over n/4 patients, four tools, three wards, both tiers, deadlines spread out."""
+    cards = []
+    for i in range(n):
+        card = approval_card(tier="high" if i % 5 == 0 else "low", expires_in=120 + (i * 37) % 3000,
+                             tool=TOOLS[i % 4], patient_ref=f"MRN-{1000 + i % (n // 4)}")
+        cards.append(on_ward(card, WARDS[(i % (n // 4)) % 3]))
+    return cards
+
+
+def rows(queue):
+    return queue.page.get_by_test_id("queue-row")
+
+
+def row(queue, card):
+    return queue.page.locator(f'[data-testid="queue-row"][data-approval-id="{card["id"]}"]')
+
+
+def row_ids(queue) -> list[str]:
+    return queue.page.eval_on_selector_all('[data-testid="queue-row"]', "els => els.map(e => e.dataset.approvalId)")
+
+
+def patients_in_order(queue) -> list[str]:
+    return queue.page.eval_on_selector_all('[data-testid="queue-patient"]', "els => els.map(e => e.textContent)")
+
+
+# --------------------------------------------------------------------------- scale, filter, search, sort, group
+
+
+def test_two_hundred_cards_are_one_line_each_a_page_at_a_time(queue):
+    cards = hospital(200)
+    queue.open(cards)
+
+    expect(rows(queue)).to_have_count(50)
+    expect(queue.page.get_by_test_id("queue-range")).to_have_text("1–50 of 200")
+    expect(queue.page.get_by_test_id("pending-count")).to_have_text("200")
+    # Only the open card is drawn in full: no card is open yet.
+    expect(queue.page.locator(".card.is-open")).to_have_count(0)
+    expect(queue.page.get_by_test_id("detail-empty")).to_be_visible()
+    first_page = row_ids(queue)
+
+    queue.page.get_by_test_id("queue-next").click()
+    expect(queue.page.get_by_test_id("queue-range")).to_have_text("51–100 of 200")
+    assert not set(row_ids(queue)) & set(first_page)
+
+
+def test_a_patients_cards_are_grouped_under_one_header(queue):
+    queue.open(hospital(200))
+    patients = patients_in_order(queue)
+    # Each patient's lines are contiguous: a patient never comes back after another.
+    seen = []
+    for p in patients:
+        if not seen or seen[-1] != p:
+            assert p not in seen, f"{p} is split"
+            seen.append(p)
+    headers = queue.page.get_by_test_id("queue-group")
+    expect(headers.first).to_contain_text(patients[0])
+    expect(headers.first).to_contain_text("4 requests")
+
+
+def test_search_by_patient_ref_and_filters_narrow_the_queue(queue):
+    cards = hospital(200)
+    queue.open(cards)
+    page = queue.page
+
+    page.get_by_test_id("queue-search").fill("mrn-1007")
+    expect(rows(queue)).to_have_count(4)
+    assert set(patients_in_order(queue)) == {"MRN-1007"}
+    expect(page.get_by_test_id("queue-range")).to_have_text("1–4 of 4 (filtered from 200)")
+
+    page.get_by_test_id("queue-search").fill("")
+    page.get_by_test_id("filter-tool").select_option("lab.order_panel")
+    page.get_by_test_id("filter-risk").select_option("high")
+    expected = {c["id"] for c in cards if c["tool"] == "lab.order_panel" and c["hitl_tier"] == "high"}
+    expect(rows(queue)).to_have_count(len(expected))
+    assert set(row_ids(queue)) == expected
+
+    page.get_by_test_id("filter-risk").select_option("")
+    page.get_by_test_id("filter-ward").select_option("ICU")
+    expected = {c["id"] for c in cards if c["tool"] == "lab.order_panel" and c["session"]["care_unit"] == "ICU"}
+    expect(rows(queue)).to_have_count(len(expected))
+    assert set(row_ids(queue)) == expected
+    expect(page.get_by_test_id("queue-ward").first).to_have_text("ICU")
+
+
+def test_sorting_by_time_left_puts_the_soonest_patient_first(queue):
+    late_high = approval_card(tier="high", expires_in=3000, patient_ref="MRN-LATE")
+    soon_low = approval_card(tier="low", expires_in=90, patient_ref="MRN-SOON")
+    queue.open([late_high, soon_low])
+
+    assert row_ids(queue) == [late_high["id"], soon_low["id"]]  # risk first by default
+    queue.page.get_by_test_id("queue-sort").select_option("time")
+    expect(rows(queue).first).to_have_attribute("data-approval-id", soon_low["id"])
+
+
+def test_a_runs_cards_stay_together_inside_their_patient(queue):
+    run = "11111111-2222-3333-4444-555555555555"
+    a = approval_card(tier="high", expires_in=100, patient_ref="MRN-1", run_id=run)
+    b = approval_card(tier="low", expires_in=200, patient_ref="MRN-1")
+    c = approval_card(tier="low", expires_in=3000, patient_ref="MRN-1", run_id=run)
+    queue.open([a, b, c])
+
+    assert row_ids(queue) == [a["id"], c["id"], b["id"]]
+    expect(row(queue, a)).to_have_attribute("data-run", "11111111")
+
+
+# --------------------------------------------------------------------------- the detail pane
+
+
+def test_opening_a_line_shows_its_card_and_its_runs_other_cards_only(queue):
+    run = "aaaaaaaa-2222-3333-4444-555555555555"
+    a = approval_card(tier="low", expires_in=100, run_id=run, patient_ref="MRN-1")
+    b = approval_card(tier="low", expires_in=300, run_id=run, patient_ref="MRN-1")
+    other = approval_card(tier="low", expires_in=200, patient_ref="MRN-2")
+    queue.open([a, b, other])
+
+    row(queue, b).click()
+
+    expect(queue.card(b["id"])).to_be_visible()
+    expect(queue.card(a["id"])).to_be_visible()  # same run: shown together before any stop
+    expect(queue.card(other["id"])).to_be_hidden()
+    expect(queue.card(b["id"])).to_be_focused()
+    queue.card(b["id"]).get_by_test_id("approve").click()
+    assert queue.wait_for_decisions(1)[0].approval_id == b["id"]
+    expect(row(queue, b)).to_have_count(0)
+
+
+def test_j_and_k_walk_the_queue_and_open_each_card(queue):
+    cards = [approval_card(tier="low", expires_in=s, patient_ref=f"MRN-{s}") for s in (100, 200, 300)]
+    queue.open(cards)
+    keyboard = queue.page.keyboard
+
+    keyboard.press("j")
+    expect(queue.card(cards[0]["id"])).to_be_focused()
+    keyboard.press("j")
+    expect(queue.card(cards[1]["id"])).to_be_focused()
+    expect(queue.card(cards[0]["id"])).to_be_hidden()
+    keyboard.press("k")
+    expect(queue.card(cards[0]["id"])).to_be_focused()
+
+
+def test_after_a_decision_j_opens_the_line_that_took_its_place(queue):
+    cards = [approval_card(tier="low", expires_in=s, patient_ref=f"MRN-{s}") for s in (100, 200, 300)]
+    queue.open(cards)
+    keyboard = queue.page.keyboard
+    keyboard.press("j")
+    keyboard.press("j")
+    keyboard.press("a")  # low risk: approved at once
+    assert queue.wait_for_decisions(1)[0].approval_id == cards[1]["id"]
+    expect(row(queue, cards[1])).to_have_count(0)
+
+    keyboard.press("j")
+    expect(queue.card(cards[2]["id"])).to_be_focused()
+
+
+def test_the_ward_and_the_claim_show_on_the_line_when_the_card_has_them(queue):
+    claimed = on_ward(approval_card(claimed_by="rita"), "Ward 7")
+    plain = approval_card()
+    queue.open([claimed, plain])
+
+    expect(row(queue, claimed).get_by_test_id("queue-ward")).to_have_text("Ward 7")
+    expect(row(queue, claimed).get_by_test_id("queue-claim")).to_have_text("rita is reviewing")
+    expect(row(queue, plain).get_by_test_id("queue-ward")).to_be_hidden()
+    expect(row(queue, plain).get_by_test_id("queue-claim")).to_be_hidden()
+
+
+# --------------------------------------------------------------------------- context
+
+
+def test_the_rationale_is_text_and_the_session_context_is_shown(queue):
+    payload = '<img src=x onerror="window.__pwned=1"><b>bold</b>'
+    card = approval_card(rationale=f"eGFR fell to 28. {payload}", autonomy="guarded",
+                         tainted_by={"tool": "web_search", "at": "2030-01-14T09:05:00+00:00"})
+    card["session"].update(age_band="child", consent=False, tainted=True)
+    queue.open([card])
+    row(queue, card).click()
+    shown = queue.card(card["id"])
+
+    expect(shown.get_by_test_id("card-rationale")).to_have_text(f"eGFR fell to 28. {payload}")
+    assert shown.get_by_test_id("card-rationale").locator("img, b").count() == 0
+    assert queue.page.evaluate("window.__pwned") is None
+    expect(shown.get_by_test_id("fact-age")).to_have_text("Age: Child")
+    expect(shown.get_by_test_id("fact-consent")).to_have_text("Consent: Not recorded")
+    expect(shown.get_by_test_id("fact-autonomy")).to_have_text("Autonomy: Guarded (supervised)")
+    expect(shown.get_by_test_id("card-taint")).to_contain_text("by the result of web_search at")
+
+
+def test_a_card_without_context_shows_no_empty_boxes(queue):
+    card = approval_card()
+    queue.open([card])
+    row(queue, card).click()
+    shown = queue.card(card["id"])
+    expect(shown.get_by_test_id("card-rationale")).to_be_hidden()
+    expect(shown.get_by_test_id("card-taint")).to_be_hidden()
+
+
+# --------------------------------------------------------------------------- safe shortcuts
+
+
+def test_a_on_a_high_risk_card_asks_first_and_a_second_key_does_not_approve(queue):
+    card = approval_card(tier="high", args={"drug": "gentamicin", "dose_mg": 350, "route": "IV"}, patient_ref="MRN-9")
+    queue.open([card])
+    keyboard = queue.page.keyboard
+    shown = queue.card(card["id"])
+
+    keyboard.press("j")
+    keyboard.press("a")
+    panel = shown.get_by_test_id("confirm-panel")
+    expect(panel).to_be_visible()
+    expect(panel.get_by_test_id("confirm-text")).to_contain_text("ehr.medication_order · create (MRN-9)")
+    expect(panel.get_by_test_id("confirm-args")).to_have_text("drug: gentamicin · dose_mg: 350 · route: IV")
+    expect(panel.get_by_test_id("confirm-cancel")).to_be_focused()
+    keyboard.press("a")
+    keyboard.press("Enter")  # on Cancel: the reflex second key cancels
+    queue.page.wait_for_timeout(150)
+    assert queue.decisions == []
+    expect(panel).to_be_hidden()
+
+    shown.get_by_test_id("approve").click()
+    panel.get_by_test_id("confirm-approve").click()
+    assert [d.body for d in queue.wait_for_decisions(1)] == [{"approved": True}]
+
+
+def test_a_low_risk_card_approves_without_a_confirmation(queue):
+    card = approval_card(tier="low")
+    queue.open([card])
+    queue.page.keyboard.press("j")
+    queue.page.keyboard.press("a")
+    assert queue.wait_for_decisions(1)[0].approval_id == card["id"]
+
+
+def test_single_key_shortcuts_can_be_turned_off_and_stay_off(queue):
+    card = approval_card(tier="low")
+    queue.open([card])
+    page = queue.page
+    page.get_by_text("Settings").click()
+    page.get_by_test_id("shortcuts-toggle").uncheck()
+
+    page.locator("body").press("j")
+    page.locator("body").press("a")
+    page.wait_for_timeout(150)
+    assert queue.decisions == []
+    expect(page.locator(".card.is-selected")).to_have_count(0)
+    expect(page.locator("#inbox-keys")).to_be_hidden()
+
+    queue.open([card])  # a reload: the choice is remembered in this browser
+    expect(page.get_by_test_id("shortcuts-toggle")).not_to_be_checked()
+    page.locator("body").press("j")
+    page.wait_for_timeout(100)
+    expect(page.locator(".card.is-selected")).to_have_count(0)
+
+
+# --------------------------------------------------------------------------- phone
+
+
+def forty_field_card() -> dict:
+    args = {f"field_{i:02d}": f"value {i} " + "long-unbroken-" * (i % 4) for i in range(36)}
+    args.update(document={"title": "Discharge summary", "sections": [{"heading": "Plan", "text": "Stop apixaban " * 12}]},
+                signer={"name": "Dr Example", "role": "consultant"}, notes="x" * 400, pages=12)
+    return approval_card(tier="high", tool="docs.sign_document", op="sign", args=args, patient_ref="MRN-40")
+
+
+def no_horizontal_scroll(page) -> bool:
+    return page.evaluate("document.scrollingElement.scrollWidth <= window.innerWidth")
+
+
+@pytest.mark.parametrize("width", [390])
+def test_on_a_phone_the_queue_and_a_forty_field_card_fit_without_horizontal_scroll(queue, width):
+    page = queue.page
+    page.set_viewport_size({"width": width, "height": 844})
+    big = forty_field_card()
+    cards = [big, clarification_card(patient_ref="MRN-41"), *hospital(40)]
+    queue.open(cards)
+
+    assert no_horizontal_scroll(page)
+    expect(page.get_by_test_id("queue-search")).to_be_visible()
+    ARTIFACTS_DIR.mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=str(ARTIFACTS_DIR / "inbox-phone-queue.png"))
+
+    row(queue, big).click()
+    shown = queue.card(big["id"])
+    expect(shown).to_be_visible()
+    expect(page.get_by_test_id("queue")).to_be_hidden()  # the detail covers the queue on a phone
+    assert no_horizontal_scroll(page)
+    # Every field is on the page, readable: no inner scroll box hides any of it.
+    expect(shown.locator(".args__row")).to_have_count(40)
+    assert shown.get_by_test_id("card-args").evaluate("el => el.scrollHeight <= el.clientHeight + 1")
+    page.screenshot(path=str(ARTIFACTS_DIR / "inbox-phone-card.png"), full_page=True)
+
+    page.get_by_test_id("detail-back").click()
+    expect(page.get_by_test_id("queue")).to_be_visible()
+    expect(row(queue, big).get_by_test_id("queue-open")).to_be_focused()
+
+
+def test_desktop_screenshot(queue):
+    page = queue.page
+    cards = hospital(60)
+    cards[0].update(rationale="eGFR fell from 61 to 48 overnight; the renal protocol asks for a once-daily dose by weight.",
+                    autonomy="guarded", args={"drug": "gentamicin", "dose_mg_per_kg": 5, "route": "IV",
+                                              "renal_function": {"egfr": 48, "measured": "2030-01-14"}},
+                    tainted_by={"tool": "document_upload", "at": "2030-01-14T09:05:00+00:00"})
+    cards[0]["session"].update(age_band="adult", consent=True, tainted=True)
+    queue.open(cards)
+    row(queue, cards[0]).click()
+    page.wait_for_timeout(200)
+    assert no_horizontal_scroll(page)
+    ARTIFACTS_DIR.mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=str(ARTIFACTS_DIR / "inbox-desktop-queue.png"))
+
+
+def test_a_snapshot_sent_in_pages_is_applied_once_whole(page):
+    harness = InboxHarness(page, view="queue", auto_snapshot=False)
+    a, b = approval_card(), approval_card()
+    harness.open([], wait_live=False)
+    harness.wait_for_connections(1)
+    harness._wait(lambda: harness.socket is not None, 5, "an open socket")
+
+    harness.send({"type": "snapshot", "cards": [a], "more": True})
+    page.wait_for_timeout(150)
+    expect(page.get_by_test_id("queue-row")).to_have_count(0)  # not yet: more is coming
+    expect(harness.connection).not_to_have_text("Live")
+
+    harness.send({"type": "snapshot", "cards": [b]})
+    expect(page.get_by_test_id("queue-row")).to_have_count(2)
+    expect(harness.connection).to_have_text("Live")
+    assert harness.page_errors == []
