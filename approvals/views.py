@@ -1,4 +1,5 @@
 from drf_spectacular.utils import OpenApiParameter, extend_schema
+from rest_framework.exceptions import ValidationError
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
@@ -29,6 +30,19 @@ from condor.serializers import validated
 from runs.serializers import RunSerializer
 
 
+def validated_for_owned_run(request, run_id, serializer_class) -> dict:
+    """The body, validated; a bad body on another client's run is still 404 (SPEC 9), never a 400.
+
+    The hot paths check ownership in the statement that locks the run, so the extra
+    lookup happens only on this error path.
+    """
+    try:
+        return validated(serializer_class, request.data)
+    except ValidationError:
+        owned_run(request, run_id)
+        raise
+
+
 class ToolCallGate(APIView):
     throttle_scope = "gate"
     @extend_schema(
@@ -44,7 +58,7 @@ class ToolCallGate(APIView):
     def post(self, request, run_id):
         client = calling_client(request)
         # Ownership is checked in the statement that locks the run (one round trip, not two).
-        result = gate_tool_call(run_id, GateCall(**validated(ToolCallSerializer, request.data)),
+        result = gate_tool_call(run_id, GateCall(**validated_for_owned_run(request, run_id, ToolCallSerializer)),
                                 client=client, owned_by=client)
         return Response(result.body, status=result.status)
 
@@ -106,7 +120,7 @@ class Resume(APIView):
     )
     def post(self, request, run_id):
         client = calling_client(request)
-        body = validated(ResumeSerializer, request.data)
+        body = validated_for_owned_run(request, run_id, ResumeSerializer)
 
         def handler():
             # Ownership is checked in the statement that locks the run.

@@ -16,7 +16,7 @@ from django.test.utils import CaptureQueriesContext
 
 from tests.approvals.helpers import CHART_READ, approve, gate, open_executing_run, resume, suspend
 
-pytestmark = pytest.mark.django_db(transaction=True)
+pytestmark = pytest.mark.django_db(transaction=True, serialized_rollback=True)
 
 
 def statements(request):
