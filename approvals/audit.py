@@ -31,12 +31,13 @@ ANONYMOUS = "anonymous"  # a login attempt that did not authenticate
 DECISIONS = (
     "allow", "blocked", "require_approval",  # verdict
     "suspended",  # suspend
-    "approved", "rejected", "resume_schema_rejected",  # decision
+    "approved", "rejected", "resume_schema_rejected", "approval_counted",  # decision
     "consumed", "expired",  # consume, expiry
     "ok", "error",  # result
     "completed", "failed", "aborted",  # run_close
     "tainted",  # taint
-    "created", "updated",  # registry_change
+    "created", "updated", "deleted",  # registry_change, review_team
+    "claimed", "renewed", "released",  # claim
     "exported", "succeeded", "intact", "broken",  # export, login / login_failed, verify
 )
 

@@ -23,6 +23,7 @@ class _SessionPart(serializers.Serializer):
     id = serializers.UUIDField()
     title = serializers.CharField(allow_blank=True)
     patient_ref = serializers.CharField(allow_blank=True)
+    care_unit = serializers.CharField(allow_blank=True)
 
 
 class _ClientPart(serializers.Serializer):
@@ -64,6 +65,11 @@ class CardSerializer(serializers.Serializer):
     run_granted = serializers.ListField(
         child=serializers.DictField(), help_text="The grants the card's run holds: approved, not yet used "
                                                  "(`{id, tool, op, status, decided_by}`).")
+    claimed_by = serializers.CharField(allow_null=True, help_text="The reviewer working the card (a live claim).")
+    claim_expires_at = serializers.DateTimeField(allow_null=True)
+    approvals_required = serializers.IntegerField(help_text="Four eyes: distinct reviewers who must approve.")
+    approvals = serializers.ListField(child=serializers.DictField(),
+                                      help_text="The approvals counted so far: `{reviewer, at, reason}`.")
 
     class Meta:
         list_serializer_class = CardListSerializer

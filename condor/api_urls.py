@@ -1,5 +1,6 @@
 from django.urls import path, register_converter
 
+from approvals import claim_views as approval_claims
 from approvals import views as approvals
 from approvals.identifiers import ToolCallIdConverter
 from approvals.inbox_cards import PendingCards
@@ -25,5 +26,6 @@ urlpatterns = [
     path("runs/<uuid:run_id>/resume/", approvals.Resume.as_view(), name="run-resume"),
     path("approvals/<uuid:approval_id>/", approvals.ApprovalDetail.as_view(), name="approval-detail"),
     path("approvals/<uuid:approval_id>/decision/", approvals.Decision.as_view(), name="approval-decision"),
+    path("approvals/<uuid:approval_id>/claim/", approval_claims.Claim.as_view(), name="approval-claim"),
     path("inbox/cards/", PendingCards.as_view(), name="inbox-cards"),
 ]

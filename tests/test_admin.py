@@ -7,11 +7,11 @@ from django.test import Client
 from rest_framework.test import APIClient
 
 from approvals import registry_changes
-from approvals.models import ApiClientKey, Approval, AuditEvent, ToolDescriptor
+from approvals.models import ApiClientKey, Approval, AuditEvent, ReviewTeam, ToolDescriptor
 from tests.approvals.helpers import gate, open_executing_run
 
 TOOL_FORM = {"description": "", "policy_class": "mutate", "hitl_tier": "low", "trust": "trusted",
-             "allowed_hosts": "[]", "metadata": "{}", "_save": "Save"}
+             "allowed_hosts": "[]", "metadata": "{}", "approvals_required": "1", "_save": "Save"}
 
 
 def admin_client(user) -> Client:
@@ -44,6 +44,7 @@ def history(api, catalog) -> str:
     assert gate(api, run_id, tool_call_id="call-2", step_id="step-2").status_code == 202
     proposer = User.objects.create_superuser("pat", password="correct horse battery")
     assert registry_changes.submit("prescribe_medication", {"hitl_tier": "low"}, user=proposer).change
+    ReviewTeam.objects.create(name="Ward 3", care_units=["W3"]).members.set([proposer])
     return run_id
 
 

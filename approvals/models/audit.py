@@ -28,6 +28,8 @@ class AuditKind(models.TextChoices):
     LOGIN = "login"
     LOGIN_FAILED = "login_failed", "Failed login"
     VERIFY = "verify", "Chain verification"
+    CLAIM = "claim", "Claim on an approval"
+    REVIEW_TEAM = "review_team", "Review team change"
 
 
 class AuditEvent(models.Model):

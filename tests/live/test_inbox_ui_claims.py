@@ -1,0 +1,60 @@
+"""Claims and four eyes on the card, in real Chromium (websocket mocked by tests/live/inbox_harness.py).
+
+A claim pushed as card.updated shows "rita is reviewing" at once, and goes when it is
+released or runs out; a four-eyes card shows "1 of 2 approvals".
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+
+import pytest
+from playwright.sync_api import expect
+
+from tests.live.inbox_fixtures import chromium, inbox, page  # noqa: F401 - pytest fixtures
+from tests.live.inbox_harness import approval_card, iso
+
+pytestmark = pytest.mark.browser
+
+
+def claimed(card: dict, by: str | None, seconds: float = 300) -> dict:
+    until = iso(datetime.now(UTC) + timedelta(seconds=seconds)) if by else None
+    return {**card, "claimed_by": by, "claim_expires_at": until}
+
+
+def test_a_claim_shows_on_the_card_live_and_goes_when_released(inbox):
+    card = approval_card(tier="high")
+    inbox.open([card])
+    badge = inbox.card(card["id"]).get_by_test_id("card-claim")
+    expect(badge).to_be_hidden()
+
+    inbox.update(claimed(card, "rita"))
+    expect(badge).to_be_visible()
+    expect(badge).to_have_text("rita is reviewing")
+
+    inbox.update(claimed(card, None))
+    expect(badge).to_be_hidden()
+
+
+def test_a_claim_that_runs_out_stops_showing(inbox):
+    card = claimed(approval_card(), "rob", seconds=1.5)
+    inbox.open([card])
+    badge = inbox.card(card["id"]).get_by_test_id("card-claim")
+    expect(badge).to_have_text("rob is reviewing")
+    expect(badge).to_be_hidden(timeout=4000)
+
+
+def test_a_four_eyes_card_counts_its_approvals(inbox):
+    card = approval_card(tier="high", tool="sign_document", op="sign", approvals_required=2, approvals=[])
+    inbox.open([card])
+    quorum = inbox.card(card["id"]).get_by_test_id("card-quorum")
+    expect(quorum).to_have_text("0 of 2 approvals")
+
+    inbox.update({**card, "approvals": [{"reviewer": "rita", "at": iso(datetime.now(UTC)), "reason": ""}]})
+    expect(quorum).to_have_text("1 of 2 approvals")
+
+
+def test_a_single_approval_card_shows_no_count(inbox):
+    card = approval_card(approvals_required=1, approvals=[])
+    inbox.open([card])
+    expect(inbox.card(card["id"]).get_by_test_id("card-quorum")).to_be_hidden()
