@@ -38,6 +38,7 @@ DECISIONS = (
     "tainted",  # taint
     "created", "updated", "deleted",  # registry_change, review_team
     "claimed", "renewed", "released",  # claim
+    "escalated",  # escalation
     "exported", "succeeded", "intact", "broken",  # export, login / login_failed, verify
 )
 

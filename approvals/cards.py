@@ -68,7 +68,7 @@ def card(approval, *, run_granted: list[dict] | None = None) -> dict:
 
 
 def claim_and_quorum(approval) -> dict:
-    """Who is working the card (a live claim only) and how far its four eyes have got."""
+    """Who is working the card (a live claim only), how far its four eyes have got, and its escalation."""
     live = approval.claimed_by_id is not None and approval.claim_expires_at is not None \
         and approval.claim_expires_at > timezone.now()
     return {
@@ -76,6 +76,7 @@ def claim_and_quorum(approval) -> dict:
         "claim_expires_at": approval.claim_expires_at.isoformat() if live else None,
         "approvals_required": approval.approvals_required,
         "approvals": counted_approvals(approval),
+        "escalated_at": approval.escalated_at.isoformat() if approval.escalated_at else None,
     }
 
 

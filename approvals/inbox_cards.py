@@ -70,6 +70,7 @@ class CardSerializer(serializers.Serializer):
     approvals_required = serializers.IntegerField(help_text="Four eyes: distinct reviewers who must approve.")
     approvals = serializers.ListField(child=serializers.DictField(),
                                       help_text="The approvals counted so far: `{reviewer, at, reason}`.")
+    escalated_at = serializers.DateTimeField(allow_null=True, help_text="Set when the sweep escalated the card.")
 
     class Meta:
         list_serializer_class = CardListSerializer

@@ -106,7 +106,12 @@ class Migration(migrations.Migration):
         migrations.AlterField(
             model_name='auditevent',
             name='kind',
-            field=models.CharField(choices=[('verdict', 'Verdict'), ('suspend', 'Suspend'), ('decision', 'Decision'), ('consume', 'Consume'), ('result', 'Result'), ('expiry', 'Expiry'), ('run_close', 'Run Close'), ('taint', 'Taint'), ('registry_change', 'Registry Change'), ('export', 'Admin export'), ('login', 'Login'), ('login_failed', 'Failed login'), ('verify', 'Chain verification'), ('claim', 'Claim on an approval'), ('review_team', 'Review team change')], max_length=24),
+            field=models.CharField(choices=[('verdict', 'Verdict'), ('suspend', 'Suspend'), ('decision', 'Decision'), ('consume', 'Consume'), ('result', 'Result'), ('expiry', 'Expiry'), ('run_close', 'Run Close'), ('taint', 'Taint'), ('registry_change', 'Registry Change'), ('export', 'Admin export'), ('login', 'Login'), ('login_failed', 'Failed login'), ('verify', 'Chain verification'), ('claim', 'Claim on an approval'), ('review_team', 'Review team change'), ('escalation', 'Escalation')], max_length=24),
+        ),
+        migrations.AddField(
+            model_name='approval',
+            name='escalated_at',
+            field=models.DateTimeField(blank=True, null=True),
         ),
         migrations.RunPython(grant_team_permissions, revoke_team_permissions),
     ]

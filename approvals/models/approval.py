@@ -71,6 +71,8 @@ class Approval(models.Model):
     approvals_required = models.PositiveSmallIntegerField(default=1)
     # [{reviewer, at, reason, payload_hash}]: the approvals counted so far, of the current payload.
     approvals = models.JSONField(default=list, blank=True)
+    # Set once by the sweep when the card is still undecided late in its TTL (approvals/escalation.py).
+    escalated_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
         ordering = ["requested_at"]

@@ -30,6 +30,7 @@ class AuditKind(models.TextChoices):
     VERIFY = "verify", "Chain verification"
     CLAIM = "claim", "Claim on an approval"
     REVIEW_TEAM = "review_team", "Review team change"
+    ESCALATION = "escalation"
 
 
 class AuditEvent(models.Model):

@@ -61,6 +61,7 @@ function buildSkeleton(entry) {
   // Review teams (SPEC 10): who is working the card, and how far its four eyes have got.
   r.claim = h('span', { class: 'badge badge--claim', 'data-testid': 'card-claim', hidden: true });
   r.quorum = h('span', { class: 'badge badge--quorum', 'data-testid': 'card-quorum', hidden: true });
+  r.escalated = h('span', { class: 'badge badge--escalated', 'data-testid': 'card-escalated', hidden: true }, 'Escalated');
   r.tool = h('span', { class: 'card__tool', 'data-testid': 'card-tool' });
   r.op = h('span', { class: 'card__op', 'data-testid': 'card-op' });
   r.countdownText = document.createTextNode('');
@@ -95,7 +96,7 @@ function buildSkeleton(entry) {
   h('header', { class: 'card__head' },
     h('div', { class: 'card__badges' }, r.tier,
       entry.kind === 'clarification' ? h('span', { class: 'badge badge--question' }, 'Needs an answer') : null,
-      r.claim, r.quorum),
+      r.escalated, r.claim, r.quorum),
     h('h2', { class: 'card__title', id: titleId }, r.tool, ' ', r.op),
     r.countdown),
   // The ' ' text nodes keep words apart for screen readers (flex layout ignores them).
@@ -198,7 +199,7 @@ export function applyCard(entry, card) {
   return true;
 }
 
-/** "rita is reviewing" while a claim lives; "1 of 2 approvals" on a four-eyes card. */
+/** "rita is reviewing" while a claim lives; "1 of 2 approvals" on a four-eyes card; "Escalated". */
 function applyClaimAndQuorum(entry, card) {
   const r = entry.refs;
   const holder = str(card.claimed_by);
@@ -210,6 +211,8 @@ function applyClaimAndQuorum(entry, card) {
   r.quorum.textContent = required > 1 ? `${given} of ${required} approvals` : '';
   r.quorum.title = given ? `Approved by ${card.approvals.map((a) => str(a && a.reviewer)).join(', ')}` : '';
   r.quorum.hidden = required <= 1;
+  entry.escalated = Boolean(str(card.escalated_at)); // escalated cards go first (list.js)
+  r.escalated.hidden = !entry.escalated;
 }
 
 /** Bring the countdown, urgency and expiry up to `now`; touches the DOM only on change. */

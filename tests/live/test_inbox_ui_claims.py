@@ -1,7 +1,8 @@
 """Claims and four eyes on the card, in real Chromium (websocket mocked by tests/live/inbox_harness.py).
 
 A claim pushed as card.updated shows "rita is reviewing" at once, and goes when it is
-released or runs out; a four-eyes card shows "1 of 2 approvals".
+released or runs out; a four-eyes card shows "1 of 2 approvals"; an escalated card
+shows its badge and goes first.
 """
 
 from __future__ import annotations
@@ -58,3 +59,15 @@ def test_a_single_approval_card_shows_no_count(inbox):
     card = approval_card(approvals_required=1, approvals=[])
     inbox.open([card])
     expect(inbox.card(card["id"]).get_by_test_id("card-quorum")).to_be_hidden()
+
+
+def test_an_escalated_card_shows_the_badge_and_goes_first(inbox):
+    high = approval_card(tier="high", expires_in=100)
+    low = approval_card(tier="low", expires_in=900)
+    inbox.open([high, low])
+    assert inbox.displayed_ids() == [high["id"], low["id"]]
+
+    inbox.update({**low, "escalated_at": iso(datetime.now(UTC))})
+    expect(inbox.card(low["id"]).get_by_test_id("card-escalated")).to_be_visible()
+    expect(inbox.card(high["id"]).get_by_test_id("card-escalated")).to_be_hidden()
+    expect(inbox.cards().first).to_have_attribute("data-approval-id", low["id"])
