@@ -12,10 +12,7 @@ from approvals.models import ReviewTeam
 
 
 def team_snapshot(team: ReviewTeam | None) -> dict | None:
-    if team is None or team.pk is None:
-        return None
-    return {"name": team.name, "care_units": list(team.care_units or []), "is_default": team.is_default,
-            "members": sorted(team.members.values_list("username", flat=True))}
+    return team.snapshot() if team is not None and team.pk is not None else None
 
 
 @admin.register(ReviewTeam)

@@ -84,22 +84,29 @@ class CardPagination(LimitOffsetPagination):
     max_limit = 500
 
 
-class PendingCards(ListAPIView):
-    """Reviewers only, logged in with a Django session; API keys are refused (403)."""
+class ReviewerList(ListAPIView):
+    """A list for the inbox. Reviewers only, logged in with a Django session; API keys are refused (403)."""
 
     permission_classes = [IsReviewer]
-    serializer_class = CardSerializer
-    pagination_class = CardPagination
     filter_backends = []
 
     def get_authenticate_header(self, request):
         return None  # a browser-session endpoint: anonymous gets 403, as the decision endpoint does
 
-    def get_queryset(self):
+    def reviewer_scope(self):
+        """The caller's scope, read again on every call (their standing may have changed)."""
         scope = reviewer_scope(self.request.user)
         if scope is None:
             raise PermissionDenied("Only active clinical reviewers may read the inbox.")
-        return pending_approvals(scope)
+        return scope
+
+
+class PendingCards(ReviewerList):
+    serializer_class = CardSerializer
+    pagination_class = CardPagination
+
+    def get_queryset(self):
+        return pending_approvals(self.reviewer_scope())
 
     @extend_schema(responses={200: CardSerializer(many=True), **errors(403)})
     def get(self, request, *args, **kwargs):

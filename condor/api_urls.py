@@ -4,6 +4,7 @@ from approvals import claim_views as approval_claims
 from approvals import views as approvals
 from approvals.identifiers import ToolCallIdConverter
 from approvals.inbox_cards import PendingCards
+from approvals.inbox_decided import DecidedCards
 from runs import views as runs
 from runs.stream import run_stream
 from sessions_app import views as sessions
@@ -28,4 +29,5 @@ urlpatterns = [
     path("approvals/<uuid:approval_id>/decision/", approvals.Decision.as_view(), name="approval-decision"),
     path("approvals/<uuid:approval_id>/claim/", approval_claims.Claim.as_view(), name="approval-claim"),
     path("inbox/cards/", PendingCards.as_view(), name="inbox-cards"),
+    path("inbox/decided/", DecidedCards.as_view(), name="inbox-decided"),
 ]

@@ -173,6 +173,7 @@ SPECTACULAR_SETTINGS = {
         "RunStateEnum": "condor.schema.RUN_STATES",
         "TerminalReasonEnum": "condor.schema.TERMINAL_REASONS",
         "GateDecisionEnum": ["allow", "blocked"],
+        "ApprovalStatusEnum": "approvals.models.ApprovalStatus",
     },
 }
 

@@ -31,6 +31,11 @@ class ReviewTeam(models.Model):
     def __str__(self) -> str:
         return self.name
 
+    def snapshot(self) -> dict:
+        """The team as an audit row records it (members by username)."""
+        return {"name": self.name, "care_units": list(self.care_units or []), "is_default": self.is_default,
+                "members": sorted(self.members.values_list("username", flat=True))}
+
     def clean(self):
         units = self.care_units
         if not isinstance(units, list) or not all(
