@@ -18,6 +18,7 @@ import { loadFullArgs } from './full_args.js';
 import { onShortcutKey, onSubmitKey } from './keyboard.js';
 import { applySnapshot, isShown, refreshSummary, removeCard, reorder, select, shownEntries, upsert } from './list.js';
 import { listEl, root } from './page.js';
+import { askForPermissionOnce, notifyIfHidden } from './notify.js';
 import { noteRemoved } from './runs.js';
 import { keepAlive, markLive, reconnectNow, startSocket } from './socket.js';
 import { isObj } from './values.js';
@@ -31,6 +32,7 @@ function handleFrame(msg) {
       break;
     case 'card.added':
     case 'card.updated':
+      if (msg.type === 'card.added') notifyIfHidden(msg.card);
       if (upsert(msg.card)) reorder();
       break;
     case 'card.removed':
@@ -136,6 +138,7 @@ if (root) {
   });
 
   refreshSummary();
+  askForPermissionOnce();
   setInterval(tick, 1000);
   startSocket(handleFrame, applySnapshot);
 }

@@ -1,8 +1,9 @@
-"""Claims and four eyes on the card, in real Chromium (websocket mocked by tests/live/inbox_harness.py).
+"""SPEC section 10 on the card, in real Chromium (websocket mocked by tests/live/inbox_harness.py).
 
 A claim pushed as card.updated shows "rita is reviewing" at once, and goes when it is
 released or runs out; a four-eyes card shows "1 of 2 approvals"; an escalated card
-shows its badge and goes first.
+shows its badge and goes first; a high-risk card arriving while the tab is hidden
+raises a browser notification (permission asked once, on the first click).
 """
 
 from __future__ import annotations
@@ -71,3 +72,47 @@ def test_an_escalated_card_shows_the_badge_and_goes_first(inbox):
     expect(inbox.card(low["id"]).get_by_test_id("card-escalated")).to_be_visible()
     expect(inbox.card(high["id"]).get_by_test_id("card-escalated")).to_be_hidden()
     expect(inbox.cards().first).to_have_attribute("data-approval-id", low["id"])
+
+
+# A stand-in for the browser's Notification (granted), and a tab that can be hidden on demand.
+FAKE_NOTIFICATIONS = """
+window.__notes = [];
+window.__hidden = false;
+window.Notification = class {
+  constructor(title, options) { window.__notes.push({ title, body: options.body, tag: options.tag }); }
+  static get permission() { return 'granted'; }
+  static requestPermission() { return Promise.resolve('granted'); }
+};
+Object.defineProperty(document, 'visibilityState', { get: () => (window.__hidden ? 'hidden' : 'visible') });
+"""
+
+
+def test_a_high_risk_card_arriving_while_the_tab_is_hidden_notifies(inbox):
+    inbox.page.add_init_script(FAKE_NOTIFICATIONS)
+    inbox.open([])
+    inbox.add(approval_card(tier="high", tool="prescribe_medication", op="create", patient_ref="MRN-1"))
+    inbox.page.evaluate("window.__hidden = true")
+    low = approval_card(tier="low")
+    high = approval_card(tier="high", tool="sign_document", op="sign", patient_ref="MRN-2")
+    inbox.add(low)
+    inbox.add(high)
+    expect(inbox.card(high["id"])).to_be_visible()
+    notes = inbox.page.evaluate("window.__notes")
+    assert notes == [{"title": "High-risk card waiting for a decision", "body": "sign_document · sign (MRN-2)",
+                      "tag": f"condor-card-{high['id']}"}]
+
+
+def test_permission_is_asked_once_on_the_first_click(inbox):
+    inbox.page.add_init_script("""
+        window.__asked = 0;
+        window.Notification = class {
+          static get permission() { return 'default'; }
+          static requestPermission() { window.__asked += 1; return Promise.resolve('default'); }
+        };
+    """)
+    card = approval_card()
+    inbox.open([card])
+    assert inbox.page.evaluate("window.__asked") == 0  # never on load: no gesture asked for it
+    inbox.card(card["id"]).click()
+    inbox.page.locator("body").click()
+    assert inbox.page.evaluate("window.__asked") == 1
