@@ -189,3 +189,24 @@ def test_only_one_team_is_the_default(gina, rita):
         "name": "Nights", "care_units": "[]", "is_default": "on",
         "csrfmiddlewaretoken": admin.cookies["csrftoken"].value})
     assert response.status_code == 200 and b"already the default team" in response.content
+
+
+# ------------------------------------------------------------------ the dashboard
+
+
+def test_the_dashboard_counts_unrouted_cards(api, wards, gina):
+    park_in(api, "ER")
+    park_in(api, "ICU")
+    page = logged_in(gina).get("/admin/").content.decode()
+    assert '<td id="condor-unrouted">1 — every reviewer sees these' in page
+
+
+def test_with_a_default_team_nothing_is_unrouted(api, wards, gina, rob):
+    team("Triage", [], rob, default=True)
+    park_in(api, "ER")
+    assert '<td id="condor-unrouted">0</td>' in logged_in(gina).get("/admin/").content.decode()
+
+
+def test_without_teams_the_dashboard_says_nothing_of_routing(api, gina):
+    park_in(api, "ER")
+    assert "condor-unrouted" not in logged_in(gina).get("/admin/").content.decode()
