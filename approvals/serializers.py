@@ -22,7 +22,7 @@ class ApprovalSerializer(serializers.ModelSerializer):
                   "rule_id", "explanation", "hitl_tier", "message", "args", "approved_args", "payload_hash",
                   "resume_schema", "resume_data", "decided_by", "decision_reason", "requested_at",
                   "expires_at", "decided_at", "consumed_at", "approvals_required", "approvals", "claimed_by",
-                  "claim_expires_at"]
+                  "claim_expires_at", "escalated_at"]
         read_only_fields = fields
 
     def get_decided_by(self, approval) -> str | None:

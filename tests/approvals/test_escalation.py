@@ -41,12 +41,13 @@ def test_a_card_is_not_escalated_before_half_its_ttl(parked):
     assert approval_row(parked).escalated_at is None
 
 
-def test_a_card_undecided_at_half_its_ttl_is_escalated(parked, reviewers_with_email):
+def test_a_card_undecided_at_half_its_ttl_is_escalated(parked, api, reviewers_with_email):
     now = at_fraction(parked, 0.5) + timedelta(seconds=1)
     assert escalate_due(now=now) == 1
     assert approval_row(parked).escalated_at == now
     row = AuditEvent.objects.get(kind="escalation")
     assert (row.actor, row.decision, str(row.approval_id)) == ("sweep", "escalated", parked)
+    assert api.get(f"/api/v1/approvals/{parked}/").json()["escalated_at"] == now.isoformat().replace("+00:00", "Z")
     pushed = RunEvent.objects.get(kind="approval.escalated").inbox
     assert pushed["type"] == "card.updated" and pushed["card"]["escalated_at"] == now.isoformat()
 
