@@ -60,6 +60,12 @@ def _registered(tool: str):
     return descriptor.to_spec() if descriptor is not None else None
 
 
+def _quorum(tool: str) -> int:
+    """How many reviewers must approve a call of `tool` (the registry row over the static entry)."""
+    spec = effective_spec(tool, _registered(tool))
+    return spec.approvals_required if spec is not None else 1
+
+
 def judge(run, call: GateCall) -> tuple[Verdict, bool]:
     """The verdict for `call` in `run`'s context, and whether the tool's output is untrusted."""
     session = run.session
@@ -206,6 +212,7 @@ def _park(run, call, verdict, untrusted, *, client) -> GateResult:
     approval, _ = persist_suspend(run.pk, SuspendRequest(
         tool_call_id=call.tool_call_id, step_id=call.step_id, tool=call.tool, op=call.op, args=call.args,
         rule_id=verdict.rule_id, explanation=verdict.explanation, hitl_tier=verdict.effective_tier,
+        approvals_required=_quorum(call.tool),
     ), client=client, alongside=ledger_and_verdict)
     return suspended_result(approval)
 
