@@ -5,7 +5,7 @@ from rest_framework_api_key.admin import APIKeyModelAdmin
 from rest_framework_api_key.models import APIKey
 
 # The console's pages live in small modules; importing them registers them.
-from approvals import admin_approvals, admin_registry  # noqa: F401
+from approvals import admin_approvals, admin_registry, admin_teams  # noqa: F401
 from approvals.audit_admin import AuditEventAdmin
 from approvals.models import ApiClient, ApiClientKey, AuditEvent
 from condor.readonly_admin import ReadOnlyModelAdmin

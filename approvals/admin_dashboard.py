@@ -14,7 +14,15 @@ from django.db.models import Count, F
 from django.utils import timezone
 
 from approvals import heartbeats
-from approvals.models import Approval, ApprovalStatus, AuditEvent, Heartbeat, ToolChange, ToolChangeStatus
+from approvals.models import (
+    Approval,
+    ApprovalStatus,
+    AuditEvent,
+    Heartbeat,
+    ReviewTeam,
+    ToolChange,
+    ToolChangeStatus,
+)
 
 WINDOW = timedelta(hours=24)
 # What each count of the sweep's heartbeat means (runs/sweep.py names them), in pass order.
@@ -36,6 +44,9 @@ VERIFY_KIND = "verify"
 class Dashboard:
     now: datetime
     pending_now: int
+    # Review teams exist, none is the default, and these pending cards' units no team lists:
+    # every reviewer sees them (SPEC section 10). None when routing is off (no team at all).
+    unrouted_pending: int | None
     oldest_pending_at: datetime | None
     oldest_pending_id: object
     decisions_24h: int
@@ -71,6 +82,16 @@ def _percentile(waits, count: int, fraction: float) -> timedelta | None:
     return waits[max(math.ceil(fraction * count) - 1, 0)]
 
 
+def _unrouted(pending) -> int | None:
+    teams = list(ReviewTeam.objects.values_list("care_units", "is_default"))
+    if not teams:
+        return None
+    if any(is_default for _, is_default in teams):
+        return 0  # the default team takes them
+    listed = {unit for units, _ in teams for unit in units}
+    return pending.exclude(session__care_unit__in=listed).count()
+
+
 def dashboard(now: datetime | None = None) -> Dashboard:
     now = now or timezone.now()
     since = now - WINDOW
@@ -87,6 +108,7 @@ def dashboard(now: datetime | None = None) -> Dashboard:
     return Dashboard(
         now=now,
         pending_now=pending.count(),
+        unrouted_pending=_unrouted(pending),
         oldest_pending_at=oldest[0] if oldest else None,
         oldest_pending_id=oldest[1] if oldest else None,
         decisions_24h=decisions,

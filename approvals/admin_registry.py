@@ -39,7 +39,8 @@ class ToolDescriptorAdmin(admin.ModelAdmin):
     list_display = ("name", "policy_class", "hitl_tier", "trust", "allowed_hosts", "updated_at")
     list_filter = ("policy_class", "hitl_tier", "trust")
     search_fields = ("name", "description")
-    fields = ("name", "description", "policy_class", "hitl_tier", "trust", "allowed_hosts", "metadata")
+    fields = ("name", "description", "policy_class", "hitl_tier", "trust", "allowed_hosts", "metadata",
+              "approvals_required")
 
     def get_urls(self):
         return [

@@ -31,12 +31,14 @@ ANONYMOUS = "anonymous"  # a login attempt that did not authenticate
 DECISIONS = (
     "allow", "blocked", "require_approval",  # verdict
     "suspended",  # suspend
-    "approved", "rejected", "resume_schema_rejected",  # decision
+    "approved", "rejected", "resume_schema_rejected", "approval_counted",  # decision
     "consumed", "expired",  # consume, expiry
     "ok", "error",  # result
     "completed", "failed", "aborted",  # run_close
     "tainted",  # taint
-    "created", "updated", "proposed", "confirmed",  # registry_change (and "rejected", above: four eyes)
+    "created", "updated", "deleted", "proposed", "confirmed",  # registry_change, review_team (and "rejected": four eyes)
+    "claimed", "renewed", "released",  # claim
+    "escalated",  # escalation
     "exported", "succeeded", "intact", "broken",  # export, login / login_failed, verify
     "deleted",  # session_change (and "updated", above)
 )

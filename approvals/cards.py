@@ -48,7 +48,8 @@ def card(approval, *, run_granted: list[dict] | None = None, context: dict | Non
         "id": str(approval.pk),
         "run_id": str(approval.run_id),
         "session": {"id": str(session.pk), "title": session.title, "patient_ref": session.patient_ref,
-                    "age_band": session.age_band, "consent": session.consent, "tainted": session.tainted},
+                    "age_band": session.age_band, "consent": session.consent, "tainted": session.tainted,
+                    "care_unit": session.care_unit},
         # Why the agent asked (its own words: plain text), under which autonomy, and what tainted the session.
         **context,
         "client": {"name": session.client.name},
@@ -59,7 +60,8 @@ def card(approval, *, run_granted: list[dict] | None = None, context: dict | Non
         "rule_id": approval.rule_id,
         "explanation": approval.explanation,
         "hitl_tier": approval.hitl_tier,
-        **_args(approval.args),
+        # Under four eyes an edit puts new args on the table before the quorum is met (quorum.py).
+        **_args(approval.approved_args if approval.approved_args is not None else approval.args),
         "payload_hash": approval.payload_hash,
         "message": approval.message or None,
         "resume_schema": approval.resume_schema,
@@ -67,7 +69,27 @@ def card(approval, *, run_granted: list[dict] | None = None, context: dict | Non
         "expires_at": approval.expires_at.isoformat(),
         "status": approval.status,
         "run_granted": run_granted if run_granted is not None else granted_in_runs([approval.run_id])[approval.run_id],
+        **claim_and_quorum(approval),
     }
+
+
+def claim_and_quorum(approval) -> dict:
+    """Who is working the card (a live claim only), how far its four eyes have got, and its escalation."""
+    live = approval.claimed_by_id is not None and approval.claim_expires_at is not None \
+        and approval.claim_expires_at > timezone.now()
+    return {
+        "claimed_by": approval.claimed_by.get_username() if live else None,
+        "claim_expires_at": approval.claim_expires_at.isoformat() if live else None,
+        "approvals_required": approval.approvals_required,
+        "approvals": counted_approvals(approval),
+        "escalated_at": approval.escalated_at.isoformat() if approval.escalated_at else None,
+    }
+
+
+def counted_approvals(approval) -> list[dict]:
+    """The approvals that count towards the quorum: those of the payload now on the table."""
+    return [{"reviewer": vote["reviewer"], "at": vote["at"], "reason": vote["reason"]}
+            for vote in approval.approvals or () if vote.get("payload_hash") == approval.payload_hash]
 
 
 def cards_for(approvals) -> list[dict]:
@@ -106,7 +128,14 @@ def added(approval) -> dict:
     return {"type": "card.added", "card": card(approval)}
 
 
+def updated(approval) -> dict:
+    """A pending card changed (claimed, released, one approval of its quorum counted)."""
+    return {"type": "card.updated", "card": card(approval)}
+
+
 def removed(approval) -> dict:
+    # care_unit: the inbox socket drops the notice for reviewers who never saw the card (visibility.py).
     return {"type": "card.removed", "id": str(approval.pk), "status": approval.status,
+            "care_unit": approval.session.care_unit,
             "decided_by": _decided_by(approval), "run_id": str(approval.run_id),
             "tool": approval.tool, "op": approval.op}

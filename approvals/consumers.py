@@ -135,7 +135,9 @@ class InboxConsumer(AsyncJsonWebsocketConsumer):
         if reviewer is None:
             return
         message = event["message"]
-        if "card" in message and not reviewer.can_see(message["card"]):
+        # One group for every socket, filtered here per push with the scope just read
+        # (why not per-team groups: approvals/visibility.py).
+        if not reviewer.can_see_message(message):
             return
         await self.send_json(message)
 

@@ -13,6 +13,9 @@ _RUNNABLE = (ApprovalStatus.APPROVED, ApprovalStatus.CONSUMED)
 
 
 def decision_frames(approval: Approval) -> list[dict]:
+    if approval.status == ApprovalStatus.PENDING:
+        # Still waiting (one approval of a quorum counted): nothing is decided, nothing to tell.
+        return []
     approved = approval.status in _RUNNABLE
     if approval.status == ApprovalStatus.EXPIRED:
         reason = frames.EXPIRED_REASON

@@ -32,15 +32,16 @@ from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
-from approvals import audit, cards
+from approvals import audit, cards, claims, quorum
 from approvals.decision_frames import decision_frames
 from approvals.gate import egress_block
 from approvals.hashing import payload_hash
-from approvals.models import Approval, ApprovalStatus, ReasonCode
+from approvals.locking import lock_pending
+from approvals.models import Approval, ReasonCode
 from approvals.models.approval import OPEN_STATUSES
 from approvals.resume_schemas import approval_resume_schema
 from approvals.resume_validation import validate_resume_data
-from condor.errors import ApprovalNotPending, InvalidPayload, ResumeSchemaRejected
+from condor.errors import InvalidPayload, ResumeSchemaRejected
 from runs import spine
 from runs.outbox import record_event
 from runs.states import RunState, TerminalReason
@@ -95,7 +96,8 @@ def decide(approval_id, body: dict, *, user) -> Approval:
 
 @transaction.atomic(durable=True)
 def _decide(approval_id, body: dict, *, user) -> Approval:
-    approval, run = _lock_pending(approval_id)
+    approval, run = lock_pending(approval_id)
+    claims.refuse_if_claimed_by_other(approval, user, timezone.now())
     schema, payload, edited_args, stop_run = _split_body(approval, body)
     errors = validate_resume_data(schema, payload)
     if errors:
@@ -109,12 +111,17 @@ def _decide(approval_id, body: dict, *, user) -> Approval:
         if blocked is not None:
             raise InvalidPayload(f"The edited arguments are not allowed: {blocked.explanation}")
     now = timezone.now()
-    approved_args = edited_args if edited_args is not None else approval.args
+    approved_args = edited_args if edited_args is not None else quorum.proposal(approval)
+    reason = (payload.get("reason") or "") if approval.reason_code == ReasonCode.APPROVAL else ""
+    if approval.reason_code == ReasonCode.APPROVAL and not quorum.count(
+        approval, user=user, approved_args=approved_args, reason=reason, now=now,
+    ):
+        return _count_towards_quorum(approval, run, user, edited=edited_args is not None)
     approval.approve(
         by=user, at=now, approved_args=approved_args, payload_hash=payload_hash(approved_args),
         expires_at=now + timedelta(seconds=settings.CONDOR_APPROVAL_TTL_SECONDS),
         resume_data=payload if approval.reason_code == ReasonCode.CLARIFICATION else None,
-        reason=(payload.get("reason") or "") if approval.reason_code == ReasonCode.APPROVAL else "",
+        reason=reason,
     )
     approval.save()
     record_event(run, "approval.approved", step_id=approval.step_id,
@@ -122,6 +129,20 @@ def _decide(approval_id, body: dict, *, user) -> Approval:
                  frames=decision_frames(approval), inbox=cards.removed(approval))
     _audit_decision(approval, user, "approved", edited=edited_args is not None)
     spine.touch(run.pk)  # a decision is activity on the run: the suspend TTL counts from here
+    return approval
+
+
+def _count_towards_quorum(approval: Approval, run, user, *, edited: bool) -> Approval:
+    """One approval of several: the card stays pending (no decision chunk yet) and shows the count."""
+    claims.end_claim(approval)
+    approval.save()
+    counted = len(approval.approvals)
+    record_event(run, "approval.counted", step_id=approval.step_id,
+                 data={"approval_id": str(approval.pk), "edited": edited, "approvals": counted},
+                 inbox=cards.updated(approval))
+    _audit_decision(approval, user, "approval_counted", edited=edited, approvals=counted,
+                    approvals_required=approval.approvals_required)
+    spine.touch(run.pk)
     return approval
 
 
@@ -160,20 +181,6 @@ def _unpark_if_nothing_open(run, *, step_id: str) -> None:
         spine._resume(run, step_id=step_id)
 
 
-def _lock_pending(approval_id):
-    """(approval, its run), both locked, the run first (the lock order everywhere: session, run, approvals)."""
-    run_id = Approval.objects.filter(pk=approval_id).values_list("run_id", flat=True).get()
-    run = spine.lock_run(run_id)
-    approval = (
-        Approval.objects.select_for_update(of=("self",)).select_related("session", "decided_by").get(pk=approval_id)
-    )
-    if approval.status != ApprovalStatus.PENDING:
-        raise ApprovalNotPending(f"This approval is already {approval.status}.")
-    if approval.expires_at <= timezone.now():
-        raise ApprovalNotPending("This approval has expired.")
-    return approval, run
-
-
 def _audit_decision(approval: Approval, user, decision: str, **data) -> None:
     audit.record(
         audit.Kind.DECISION, approval=approval, actor_user=user, decision=decision, rule_id=approval.rule_id,
@@ -185,7 +192,7 @@ def _audit_decision(approval: Approval, user, decision: str, **data) -> None:
 @transaction.atomic(durable=True)
 def _fail_on_schema(approval_id, errors: list[str], *, user) -> None:
     """A payload its schema refuses ends the run (suspended → failed) and closes the approval."""
-    approval, run = _lock_pending(approval_id)
+    approval, run = lock_pending(approval_id)
     approval.reject(by=user, at=timezone.now(), reason="resume schema rejected: " + " ".join(errors))
     approval.save()
     record_event(run, "approval.rejected", step_id=approval.step_id,

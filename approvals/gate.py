@@ -62,6 +62,13 @@ def _registered(tool: str):
     return descriptor.to_spec() if descriptor is not None else None
 
 
+def _quorum(run, tool: str) -> int:
+    """How many reviewers must approve a call of `tool` (the registry row over the static entry)."""
+    registry = getattr(run, "registry", None)  # the cached registry of a run the gate locked
+    spec = effective_spec(tool, registry.get(tool) if registry is not None else _registered(tool))
+    return spec.approvals_required if spec is not None else 1
+
+
 def judge(run, call: GateCall) -> tuple[Verdict, bool]:
     """The verdict for `call` in `run`'s context, and whether the tool's output is untrusted."""
     session = run.session
@@ -223,6 +230,7 @@ def _park(run, call, verdict, untrusted, *, client) -> GateResult:
     request = SuspendRequest(
         tool_call_id=call.tool_call_id, step_id=call.step_id, tool=call.tool, op=call.op, args=call.args,
         rule_id=verdict.rule_id, explanation=verdict.explanation, hitl_tier=verdict.effective_tier,
+        approvals_required=_quorum(run, call.tool),
     )
     approval, _ = park_locked(run, request, request.resume_schema(), client=client, alongside=ledger_and_verdict)
     return suspended_result(approval)

@@ -26,6 +26,7 @@ class _SessionPart(serializers.Serializer):
     age_band = serializers.CharField()
     consent = serializers.BooleanField()
     tainted = serializers.BooleanField()
+    care_unit = serializers.CharField(allow_blank=True)
 
 
 class _TaintSource(serializers.Serializer):
@@ -76,6 +77,12 @@ class CardSerializer(serializers.Serializer):
     run_granted = serializers.ListField(
         child=serializers.DictField(), help_text="The grants the card's run holds: approved, not yet used "
                                                  "(`{id, tool, op, status, decided_by}`).")
+    claimed_by = serializers.CharField(allow_null=True, help_text="The reviewer working the card (a live claim).")
+    claim_expires_at = serializers.DateTimeField(allow_null=True)
+    approvals_required = serializers.IntegerField(help_text="Four eyes: distinct reviewers who must approve.")
+    approvals = serializers.ListField(child=serializers.DictField(),
+                                      help_text="The approvals counted so far: `{reviewer, at, reason}`.")
+    escalated_at = serializers.DateTimeField(allow_null=True, help_text="Set when the sweep escalated the card.")
 
     class Meta:
         list_serializer_class = CardListSerializer
@@ -89,22 +96,29 @@ class CardPagination(LimitOffsetPagination):
     max_limit = 500
 
 
-class PendingCards(ListAPIView):
-    """Reviewers only, logged in with a Django session; API keys are refused (403)."""
+class ReviewerList(ListAPIView):
+    """A list for the inbox. Reviewers only, logged in with a Django session; API keys are refused (403)."""
 
     permission_classes = [IsReviewer]
-    serializer_class = CardSerializer
-    pagination_class = CardPagination
     filter_backends = []
 
     def get_authenticate_header(self, request):
         return None  # a browser-session endpoint: anonymous gets 403, as the decision endpoint does
 
-    def get_queryset(self):
+    def reviewer_scope(self):
+        """The caller's scope, read again on every call (their standing may have changed)."""
         scope = reviewer_scope(self.request.user)
         if scope is None:
             raise PermissionDenied("Only active clinical reviewers may read the inbox.")
-        return pending_approvals(scope)
+        return scope
+
+
+class PendingCards(ReviewerList):
+    serializer_class = CardSerializer
+    pagination_class = CardPagination
+
+    def get_queryset(self):
+        return pending_approvals(self.reviewer_scope())
 
     @extend_schema(responses={200: CardSerializer(many=True), **errors(403)})
     def get(self, request, *args, **kwargs):

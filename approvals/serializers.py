@@ -1,7 +1,7 @@
 from django.core.validators import RegexValidator
 from rest_framework import serializers
 
-from approvals import identifiers
+from approvals import cards, identifiers
 from approvals.models import Approval, ReasonCode
 from condor.serializers import JSONObjectField, StrictSerializer
 from runs.serializers import RunSerializer
@@ -11,17 +11,31 @@ class ApprovalSerializer(serializers.ModelSerializer):
     run = serializers.UUIDField(source="run_id", read_only=True)
     session = serializers.UUIDField(source="session_id", read_only=True)
     decided_by = serializers.SerializerMethodField()
+    approvals = serializers.SerializerMethodField(
+        help_text="Four eyes: the approvals counted so far of the payload on the table ({reviewer, at, reason}).")
+    claimed_by = serializers.SerializerMethodField(help_text="The reviewer holding a live claim, if any.")
+    claim_expires_at = serializers.SerializerMethodField()
 
     class Meta:
         model = Approval
         fields = ["id", "run", "session", "status", "tool", "op", "tool_call_id", "step_id", "reason_code",
                   "rule_id", "explanation", "hitl_tier", "message", "args", "approved_args", "payload_hash",
                   "resume_schema", "resume_data", "decided_by", "decision_reason", "requested_at",
-                  "expires_at", "decided_at", "consumed_at"]
+                  "expires_at", "decided_at", "consumed_at", "approvals_required", "approvals", "claimed_by",
+                  "claim_expires_at", "escalated_at"]
         read_only_fields = fields
 
     def get_decided_by(self, approval) -> str | None:
         return approval.decided_by.get_username() if approval.decided_by_id else None
+
+    def get_approvals(self, approval) -> list[dict]:
+        return cards.counted_approvals(approval)
+
+    def get_claimed_by(self, approval) -> str | None:
+        return cards.claim_and_quorum(approval)["claimed_by"]
+
+    def get_claim_expires_at(self, approval) -> str | None:
+        return cards.claim_and_quorum(approval)["claim_expires_at"]
 
 
 _ID = {"max_length": 120, "allow_blank": False}

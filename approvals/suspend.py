@@ -43,6 +43,7 @@ class SuspendRequest:
     kind: str = "approval"
     message: str = ""
     missing: tuple = ()
+    approvals_required: int = 1  # the tool's quorum (approvals/quorum.py); clarifications take one answer
 
     @property
     def reason_code(self) -> str:
@@ -148,6 +149,7 @@ def park_locked(run, request: SuspendRequest, schema: dict, *, client=None, alon
         args=request.args,
         payload_hash=payload_hash(request.args),
         resume_schema=schema,
+        approvals_required=request.approvals_required,
         requested_at=now,
         expires_at=now + timedelta(seconds=settings.CONDOR_APPROVAL_TTL_SECONDS),
     )

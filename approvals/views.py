@@ -21,6 +21,7 @@ from approvals.serializers import (
     ToolResultReceiptSerializer,
     ToolResultSerializer,
 )
+from approvals.claim_views import visible_or_404
 from approvals.visibility import reviewer_scope
 from condor.auth import IsAgent, IsReviewer, calling_client
 from condor.errors import InvalidPayload, NotFound
@@ -176,13 +177,14 @@ class Decision(APIView):
             200: ApprovalSerializer,
             **errors(400, 403, 404, 409, 422,
                      e403="permission_denied: only logged-in reviewers decide (not logged in, or an API key).",
-                     e409="approval_not_pending: the approval was already decided or has expired.",
+                     e409="approval_not_pending: the approval was already decided or has expired; "
+                          "approval_claimed: another reviewer holds a live claim on it; "
+                          "already_approved_by_you: this payload needs another reviewer's approval.",
                      e422="resume_schema_rejected: the decision does not match the resume schema; "
                           "the run has failed."),
         },
     )
     def post(self, request, approval_id):
-        if not Approval.objects.filter(pk=approval_id).exists():
-            raise NotFound("No such approval.")
+        visible_or_404(request, approval_id)
         approval = decisions.decide(approval_id, request.data, user=request.user)
         return Response(ApprovalSerializer(approval).data)

@@ -1,17 +1,29 @@
 """Which cards a reviewer may see: the one rule every reader of cards goes through.
 
-The websocket snapshot and each push, and the polling snapshot, all ask here.
-Today every active reviewer sees every pending card (SPEC section 10: "with no
-team defined, every reviewer sees every card"). Review teams narrow
-`ReviewerScope` to the care units of the reviewer's teams: load them once in
-`reviewer_scope`, filter in `visible` and `can_see`, and every reader follows.
+SPEC section 10 (minimum necessary): with no review team defined, every reviewer
+sees every card. Once a team exists, a card is visible to the members of the teams
+listing its session's `care_unit`; a card whose unit no team lists goes to the
+default team, or, without one, to every reviewer ("unrouted").
+
+The websocket snapshot and each push, the polling snapshot, the approval fetch, the
+decision, the claim and the reviewer's stop all ask here, so they cannot disagree.
+The teams are read once per request or push (`reviewer_scope`), never once per card.
+
+Pushes: every inbox socket stays in the one `inbox` group and each socket filters
+each push through `can_see` with a scope read fresh for that push (consumers.py).
+We chose this over per-team groups because a socket then follows team edits at
+once (joining or leaving a team needs no group bookkeeping, nor a reconnect), and a
+unit moving between teams cannot strand a card in a group nobody reads. The cost:
+every socket's consumer receives every push and drops what its reviewer may not see;
+nothing invisible ever reaches the browser.
 """
 
 from dataclasses import dataclass
 
+from django.db.models import Exists, OuterRef, Q
 from django.utils import timezone
 
-from approvals.models import Approval, ApprovalStatus
+from approvals.models import Approval, ApprovalStatus, ReviewTeam
 from condor.auth import is_reviewer
 
 
@@ -20,24 +32,75 @@ class ReviewerScope:
     """What one reviewer may see, read from the database once per message, not once per card."""
 
     user_id: int
+    # False: no team is defined, so every reviewer sees every card.
+    routed: bool = False
+    # The care units of this reviewer's teams.
+    units: frozenset = frozenset()
+    # Every unit some team lists: a card of any other unit is unrouted.
+    listed_units: frozenset = frozenset()
+    # Whether unrouted cards reach this reviewer: they are in the default team, or there is none.
+    sees_unrouted: bool = True
+
+    def sees_unit(self, care_unit: str | None) -> bool:
+        """Whether the cards of a session in `care_unit` are this reviewer's to see."""
+        if not self.routed:
+            return True
+        unit = care_unit or ""
+        if unit in self.units:
+            return True
+        return unit not in self.listed_units and self.sees_unrouted
 
     def visible(self, approvals):
         """`approvals` (a queryset) narrowed to what this reviewer may see."""
-        return approvals
+        if not self.routed:
+            return approvals
+        rule = Q(session__care_unit__in=self.units)
+        if self.sees_unrouted:
+            rule |= ~Q(session__care_unit__in=self.listed_units)
+        return approvals.filter(rule)
 
     def can_see(self, card: dict) -> bool:
         """Whether a card built by approvals/cards.py may be shown to this reviewer."""
-        return isinstance(card, dict)
+        if not isinstance(card, dict):
+            return False
+        session = card.get("session")
+        return self.sees_unit(session.get("care_unit") if isinstance(session, dict) else None)
+
+    def can_see_message(self, message: dict) -> bool:
+        """Whether an inbox push (a whole card, or a notice naming its care_unit) is this reviewer's."""
+        if "card" in message:
+            return self.can_see(message["card"])
+        return self.sees_unit(message.get("care_unit"))
 
 
 def reviewer_scope(user) -> ReviewerScope | None:
     """The scope of an active, logged-in reviewer; None for anyone else."""
     if not is_reviewer(user) or not user.is_active:
         return None
-    return ReviewerScope(user_id=user.pk)
+    # One query: every team, and whether this reviewer is in it.
+    membership = ReviewTeam.members.through.objects.filter(reviewteam_id=OuterRef("pk"), user_id=user.pk)
+    teams = list(ReviewTeam.objects.annotate(mine=Exists(membership)).values("care_units", "is_default", "mine"))
+    if not teams:
+        return ReviewerScope(user_id=user.pk)
+    default = next((team for team in teams if team["is_default"]), None)
+    return ReviewerScope(
+        user_id=user.pk,
+        routed=True,
+        units=frozenset(unit for team in teams if team["mine"] for unit in team["care_units"]),
+        listed_units=frozenset(unit for team in teams for unit in team["care_units"]),
+        sees_unrouted=default is None or default["mine"],
+    )
 
 
 def pending_approvals(scope: ReviewerScope):
     """The cards waiting for a decision that `scope` may see, soonest deadline first."""
     pending = Approval.objects.filter(status=ApprovalStatus.PENDING, expires_at__gt=timezone.now())
-    return scope.visible(pending).select_related("session__client").order_by("expires_at", "pk")
+    return scope.visible(pending).select_related("session__client", "claimed_by").order_by("expires_at", "pk")
+
+
+def visible_approval(user, approval_id):
+    """The approval `approval_id` if the reviewer `user` may see it (any status), else None."""
+    scope = reviewer_scope(user)
+    if scope is None:
+        return None
+    return scope.visible(Approval.objects.select_related("session")).filter(pk=approval_id).first()

@@ -1,8 +1,10 @@
 from django.urls import path, register_converter
 
+from approvals import claim_views as approval_claims
 from approvals import views as approvals
 from approvals.identifiers import ToolCallIdConverter
 from approvals.inbox_cards import PendingCards
+from approvals.inbox_decided import DecidedCards
 from runs import views as runs
 from runs.stream import run_stream
 from sessions_app import views as sessions
@@ -41,5 +43,7 @@ urlpatterns = [
     path("runs/<uuid:run_id>/resume/", approvals.Resume.as_view(), name="run-resume"),
     path("approvals/<uuid:approval_id>/", approvals.ApprovalDetail.as_view(), name="approval-detail"),
     path("approvals/<uuid:approval_id>/decision/", approvals.Decision.as_view(), name="approval-decision"),
+    path("approvals/<uuid:approval_id>/claim/", approval_claims.Claim.as_view(), name="approval-claim"),
     path("inbox/cards/", PendingCards.as_view(), name="inbox-cards"),
+    path("inbox/decided/", DecidedCards.as_view(), name="inbox-decided"),
 ]

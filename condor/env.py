@@ -43,6 +43,20 @@ def env_int(name: str, default: int, *, minimum: int = 1) -> int:
     return value
 
 
+def env_fraction(name: str, default: float) -> float:
+    """A number strictly between 0 and 1 (a share of some duration)."""
+    raw = os.environ.get(name)
+    if raw is None or raw.strip() == "":
+        return default
+    try:
+        value = float(raw)
+    except ValueError:
+        raise ImproperlyConfigured(f"{name} must be a number between 0 and 1, got {raw!r}.") from None
+    if not 0 < value < 1:
+        raise ImproperlyConfigured(f"{name} must be between 0 and 1 (exclusive), got {value}.")
+    return value
+
+
 def env_list(name: str, default: list[str]) -> list[str]:
     raw = os.environ.get(name)
     if raw is None:

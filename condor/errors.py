@@ -93,6 +93,16 @@ class ApprovalNotPending(CondorError):
     default_detail = "The approval was already decided or has expired."
 
 
+class ApprovalClaimed(CondorError):
+    status, code = 409, "approval_claimed"
+    default_detail = "Another reviewer is working on this approval."
+
+
+class AlreadyApprovedByYou(CondorError):
+    status, code = 409, "already_approved_by_you"
+    default_detail = "You have already approved this payload; another reviewer must approve it too."
+
+
 class ApprovalExpired(CondorError):
     status, code = 410, "approval_expired"
     default_detail = "The approval has expired."

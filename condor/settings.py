@@ -11,7 +11,9 @@ from pathlib import Path
 import dj_database_url
 from csp.constants import NONE, SELF
 
-from condor.env import env_bool, env_header, env_int, env_list, env_rate, env_str, env_url, local_secret_key
+from condor.env import (
+    env_bool, env_fraction, env_header, env_int, env_list, env_rate, env_str, env_url, local_secret_key,
+)
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 
@@ -260,6 +262,7 @@ SPECTACULAR_SETTINGS = {
         "RunStateEnum": "condor.schema.RUN_STATES",
         "TerminalReasonEnum": "condor.schema.TERMINAL_REASONS",
         "GateDecisionEnum": ["allow", "blocked"],
+        "ApprovalStatusEnum": "approvals.models.ApprovalStatus",
     },
 }
 
@@ -270,6 +273,13 @@ CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 
 CONDOR_APPROVAL_TTL_SECONDS = env_int("CONDOR_APPROVAL_TTL_SECONDS", 900)
 CONDOR_SUSPEND_TTL_SECONDS = env_int("CONDOR_SUSPEND_TTL_SECONDS", 3600)
+# How long a reviewer's claim on a card lasts unless renewed (SPEC section 10).
+CONDOR_CLAIM_TTL_SECONDS = env_int("CONDOR_CLAIM_TTL_SECONDS", 300)
+# An approval still undecided this far into its TTL is escalated once by the sweep (SPEC section 10).
+CONDOR_ESCALATE_AFTER_FRACTION = env_fraction("CONDOR_ESCALATE_AFTER_FRACTION", 0.5)
+# Escalation emails: printed to the console unless a deployment names another backend.
+EMAIL_BACKEND = env_str("EMAIL_BACKEND", "django.core.mail.backends.console.EmailBackend")
+DEFAULT_FROM_EMAIL = env_str("DEFAULT_FROM_EMAIL", "condor@localhost")
 CONDOR_IDLE_TIMEOUT_SECONDS = env_int("CONDOR_IDLE_TIMEOUT_SECONDS", 600)
 CONDOR_SWEEP_INTERVAL_SECONDS = env_int("CONDOR_SWEEP_INTERVAL_SECONDS", 30)
 CONDOR_IDEMPOTENCY_TTL_SECONDS = env_int("CONDOR_IDEMPOTENCY_TTL_SECONDS", 86400)

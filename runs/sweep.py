@@ -16,6 +16,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from approvals import heartbeats
+from approvals.escalation import escalate_due
 from approvals.expiry import expire_due
 from approvals.models import Approval, IdempotencyRecord
 from approvals.models.approval import OPEN_STATUSES
@@ -88,6 +89,7 @@ def sweep(now=None) -> dict[str, int]:
     now = now or timezone.now()
     steps = {
         "approvals_expired": lambda: expire_due(now=now),
+        "approvals_escalated": lambda: escalate_due(now=now),
         "runs_approval_expired": abort_orphaned_suspends,
         "runs_suspend_ttl": lambda: abort_overdue_suspends(now),
         "runs_idle": lambda: abort_idle_runs(now),

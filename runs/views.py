@@ -63,7 +63,13 @@ class RunStop(APIView):
                  e409="run_not_active: the run has already ended."),
     })
     def post(self, request, run_id):
-        if not Run.objects.filter(pk=run_id).exists():
+        # Review teams (SPEC section 10): a reviewer may stop only a run whose session's
+        # cards they can see; any other run is 404 to them, as its cards are.
+        from approvals.visibility import reviewer_scope  # the reviewer's rule lives with the cards
+
+        run = Run.objects.select_related("session").filter(pk=run_id).first()
+        scope = reviewer_scope(request.user)
+        if run is None or scope is None or not scope.sees_unit(run.session.care_unit):
             raise NotFound("No such run.")
         body = validated(StopSerializer, request.data)
         return Response(RunSerializer(spine.stop(run_id, body["reason"], user=request.user)).data)

@@ -34,7 +34,7 @@ class SessionDetailSerializer(SessionSerializer):
 class SessionCreateSerializer(StrictSerializer):
     title = serializers.CharField(max_length=200, required=False, allow_blank=True)
     patient_ref = serializers.CharField(max_length=120, required=False, allow_blank=True)
-    care_unit = serializers.CharField(max_length=120, required=False, allow_blank=True)
+    care_unit = serializers.CharField(max_length=64, required=False, allow_blank=True)  # SPEC section 10
     autonomy = serializers.ChoiceField(choices=AutonomyChoice.choices, required=False)
     consent = serializers.BooleanField(required=False)
     age_band = serializers.ChoiceField(choices=AgeBandChoice.choices, required=False)
@@ -45,7 +45,7 @@ class SessionUpdateSerializer(StrictSerializer):
 
     title = serializers.CharField(max_length=200, required=False, allow_blank=True)
     patient_ref = serializers.CharField(max_length=120, required=False, allow_blank=True)
-    care_unit = serializers.CharField(max_length=120, required=False, allow_blank=True)
+    care_unit = serializers.CharField(max_length=64, required=False, allow_blank=True)  # SPEC section 10
 
 
 class MessageCreateSerializer(StrictSerializer):

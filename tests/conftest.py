@@ -82,6 +82,12 @@ def rita(db) -> User:
 
 
 @pytest.fixture
+def rob(db) -> User:
+    """A second reviewer: review teams, claims and four eyes need two."""
+    return _person("rob", "reviewers")
+
+
+@pytest.fixture
 def carl(db) -> User:
     return _person("carl", "compliance")
 

@@ -7,11 +7,11 @@ from django.test import Client
 from rest_framework.test import APIClient
 
 from approvals import registry_changes
-from approvals.models import ApiClientKey, Approval, AuditEvent, ToolDescriptor
+from approvals.models import ApiClientKey, Approval, AuditEvent, ReviewTeam, ToolDescriptor
 from tests.approvals.helpers import gate, open_executing_run
 
 TOOL_FORM = {"description": "", "policy_class": "mutate", "hitl_tier": "low", "trust": "trusted",
-             "allowed_hosts": "[]", "metadata": "{}", "_save": "Save"}
+             "allowed_hosts": "[]", "metadata": "{}", "approvals_required": "1", "_save": "Save"}
 
 
 def admin_client(user) -> Client:
@@ -49,6 +49,7 @@ def history(api, catalog) -> str:
     assert registry_changes.submit("prescribe_medication", {"hitl_tier": "low"}, user=proposer).change
     # A failed sign-in: the login lockout's rows (django-axes) are in the admin too.
     assert Client().post("/accounts/login/", {"username": "mallory", "password": "guess"}).status_code == 200
+    ReviewTeam.objects.create(name="Ward 3", care_units=["W3"]).members.set([proposer])
     return run_id
 
 

@@ -3,6 +3,7 @@ from approvals.models.audit import AuditEvent
 from approvals.models.clients import ApiClient, ApiClientKey
 from approvals.models.heartbeat import Heartbeat
 from approvals.models.idempotency import IdempotencyRecord
+from approvals.models.review_team import ReviewTeam
 from approvals.models.tool_call import ToolCall
 from approvals.models.tool_change import ToolChange, ToolChangeStatus
 from approvals.models.tools import ToolDescriptor
@@ -16,6 +17,7 @@ __all__ = [
     "Heartbeat",
     "IdempotencyRecord",
     "ReasonCode",
+    "ReviewTeam",
     "ToolCall",
     "ToolChange",
     "ToolChangeStatus",

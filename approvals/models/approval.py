@@ -61,6 +61,18 @@ class Approval(models.Model):
     expires_at = models.DateTimeField()
     decided_at = models.DateTimeField(null=True, blank=True)
     consumed_at = models.DateTimeField(null=True, blank=True)
+    # A reviewer working on the card (approvals/claims.py); live while claim_expires_at is ahead.
+    claimed_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.PROTECT, related_name="+"
+    )
+    claim_expires_at = models.DateTimeField(null=True, blank=True)
+    # Four eyes (approvals/quorum.py): copied from the tool's descriptor when the call parks,
+    # so a registry edit never changes what an open card needs.
+    approvals_required = models.PositiveSmallIntegerField(default=1)
+    # [{reviewer, at, reason, payload_hash}]: the approvals counted so far, of the current payload.
+    approvals = models.JSONField(default=list, blank=True)
+    # Set once by the sweep when the card is still undecided late in its TTL (approvals/escalation.py).
+    escalated_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
         ordering = ["requested_at"]
@@ -69,6 +81,10 @@ class Approval(models.Model):
             models.CheckConstraint(
                 name="approval_known_status",
                 condition=models.Q(status__in=ApprovalStatus.values),
+            ),
+            models.CheckConstraint(
+                name="approval_quorum_1_to_3",
+                condition=models.Q(approvals_required__gte=1, approvals_required__lte=3),
             ),
         ]
         indexes = [
@@ -94,7 +110,10 @@ class Approval(models.Model):
         self.expires_at = expires_at
         self.resume_data = resume_data
         self.decision_reason = reason
+        self.claimed_by, self.claim_expires_at = None, None  # a decision ends the claim
+
 
     @transition(field=status, source=ApprovalStatus.PENDING, target=ApprovalStatus.REJECTED)
     def reject(self, *, by, at, reason):
         self.decided_by, self.decided_at, self.decision_reason = by, at, reason
+        self.claimed_by, self.claim_expires_at = None, None

@@ -29,6 +29,9 @@ class AuditKind(models.TextChoices):
     LOGIN_FAILED = "login_failed", "Failed login"
     VERIFY = "verify", "Chain verification"
     SESSION_CHANGE = "session_change", "Session change"
+    CLAIM = "claim", "Claim on an approval"
+    REVIEW_TEAM = "review_team", "Review team change"
+    ESCALATION = "escalation"
 
 
 class AuditEvent(models.Model):

@@ -1,4 +1,5 @@
 from django.core.exceptions import ValidationError
+from django.core.validators import MaxValueValidator, MinValueValidator
 from django.db import models
 
 from approvals.identifiers import TOOL_NAME_RULE, is_tool_name
@@ -34,6 +35,10 @@ class ToolDescriptor(models.Model):
     trust = models.CharField(max_length=16, choices=TrustChoice.choices, default=TrustChoice.TRUSTED)
     allowed_hosts = models.JSONField(default=list, blank=True)
     metadata = models.JSONField(default=dict, blank=True)
+    # Four eyes: how many distinct reviewers must approve the same payload (SPEC section 10).
+    approvals_required = models.PositiveSmallIntegerField(
+        default=1, validators=[MinValueValidator(1), MaxValueValidator(3)],
+        help_text="Distinct reviewers who must approve a call of this tool (1 to 3).")
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
 
@@ -46,6 +51,11 @@ class ToolDescriptor(models.Model):
                 condition=~models.Q(policy_class="mutate")
                 | models.Q(hitl_tier__isnull=False, hitl_tier__in=TierChoice.values),
                 violation_error_message="A mutate tool must declare its HITL tier (low or high).",
+            ),
+            models.CheckConstraint(
+                name="tool_quorum_1_to_3",
+                condition=models.Q(approvals_required__gte=1, approvals_required__lte=3),
+                violation_error_message="A tool needs 1 to 3 approvals.",
             ),
         ]
 
@@ -76,4 +86,5 @@ class ToolDescriptor(models.Model):
             allowed_hosts=tuple(self.allowed_hosts or ()),
             metadata=dict(self.metadata or {}),
             description=self.description,
+            approvals_required=self.approvals_required,
         )

@@ -37,6 +37,7 @@ _CATALOG: tuple[ToolSpec, ...] = (
     ToolSpec(
         "sign_document", _MUTATE, _HIGH,
         description="Sign a clinical document (letter, discharge summary, referral) on the clinician's behalf.",
+        approvals_required=2,  # four eyes: a signature is the clinician's word
     ),
     # Low-tier writes: routine charting the clinician asked for.
     ToolSpec(

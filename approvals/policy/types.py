@@ -74,6 +74,8 @@ class ToolSpec:
     allowed_hosts: tuple[str, ...] = ()
     metadata: Mapping[str, Any] = field(default_factory=_empty, hash=False)
     description: str = ""
+    # Four eyes: distinct reviewers who must approve the same payload (1 to 3, SPEC section 10).
+    approvals_required: int = 1
 
     def __post_init__(self) -> None:
         # A database row or a form hands over a list; a tuple keeps the spec immutable

@@ -41,6 +41,7 @@ class Session(models.Model):
     client = models.ForeignKey("approvals.ApiClient", on_delete=models.CASCADE, related_name="sessions")
     title = models.CharField(max_length=200, blank=True)
     patient_ref = models.CharField(max_length=120, blank=True)
+    # The ward that owns the patient: routes the session's cards to its review team (SPEC section 10).
     care_unit = models.CharField(max_length=120, blank=True)
     # Fail-closed defaults: a client that says nothing is supervised, for a
     # patient of unknown age, without recorded consent.

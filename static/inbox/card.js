@@ -59,6 +59,10 @@ function buildSkeleton(entry) {
   const r = entry.refs;
   const titleId = uid('card-title');
   r.tier = h('span', { class: 'badge', 'data-testid': 'tier-badge' });
+  // Review teams (SPEC 10): who is working the card, and how far its four eyes have got.
+  r.claim = h('span', { class: 'badge badge--claim', 'data-testid': 'card-claim', hidden: true });
+  r.quorum = h('span', { class: 'badge badge--quorum', 'data-testid': 'card-quorum', hidden: true });
+  r.escalated = h('span', { class: 'badge badge--escalated', 'data-testid': 'card-escalated', hidden: true }, 'Escalated');
   r.tool = h('span', { class: 'card__tool', 'data-testid': 'card-tool' });
   r.op = h('span', { class: 'card__op', 'data-testid': 'card-op' });
   r.countdownText = document.createTextNode('');
@@ -92,7 +96,8 @@ function buildSkeleton(entry) {
   },
   h('header', { class: 'card__head' },
     h('div', { class: 'card__badges' }, r.tier,
-      entry.kind === 'clarification' ? h('span', { class: 'badge badge--question' }, 'Needs an answer') : null),
+      entry.kind === 'clarification' ? h('span', { class: 'badge badge--question' }, 'Needs an answer') : null,
+      r.escalated, r.claim, r.quorum),
     h('h2', { class: 'card__title', id: titleId }, r.tool, ' ', r.op),
     r.countdown),
   // The ' ' text nodes keep words apart for screen readers (flex layout ignores them).
@@ -173,6 +178,8 @@ export function applyCard(entry, card) {
   setRevealed(r.question, question);
   r.question.hidden = !question;
 
+  applyClaimAndQuorum(entry, card);
+
   if (!prev || canonical(prev.args) !== canonical(card.args) || argsCut(prev) !== argsCut(card)) {
     if (argsCut(card)) renderCutArgs(r.args, card);
     else renderArgs(r.args, card.args);
@@ -195,8 +202,25 @@ export function applyCard(entry, card) {
   return true;
 }
 
+/** "rita is reviewing" while a claim lives; "1 of 2 approvals" on a four-eyes card; "Escalated". */
+function applyClaimAndQuorum(entry, card) {
+  const r = entry.refs;
+  const holder = str(card.claimed_by);
+  entry.claimUntilMs = holder ? timeOf(card.claim_expires_at, 0) : 0;
+  setRevealed(r.claim, holder ? `${holder} is reviewing` : '');
+  r.claim.hidden = !(entry.claimUntilMs > Date.now());
+  const required = Number.isInteger(card.approvals_required) ? card.approvals_required : 1;
+  const given = Array.isArray(card.approvals) ? card.approvals.length : 0;
+  r.quorum.textContent = required > 1 ? `${given} of ${required} approvals` : '';
+  r.quorum.title = given ? `Approved by ${card.approvals.map((a) => str(a && a.reviewer)).join(', ')}` : '';
+  r.quorum.hidden = required <= 1;
+  entry.escalated = Boolean(str(card.escalated_at)); // escalated cards go first (list.js)
+  r.escalated.hidden = !entry.escalated;
+}
+
 /** Bring the countdown, urgency and expiry up to `now`; touches the DOM only on change. */
 export function updateClock(entry, now) {
+  if (!entry.refs.claim.hidden && entry.claimUntilMs <= now) entry.refs.claim.hidden = true; // the claim lapsed
   const { text, urgent, expired } = countdownAt(entry.expiresMs, now);
   if (text !== entry.countdownText) {
     entry.countdownText = text;

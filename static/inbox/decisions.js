@@ -144,7 +144,10 @@ async function submitDecision(entry, body, successText, { endsRun = false } = {}
     announce(successText, 'success');
     return;
   }
-  if (res && (res.status === 409 || res.status === 404 || res.status === 410)) {
+  // Another reviewer holds the card, or this one already approved it (four eyes): it is
+  // still pending, so it stays, with the server's words (they name the holder).
+  const stillOpen = code === 'approval_claimed' || code === 'already_approved_by_you';
+  if (res && !stillOpen && (res.status === 409 || res.status === 404 || res.status === 410)) {
     // Someone else decided first, it expired, or it is gone: it cannot be decided here.
     discard(entry);
     const who = entry.removedInfo ? ` ${removalPhrase(entry.removedInfo, entry.card)}.` : '';

@@ -123,7 +123,7 @@ function dropEntry(entry) {
 }
 
 function compareEntries(a, b) {
-  return a.tierRank - b.tierRank
+  return (b.escalated === true) - (a.escalated === true) || a.tierRank - b.tierRank
     || (a.expiresMs === b.expiresMs ? 0 : a.expiresMs < b.expiresMs ? -1 : 1)
     || a.requestedMs - b.requestedMs
     || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0);

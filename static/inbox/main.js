@@ -19,6 +19,7 @@ import { loadFullArgs } from './full_args.js';
 import { onShortcutKey, onSubmitKey } from './keyboard.js';
 import { applySnapshot, isShown, refreshSummary, removeCard, reorder, select, shownEntries, upsert } from './list.js';
 import { listEl, root } from './page.js';
+import { askForPermissionOnce, notifyIfHidden } from './notify.js';
 import { initQueue, tickQueue } from './queue.js';
 import { noteRemoved } from './runs.js';
 import { initSettings } from './settings.js';
@@ -34,6 +35,7 @@ function handleFrame(msg) {
       break;
     case 'card.added':
     case 'card.updated':
+      if (msg.type === 'card.added') notifyIfHidden(msg.card);
       if (upsert(msg.card)) reorder();
       break;
     case 'card.removed':
@@ -143,6 +145,7 @@ if (root) {
   initSettings();
   initQueue();
   refreshSummary();
+  askForPermissionOnce();
   setInterval(tick, 1000);
   startSocket(handleFrame, applySnapshot);
 }

@@ -109,3 +109,31 @@ def backend_pid() -> int:
     with connection.cursor() as cursor:
         cursor.execute("SELECT pg_backend_pid()")
         return cursor.fetchone()[0]
+
+
+def all_at_once(calls) -> list:
+    """Run each callable in `calls` on its own thread, released together by a barrier; their results.
+
+    For races between different people (each call carries its own browser), on real
+    PostgreSQL connections (a `transaction=True` test).
+    """
+    import threading
+
+    barrier, results, lock = threading.Barrier(len(calls)), [], threading.Lock()
+
+    def worker(call):
+        try:
+            barrier.wait()
+            result = call()
+            with lock:
+                results.append(result)
+        finally:
+            connection.close()
+
+    threads = [threading.Thread(target=worker, args=(call,)) for call in calls]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(60)
+    assert not any(thread.is_alive() for thread in threads), "a call never returned"
+    return results

@@ -157,7 +157,7 @@ def test_a_rejection_denies_the_call_and_the_run_executes_again(parked, reviewer
 
 def test_a_rejection_leaves_the_other_pending_approvals_of_the_run_pending(parked, api, reviewer_http):
     run_id, approval = parked
-    sibling = suspend(api, run_id, tool="sign_document", op="sign", args={"document_id": "d-7"},
+    sibling = suspend(api, run_id, tool="submit_billing_claim", op="submit", args={"claim_id": "c-7"},
                       tool_call_id="call-2")
     decide(reviewer_http, approval["id"], {"approved": False, "reason": "Penicillin allergy."})
     assert approval_row(sibling["id"]).status == "pending"
@@ -166,7 +166,7 @@ def test_a_rejection_leaves_the_other_pending_approvals_of_the_run_pending(parke
 
 def test_a_rejection_leaves_an_approved_sibling_approved(parked, api, reviewer_http):
     run_id, approval = parked
-    sibling = suspend(api, run_id, tool="sign_document", op="sign", args={"document_id": "d-7"},
+    sibling = suspend(api, run_id, tool="submit_billing_claim", op="submit", args={"claim_id": "c-7"},
                       tool_call_id="call-2")
     approve(reviewer_http, sibling["id"])
     decide(reviewer_http, approval["id"], {"approved": False, "reason": "Penicillin allergy."})

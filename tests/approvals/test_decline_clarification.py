@@ -38,7 +38,7 @@ def test_declining_denies_the_question_and_the_run_executes_again(asked, reviewe
 
 def test_declining_leaves_the_other_pending_approvals_of_the_run_pending(asked, api, reviewer_http):
     run_id, approval = asked
-    sibling = suspend(api, run_id, tool="sign_document", op="sign", args={"document_id": "d-7"},
+    sibling = suspend(api, run_id, tool="submit_billing_claim", op="submit", args={"claim_id": "c-7"},
                       tool_call_id="call-2", step_id="step-2")
     decide(reviewer_http, approval["id"], DECLINE)
     assert approval_row(sibling["id"]).status == "pending"
@@ -47,7 +47,7 @@ def test_declining_leaves_the_other_pending_approvals_of_the_run_pending(asked, 
 
 def test_declining_with_stop_run_ends_the_run_and_expires_the_others(asked, api, reviewer_http):
     run_id, approval = asked
-    sibling = suspend(api, run_id, tool="sign_document", op="sign", args={"document_id": "d-7"},
+    sibling = suspend(api, run_id, tool="submit_billing_claim", op="submit", args={"claim_id": "c-7"},
                       tool_call_id="call-2", step_id="step-2")
     decide(reviewer_http, approval["id"], {**DECLINE, "stop_run": True})
     assert approval_row(sibling["id"]).status == "expired"
@@ -68,7 +68,7 @@ def test_the_inbox_is_told_the_card_was_rejected_by_the_reviewer(asked, reviewer
     decide(reviewer_http, approval["id"], DECLINE)
     event = RunEvent.objects.get(run_id=run_id, kind="approval.rejected")
     assert event.inbox == {"type": "card.removed", "id": approval["id"], "status": "rejected", "decided_by": "rita",
-                           "run_id": run_id, "tool": "prescribe_medication", "op": ""}
+                           "run_id": run_id, "tool": "prescribe_medication", "op": "", "care_unit": ""}
 
 
 def test_a_decline_is_audited_with_the_reviewer(asked, reviewer_http, rita):

@@ -18,7 +18,7 @@ from tests.approvals.helpers import (
 def park_three(api, run_id):
     return [
         suspend(api, run_id, tool_call_id="call-1"),
-        suspend(api, run_id, tool_call_id="call-2", tool="sign_document", op="sign", args={"document_id": "d-7"}),
+        suspend(api, run_id, tool_call_id="call-2", tool="submit_billing_claim", op="submit", args={"claim_id": "c-7"}),
         suspend(api, run_id, tool_call_id="call-3", tool="change_medication", op="update", args={"id": "m-3"}),
     ]
 
@@ -37,7 +37,7 @@ def test_the_run_stays_suspended_until_the_last_open_approval_is_consumed(api, r
         approve(reviewer_http, approval["id"])
     assert resume(api, run_id, first["id"]).status_code == 200
     assert run_state(run_id) == ("suspended", "")
-    assert resume(api, run_id, second["id"], {"document_id": "d-7"}).status_code == 200
+    assert resume(api, run_id, second["id"], {"claim_id": "c-7"}).status_code == 200
     assert run_state(run_id) == ("suspended", "")
     last = resume(api, run_id, third["id"], {"id": "m-3"})
     assert last.status_code == 200
@@ -51,7 +51,7 @@ def test_a_still_pending_sibling_keeps_the_run_parked(api, reviewer_http):
     response = resume(api, run_id, first["id"])
     assert response.status_code == 200
     assert response.json()["run"]["state"] == "suspended"
-    assert resume(api, run_id, second["id"], {"document_id": "d-7"}).json()["error"] == "approval_pending"
+    assert resume(api, run_id, second["id"], {"claim_id": "c-7"}).json()["error"] == "approval_pending"
 
 
 def test_each_parallel_approval_echoes_its_own_args(api, reviewer_http):
@@ -59,7 +59,7 @@ def test_each_parallel_approval_echoes_its_own_args(api, reviewer_http):
     first, second, _ = park_three(api, run_id)
     approve(reviewer_http, second["id"])
     approve(reviewer_http, first["id"])
-    assert resume(api, run_id, second["id"], {"document_id": "d-7"}).json()["args"] == {"document_id": "d-7"}
+    assert resume(api, run_id, second["id"], {"claim_id": "c-7"}).json()["args"] == {"claim_id": "c-7"}
     assert resume(api, run_id, first["id"]).json()["args"] == PRESCRIPTION
 
 

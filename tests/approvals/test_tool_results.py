@@ -205,7 +205,7 @@ def test_a_call_whose_approval_expired_takes_no_result(api, reviewer_http, monke
     start = frozen_clock(monkeypatch, timezone.now())
     run_id = open_executing_run(api)
     first = gate(api, run_id).json()["approval"]
-    second = gate(api, run_id, tool="sign_document", op="sign", args={"document_id": "d-7"},
+    second = gate(api, run_id, tool="submit_billing_claim", op="submit", args={"claim_id": "c-7"},
                   tool_call_id="call-2").json()["approval"]
     frozen_clock(monkeypatch, start + timedelta(seconds=100))
     approve(reviewer_http, second["id"])

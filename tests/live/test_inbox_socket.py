@@ -132,7 +132,7 @@ async def test_an_approval_pushes_the_removal_with_who_decided(api, rita, review
         await sync(approve, reviewer_http, approval["id"])
         message = await next_message(socket)
     assert message == {"type": "card.removed", "id": approval["id"], "status": "approved", "decided_by": "rita",
-                       "run_id": approval["run"], "tool": "prescribe_medication", "op": "create"}
+                       "run_id": approval["run"], "tool": "prescribe_medication", "op": "create", "care_unit": ""}
 
 
 @in_event_loop
@@ -163,7 +163,7 @@ async def test_an_expired_approval_is_removed(api, rita):
         assert await sync(expire_due, now=past_deadline) == 1
         message = await next_message(socket)
     assert message == {"type": "card.removed", "id": approval["id"], "status": "expired", "decided_by": None,
-                       "run_id": approval["run"], "tool": "prescribe_medication", "op": "create"}
+                       "run_id": approval["run"], "tool": "prescribe_medication", "op": "create", "care_unit": ""}
 
 
 @in_event_loop

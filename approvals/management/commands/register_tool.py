@@ -32,10 +32,13 @@ class Command(BaseCommand):
         parser.add_argument("--allowed-host", dest="allowed_hosts", action="append", metavar="HOST")
         parser.add_argument("--mutating", action="store_true", help="Set metadata.mutating = true.")
         parser.add_argument("--description")
+        parser.add_argument("--approvals-required", dest="approvals_required", type=int, choices=(1, 2, 3),
+                            help="Distinct reviewers who must approve a call (four eyes: 2).")
         parser.add_argument("--by", metavar="USER",
                             help="The governance admin making the change (required when it lowers risk).")
 
-    def handle(self, *args, name, policy_class, tier, trust, allowed_hosts, mutating, description, by, **options):
+    def handle(self, *args, name, policy_class, tier, trust, allowed_hosts, mutating, description, by,
+               approvals_required=None, **options):
         fields = {}
         if policy_class:
             fields["policy_class"] = policy_class
@@ -47,6 +50,8 @@ class Command(BaseCommand):
             fields["allowed_hosts"] = allowed_hosts
         if description is not None:
             fields["description"] = description
+        if approvals_required is not None:
+            fields["approvals_required"] = approvals_required
         if mutating:
             from approvals.models import ToolDescriptor
 
@@ -72,7 +77,8 @@ class Command(BaseCommand):
         self.stdout.write(
             f"{'Registered' if submitted.created else 'Updated'} {descriptor.name}: "
             f"class={descriptor.policy_class or '-'} "
-            f"tier={descriptor.hitl_tier or '-'} trust={descriptor.trust} hosts={descriptor.allowed_hosts}"
+            f"tier={descriptor.hitl_tier or '-'} trust={descriptor.trust} hosts={descriptor.allowed_hosts} "
+            f"approvals_required={descriptor.approvals_required}"
         )
 
     def _impact(self, change):

@@ -8,7 +8,8 @@ from django.core.management.base import BaseCommand
 from django.db import transaction
 
 from approvals.gate import GateCall, gate_tool_call
-from approvals.models import ApiClient, ApiClientKey, Approval, ApprovalStatus
+from approvals import audit
+from approvals.models import ApiClient, ApiClientKey, Approval, ApprovalStatus, ReviewTeam
 from approvals.suspend import SuspendRequest, persist_suspend
 from condor.settings import BASE_DIR
 from runs import spine
@@ -19,7 +20,11 @@ PEOPLE = (
     ("reviewer", "condor-review", "reviewers", False),
     ("compliance", "condor-audit", "compliance", False),
     ("admin", "condor-admin", "governance", True),
+    ("ward4", "condor-ward4", "reviewers", False),
+    ("ward6", "condor-ward6", "reviewers", False),
 )
+# Two wards, a reviewer each, and `reviewer` in both: cards route by the session's care unit.
+TEAMS = (("Ward 4", ["Ward 4"], ("ward4", "reviewer")), ("Ward 6", ["Ward 6"], ("ward6", "reviewer")))
 KEY_FILE = BASE_DIR / "var" / "demo-agent.key"
 
 
@@ -29,12 +34,15 @@ class Command(BaseCommand):
     def handle(self, *args, **options):
         for username, password, group, superuser in PEOPLE:
             self._person(username, password, group, superuser)
+        self._teams()
         client, key = self._agent()
         if not Approval.objects.filter(session__client=client, status=ApprovalStatus.PENDING).exists():
             self._pending_cards(client)
         self.stdout.write(self.style.SUCCESS("Demo ready."))
         base = f"http://127.0.0.1:{os.environ.get('PORT', '8000')}"
-        self.stdout.write(f"  Inbox:  {base}/inbox/  (reviewer / condor-review)")
+        self.stdout.write(f"  Inbox:  {base}/inbox/  (reviewer / condor-review: both wards; "
+                          f"ward4 / condor-ward4, ward6 / condor-ward6: one ward each)")
+        self.stdout.write("  Four eyes: sign_document needs two reviewers' approvals.")
         self.stdout.write(f"  Admin:  {base}/admin/  (admin / condor-admin, compliance / condor-audit)")
         self.stdout.write(f"  Agent:  Authorization: Api-Key {key}")
 
@@ -46,6 +54,15 @@ class Command(BaseCommand):
             user.set_password(password)
             user.save()
         user.groups.add(Group.objects.get(name=group))
+
+    @transaction.atomic
+    def _teams(self):
+        for name, units, members in TEAMS:
+            team, created = ReviewTeam.objects.get_or_create(name=name, defaults={"care_units": units})
+            if created:
+                team.members.set(User.objects.filter(username__in=members))
+                audit.record(audit.Kind.REVIEW_TEAM, actor_system=audit.command("seed_demo"), decision="created",
+                             data={"team_id": team.pk, "before": None, "after": team.snapshot()})
 
     @transaction.atomic
     def _agent(self):
@@ -61,7 +78,7 @@ class Command(BaseCommand):
 
     def _pending_cards(self, client):
         session = Session.objects.create(
-            client=client, title="Ward 4, bed 12: follow-up", patient_ref="MRN-20417",
+            client=client, title="Ward 4, bed 12: follow-up", patient_ref="MRN-20417", care_unit="Ward 4",
             autonomy="guarded", consent=True, age_band="adult",
         )
         run = spine.open_run(session)
@@ -78,6 +95,7 @@ class Command(BaseCommand):
         for call in calls:
             gate_tool_call(run, call, client=client)
             run.refresh_from_db()
+        self._signature(client)
         persist_suspend(run.pk, SuspendRequest(
             tool_call_id="call-allergy-4", step_id="step-2", tool="record_allergy", op="create",
             args={"patient_ref": "MRN-20417", "substance": "penicillin"},
@@ -93,3 +111,14 @@ class Command(BaseCommand):
                 {"name": "notes", "hint": {"label": "Notes", "textarea": True, "required": False}},
             ),
         ), client=client)
+
+    def _signature(self, client):
+        """A Ward 6 card that needs four eyes (sign_document): only ward6 and reviewer see it."""
+        session = Session.objects.create(
+            client=client, title="Ward 6, bed 1: discharge", patient_ref="MRN-30112", care_unit="Ward 6",
+            autonomy="guarded", consent=True, age_band="adult",
+        )
+        run = spine.transition(spine.open_run(session).pk, "executing")
+        gate_tool_call(run, GateCall("call-sign-5", "step-1", "sign_document", "sign",
+                                     {"patient_ref": "MRN-30112", "document": "discharge-summary-8812",
+                                      "signer": "Dr. Okafor"}, {}), client=client)

@@ -1,0 +1,54 @@
+"""POST / DELETE approvals/{id}/claim/ — a reviewer takes or gives back a card (approvals/claims.py)."""
+
+from drf_spectacular.utils import extend_schema
+from rest_framework import serializers
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from approvals import claims
+from approvals.visibility import visible_approval
+from condor.auth import IsReviewer
+from condor.errors import NotFound
+from condor.schema import errors
+
+
+class ClaimSerializer(serializers.Serializer):
+    claimed_by = serializers.CharField(help_text="The username of the reviewer holding the claim.")
+    claim_expires_at = serializers.DateTimeField()
+
+
+def visible_or_404(request, approval_id):
+    """An approval this reviewer may see; any other (or none) is 404, so nothing about it leaks."""
+    approval = visible_approval(request.user, approval_id)
+    if approval is None:
+        raise NotFound("No such approval.")
+    return approval
+
+
+class Claim(APIView):
+    """Reviewers only, logged in with a Django session (CSRF checked); API keys are refused."""
+
+    permission_classes = [IsReviewer]
+
+    def get_authenticate_header(self, request):
+        return None  # a browser-session endpoint: refusals are 403, with no API-key challenge
+
+    @extend_schema(request=None, responses={
+        200: ClaimSerializer,
+        **errors(403, 404, 409, e409="approval_claimed: another reviewer holds a live claim (the detail names "
+                                     "them); approval_not_pending: already decided or expired."),
+    }, description="Claim the card for CONDOR_CLAIM_TTL_SECONDS (300); the holder claiming again renews it.")
+    def post(self, request, approval_id):
+        visible_or_404(request, approval_id)
+        approval = claims.claim(approval_id, user=request.user)
+        return Response({"claimed_by": request.user.get_username(),
+                         "claim_expires_at": approval.claim_expires_at.isoformat()})
+
+    @extend_schema(request=None, responses={
+        204: None, **errors(403, 404, 409, e409="approval_claimed: another reviewer holds the claim; "
+                                                "approval_not_pending: already decided or expired."),
+    }, description="Give the claim back (holder only). Releasing a claim nobody holds changes nothing.")
+    def delete(self, request, approval_id):
+        visible_or_404(request, approval_id)
+        claims.release(approval_id, user=request.user)
+        return Response(status=204)

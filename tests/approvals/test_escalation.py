@@ -1,0 +1,99 @@
+"""Escalation (SPEC section 10): a card undecided at CONDOR_ESCALATE_AFTER_FRACTION of its TTL.
+
+The sweep escalates it once: `escalated_at` set, an `escalation` audit row, a
+card.updated push and one email to the reviewers who can see it. Never twice,
+not even from two sweeps at once; never a decided card.
+"""
+
+from datetime import timedelta
+
+import pytest
+from django.core import mail
+from django.test import override_settings
+
+from approvals.escalation import escalate_due
+from approvals.models import AuditEvent, ReviewTeam
+from runs.models import RunEvent
+from runs.sweep import sweep
+from tests.approvals.helpers import all_at_once, approval_row, approve, open_executing_run, suspend
+from tests.conftest import _person
+
+
+@pytest.fixture
+def parked(api) -> str:
+    return suspend(api, open_executing_run(api, care_unit="ICU"))["id"]
+
+
+def at_fraction(approval_id, fraction: float):
+    row = approval_row(approval_id)
+    return row.requested_at + (row.expires_at - row.requested_at) * fraction
+
+
+@pytest.fixture
+def reviewers_with_email(rita, rob):
+    rita.email, rob.email = "rita@ward.example", "rob@ward.example"
+    rita.save()
+    rob.save()
+
+
+def test_a_card_is_not_escalated_before_half_its_ttl(parked):
+    assert escalate_due(now=at_fraction(parked, 0.49)) == 0
+    assert approval_row(parked).escalated_at is None
+
+
+def test_a_card_undecided_at_half_its_ttl_is_escalated(parked, api, reviewers_with_email):
+    now = at_fraction(parked, 0.5) + timedelta(seconds=1)
+    assert escalate_due(now=now) == 1
+    assert approval_row(parked).escalated_at == now
+    row = AuditEvent.objects.get(kind="escalation")
+    assert (row.actor, row.decision, str(row.approval_id)) == ("sweep", "escalated", parked)
+    assert api.get(f"/api/v1/approvals/{parked}/").json()["escalated_at"] == now.isoformat().replace("+00:00", "Z")
+    pushed = RunEvent.objects.get(kind="approval.escalated").inbox
+    assert pushed["type"] == "card.updated" and pushed["card"]["escalated_at"] == now.isoformat()
+
+
+@override_settings(CONDOR_ESCALATE_AFTER_FRACTION=0.8)
+def test_the_fraction_is_a_setting(parked):
+    assert escalate_due(now=at_fraction(parked, 0.7)) == 0
+    assert escalate_due(now=at_fraction(parked, 0.81)) == 1
+
+
+def test_it_is_escalated_only_once(parked, reviewers_with_email, django_capture_on_commit_callbacks):
+    with django_capture_on_commit_callbacks(execute=True):
+        escalate_due(now=at_fraction(parked, 0.6))
+        assert escalate_due(now=at_fraction(parked, 0.9)) == 0
+    assert AuditEvent.objects.filter(kind="escalation").count() == 1
+    assert len(mail.outbox) == 1
+
+
+def test_the_reviewers_who_can_see_it_are_emailed(parked, reviewers_with_email, rita, rob,
+                                                  django_capture_on_commit_callbacks):
+    ReviewTeam.objects.create(name="ICU", care_units=["ICU"]).members.set([rita])
+    ReviewTeam.objects.create(name="Cardiology", care_units=["CARDIO"]).members.set([rob])
+    with django_capture_on_commit_callbacks(execute=True):
+        escalate_due(now=at_fraction(parked, 0.6))
+    [email] = mail.outbox
+    assert email.to == ["rita@ward.example"]
+    assert "prescribe_medication" in email.subject
+
+
+def test_a_decided_card_is_not_escalated(parked, reviewer_http):
+    approve(reviewer_http, parked)
+    assert escalate_due(now=at_fraction(parked, 0.6)) == 0
+
+
+def test_the_sweep_escalates(parked):
+    counts = sweep(now=at_fraction(parked, 0.6))
+    assert counts["approvals_escalated"] == 1
+
+
+@pytest.mark.django_db(transaction=True, serialized_rollback=True)
+def test_two_sweeps_at_once_escalate_it_once(api):
+    parked = suspend(api, open_executing_run(api))["id"]
+    rita = _person("rita", "reviewers")
+    rita.email = "rita@ward.example"
+    rita.save()
+    now = at_fraction(parked, 0.6)
+    assert sorted(all_at_once([lambda: escalate_due(now=now), lambda: escalate_due(now=now)])) == [0, 1]
+    assert AuditEvent.objects.filter(kind="escalation").count() == 1
+    assert len(mail.outbox) == 1

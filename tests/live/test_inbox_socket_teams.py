@@ -1,0 +1,68 @@
+"""Review teams on the inbox websocket: the snapshot and every push follow the reviewer's wards.
+
+Every socket is in the one inbox group and drops what its reviewer may not see
+(approvals/visibility.py explains why not per-team groups), with the teams read
+fresh for each push, so a team edit applies to open sockets at once.
+"""
+
+import pytest
+
+from approvals.models import ReviewTeam
+from tests.approvals.helpers import approve, open_executing_run, suspend
+from tests.conftest import logged_in
+from tests.live.sockets import connected_inbox, in_event_loop, next_message, sync
+
+pytestmark = [
+    pytest.mark.django_db(transaction=True, serialized_rollback=True),
+    pytest.mark.usefixtures("fresh_channel_layer"),
+]
+
+
+def wards(rita, rob) -> None:
+    ReviewTeam.objects.create(name="ICU", care_units=["ICU"]).members.set([rita])
+    ReviewTeam.objects.create(name="Cardiology", care_units=["CARDIO"]).members.set([rob])
+
+
+def park_in(api, care_unit: str) -> dict:
+    return suspend(api, open_executing_run(api, care_unit=care_unit))
+
+
+@in_event_loop
+async def test_the_snapshot_holds_only_the_reviewers_wards(rita, rob, api):
+    await sync(wards, rita, rob)
+    icu = await sync(park_in, api, "ICU")
+    await sync(park_in, api, "CARDIO")
+    async with connected_inbox(rita) as (_, cards):
+        assert [card["id"] for card in cards] == [icu["id"]]
+
+
+@in_event_loop
+async def test_a_card_is_pushed_only_to_its_wards_reviewers(rita, rob, api):
+    await sync(wards, rita, rob)
+    async with connected_inbox(rita) as (ritas, _), connected_inbox(rob) as (robs, _):
+        icu = await sync(park_in, api, "ICU")
+        added = await next_message(ritas)
+        assert (added["type"], added["card"]["id"]) == ("card.added", icu["id"])
+        assert await robs.receive_nothing(timeout=0.5)
+
+
+@in_event_loop
+async def test_claims_and_decisions_of_an_invisible_card_are_not_pushed(rita, rob, api):
+    await sync(wards, rita, rob)
+    async with connected_inbox(rita) as (ritas, _), connected_inbox(rob) as (robs, _):
+        icu = await sync(park_in, api, "ICU")
+        await next_message(ritas)
+        await sync(approve, await sync(logged_in, rita), icu["id"])
+        removed = await next_message(ritas)
+        assert (removed["type"], removed["id"]) == ("card.removed", icu["id"])
+        assert await robs.receive_nothing(timeout=0.5)
+
+
+@in_event_loop
+async def test_joining_a_team_applies_to_an_open_socket(rita, rob, api):
+    await sync(wards, rita, rob)
+    async with connected_inbox(rob) as (robs, _):
+        await sync(lambda: ReviewTeam.objects.get(name="ICU").members.add(rob))
+        icu = await sync(park_in, api, "ICU")
+        added = await next_message(robs)
+        assert added["card"]["id"] == icu["id"]

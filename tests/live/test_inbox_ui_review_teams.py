@@ -1,0 +1,118 @@
+"""SPEC section 10 on the card, in real Chromium (websocket mocked by tests/live/inbox_harness.py).
+
+A claim pushed as card.updated shows "rita is reviewing" at once, and goes when it is
+released or runs out; a four-eyes card shows "1 of 2 approvals"; an escalated card
+shows its badge and goes first; a high-risk card arriving while the tab is hidden
+raises a browser notification (permission asked once, on the first click).
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+
+import pytest
+from playwright.sync_api import expect
+
+from tests.live.inbox_fixtures import chromium, inbox, page  # noqa: F401 - pytest fixtures
+from tests.live.inbox_harness import approval_card, iso
+
+pytestmark = pytest.mark.browser
+
+
+def claimed(card: dict, by: str | None, seconds: float = 300) -> dict:
+    until = iso(datetime.now(UTC) + timedelta(seconds=seconds)) if by else None
+    return {**card, "claimed_by": by, "claim_expires_at": until}
+
+
+def test_a_claim_shows_on_the_card_live_and_goes_when_released(inbox):
+    card = approval_card(tier="high")
+    inbox.open([card])
+    badge = inbox.card(card["id"]).get_by_test_id("card-claim")
+    expect(badge).to_be_hidden()
+
+    inbox.update(claimed(card, "rita"))
+    expect(badge).to_be_visible()
+    expect(badge).to_have_text("rita is reviewing")
+
+    inbox.update(claimed(card, None))
+    expect(badge).to_be_hidden()
+
+
+def test_a_claim_that_runs_out_stops_showing(inbox):
+    card = claimed(approval_card(), "rob", seconds=1.5)
+    inbox.open([card])
+    badge = inbox.card(card["id"]).get_by_test_id("card-claim")
+    expect(badge).to_have_text("rob is reviewing")
+    expect(badge).to_be_hidden(timeout=4000)
+
+
+def test_a_four_eyes_card_counts_its_approvals(inbox):
+    card = approval_card(tier="high", tool="sign_document", op="sign", approvals_required=2, approvals=[])
+    inbox.open([card])
+    quorum = inbox.card(card["id"]).get_by_test_id("card-quorum")
+    expect(quorum).to_have_text("0 of 2 approvals")
+
+    inbox.update({**card, "approvals": [{"reviewer": "rita", "at": iso(datetime.now(UTC)), "reason": ""}]})
+    expect(quorum).to_have_text("1 of 2 approvals")
+
+
+def test_a_single_approval_card_shows_no_count(inbox):
+    card = approval_card(approvals_required=1, approvals=[])
+    inbox.open([card])
+    expect(inbox.card(card["id"]).get_by_test_id("card-quorum")).to_be_hidden()
+
+
+def test_an_escalated_card_shows_the_badge_and_goes_first(inbox):
+    high = approval_card(tier="high", expires_in=100)
+    low = approval_card(tier="low", expires_in=900)
+    inbox.open([high, low])
+    assert inbox.displayed_ids() == [high["id"], low["id"]]
+
+    inbox.update({**low, "escalated_at": iso(datetime.now(UTC))})
+    expect(inbox.card(low["id"]).get_by_test_id("card-escalated")).to_be_visible()
+    expect(inbox.card(high["id"]).get_by_test_id("card-escalated")).to_be_hidden()
+    expect(inbox.cards().first).to_have_attribute("data-approval-id", low["id"])
+
+
+# A stand-in for the browser's Notification (granted), and a tab that can be hidden on demand.
+FAKE_NOTIFICATIONS = """
+window.__notes = [];
+window.__hidden = false;
+window.Notification = class {
+  constructor(title, options) { window.__notes.push({ title, body: options.body, tag: options.tag }); }
+  static get permission() { return 'granted'; }
+  static requestPermission() { return Promise.resolve('granted'); }
+};
+Object.defineProperty(document, 'visibilityState', { get: () => (window.__hidden ? 'hidden' : 'visible') });
+"""
+
+
+def test_a_high_risk_card_arriving_while_the_tab_is_hidden_notifies(inbox):
+    inbox.page.add_init_script(FAKE_NOTIFICATIONS)
+    inbox.open([])
+    inbox.add(approval_card(tier="high", tool="prescribe_medication", op="create", patient_ref="MRN-1"))
+    inbox.page.evaluate("window.__hidden = true")
+    low = approval_card(tier="low")
+    high = approval_card(tier="high", tool="sign_document", op="sign", patient_ref="MRN-2")
+    inbox.add(low)
+    inbox.add(high)
+    expect(inbox.card(high["id"])).to_be_visible()
+    notes = inbox.page.evaluate("window.__notes")
+    assert notes == [{"title": "High-risk card waiting for a decision", "body": "sign_document · sign (MRN-2)",
+                      "tag": f"condor-card-{high['id']}"}]
+
+
+def test_permission_is_asked_once_on_the_first_click(inbox):
+    inbox.page.add_init_script("""
+        window.__asked = 0;
+        window.Notification = class {
+          static get permission() { return 'default'; }
+          static requestPermission() { window.__asked += 1; return Promise.resolve('default'); }
+        };
+    """)
+    card = approval_card()
+    inbox.open([card])
+    assert inbox.page.evaluate("window.__asked") == 0  # never on load: no gesture asked for it
+    inbox.card(card["id"]).click()
+    inbox.page.locator("body").click()
+    assert inbox.page.evaluate("window.__asked") == 1
