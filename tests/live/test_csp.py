@@ -50,8 +50,9 @@ def test_the_inbox_works_under_the_policy(browser_page, rita, live_agent):
     assert "content-security-policy" in landed.headers
     browser_page.wait_live()  # the /ws/inbox/ socket connected under connect-src
     approval = suspend(live_agent, open_executing_run(live_agent, title="Bed 2"), args=PRESCRIPTION)
-    card = browser_page.card(approval["id"])
-    card.get_by_test_id("approve").click()  # the decision is a fetch under connect-src
+    card = browser_page.open_card(approval["id"])  # from its line in the queue
+    card.get_by_test_id("approve").click()
+    card.get_by_test_id("confirm-approve").click()  # a high-risk approval is confirmed; the decision is a fetch under connect-src
     expect(card).to_have_count(0)
     expect(browser_page.feedback).to_contain_text("Approved")
 
