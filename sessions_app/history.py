@@ -8,6 +8,8 @@ counts), else into an assistant message of its own, placed where its first call 
 Five queries whatever the length: key, session, messages, runs, frames.
 """
 
+from bisect import bisect_right
+
 from sessions_app.models import Message
 from sessions_app.ui_parts import fold
 
@@ -28,6 +30,10 @@ def build_history(session) -> list[dict]:
     history = [{"id": message_id, "role": role, "parts": list(parts), "_run": run_id, "_at": at}
                for message_id, role, parts, run_id, at in messages]
     owner = {m["_run"]: m for m in history if m["role"] == "assistant" and m["_run"] is not None}  # last wins
+    # A run with no message of its own goes before the first message written after its first call:
+    # found by bisection over the messages' times (in conversation order), not by a scan per run.
+    times = [m["_at"] for m in history]
+    placed: dict[int, list[dict]] = {}
     for run_id, run_chunks in chunks.items():
         parts = fold(run_chunks)
         if not parts:
@@ -36,10 +42,14 @@ def build_history(session) -> list[dict]:
             _merge(owner[run_id], parts)
         else:
             at = first_at[run_id]
-            position = next((i for i, m in enumerate(history) if m["_at"] > at), len(history))
-            history.insert(position, {"id": f"run_{run_id}", "role": "assistant",
-                                      "parts": [{"type": "step-start"}, *parts], "_run": run_id, "_at": at})
-    return [{"id": m["id"], "role": m["role"], "parts": m["parts"]} for m in history]
+            placed.setdefault(bisect_right(times, at), []).append(
+                {"id": f"run_{run_id}", "role": "assistant", "parts": [{"type": "step-start"}, *parts], "_at": at})
+    ordered = []
+    for index, message in enumerate([*history, None]):
+        ordered.extend(sorted(placed.get(index, ()), key=lambda m: m["_at"]))
+        if message is not None:
+            ordered.append(message)
+    return [{"id": m["id"], "role": m["role"], "parts": m["parts"]} for m in ordered]
 
 
 def _merge(message: dict, parts: list[dict]) -> None:
