@@ -7,7 +7,6 @@ from rest_framework.exceptions import AuthenticationFailed
 from rest_framework_api_key.permissions import KeyParser
 
 from approvals.models import ApiClient, ApiClientKey
-from condor import api_key_cache
 
 REVIEWERS, COMPLIANCE, GOVERNANCE = "reviewers", "compliance", "governance"
 
@@ -30,19 +29,14 @@ class ClientPrincipal:
         return False
 
 
-def _lookup(raw_key: str) -> tuple[ApiClient | None, object]:
+def client_for_key(raw_key: str) -> ApiClient | None:
     try:
         key = ApiClientKey.objects.get_from_key(raw_key)
     except ApiClientKey.DoesNotExist:
-        return None, None
+        return None
     if key.has_expired:
-        return None, None
-    return key.client, key.expiry_date
-
-
-def client_for_key(raw_key: str) -> ApiClient | None:
-    """The client of a valid key (cached for CONDOR_API_KEY_CACHE_SECONDS, see condor/api_key_cache.py)."""
-    return api_key_cache.cached_client(raw_key, _lookup)
+        return None
+    return key.client
 
 
 class ApiKeyAuthentication(authentication.BaseAuthentication):
