@@ -7,7 +7,7 @@ from rest_framework.views import APIView
 
 from approvals import claims
 from approvals.visibility import visible_approval
-from condor.auth import IsReviewer
+from condor.auth import ReviewerOnly
 from condor.errors import NotFound
 from condor.schema import errors
 
@@ -25,13 +25,8 @@ def visible_or_404(request, approval_id):
     return approval
 
 
-class Claim(APIView):
+class Claim(ReviewerOnly, APIView):
     """Reviewers only, logged in with a Django session (CSRF checked); API keys are refused."""
-
-    permission_classes = [IsReviewer]
-
-    def get_authenticate_header(self, request):
-        return None  # a browser-session endpoint: refusals are 403, with no API-key challenge
 
     @extend_schema(request=None, responses={
         200: ClaimSerializer,

@@ -15,7 +15,7 @@ from rest_framework.pagination import LimitOffsetPagination
 from approvals import cards
 from approvals.models import ApprovalStatus, ReasonCode
 from approvals.visibility import pending_approvals, reviewer_scope
-from condor.auth import IsReviewer
+from condor.auth import ReviewerOnly
 from condor.schema import errors
 
 
@@ -96,14 +96,10 @@ class CardPagination(LimitOffsetPagination):
     max_limit = 500
 
 
-class ReviewerList(ListAPIView):
+class ReviewerList(ReviewerOnly, ListAPIView):
     """A list for the inbox. Reviewers only, logged in with a Django session; API keys are refused (403)."""
 
-    permission_classes = [IsReviewer]
     filter_backends = []
-
-    def get_authenticate_header(self, request):
-        return None  # a browser-session endpoint: anonymous gets 403, as the decision endpoint does
 
     def reviewer_scope(self):
         """The caller's scope, read again on every call (their standing may have changed)."""

@@ -22,7 +22,7 @@ from approvals.serializers import (
 )
 from approvals.claim_views import visible_or_404
 from approvals.visibility import reviewer_scope
-from condor.auth import IsAgent, IsReviewer, calling_client
+from condor.auth import IsAgent, IsReviewer, ReviewerOnly, calling_client
 from condor.errors import InvalidPayload, NotFound
 from condor.schema import errors
 from condor.scoping import owned_run
@@ -146,15 +146,8 @@ class ApprovalDetail(APIView):
         return Response(ApprovalSerializer(approval).data)
 
 
-class Decision(APIView):
+class Decision(ReviewerOnly, APIView):
     """Reviewers only, logged in with a Django session (CSRF checked); API keys are refused."""
-
-    permission_classes = [IsReviewer]
-
-    def get_authenticate_header(self, request):
-        # A browser-session endpoint has no challenge to offer (inviting an API key
-        # would be wrong), so an anonymous caller gets 403 like any other refusal.
-        return None
 
     @extend_schema(
         request=DecisionSerializer,

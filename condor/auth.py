@@ -81,3 +81,16 @@ class IsReviewer(permissions.BasePermission):
 
     def has_permission(self, request, view):
         return calling_client(request) is None and is_reviewer(request.user)
+
+
+class ReviewerOnly:
+    """Mixin for the browser-session endpoints only logged-in reviewers use (CSRF checked).
+
+    API keys and anonymous callers get 403: such an endpoint has no challenge to offer
+    (inviting an API key would be wrong), so it sends no WWW-Authenticate header.
+    """
+
+    permission_classes = [IsReviewer]
+
+    def get_authenticate_header(self, request):
+        return None

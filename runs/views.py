@@ -3,7 +3,7 @@ from rest_framework import status
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from condor.auth import IsReviewer, calling_client
+from condor.auth import ReviewerOnly, calling_client
 from condor.schema import errors
 from condor.errors import NotFound
 from condor.scoping import owned_run, owned_session
@@ -48,13 +48,8 @@ class RunClose(APIView):
         return Response(RunSerializer(closed).data)
 
 
-class RunStop(APIView):
+class RunStop(ReviewerOnly, APIView):
     """A reviewer ends a run (`user_stopped`). Reviewers only, with a Django session; API keys are refused."""
-
-    permission_classes = [IsReviewer]
-
-    def get_authenticate_header(self, request):
-        return None  # a browser-session endpoint: refusals are 403, with no API-key challenge
 
     @extend_schema(request=StopSerializer, responses={
         200: RunSerializer,
