@@ -38,9 +38,9 @@ from approvals.gate import egress_block
 from approvals.hashing import payload_hash
 from approvals.locking import lock_pending
 from approvals.models import Approval, ReasonCode
-from approvals.models.approval import OPEN_STATUSES
 from approvals.resume_schemas import approval_resume_schema
 from approvals.resume_validation import validate_resume_data
+from approvals.suspend import unpark_if_nothing_open
 from condor.errors import InvalidPayload, ResumeSchemaRejected
 from runs import spine
 from runs.outbox import record_event
@@ -161,24 +161,8 @@ def _reject(approval: Approval, run, reason: str, *, user, stop_run: bool) -> Ap
         spine._close(run, TerminalReason.APPROVAL_DENIED, actor_user=user, step_id=approval.step_id,
                      withdraw_grants=True, stop_reason=reason)
     else:
-        _unpark_if_nothing_open(run, step_id=approval.step_id)
+        unpark_if_nothing_open(run, step_id=approval.step_id)
     return approval
-
-
-def _unpark_if_nothing_open(run, *, step_id: str) -> None:
-    """A suspended run whose last open approval was just denied goes back to executing.
-
-    One still open (pending, or approved and not yet resumed) keeps it parked, so
-    that one can still be decided or resumed; the agent may meanwhile gate a new
-    proposal, since a suspended run is gateable. An approval past its deadline is
-    not open, swept or not (as in resume).
-    """
-    if run.state != RunState.SUSPENDED:
-        return
-    if Approval.objects.filter(run=run, status__in=OPEN_STATUSES, expires_at__gt=timezone.now()).exists():
-        spine.touch(run.pk)
-    else:
-        spine._resume(run, step_id=step_id)
 
 
 def _audit_decision(approval: Approval, user, decision: str, **data) -> None:

@@ -6,7 +6,7 @@ from django.utils import timezone
 from approvals import audit, cards
 from approvals.hashing import payload_hash
 from approvals.models import Approval, ApprovalStatus, ReasonCode, ToolCall
-from approvals.models.approval import OPEN_STATUSES
+from approvals.suspend import unpark_if_nothing_open
 from approvals.policy import Decision
 from condor.errors import (
     ApprovalConsumed,
@@ -81,10 +81,7 @@ def resume(run, approval_id, args, *, client) -> tuple[Approval, object]:
         # deadline is not open, swept or not.
         record_event(locked, "approval.consumed", step_id=approval.step_id,
                      data={"approval_id": str(approval.pk)}, inbox=cards.removed(approval))
-        if Approval.objects.filter(run=locked, status__in=OPEN_STATUSES, expires_at__gt=now).exists():
-            spine.touch(locked.pk)
-        else:
-            spine._resume(locked, step_id=approval.step_id)
+        unpark_if_nothing_open(locked, step_id=approval.step_id, now=now)
         audit.record(audit.Kind.CONSUME, approval=approval, run=locked, actor_client=client, decision="consumed",
                      rule_id=approval.rule_id, data={"payload_hash": digest})
     return approval, locked

@@ -16,6 +16,7 @@ from django.utils import timezone
 from approvals import audit, cards
 from approvals.hashing import payload_hash
 from approvals.models import Approval, ApprovalStatus, ReasonCode
+from approvals.models.approval import OPEN_STATUSES
 from approvals.resume_schemas import approval_resume_schema, clarification_resume_schema
 from condor.errors import ApprovalConsumed, ApprovalExpired, ApprovalRejected, RunNotActiveError, TooManyPending
 from runs import frames, spine
@@ -158,3 +159,19 @@ def persist_suspend(run_id, request: SuspendRequest, *, client=None, alongside=N
                   "step_id": approval.step_id},
         )
     return approval, True
+
+
+def unpark_if_nothing_open(run, *, step_id: str, now=None) -> None:
+    """A suspended run whose last open approval was just used or denied goes back to executing.
+
+    One still open (pending, or approved and not yet resumed) keeps it parked, so
+    that one can still be decided or resumed; the agent may meanwhile gate a new
+    proposal, since a suspended run is gateable. An approval past its deadline is
+    not open, swept or not. Resume and the decisions both end here.
+    """
+    if run.state != RunState.SUSPENDED:
+        return
+    if Approval.objects.filter(run=run, status__in=OPEN_STATUSES, expires_at__gt=now or timezone.now()).exists():
+        spine.touch(run.pk)
+    else:
+        spine._resume(run, step_id=step_id)
