@@ -6,6 +6,8 @@ from rest_framework_api_key.models import APIKey
 
 # The console's pages live in small modules; importing them registers them.
 from approvals import admin_approvals, admin_registry, admin_teams  # noqa: F401
+from approvals import audit
+from approvals.admin_audited import AuditedChangesAdmin
 from approvals.audit_admin import AuditEventAdmin
 from approvals.models import ApiClient, ApiClientKey, AuditEvent
 from condor.readonly_admin import ReadOnlyModelAdmin
@@ -24,11 +26,16 @@ class ApiClientKeyInline(admin.TabularInline):
 
 
 @admin.register(ApiClient)
-class ApiClientAdmin(admin.ModelAdmin):
+class ApiClientAdmin(AuditedChangesAdmin, admin.ModelAdmin):
+    # Which runtimes may call the API, and which may park runs: every change is audited.
+    audit_kind, audit_id_key = audit.Kind.API_CLIENT, "client_id"
     list_display = ("name", "can_park", "created_at")
     list_filter = ("can_park",)
     search_fields = ("name",)
     inlines = [ApiClientKeyInline]
+
+    def audit_snapshot(self, client: ApiClient) -> dict:
+        return {"name": client.name, "can_park": client.can_park}
 
 
 # The library's own key model authenticates nothing in Condor (ApiClientKey does): hide it
@@ -38,13 +45,26 @@ if admin.site.is_registered(APIKey):
 
 
 @admin.register(ApiClientKey)
-class ApiClientKeyAdmin(APIKeyModelAdmin):
-    """The library's pattern: saving a new key shows it once in a message, then only its hash is kept."""
+class ApiClientKeyAdmin(AuditedChangesAdmin, APIKeyModelAdmin):
+    """The library's pattern: saving a new key shows it once in a message, then only its hash is kept.
+
+    Issuing, renaming, expiring and revoking a key are audited (the prefix names the key; the
+    key itself and its hash never enter the log).
+    """
+
+    audit_kind, audit_id_key = audit.Kind.API_CLIENT, "key_prefix"
 
     list_display = (*APIKeyModelAdmin.list_display, "client")
     list_filter = ("client", "revoked", "created")
     search_fields = (*APIKeyModelAdmin.search_fields, "client__name")
     list_select_related = ("client",)
+
+    def audit_object_id(self, key: ApiClientKey) -> str:
+        return key.prefix  # the library's primary key is "prefix.hash": the hash stays out of the log
+
+    def audit_snapshot(self, key: ApiClientKey) -> dict:
+        return {"client": key.client.name, "prefix": key.prefix, "name": key.name, "revoked": key.revoked,
+                "expiry_date": key.expiry_date.isoformat() if key.expiry_date else None}
 
 
 # The audit log's page lives in approvals/audit_admin.py (filters, export, verification).

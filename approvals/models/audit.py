@@ -32,6 +32,7 @@ class AuditKind(models.TextChoices):
     CLAIM = "claim", "Claim on an approval"
     REVIEW_TEAM = "review_team", "Review team change"
     ESCALATION = "escalation"
+    API_CLIENT = "api_client", "API client or key change"
 
 
 class AuditEvent(models.Model):

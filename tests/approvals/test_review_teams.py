@@ -163,6 +163,18 @@ def test_governance_deleting_a_team_is_audited(gina, rita):
     assert (row.decision, row.data["before"]["members"], row.data["after"]) == ("deleted", ["rita"], None)
 
 
+def test_deleting_teams_from_the_list_audits_each_one(gina, rita):
+    doomed = [team("ICU", ["ICU"], rita), team("Ward 4", ["ward4"], rita)]
+    admin = logged_in(gina)
+    response = admin.post("/admin/approvals/reviewteam/", {
+        "action": "delete_selected", "post": "yes", "_selected_action": [str(t.pk) for t in doomed],
+        "csrfmiddlewaretoken": admin.cookies["csrftoken"].value})
+    assert response.status_code == 302
+    assert not ReviewTeam.objects.exists()
+    assert sorted((row.decision, row.data["before"]["name"]) for row in AuditEvent.objects.filter(kind="review_team")) \
+        == [("deleted", "ICU"), ("deleted", "Ward 4")]
+
+
 def test_compliance_reads_teams_but_cannot_change_them(carl, rita):
     existing = team("ICU", ["ICU"], rita)
     admin = logged_in(carl)
