@@ -40,6 +40,11 @@ def _args(args) -> dict:
     }
 
 
+def args_cut(args) -> bool:
+    """True when a card shows only a preview of `args` (the reviewer must load them to approve)."""
+    return len(canonical_json(args)) > settings.CONDOR_CARD_ARGS_MAX_BYTES
+
+
 def card(approval, *, run_granted: list[dict] | None = None, context: dict | None = None) -> dict:
     session = approval.session
     if context is None:

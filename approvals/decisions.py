@@ -32,7 +32,7 @@ from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
-from approvals import audit, cards, claims, quorum
+from approvals import audit, cards, claims, quorum, seen
 from approvals.decision_frames import decision_frames
 from approvals.gate import egress_block
 from approvals.hashing import payload_hash
@@ -53,7 +53,7 @@ class _SchemaRejected(Exception):
 
 
 # Fields of a decision body that are not part of the resume schema's payload.
-_DECISION_FIELDS = ("edited_args", "stop_run")
+_DECISION_FIELDS = ("edited_args", "stop_run", "payload_hash")
 
 
 def _split_body(approval: Approval, body: dict) -> tuple[dict, dict, dict | None, bool]:
@@ -66,7 +66,7 @@ def _split_body(approval: Approval, body: dict) -> tuple[dict, dict, dict | None
     if approval.reason_code == ReasonCode.CLARIFICATION:
         if body.get("approved") is False:
             # Declined: checked as the rejection it is, not against the form.
-            return approval_resume_schema(), _without(body, "stop_run"), None, stop_run
+            return approval_resume_schema(), _without(body, "stop_run", "payload_hash"), None, stop_run
         if set(body) != {"values"}:
             raise _SchemaRejected(["A clarification is answered with exactly one field, 'values'."])
         if not isinstance(body["values"], dict):
@@ -99,6 +99,7 @@ def _decide(approval_id, body: dict, *, user) -> Approval:
     approval, run = lock_pending(approval_id)
     claims.refuse_if_claimed_by_other(approval, user, timezone.now())
     schema, payload, edited_args, stop_run = _split_body(approval, body)
+    shown_hash = seen.seen_hash(body)
     errors = validate_resume_data(schema, payload)
     if errors:
         raise _SchemaRejected(errors)
@@ -110,6 +111,8 @@ def _decide(approval_id, body: dict, *, user) -> Approval:
         blocked = egress_block(approval.tool, edited_args)
         if blocked is not None:
             raise InvalidPayload(f"The edited arguments are not allowed: {blocked.explanation}")
+    if approval.reason_code == ReasonCode.APPROVAL:
+        seen.require_shown(approval, user=user, seen=shown_hash, edited=edited_args is not None)
     now = timezone.now()
     approved_args = edited_args if edited_args is not None else quorum.proposal(approval)
     reason = (payload.get("reason") or "") if approval.reason_code == ReasonCode.APPROVAL else ""

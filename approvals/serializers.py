@@ -116,6 +116,11 @@ class DecisionSerializer(StrictSerializer):
     stop_run = serializers.BooleanField(required=False, default=False,
                                         help_text="With approved=false: also end the run (approval_denied) and "
                                                   "withdraw its other open approvals, granted ones included.")
+    payload_hash = serializers.RegexField(
+        r"^[0-9a-f]{64}$", required=False,
+        help_text="With approved=true: the payload_hash of the card the reviewer was shown. If another "
+                  "reviewer's edit has put other args on the table since, the approval is 409 payload_changed; "
+                  "without it, the agent's args as first sent are the ones approved (approvals/seen.py).")
 
 
 class GateVerdictSerializer(serializers.Serializer):

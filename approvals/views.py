@@ -2,7 +2,7 @@ from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from approvals import decisions, idempotency
+from approvals import decisions, idempotency, seen
 from approvals.gate import GateCall, gate_tool_call, request_clarification
 from approvals.models import Approval
 from approvals.resume import resume
@@ -143,6 +143,8 @@ class ApprovalDetail(APIView):
         approval = approvals.filter(pk=approval_id).first()
         if approval is None:
             raise NotFound("No such approval.")
+        if client is None:
+            seen.record_full_view(approval, user=request.user)  # "Show all" on a cut card: now it may be approved
         return Response(ApprovalSerializer(approval).data)
 
 
@@ -156,6 +158,8 @@ class Decision(ReviewerOnly, APIView):
             **errors(400, 403, 404, 409, 422,
                      e403="permission_denied: only logged-in reviewers decide (not logged in, or an API key).",
                      e409="approval_not_pending: the approval was already decided or has expired; "
+                          "payload_changed: the args on the table are not the payload_hash named (an edit); "
+                          "full_args_not_viewed: a card too long to show whole was approved unread; "
                           "approval_claimed: another reviewer holds a live claim on it; "
                           "already_approved_by_you: this payload needs another reviewer's approval.",
                      e422="resume_schema_rejected: the decision does not match the resume schema; "

@@ -103,6 +103,17 @@ class AlreadyApprovedByYou(CondorError):
     default_detail = "You have already approved this payload; another reviewer must approve it too."
 
 
+class PayloadChanged(CondorError):
+    status, code = 409, "payload_changed"
+    default_detail = ("The arguments on this card changed since you saw them (another reviewer edited them); "
+                      "review the card again.")
+
+
+class FullArgsNotViewed(CondorError):
+    status, code = 409, "full_args_not_viewed"
+    default_detail = "This card's arguments were too long to show whole: load them all before approving."
+
+
 class ApprovalExpired(CondorError):
     status, code = 410, "approval_expired"
     default_detail = "The approval has expired."

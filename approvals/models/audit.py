@@ -33,6 +33,7 @@ class AuditKind(models.TextChoices):
     REVIEW_TEAM = "review_team", "Review team change"
     ESCALATION = "escalation"
     API_CLIENT = "api_client", "API client or key change"
+    ARGS_VIEWED = "args_viewed", "Full arguments viewed"
 
 
 class AuditEvent(models.Model):

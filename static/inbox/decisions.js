@@ -12,7 +12,7 @@ const CHECK_FIELDS = 'Check the highlighted fields.';
 
 export function approve(entry) {
   if (cannotApprove(entry)) return;
-  submitDecision(entry, { approved: true }, `Approved: ${cardLabel(entry.card)}.`);
+  submitDecision(entry, { approved: true, payload_hash: entry.card.payload_hash }, `Approved: ${cardLabel(entry.card)}.`);
 }
 
 export function reject(entry, { stopRun = false } = {}) {
@@ -76,7 +76,7 @@ export function approveEdited(entry) {
   validateEdit(entry);
   if (!entry.edit.valid || !entry.edit.changes.length || cannotApprove(entry)) return;
   const n = entry.edit.changes.length;
-  submitDecision(entry, { approved: true, edited_args: entry.edit.value },
+  submitDecision(entry, { approved: true, edited_args: entry.edit.value, payload_hash: entry.card.payload_hash },
     `Approved with ${n} edit${n === 1 ? '' : 's'}: ${cardLabel(entry.card)}.`);
 }
 
@@ -144,9 +144,11 @@ async function submitDecision(entry, body, successText, { endsRun = false } = {}
     announce(successText, 'success');
     return;
   }
-  // Another reviewer holds the card, or this one already approved it (four eyes): it is
-  // still pending, so it stays, with the server's words (they name the holder).
-  const stillOpen = code === 'approval_claimed' || code === 'already_approved_by_you';
+  // Another reviewer holds the card, this one already approved it (four eyes), its args
+  // changed under an edit (the refreshed card follows), or a cut card's args were never
+  // loaded: it is still pending, so it stays, with the server's words.
+  const stillOpen = ['approval_claimed', 'already_approved_by_you', 'payload_changed', 'full_args_not_viewed']
+    .includes(code);
   if (res && !stillOpen && (res.status === 409 || res.status === 404 || res.status === 410)) {
     // Someone else decided first, it expired, or it is gone: it cannot be decided here.
     discard(entry);

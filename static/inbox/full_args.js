@@ -44,9 +44,11 @@ export async function loadFullArgs(entry) {
     throw new Error(`Could not load the full arguments (HTTP ${res.status}${detail}).`);
   }
   // Only the args of this very payload: the hash on the card is the one the decision binds.
-  if (!isObj(data) || data.id !== entry.id || data.payload_hash !== entry.card.payload_hash || !isObj(data.args)) {
+  // Under four eyes an edit puts `approved_args` on the table (approvals/quorum.py): those are the payload.
+  const onTable = isObj(data) && isObj(data.approved_args) ? data.approved_args : data?.args;
+  if (!isObj(data) || data.id !== entry.id || data.payload_hash !== entry.card.payload_hash || !isObj(onTable)) {
     throw new Error('The arguments changed since the card was sent; wait for the card to refresh.');
   }
-  entry.fullArgs = { hash: data.payload_hash, args: data.args };
+  entry.fullArgs = { hash: data.payload_hash, args: onTable };
   return true;
 }
