@@ -9,6 +9,7 @@ resume before the quorum is 409 approval_pending. sign_document ships with 2.
 import pytest
 from django.core.management import call_command
 
+from approvals.hashing import payload_hash
 from approvals.models import Approval, AuditEvent, ToolDescriptor
 from runs.models import RunEvent
 from tests.approvals.helpers import (
@@ -94,16 +95,18 @@ def test_an_edit_restarts_the_count_with_the_editors_approval(signing, api, revi
     assert after_edit["status"] == "pending"
     assert [a["reviewer"] for a in after_edit["approvals"]] == ["rob"]
     assert after_edit["approved_args"] == edited
-    # rita approved the old payload; the edited one is new to her, so she may approve it.
-    final = approve(reviewer_http, approval)
+    # rita approved the old payload; the edited one is new to her, so she may approve it
+    # (naming the edited card she is shown now: approvals/seen.py).
+    final = approve(reviewer_http, approval, payload_hash=payload_hash(edited))
     assert (final["status"], final["approved_args"]) == ("approved", edited)
     assert resume(api, run_id, approval, edited).status_code == 200
 
 
 def test_the_editor_cannot_approve_their_own_edit_again(signing, reviewer_http):
     _, approval = signing
-    approve(reviewer_http, approval, edited_args={**SIGNATURE, "signer": "Dr. Adeyemi"})
-    refused = decide(reviewer_http, approval, {"approved": True})
+    edited = {**SIGNATURE, "signer": "Dr. Adeyemi"}
+    approve(reviewer_http, approval, edited_args=edited)
+    refused = decide(reviewer_http, approval, {"approved": True, "payload_hash": payload_hash(edited)})
     assert refused.json()["error"] == "already_approved_by_you"
 
 
