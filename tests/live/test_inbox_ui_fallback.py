@@ -167,3 +167,17 @@ def test_show_all_refuses_args_of_another_payload(inbox):
     expect(shown.get_by_test_id("card-error")).to_contain_text("changed since the card was sent")
     expect(shown.get_by_test_id("approve")).to_be_disabled()
     expect(shown.get_by_test_id("card-args")).not_to_contain_text("visible only in full")
+
+
+def test_show_all_of_an_edited_four_eyes_card_shows_the_edit_it_would_approve(inbox):
+    card = approval_card(args=FULL_ARGS, tool="sign_document", op="sign")  # four eyes
+    inbox.open([card])
+    # Bob's edit is the payload on the table now: approving without editing approves it.
+    assert not inbox.rows.decide(card["id"], "approved", "bob", edited_args={**FULL_ARGS, "zz_tail": "bob's edit"})
+    inbox.update(card["id"])
+    shown = inbox.card(card["id"])
+
+    shown.get_by_test_id("show-all-args").click()
+
+    expect(shown.get_by_test_id("card-args")).to_contain_text("bob's edit")
+    expect(shown.get_by_test_id("card-args")).not_to_contain_text("visible only in full")
