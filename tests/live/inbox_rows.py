@@ -96,7 +96,7 @@ def _park(request: SuspendRequest, session: Session, *, run_id, expires_in: floa
     )
 
 
-def _context(session: Session, *, autonomy: str, rationale: str | None, tainted_by: str | None) -> dict:
+def _context(*, autonomy: str, rationale: str | None, tainted_by: str | None) -> dict:
     """What approvals/card_context.py reads from the call's ledger row, for a call that has one."""
     taint = {"tool": tainted_by, "at": (timezone.now() - timedelta(minutes=5)).isoformat()} if tainted_by else None
     return {**empty_context(), "rationale": rationale, "autonomy": autonomy, "tainted_by": taint}
@@ -154,7 +154,7 @@ def approval_card(
                              hitl_tier=verdict.effective_tier)
     row = _park(request, session, run_id=run_id, expires_in=expires_in,
                 approvals_required=effective_spec(tool, registered).approvals_required, now=now)
-    return _card(row, _context(session, autonomy=autonomy, rationale=rationale, tainted_by=tainted_by),
+    return _card(row, _context(autonomy=autonomy, rationale=rationale, tainted_by=tainted_by),
                  claimed_by=claimed_by, claim_seconds=claim_seconds, now=now)
 
 
@@ -197,7 +197,7 @@ def clarification_card(
                              message=message, missing=tuple(missing or FOLLOW_UP_FIELDS), rule_id=CLARIFICATION_RULE,
                              explanation=EXPLANATIONS[CLARIFICATION_RULE], hitl_tier=None)
     row = _park(request, session, run_id=run_id, expires_in=expires_in, approvals_required=1)
-    return _card(row, _context(session, autonomy="guarded", rationale=None, tainted_by=None),
+    return _card(row, _context(autonomy="guarded", rationale=None, tainted_by=None),
                  claimed_by=None, claim_seconds=None)
 
 
