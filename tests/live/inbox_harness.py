@@ -48,6 +48,7 @@ from tests.live.inbox_rows import (
     clarification_card,
     error_response,
     stopped_run_body,
+    unrouted_response,
 )
 
 REPO = Path(__file__).resolve().parents[2]
@@ -445,7 +446,8 @@ class InboxHarness:
             self.logouts.append(request.post_data or "")
             route.fulfill(status=200, content_type="text/plain", body="signed out")
             return
-        route.fulfill(status=404, content_type="text/plain", body="not found")
+        unrouted = unrouted_response(path)
+        route.fulfill(status=unrouted.status_code, content_type=unrouted["Content-Type"], body=unrouted.content)
 
     def _wait(self, predicate: Callable[[], bool], timeout: float, what: str) -> None:
         # Route and websocket handlers only run while Playwright is waiting, so poll through it.

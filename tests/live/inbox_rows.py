@@ -30,6 +30,7 @@ from datetime import datetime, timedelta
 from unittest import mock
 
 from django.conf import settings
+from django.http import Http404
 from django.contrib.auth import get_user_model
 from django.utils import timezone
 from django.test import RequestFactory
@@ -46,7 +47,7 @@ from approvals.policy import Context, Decision, ToolCall, ToolSpec, effective_sp
 from approvals.serializers import ApprovalSerializer
 from approvals.snapshot_pages import snapshot_frames
 from approvals.suspend import SuspendRequest
-from condor.errors import exception_handler
+from condor.errors import exception_handler, not_found
 from runs.models import Run
 from runs.serializers import RunSerializer
 from runs.states import RunState, TerminalReason
@@ -222,6 +223,11 @@ def card_page(rows: "Rows", url: str) -> dict:
     with rows.answering():
         data = pagination.get_paginated_response(CardSerializer(page, many=True).data).data
     return json.loads(JSONRenderer().render(data))
+
+
+def unrouted_response(path: str):
+    """What a path no route matches gets: condor/errors.py's handler404 (a JSON error under /api/)."""
+    return not_found(RequestFactory().get(path), Http404())
 
 
 def stopped_run_body(row: Approval) -> dict:
