@@ -1,4 +1,4 @@
-"""examples/langgraph against a live server: a LangGraph agent whose tool node asks Condor, rita deciding over the API."""
+"""examples/langgraph against a live server: a LangGraph agent whose tool node asks Condor; rita decides over the API."""
 
 import pytest
 from langchain_core.messages import ToolMessage
