@@ -1,4 +1,4 @@
-"""A ward round played by a script instead of a model, with three tools that only pretend.
+"""A ward round played by a script instead of a model, with two tools that only pretend.
 
 Run it against `make run` (which writes the demo agent's key) and decide in the inbox:
 
