@@ -78,7 +78,7 @@ def test_hidden_and_look_alike_characters_are_marked_and_the_card_warns(inbox):
     assert "\u202e" not in dose.evaluate("el => el.textContent")
     expect(shown.get_by_test_id("card-args").get_by_test_id("lookalike-char")).to_have_text("\u0435⟨U+0435⟩")
     expect(inbox.card(plain["id"]).get_by_test_id("card-hidden-warning")).to_be_hidden()
-    # The inbox and the admin (approvals/display.py) judge text alike.
+    # The inbox and the admin (condor/display.py) judge text alike.
     verdicts = inbox.page.evaluate(
         "async (texts) => { const m = await import('/static/inbox/reveal.js'); return texts.map(m.hasHidden); }",
         HIDDEN_OR_LOOKALIKE + ORDINARY)
