@@ -7,8 +7,8 @@ the user admin: people are shown by name).
 
 from django.contrib import admin
 
-from approvals import admin_display as show
-from approvals.display import HiddenCharactersWarningMixin
+from condor import admin_display as show
+from condor.display import HiddenCharactersWarningMixin
 from approvals.models import Approval, ToolCall
 from condor.admin_search import UUIDSearchMixin
 from condor.readonly_admin import ReadOnlyModelAdmin

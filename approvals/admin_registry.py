@@ -16,7 +16,7 @@ from django.http import HttpResponseNotAllowed, HttpResponseRedirect
 from django.shortcuts import get_object_or_404
 from django.urls import path, reverse
 
-from approvals import admin_display as show
+from condor import admin_display as show
 from approvals import registry, registry_changes, simulator
 from approvals.admin_simulator import simulator_view
 from approvals.models import ToolChange, ToolChangeStatus, ToolDescriptor

@@ -10,6 +10,8 @@ class ApprovalsConfig(AppConfig):
         import condor.schema  # noqa: F401
         # Logins and failed logins are audited (signal receivers).
         import approvals.audit_logins  # noqa: F401
-        from approvals import socket_signals
+        from approvals import audit, socket_signals
+        from condor import audit as front_door
 
         socket_signals.connect()
+        front_door.install(audit.record)

@@ -84,7 +84,7 @@ def record(kind: str, *, run=None, approval=None, session=None, actor_user=None,
         session = run.session if run is not None else (approval.session if approval is not None else None)
     event = AuditEvent(
         at=timezone.now(),
-        kind=kind,
+        kind=Kind(kind),  # a kind named by string (condor/audit.py) must be one the log knows
         actor_user=actor_user,
         actor_client=actor_client,
         actor=actor,

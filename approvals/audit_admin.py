@@ -23,7 +23,7 @@ from django.utils.html import format_html, format_html_join
 
 from approvals import audit, audit_chain
 from approvals.audit_export import csv_chunks
-from approvals.display import HiddenCharactersWarningMixin, reveal
+from condor.display import HiddenCharactersWarningMixin, reveal
 from approvals.audit_filters import (
     ActorFilter,
     DateRangeFilter,

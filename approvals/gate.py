@@ -33,9 +33,11 @@ from runs.states import RunState
 
 PRIOR_GRANT = "approval.prior-grant"
 CANNOT_PARK = "client.cannot-park"
+CLARIFICATION_RULE = "clarification.requested"
 EXPLANATIONS = {
     PRIOR_GRANT: "A reviewer already approved exactly this call in this session, so it may run once.",
     CANNOT_PARK: "This call needs a clinician's approval, but the calling client cannot wait for one, so it is blocked.",
+    CLARIFICATION_RULE: "The agent needs more information to continue.",
 }
 
 
@@ -217,8 +219,6 @@ def _park(run, call, verdict, untrusted, *, client) -> GateResult:
     return suspended_result(approval)
 
 
-CLARIFICATION_RULE = "clarification.requested"
-
 
 def request_clarification(run, body: dict, *, client) -> GateResult:
     """Park the run on a question to the reviewer (the same funnel as an approval).
@@ -230,7 +230,7 @@ def request_clarification(run, body: dict, *, client) -> GateResult:
         tool_call_id=body["tool_call_id"], step_id=body["step_id"], tool=body["tool"], op=body["op"],
         args=body["args"], kind="clarification", message=body["message"],
         missing=tuple(dict(field) for field in body["missing"]),
-        rule_id=CLARIFICATION_RULE, explanation="The agent needs more information to continue.", hitl_tier=None,
+        rule_id=CLARIFICATION_RULE, explanation=EXPLANATIONS[CLARIFICATION_RULE], hitl_tier=None,
     )
     if not client.can_park:
         request.resume_schema()  # an unusable form is the caller's error (400) whoever sends it

@@ -9,7 +9,8 @@ messages spread over them, plus one session of 500 messages whose runs carry
 gated calls (allowed, approved, rejected). Then times, in this process through
 Django's test client (the whole request path: middleware, API-key auth, view,
 serializer; no socket), `GET sessions/` (first page and a page deep in the
-cursor) and `GET sessions/{id}/history/`, and counts each request's queries.
+cursor) and `GET sessions/{id}/history/`, and counts each request's queries; beside them,
+as a reference taken in the same run, the history of a 10-message session.
 Figures: server time p50 / p99 per request, queries per request (target:
 ≤ 50 ms a page).
 """
@@ -73,23 +74,30 @@ def seed():
     from sessions_app.models import Session as S
 
     long_id = S.objects.get(client=client, title="bench: long conversation").pk
-    return key, long_id
+    short_id = S.objects.get(client=client, title="Ward round 0").pk
+    return key, long_id, short_id
 
 
-def measure(http, key, path, repeat):
+def measure(http, key, paths, repeat):
+    """p50, p99 and queries of each path, taken round-robin so that a load spike hits them all alike."""
     from django.db import connection
     from django.test.utils import CaptureQueriesContext
 
-    times, queries = [], []
+    times, queries, last = {p: [] for p in paths}, {p: 0 for p in paths}, {}
     for _ in range(repeat):
-        with CaptureQueriesContext(connection) as captured:
-            started = time.perf_counter()
-            response = http.get(path, HTTP_AUTHORIZATION=f"Api-Key {key}")
-            times.append((time.perf_counter() - started) * 1000)
-        assert response.status_code == 200, response.content[:200]
-        queries.append(len(captured.captured_queries))
-    times.sort()
-    return statistics.median(times), times[min(len(times) - 1, int(len(times) * 0.99))], max(queries), response
+        for path in paths:
+            with CaptureQueriesContext(connection) as captured:
+                started = time.perf_counter()
+                response = http.get(path, HTTP_AUTHORIZATION=f"Api-Key {key}")
+                times[path].append((time.perf_counter() - started) * 1000)
+            assert response.status_code == 200, response.content[:200]
+            queries[path], last[path] = max(queries[path], len(captured.captured_queries)), response
+    figures = {}
+    for path in paths:
+        ordered = sorted(times[path])
+        figures[path] = (statistics.median(ordered), ordered[min(len(ordered) - 1, int(len(ordered) * 0.99))],
+                         queries[path], last[path])
+    return figures
 
 
 def main() -> None:
@@ -103,9 +111,9 @@ def main() -> None:
     setup_django()
     from django.test import Client
 
-    key, long_id = seed()
+    key, long_id, short_id = seed()
     http = Client(HTTP_HOST="localhost")
-    _, _, _, first = measure(http, key, "/api/v1/sessions/?limit=50", 1)
+    first = http.get("/api/v1/sessions/?limit=50", HTTP_AUTHORIZATION=f"Api-Key {key}")
     deep = first.json()["next"]
     for _ in range(20):  # walk 20 pages in
         deep = http.get(deep, HTTP_AUTHORIZATION=f"Api-Key {key}").json()["next"]
@@ -114,11 +122,18 @@ def main() -> None:
         ("GET sessions/ (page 21 by cursor)", deep),
         ("GET sessions/?care_unit=Unit 3&q=round", "/api/v1/sessions/?care_unit=Unit%203&q=round&limit=50"),
         ("GET sessions/{id}/history/ (500 messages)", f"/api/v1/sessions/{long_id}/history/"),
+        # The reference: the same endpoint on a 10-message session, the request path's own cost
+        # on this machine in this run (the figures above swing with the load; the gap does less).
+        ("GET sessions/{id}/history/ (10 messages, reference)", f"/api/v1/sessions/{short_id}/history/"),
     ]
-    print(f"load {os.getloadavg()[0]:.1f}; {args.repeat} requests each")
+    load = os.getloadavg()[0]
+    figures = measure(http, key, [path for _, path in rows], args.repeat)
+    print(f"load {load:.1f} → {os.getloadavg()[0]:.1f}; {args.repeat} requests each, round-robin")
     for label, path in rows:
-        p50, p99, queries, _ = measure(http, key, path, args.repeat)
+        p50, p99, queries, _ = figures[path]
         print(f"| {label} | {p50:.1f} ms | {p99:.1f} ms | {queries} |")
+    gap = figures[rows[3][1]][0] - figures[rows[4][1]][0]
+    print(f"history of 500 messages over the reference: +{gap:.1f} ms p50")
 
 
 if __name__ == "__main__":

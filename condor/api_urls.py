@@ -5,11 +5,11 @@ from approvals import views as approvals
 from approvals.identifiers import ToolCallIdConverter
 from approvals.inbox_cards import PendingCards
 from approvals.inbox_decided import DecidedCards
+from runs import session_views as session_runs
 from runs import views as runs
 from runs.stream import run_stream
 from sessions_app import views as sessions
 from sessions_app import card_views as pinned
-from sessions_app import run_views as session_runs
 from sessions_app import message_views as session_messages
 
 register_converter(ToolCallIdConverter, "tool_call_id")

@@ -1,7 +1,7 @@
 from django.contrib import admin
 from django.utils.html import format_html, format_html_join
 
-from approvals import admin_display as show
+from condor import admin_display as show
 from condor.admin_search import UUIDSearchMixin
 from condor.readonly_admin import ReadOnlyModelAdmin
 from runs.models import Run, RunEvent

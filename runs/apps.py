@@ -7,6 +7,9 @@ class RunsConfig(AppConfig):
     verbose_name = "Runs"
 
     def ready(self):
+        from runs import session_hooks
+
+        session_hooks.install()
         if settings.CONDOR_INPROCESS_SWEEPS:
             from runs.inprocess import start_sweeper
 

@@ -1,7 +1,7 @@
 from django.contrib import admin
 from django.utils.html import format_html
 
-from approvals import admin_display as show
+from condor import admin_display as show
 from condor.admin_search import UUIDSearchMixin
 from condor.readonly_admin import ReadOnlyModelAdmin
 from sessions_app.admin_panels import SessionPanels

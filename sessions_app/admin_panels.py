@@ -7,7 +7,7 @@ the page slow; every value is escaped (format_html), nothing is editable.
 from django.contrib import admin
 from django.utils.html import format_html, format_html_join
 
-from approvals import admin_display as show
+from condor import admin_display as show
 
 PANEL_ROWS = 50
 

@@ -5,51 +5,57 @@ the run's persisted stream frames (sessions_app/ui_parts.py): into the run's
 assistant message when the client linked one (a part the client stored for the
 same toolCallId is replaced: Condor's state of a gated call is the one that
 counts), else into an assistant message of its own, placed where its first call happened.
-Five queries whatever the length: key, session, messages, runs, frames.
+At most five queries whatever the length: key, session, messages, frames (the
+runs app reads those: sessions_app/extensions.py), and the first-frame times of
+runs without a message of their own, if there are any.
 """
 
+import json
 from bisect import bisect_right
 
+from django.db.models import TextField
+from django.db.models.functions import Cast
+
+from sessions_app import extensions
 from sessions_app.models import Message
 from sessions_app.ui_parts import fold
 
 
 def build_history(session) -> list[dict]:
-    from runs.models import Run, RunEvent
+    # Parts as text, parsed here: Django's JSON converter costs more per row than the parse.
+    rows = list(Message.objects.filter(session=session).order_by("seq")
+                .values_list("message_id", "role", Cast("parts", TextField()), "run_id", "created_at"))
+    history = [{"id": message_id, "role": role, "parts": json.loads(parts)} for message_id, role, parts, *_ in rows]
+    owner = {run_id: message for (_, role, _, run_id, _), message in zip(rows, history)
+             if role == "assistant" and run_id is not None}  # the last one linked to a run wins
 
-    messages = list(Message.objects.filter(session=session).order_by("seq")
-                    .values_list("message_id", "role", "parts", "run_id", "created_at"))
-    runs = list(Run.objects.filter(session=session).values_list("id", flat=True))
-    chunks, first_at = {}, {}
-    events = (RunEvent.objects.filter(run_id__in=runs).exclude(frames=[]).order_by("id")
-              .values_list("run_id", "frames", "created_at"))
-    for run_id, frames, at in events:
+    chunks: dict = {}
+    for run_id, frames in extensions.run_frames(session):
         chunks.setdefault(run_id, []).extend(frames)
-        first_at.setdefault(run_id, at)
-
-    history = [{"id": message_id, "role": role, "parts": list(parts), "_run": run_id, "_at": at}
-               for message_id, role, parts, run_id, at in messages]
-    owner = {m["_run"]: m for m in history if m["role"] == "assistant" and m["_run"] is not None}  # last wins
-    # A run with no message of its own goes before the first message written after its first call:
-    # found by bisection over the messages' times (in conversation order), not by a scan per run.
-    times = [m["_at"] for m in history]
-    placed: dict[int, list[dict]] = {}
+    unowned = {}
     for run_id, run_chunks in chunks.items():
         parts = fold(run_chunks)
-        if not parts:
-            continue
-        if run_id in owner:
+        if parts and run_id in owner:
             _merge(owner[run_id], parts)
-        else:
-            at = first_at[run_id]
-            placed.setdefault(bisect_right(times, at), []).append(
-                {"id": f"run_{run_id}", "role": "assistant", "parts": [{"type": "step-start"}, *parts], "_at": at})
+        elif parts:
+            unowned[run_id] = parts
+    if not unowned:
+        return history
+    # A run with no message of its own goes before the first message written after its first call:
+    # found by bisection over the messages' times (in conversation order), not by a scan per run.
+    # Only such runs need that time, so only they cost a query for it.
+    first_at = extensions.first_frame_times(list(unowned))
+    times = [row[4] for row in rows]
+    placed: dict[int, list] = {}
+    for run_id, parts in unowned.items():
+        placed.setdefault(bisect_right(times, first_at[run_id]), []).append(
+            (first_at[run_id], {"id": f"run_{run_id}", "role": "assistant", "parts": [{"type": "step-start"}, *parts]}))
     ordered = []
     for index, message in enumerate([*history, None]):
-        ordered.extend(sorted(placed.get(index, ()), key=lambda m: m["_at"]))
+        ordered.extend(run_message for _, run_message in sorted(placed.get(index, ()), key=lambda pair: pair[0]))
         if message is not None:
             ordered.append(message)
-    return [{"id": m["id"], "role": m["role"], "parts": m["parts"]} for m in ordered]
+    return ordered
 
 
 def _merge(message: dict, parts: list[dict]) -> None:

@@ -3,9 +3,12 @@
 from django.db import transaction
 from django.utils import timezone
 
-from approvals import audit
+from condor import audit
 from condor.errors import NotFound
+from sessions_app import extensions
 from sessions_app.models import Session
+
+SESSION_CHANGE = "session_change"  # the audit kind of every row written here
 
 # What PATCH may change. Policy context (autonomy, consent, age band) is fixed at
 # creation: loosening it mid-conversation would change what earlier grants meant.
@@ -32,7 +35,7 @@ def update_session(session_id, changes: dict, *, client) -> Session:
         setattr(session, name, value)
     session.save(update_fields=[*changed, "updated_at"])
     # After the save: the row carries the new patient_ref, and `data` the old one.
-    audit.record(audit.Kind.SESSION_CHANGE, session=session, actor_client=client, decision="updated",
+    audit.record(SESSION_CHANGE, session=session, actor_client=client, decision="updated",
                  data={"changed": {name: {"from": before[name], "to": value} for name, value in changed.items()}})
     return session
 
@@ -45,13 +48,10 @@ def delete_session(session_id, *, client) -> None:
     rows point at them) and the admin still shows them; every client endpoint
     answers 404 from now on, this one included.
     """
-    from runs.spine import close_active_run
-    from runs.states import TerminalReason
-
     # Lock order everywhere: session, then run, then approvals (then the audit chain head).
     session = lock_live_session(session_id)
-    closed = close_active_run(session, TerminalReason.USER_STOPPED, actor_client=client)
+    closed = extensions.stop_active_run(session, actor_client=client)
     session.deleted_at = timezone.now()
     session.save(update_fields=["deleted_at", "updated_at"])
-    audit.record(audit.Kind.SESSION_CHANGE, session=session, actor_client=client, decision="deleted",
+    audit.record(SESSION_CHANGE, session=session, actor_client=client, decision="deleted",
                  data={"stopped_run": str(closed.pk) if closed is not None else None})

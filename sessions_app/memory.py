@@ -1,4 +1,6 @@
-"""Working memory: the one parser of run-summary blocks, and the session's rolling memory built with it.
+"""Working memory: the one parser of run-summary blocks, and the rolling memory it makes of a run of them.
+
+The memory endpoint (runs/session_views.py) feeds it the session's latest summaries.
 
 A run's close may carry a `summary`. Its blocks are Markdown-ish sections:
 
@@ -78,10 +80,3 @@ def rolling_memory(summaries) -> dict:
         notes.extend({"run": str(run_id), "text": note} for note in parsed.notes)
     return {**memory, "notes": notes[-MAX_NOTES:]}
 
-
-def session_memory(session) -> dict:
-    from runs.models import Run
-
-    latest = list(Run.objects.filter(session=session, closed_at__isnull=False).exclude(summary="")
-                  .order_by("-closed_at", "-pk").values_list("pk", "summary")[:RUN_WINDOW])
-    return rolling_memory(reversed(latest))

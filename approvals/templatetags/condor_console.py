@@ -2,7 +2,7 @@
 
 from django import template
 
-from approvals import admin_display
+from condor import admin_display
 from approvals.admin_dashboard import dashboard
 
 register = template.Library()

@@ -3,20 +3,21 @@ import uuid
 import pgtrigger
 from django.db import models
 
-from approvals.policy import AgeBand, Autonomy
 
 
+# The policy engine's Autonomy and AgeBand (approvals/policy/types.py), spelled out here because
+# sessions_app comes before approvals; tests/sessions_app/test_policy_context.py holds them equal.
 class AutonomyChoice(models.TextChoices):
-    AUTONOMOUS = Autonomy.AUTONOMOUS.value, "Autonomous (the clinician typed the request)"
-    GUARDED = Autonomy.GUARDED.value, "Guarded (supervised)"
-    AMBIENT = Autonomy.AMBIENT.value, "Ambient (supervised)"
+    AUTONOMOUS = "autonomous", "Autonomous (the clinician typed the request)"
+    GUARDED = "guarded", "Guarded (supervised)"
+    AMBIENT = "ambient", "Ambient (supervised)"
 
 
 class AgeBandChoice(models.TextChoices):
-    ADULT = AgeBand.ADULT.value
-    TEEN = AgeBand.TEEN.value
-    CHILD = AgeBand.CHILD.value
-    UNKNOWN = AgeBand.UNKNOWN.value, "Unknown (treated as child)"
+    ADULT = "adult"
+    TEEN = "teen"
+    CHILD = "child"
+    UNKNOWN = "unknown", "Unknown (treated as child)"
 
 
 class TaintCannotBeCleared(Exception):

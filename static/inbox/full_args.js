@@ -43,12 +43,13 @@ export async function loadFullArgs(entry) {
     const detail = isObj(data) && typeof data.detail === 'string' ? `: ${data.detail}` : '';
     throw new Error(`Could not load the full arguments (HTTP ${res.status}${detail}).`);
   }
+  // The payload on the table: under four eyes an edit waits in approved_args while the card is
+  // pending (approvals/quorum.py), and that, not the agent's args, is what approving approves.
+  const args = isObj(data) && isObj(data.approved_args) ? data.approved_args : isObj(data) ? data.args : null;
   // Only the args of this very payload: the hash on the card is the one the decision binds.
-  // Under four eyes an edit puts `approved_args` on the table (approvals/quorum.py): those are the payload.
-  const onTable = isObj(data) && isObj(data.approved_args) ? data.approved_args : data?.args;
-  if (!isObj(data) || data.id !== entry.id || data.payload_hash !== entry.card.payload_hash || !isObj(onTable)) {
+  if (!isObj(data) || data.id !== entry.id || data.payload_hash !== entry.card.payload_hash || !isObj(args)) {
     throw new Error('The arguments changed since the card was sent; wait for the card to refresh.');
   }
-  entry.fullArgs = { hash: data.payload_hash, args: onTable };
+  entry.fullArgs = { hash: data.payload_hash, args };
   return true;
 }

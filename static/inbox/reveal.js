@@ -13,7 +13,7 @@
  * digits ("dеlete" with a Cyrillic е), and a word spelled entirely in Cyrillic or Greek
  * letters that mimic Latin ones ("раураl") in text that is otherwise Latin.
  *
- * approvals/display.py applies the same rules in the admin. All output is text nodes
+ * condor/display.py applies the same rules in the admin. All output is text nodes
  * and spans built by dom.js: never HTML.
  */
 import { h } from './dom.js';

@@ -7,7 +7,7 @@ The rules are reveal.js's in the inbox (tests/live/test_inbox_ui_cards.py covers
 
 import pytest
 
-from approvals.display import contains_hidden, has_hidden, reveal
+from condor.display import contains_hidden, has_hidden, reveal
 from approvals.models import Approval, ToolCall
 from tests.approvals.helpers import open_executing_run, suspend
 from tests.test_admin import admin_client, change_url

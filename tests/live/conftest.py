@@ -6,22 +6,17 @@ without a database.
 
 import pytest
 
-# Short, so a test can watch an idle stream heartbeat; long enough that a frame
-# arriving well inside it must have come by the live push, not the next poll.
+# Short, so a test can watch an idle stream heartbeat.
 STREAM_HEARTBEAT_SECONDS = 2
+# A stream's heartbeat, and so its poll, on push_only_server: longer than any test runs.
+PUSH_ONLY_HEARTBEAT_SECONDS = 3600
 # A small pool, so anything that pins a connection (a stream waiting on a parked
 # run, say) starves the server within a few requests instead of a few dozen.
 DB_POOL_MAX = 4
 
 
-@pytest.fixture(scope="session")
-def daphne_server(django_db_setup):
-    """daphne serving condor.asgi:application on the test database and this run's Redis prefix.
-
-    Tests that use it need `transactional_db`: the server is another process and
-    only sees committed rows. And `serialized_rollback`, since the flush after each
-    such test also empties the groups the migrations made.
-    """
+def _daphne(heartbeat_seconds: int):
+    """daphne on the test database and this run's Redis prefix, its stream polling every `heartbeat_seconds`."""
     from django.conf import settings
 
     from tests.live.server import DaphneServer, database_url
@@ -32,14 +27,36 @@ def daphne_server(django_db_setup):
     env = {
         "DATABASE_URL": database_url(database),
         "SECRET_KEY": settings.SECRET_KEY,  # the session cookies made here must verify there
-        "CONDOR_STREAM_HEARTBEAT_SECONDS": str(STREAM_HEARTBEAT_SECONDS),
+        "CONDOR_STREAM_HEARTBEAT_SECONDS": str(heartbeat_seconds),
         "CONDOR_DB_POOL_MIN": "1",
         "CONDOR_DB_POOL_MAX": str(DB_POOL_MAX),
     }
     if settings.REDIS_URL:
         env["REDIS_URL"] = settings.REDIS_URL
         env["CONDOR_CHANNEL_PREFIX"] = settings.CHANNEL_LAYERS["default"]["CONFIG"]["prefix"]
-    with DaphneServer(env) as server:
+    return DaphneServer(env)
+
+
+@pytest.fixture(scope="session")
+def daphne_server(django_db_setup):
+    """daphne serving condor.asgi:application on the test database and this run's Redis prefix.
+
+    Tests that use it need `transactional_db`: the server is another process and
+    only sees committed rows. And `serialized_rollback`, since the flush after each
+    such test also empties the groups the migrations made.
+    """
+    with _daphne(STREAM_HEARTBEAT_SECONDS) as server:
+        yield server
+
+
+@pytest.fixture(scope="session")
+def push_only_server(django_db_setup):
+    """Like daphne_server, but its streams re-read the outbox only once an hour.
+
+    So a frame a stream sends after its replay has come by the live push: no test
+    has to tell a push from a poll by how soon the frame arrived.
+    """
+    with _daphne(PUSH_ONLY_HEARTBEAT_SECONDS) as server:
         yield server
 
 

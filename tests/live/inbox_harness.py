@@ -1,9 +1,11 @@
 """Drive the reviewer inbox in real Chromium with its backends played by Playwright.
 
 The page is the production template (templates/inbox/inbox.html, extending base.html)
-rendered by a standalone Django template engine, so no project settings, database or
-server are needed. Playwright serves it and static/ from a fake origin, plays the
-server side of the inbox websocket and answers the decision endpoint.
+rendered by a standalone Django template engine, so no server or database is needed.
+Playwright serves it and static/ from a fake origin, plays the server side of the inbox
+websocket and answers the decision, stop, approval and card-list endpoints. What it
+sends is built by the server's own code over in-memory rows (tests/live/inbox_rows.py):
+the cards, the socket's messages, the answers and the error bodies.
 
     harness = InboxHarness(page)
     harness.open([approval_card(tier="high"), clarification_card()])
@@ -17,18 +19,37 @@ Run by hand to get a screenshot of a realistic inbox:
 
 from __future__ import annotations
 
-import itertools
 import json
 import mimetypes
+import os
 import re
 import sys
 import time
-import uuid
 from dataclasses import dataclass, field
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Callable
 from urllib.parse import urlsplit
+
+if __name__ == "__main__":  # pragma: no cover - run by hand: the project's settings, as under pytest
+    import django
+
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "condor.settings")
+    django.setup()
+
+from approvals.models import ApprovalStatus
+from condor.errors import ApprovalNotPending, CondorError, NotFound
+from tests.live.inbox_rows import (
+    Card,
+    Rows,
+    approval_body,
+    approval_card,
+    card_page,
+    clarification_card,
+    error_response,
+    stopped_run_body,
+    unrouted_response,
+)
 
 REPO = Path(__file__).resolve().parents[2]
 TEMPLATES_DIR = REPO / "templates"
@@ -45,6 +66,18 @@ APPROVAL_URL_TEMPLATE = "/api/v1/approvals/{id}/"
 CARDS_URL = "/api/v1/inbox/cards/"
 CSRF_TOKEN = "harnessCsrfToken0123456789abcdefABCDEF0123456789abcdefABCD"
 
+# Counts the inbox socket's messages as the page takes them: this listener is added before the
+# page's own handler, and a wait that sees the count runs in a later task, after that handler.
+FRAME_COUNTER = """
+window.__inboxFramesTaken = 0;
+window.WebSocket = class extends window.WebSocket {
+  constructor(...args) {
+    super(...args);
+    this.addEventListener('message', () => { window.__inboxFramesTaken += 1; });
+  }
+};
+"""
+
 CHROMIUM = "/usr/bin/chromium"
 CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update"]
 
@@ -58,21 +91,8 @@ def launch_chromium(playwright, **kwargs):
 
 
 def _template_engine():
-    import django
-    from django.apps import apps
-    from django.conf import settings
     from django.template import Engine
 
-    if not settings.configured:
-        settings.configure(
-            DEBUG=False,
-            USE_TZ=True,
-            STATIC_URL="/static/",
-            INSTALLED_APPS=[],
-            TEMPLATES=[],
-        )
-    if not apps.ready:
-        django.setup()
     # Same loaders and tag libraries the project's DjangoTemplates backend gives these templates.
     return Engine(dirs=[str(TEMPLATES_DIR)], debug=True, libraries={"static": "django.templatetags.static"})
 
@@ -113,121 +133,14 @@ def render_inbox(username: str = "rita", poll_seconds: int = 10) -> str:
     )
 
 
-# --------------------------------------------------------------------------- cards
-
-_seq = itertools.count(1)
-
-
-def iso(dt: datetime) -> str:
-    """Like approvals/cards.py: datetime.isoformat(), microseconds and +00:00."""
-    return dt.astimezone(UTC).isoformat()
-
-
-def approval_card(
-    *,
-    tier: str | None = "low",
-    expires_in: float = 600,
-    tool: str = "ehr.medication_order",
-    op: str = "create",
-    args: dict | None = None,
-    patient_ref: str | None = None,
-    title: str = "Ward 7 discharge planning",
-    client: str = "discharge-agent",
-    rule_id: str = "tier.high.mutate",
-    explanation: str = "Mutating call on a high-tier tool needs a human.",
-    **extra: Any,
-) -> dict[str, Any]:
-    """A pending approval card as the inbox websocket sends it."""
-    n = next(_seq)
-    now = datetime.now(UTC)
-    card = {
-        "id": str(uuid.uuid4()),
-        "run_id": str(uuid.uuid4()),
-        "session": {"id": str(uuid.uuid4()), "title": title, "patient_ref": patient_ref or f"MRN-{40000 + n}"},
-        "client": {"name": client},
-        "tool": tool,
-        "op": op,
-        "tool_call_id": f"call_{n:04d}",
-        "reason_code": "approval",
-        "rule_id": rule_id,
-        "explanation": explanation,
-        "hitl_tier": tier,
-        "args": args if args is not None else {"drug": "amoxicillin", "dose_mg": 500, "route": "oral", "frequency": "8-hourly"},
-        "message": None,
-        "resume_schema": {
-            "type": "object",
-            "properties": {"approved": {"type": "boolean"}, "reason": {"type": "string"}},
-            "required": ["approved"],
-        },
-        "requested_at": iso(now - timedelta(seconds=30)),
-        "expires_at": iso(now + timedelta(seconds=expires_in)),
-        "status": "pending",
-    }
-    card.update(extra)
-    return card
-
-
-def clarification_card(*, schema: dict | None = None, message: str = "Which follow-up should be booked?", **kw: Any) -> dict[str, Any]:
-    card = approval_card(
-        tool=kw.pop("tool", "scheduling.book_followup"),
-        op=kw.pop("op", "create"),
-        rule_id=kw.pop("rule_id", "clarification.missing-fields"),
-        explanation=kw.pop("explanation", "The agent needs more information before it can continue."),
-        args=kw.pop("args", {"clinic": "cardiology"}),
-        tier=kw.pop("tier", None),
-        **kw,
-    )
-    card.update(reason_code="clarification", message=message, resume_schema=schema or sample_clarification_schema())
-    return card
-
-
-def sample_clarification_schema() -> dict[str, Any]:
-    """One field of every kind the inbox renders (mirrors approvals/resume_schemas.py hints)."""
-    return {
-        "type": "object",
-        "properties": {
-            "clinic": {"type": "string", "title": "Clinic", "enum": ["cardiology", "renal", "diabetes"]},
-            "urgency": {
-                "type": "string",
-                "title": "Urgency",
-                "oneOf": [
-                    {"const": "routine", "title": "Routine"},
-                    {"const": "soon", "title": "Within 2 weeks"},
-                    {"const": "urgent", "title": "Urgent"},
-                ],
-                "x-condor-widget": "radio",
-            },
-            "tests": {
-                "type": "array",
-                "title": "Tests before the visit",
-                "items": {"anyOf": [
-                    {"const": "ecg", "title": "ECG"},
-                    {"const": "echo", "title": "Echocardiogram"},
-                    {"const": "bloods", "title": "Bloods (U&E)"},
-                ]},
-            },
-            "visit_date": {
-                "type": "string",
-                "format": "date",
-                "title": "Visit date",
-                "formatMinimum": "2030-01-01",
-                "formatMaximum": "2030-03-31",
-            },
-            "notes": {"type": "string", "title": "Notes for the clinic", "x-condor-widget": "textarea"},
-            "duration_min": {"type": "integer", "title": "Duration (minutes)", "minimum": 10, "maximum": 60},
-            "interpreter": {"type": "boolean", "title": "Interpreter needed"},
-        },
-        "required": ["clinic", "urgency", "visit_date", "duration_min"],
-    }
-
-
 # --------------------------------------------------------------------------- harness
 
 
 @dataclass
 class Reply:
-    status: int = 200
-    body: Any = None
+    """The next answer to one request: an error the server raises, or a dropped connection."""
+
+    error: Exception | None = None
     network_error: bool = False
     before: Callable[[], None] | None = None  # runs while the request is in flight
 
@@ -246,10 +159,10 @@ class InboxHarness:
     page: Any
     username: str = "rita"
     auto_snapshot: bool = True  # every (re)connect gets the current pending set, like the server
-    echo_removals: bool = True  # a successful decision also sends card.removed, like the server
-    server_cards: dict[str, dict] = field(default_factory=dict)
+    rows: Rows = field(default_factory=Rows)
     sockets: list[Any] = field(default_factory=list)
     received: list[Any] = field(default_factory=list)
+    requests: list[str] = field(default_factory=list)  # "METHOD path" of every request, in order
     decisions: list[Decision] = field(default_factory=list)
     logouts: list[str] = field(default_factory=list)
     stops: list[Decision] = field(default_factory=list)  # POST runs/{id}/stop/ (approval_id holds the run id)
@@ -260,10 +173,11 @@ class InboxHarness:
     _open: set[int] = field(default_factory=set)
     # The Redis-down fallback: the socket refused at once, the REST snapshot polled instead.
     socket_down: bool = False
-    snapshot_status: int | None = None  # None: the snapshot endpoint is not served (404)
+    cards_served: bool = False  # GET inbox/cards/ answered (else 404, as if the page never asked)
+    cards_refusal: Exception | None = None  # ...or refused with this error
     poll_seconds: int = 10
     polls: int = 0
-    approvals: dict[str, dict] = field(default_factory=dict)  # GET approvals/{id}/ bodies ("Show all")
+    frames_sent: int = 0  # to the page's sockets since it was (re)loaded
     # The layout the page opens in (static/inbox/settings.js): "full" shows every card, as the
     # card tests expect; "queue" is the compact queue with a detail pane (the page's default).
     view: str = "full"
@@ -275,15 +189,21 @@ class InboxHarness:
         self._decision_re = re.compile(f"^{pattern}$")
         stop_pattern = re.escape(STOP_URL_TEMPLATE).replace(re.escape("{id}"), r"(?P<id>[^/]+)")
         self._stop_re = re.compile(f"^{stop_pattern}$")
+        approval_pattern = re.escape(APPROVAL_URL_TEMPLATE).replace(re.escape("{id}"), r"(?P<id>[^/]+)")
+        self._approval_re = re.compile(f"^{approval_pattern}$")
         self.page.context.add_cookies([{"name": "csrftoken", "value": CSRF_TOKEN, "url": ORIGIN}])
         self.page.on("pageerror", lambda err: self.page_errors.append(str(err)))
         self.page.route(f"{ORIGIN}/**", self._serve)
         self.page.route_web_socket(f"ws://{urlsplit(ORIGIN).netloc}{WS_PATH}", self._on_socket)
+        self.page.add_init_script(FRAME_COUNTER)  # after the routing, whose WebSocket it extends
 
     # ---- page
 
-    def open(self, cards: list[dict] = (), *, wait_live: bool = True) -> None:
-        self.server_cards = {c["id"]: c for c in cards}
+    def open(self, cards: list[Card] = (), *, wait_live: bool = True) -> None:
+        """Load the page with `cards` as the server's rows (a reload keeps rows already held)."""
+        for card in cards:
+            self.keep(card)
+        self.frames_sent = 0
         self.page.goto(f"{ORIGIN}{INBOX_PATH}")
         if wait_live:
             self.page.locator('[data-testid="connection-state"][data-state="live"]').wait_for()
@@ -316,9 +236,13 @@ class InboxHarness:
 
         def on_message(message):
             try:
-                self.received.append(json.loads(message))
+                content = json.loads(message)
             except (TypeError, ValueError):
-                self.received.append(message)
+                content = message
+            self.received.append(content)
+            # approvals/consumers.py answers the page's keep-alive.
+            if content == {"type": "ping"}:
+                self._send_on(ws, {"type": "pong"})
 
         def on_close(code, reason):
             self._open.discard(id(ws))
@@ -326,7 +250,8 @@ class InboxHarness:
         ws.on_message(on_message)
         ws.on_close(on_close)
         if self.auto_snapshot:
-            ws.send(json.dumps({"type": "snapshot", "cards": list(self.server_cards.values())}))
+            for frame in self.rows.snapshot():
+                self._send_on(ws, frame)
 
     @property
     def socket(self):
@@ -334,31 +259,42 @@ class InboxHarness:
         return live[-1] if live else None
 
     def send(self, frame: dict) -> None:
-        """Send a raw frame to the page on the current connection."""
+        """Send a frame the server built to the page on the current connection."""
         ws = self.socket
         if ws is None:
             raise AssertionError("the page has no open inbox websocket")
+        self._send_on(ws, frame)
+
+    def _send_on(self, ws, frame: dict) -> None:
+        self.frames_sent += 1
         ws.send(json.dumps(frame))
 
-    def snapshot(self, cards: list[dict] | None = None) -> None:
-        if cards is not None:
-            self.server_cards = {c["id"]: c for c in cards}
-        self.send({"type": "snapshot", "cards": list(self.server_cards.values())})
+    def frames_taken(self) -> None:
+        """Wait until the page has handled every frame sent to it: what they change is on the page now."""
+        self.page.wait_for_function("n => window.__inboxFramesTaken >= n", arg=self.frames_sent)
 
-    def add(self, card: dict) -> None:
-        self.server_cards[card["id"]] = card
+    def _push(self, message: dict) -> None:
+        # With the socket down the change waits for the next poll, as on the server.
         if self.socket is not None:
-            self.send({"type": "card.added", "card": card})
+            self.send(message)
 
-    def update(self, card: dict) -> None:
-        self.server_cards[card["id"]] = card
-        if self.socket is not None:
-            self.send({"type": "card.updated", "card": card})
+    def keep(self, card: Card) -> None:
+        """The server holds `card`'s row from now on, unannounced (as while the page is away)."""
+        self.rows.keep(card.row, card.context)
 
-    def remove(self, approval_id: str, status: str = "approved", decided_by: str | None = "alice") -> None:
-        self.server_cards.pop(approval_id, None)
-        if self.socket is not None:
-            self.send({"type": "card.removed", "id": approval_id, "status": status, "decided_by": decided_by})
+    def add(self, card: Card) -> None:
+        self.keep(card)
+        self._push(self.rows.added(card["id"]))
+
+    def update(self, approval_id: str) -> None:
+        """Push the row as it is now (after a claim, a counted approval, an escalation...)."""
+        self._push(self.rows.updated(approval_id))
+
+    def remove(self, approval_id: str, status: str = ApprovalStatus.APPROVED, decided_by: str | None = "alice",
+               *, reason: str = "Decided elsewhere.") -> None:
+        """Decide (or expire, or consume) the row elsewhere and push its removal."""
+        self.rows.decide(approval_id, status, decided_by, reason=reason)
+        self._push(self.rows.removed(approval_id))
 
     def drop_connection(self, code: int = 1012, reason: str = "server restart") -> None:
         ws = self.socket
@@ -369,14 +305,37 @@ class InboxHarness:
     def wait_for_connections(self, count: int, timeout: float = 15.0) -> None:
         self._wait(lambda: len(self.sockets) >= count, timeout, f"{count} websocket connections")
 
+    def round_trip(self) -> None:
+        """A request from the page, answered: every request the page made before it has reached the harness.
+
+        Requests reach the harness in the order the page made them, so a check that
+        the page sent nothing (no decision, no stop) ends with this marker, not a pause.
+        """
+        marker = f"/__round-trip/{len(self.requests)}"
+        self.page.evaluate("url => fetch(url).then(r => r.text())", marker)
+        assert f"GET {marker}" in self.requests
+
+    def pass_page_time(self, ms: int) -> None:
+        """Run the page's timers through `ms` of its time at once, then stop its clock; what they sent has arrived.
+
+        Needs `page.clock.install()` before `open`. The page's clock is paused `ms` ahead
+        (firing what falls due on the way) and run `ms` further, so a poll or reconnect
+        the page should not make has had every chance, with no wall-clock wait.
+        """
+        ahead = self.page.evaluate("Date.now()") / 1000 + ms / 1000
+        self.page.clock.pause_at(datetime.fromtimestamp(ahead, UTC))
+        self.page.clock.run_for(ms)
+        self.round_trip()
+
     # ---- decision API
 
-    def reply_next(self, approval_id: str, status: int = 200, body: Any = None, *, before: Callable[[], None] | None = None) -> None:
-        """Queue the answer to the next decision POST for this approval.
+    def refuse_next(self, approval_id: str, error: Exception) -> None:
+        """The next decision POST for this approval raises `error` (a condor.errors or DRF exception) on the server."""
+        self.replies.setdefault(approval_id, []).append(Reply(error=error))
 
-        `before` runs while the request is in flight, e.g. to push a card.removed first.
-        """
-        self.replies.setdefault(approval_id, []).append(Reply(status=status, body=body, before=before))
+    def during_next(self, approval_id: str, before: Callable[[], None]) -> None:
+        """Run `before` while the next decision POST for this approval is in flight, then answer it."""
+        self.replies.setdefault(approval_id, []).append(Reply(before=before))
 
     def fail_network_next(self, approval_id: str) -> None:
         self.replies.setdefault(approval_id, []).append(Reply(network_error=True))
@@ -393,24 +352,30 @@ class InboxHarness:
             body = request.post_data
         self.decisions.append(Decision(approval_id, body, dict(request.headers)))
         queued = self.replies.get(approval_id)
-        reply = queued.pop(0) if queued else self._default_reply(approval_id, body)
+        reply = queued.pop(0) if queued else Reply()
         if reply.before is not None:
             reply.before()
         if reply.network_error:
             route.abort("connectionreset")
             return
-        if reply.status == 200 and self.echo_removals and approval_id in self.server_cards:
-            approved = not isinstance(body, dict) or body.get("approved", True) is not False
-            self.remove(approval_id, "approved" if approved else "rejected", self.username)
-        route.fulfill(status=reply.status, content_type="application/json", body=json.dumps(reply.body))
-
-    def _default_reply(self, approval_id: str, body: Any) -> Reply:
-        card = self.server_cards.get(approval_id)
-        if card is None:
-            return Reply(409, {"error": "approval_not_pending", "detail": "This approval is no longer pending."})
-        approved = not isinstance(body, dict) or body.get("approved", True) is not False
-        result = {**card, "status": "approved" if approved else "rejected", "decided_by": self.username}
-        return Reply(200, result)
+        row = self.rows.by_id.get(approval_id)
+        error = reply.error or (NotFound() if row is None else None) or \
+            (ApprovalNotPending() if row.status != ApprovalStatus.PENDING else None)
+        if error is not None:
+            self._fulfil(route, *error_response(error))
+            return
+        body = body if isinstance(body, dict) else {}
+        approved = body.get("approved", True) is not False
+        status = ApprovalStatus.APPROVED if approved else ApprovalStatus.REJECTED
+        try:
+            met = self.rows.decide(approval_id, status, self.username, reason=body.get("reason") or "",
+                                   edited_args=body.get("edited_args"), values=body.get("values"))
+        except CondorError as refused:
+            self._fulfil(route, *error_response(refused))
+            return
+        # The decision's push (on commit): the card goes, or stays with one more approval counted.
+        self._push(self.rows.removed(approval_id) if met else self.rows.updated(approval_id))
+        self._fulfil(route, 200, approval_body(row))
 
     def wait_for_stops(self, count: int = 1, timeout: float = 5.0) -> list[Decision]:
         self._wait(lambda: len(self.stops) >= count, timeout, f"{count} stop request(s)")
@@ -419,11 +384,21 @@ class InboxHarness:
     def _stop(self, route, run_id: str) -> None:
         request = route.request
         self.stops.append(Decision(run_id, json.loads(request.post_data or "null"), dict(request.headers)))
-        reply = self.stop_replies.pop(0) if self.stop_replies else Reply(200, {"id": run_id, "state": "aborted",
-                                                                            "terminal_reason": "user_stopped"})
-        route.fulfill(status=reply.status, content_type="application/json", body=json.dumps(reply.body))
+        reply = self.stop_replies.pop(0) if self.stop_replies else Reply()
+        if reply.error is not None:
+            self._fulfil(route, *error_response(reply.error))
+            return
+        held = [row for row in self.rows.by_id.values() if str(row.run_id) == run_id]
+        if not held:
+            self._fulfil(route, *error_response(NotFound()))
+            return
+        self._fulfil(route, 200, stopped_run_body(held[0]))
 
     # ---- HTTP
+
+    @staticmethod
+    def _fulfil(route, status: int, body: Any) -> None:
+        route.fulfill(status=status, content_type="application/json", body=json.dumps(body))
 
     def _serve(self, route) -> None:
         # An exception in a route handler would only surface as a 30 s navigation timeout.
@@ -436,20 +411,17 @@ class InboxHarness:
     def _serve_inner(self, route) -> None:
         request = route.request
         path = urlsplit(request.url).path
+        self.requests.append(f"{request.method} {path}")
         if path == INBOX_PATH:
             route.fulfill(status=200, content_type="text/html; charset=utf-8",
                           body=render_inbox(self.username, self.poll_seconds))
             return
-        if path == CARDS_URL and request.method == "GET" and self.snapshot_status is not None:
+        if path == CARDS_URL and request.method == "GET" and self.cards_served:
             self.polls += 1
-            cards = list(self.server_cards.values())
-            body = ({"count": len(cards), "next": None, "previous": None, "results": cards}
-                    if self.snapshot_status == 200 else {"error": "permission_denied", "detail": "Not a reviewer."})
-            route.fulfill(status=self.snapshot_status, content_type="application/json", body=json.dumps(body))
-            return
-        approval_id = path[len("/api/v1/approvals/"):-1] if path.startswith("/api/v1/approvals/") else None
-        if approval_id in self.approvals and request.method == "GET":
-            route.fulfill(status=200, content_type="application/json", body=json.dumps(self.approvals[approval_id]))
+            if self.cards_refusal is not None:
+                self._fulfil(route, *error_response(self.cards_refusal))
+            else:
+                self._fulfil(route, 200, card_page(self.rows, request.url))
             return
         if path.startswith("/static/"):
             target = (STATIC_DIR / path[len("/static/"):]).resolve()
@@ -465,11 +437,17 @@ class InboxHarness:
         if stop and request.method == "POST":
             self._stop(route, stop.group("id"))
             return
+        approval = self._approval_re.match(path)
+        if approval and request.method == "GET":
+            row = self.rows.by_id.get(approval.group("id"))
+            self._fulfil(route, *((200, approval_body(row)) if row is not None else error_response(NotFound())))
+            return
         if path == "/accounts/logout/" and request.method == "POST":
             self.logouts.append(request.post_data or "")
             route.fulfill(status=200, content_type="text/plain", body="signed out")
             return
-        route.fulfill(status=404, content_type="text/plain", body="not found")
+        unrouted = unrouted_response(path)
+        route.fulfill(status=unrouted.status_code, content_type=unrouted["Content-Type"], body=unrouted.content)
 
     def _wait(self, predicate: Callable[[], bool], timeout: float, what: str) -> None:
         # Route and websocket handlers only run while Playwright is waiting, so poll through it.
@@ -480,20 +458,19 @@ class InboxHarness:
             self.page.wait_for_timeout(20)
 
 
-def demo_cards() -> list[dict]:
+def demo_cards() -> list[Card]:
     """Six varied cards for screenshots and manual review."""
     return [
         approval_card(
             tier="high", expires_in=45, tool="ehr.medication_order", op="create", patient_ref="MRN-20417",
-            title="Sepsis pathway — bay 3", client="sepsis-agent", rule_id="tier.high.mutate",
-            explanation="Prescribing on a high-tier tool needs a clinician's approval.",
+            title="Sepsis pathway — bay 3", client="sepsis-agent", care_unit="ICU", tainted_by="web_search",
+            rationale="eGFR fell from 61 to 48 overnight; the renal protocol asks for a once-daily dose by weight.",
             args={"drug": "gentamicin", "dose_mg_per_kg": 5, "route": "IV", "frequency": "once daily",
                   "weight_kg": 72.4, "renal_function": {"egfr": 48, "measured": "2030-01-14"}},
         ),
         approval_card(
-            tier="high", expires_in=540, tool="ehr.allergy_record", op="delete", patient_ref="MRN-33108",
-            title="Medicines reconciliation", client="pharmacy-agent", rule_id="tier.high.delete",
-            explanation="Removing an allergy entry is irreversible without review.",
+            tier="low", expires_in=540, tool="ehr.allergy_record", op="delete", patient_ref="MRN-33108",
+            title="Medicines reconciliation", client="pharmacy-agent",
             args={"allergy_id": "AL-99812", "substance": "penicillin", "reason": "Recorded in error — tolerated amoxicillin 2029"},
         ),
         clarification_card(
@@ -501,21 +478,18 @@ def demo_cards() -> list[dict]:
             message="Which clinic and date should the follow-up be booked for?", expires_in=1500,
         ),
         approval_card(
-            tier="low", expires_in=880, tool="comms.send_letter", op="send", patient_ref="MRN-11873",
-            title="Heart failure follow-up", client="clinic-scheduler", rule_id="comms.external",
-            explanation="Letters leaving the trust are reviewed.",
-            args={"to": "GP practice — Elm Street Surgery", "template": "discharge_summary_v3", "attachments": ["summary.pdf"]},
+            policy_class="comms", tier=None, expires_in=880, tool="send_email", op="send", patient_ref="MRN-11873",
+            title="Heart failure follow-up", client="clinic-scheduler",
+            args={"to": "reception@clinic.example", "template": "discharge_summary_v3", "attachments": ["summary.pdf"]},
         ),
         approval_card(
             tier="low", expires_in=3900, tool="lab.order_panel", op="create", patient_ref="MRN-50221",
-            title="Diabetes annual review", client="primary-care-agent", rule_id="tier.low.mutate",
-            explanation="Orders on low-tier tools are spot-checked by a reviewer.",
+            title="Diabetes annual review", client="primary-care-agent",
             args={"panel": "HbA1c", "priority": "routine", "collect_by": "2030-02-01"},
         ),
         approval_card(
             tier=None, expires_in=1200, tool="notes.append", op="update", patient_ref="MRN-50221",
-            title="Diabetes annual review", client="primary-care-agent", rule_id="untrusted.input",
-            explanation="The note quotes text from an untrusted document.",
+            title="Diabetes annual review", client="primary-care-agent", tainted_by="parse_uploaded_document",
             args={"note_id": "N-4471", "text": "Patient reports <b>no</b> hypos since last review."},
         ),
     ]
@@ -536,7 +510,7 @@ def save_demo_screenshot(path: str | Path, *, width: int = 1240, height: int = 1
             harness.open(cards)
             if setup is not None:
                 setup(harness, cards)
-            page.wait_for_timeout(300)
+            harness.frames_taken()
             page.screenshot(path=str(path), full_page=True)
         finally:
             browser.close()

@@ -83,3 +83,16 @@ async def connected_inbox(user, **kwargs):
 
 async def next_message(socket) -> dict:
     return await socket.receive_json_from(timeout=PUSH_TIMEOUT)
+
+
+async def pong_is_next(socket) -> bool:
+    """Ping the inbox; True when its pong is the next message, so nothing was pushed before it.
+
+    The consumer handles its socket's messages and its channel layer's one at a time,
+    so a push that reached it before the ping goes out before the pong: a "nothing
+    arrives" check that ends here neither waits out a timer nor ends before a slow push.
+    The ping re-checks the reviewer's standing (approvals/consumers.py), so it is no
+    marker where the point is that nothing told the socket to.
+    """
+    await socket.send_json_to({"type": "ping"})
+    return await next_message(socket) == {"type": "pong"}

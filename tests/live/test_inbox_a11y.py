@@ -13,7 +13,8 @@ from pathlib import Path
 import pytest
 
 from tests.live.inbox_fixtures import chromium, page  # noqa: F401 - pytest fixtures
-from tests.live.inbox_harness import InboxHarness, approval_card, clarification_card, demo_cards
+from tests.live.inbox_harness import InboxHarness, demo_cards
+from tests.live.inbox_rows import approval_card, clarification_card
 
 pytestmark = pytest.mark.browser
 
@@ -32,11 +33,7 @@ def serious_violations(page) -> list[dict]:
 
 def inbox_with_context(page, view: str) -> InboxHarness:
     harness = InboxHarness(page, view=view)
-    cards = demo_cards()
-    cards[0].update(rationale="eGFR 48: dose by weight, once daily.", autonomy="guarded",
-                    tainted_by={"tool": "web_search", "at": "2030-01-14T09:05:00+00:00"})
-    cards[0]["session"].update(age_band="adult", consent=True, tainted=True, care_unit="ICU")
-    harness.open(cards + [clarification_card()])
+    harness.open(demo_cards() + [clarification_card()])  # the first has a rationale, a ward and a taint
     return harness
 
 

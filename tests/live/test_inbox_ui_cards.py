@@ -7,15 +7,16 @@ Run: .venv/bin/pytest tests/live/test_inbox_ui_*.py -q
 from __future__ import annotations
 
 import re
-import time
-from datetime import datetime
+from datetime import UTC, datetime, timedelta
 
 import pytest
 from playwright.sync_api import expect
 
+from approvals.policy import RULES
 from tests.approvals.test_display import HIDDEN_OR_LOOKALIKE, ORDINARY
 from tests.live.inbox_fixtures import chromium, inbox, page  # noqa: F401 - pytest fixtures
-from tests.live.inbox_harness import CSRF_TOKEN, approval_card, clarification_card, render_template
+from tests.live.inbox_harness import CSRF_TOKEN, render_template
+from tests.live.inbox_rows import approval_card, clarification_card
 
 pytestmark = pytest.mark.browser
 
@@ -26,7 +27,7 @@ pytestmark = pytest.mark.browser
 def test_snapshot_renders_cards_high_tier_first_then_soonest_expiry(inbox):
     low_late = approval_card(tier="low", expires_in=900)
     high_late = approval_card(tier="high", expires_in=800)
-    untiered_soon = approval_card(tier=None, expires_in=100)
+    untiered_soon = clarification_card(expires_in=100)  # a question has no tier
     high_soon = approval_card(tier="high", expires_in=300)
     low_soon = approval_card(tier="low", expires_in=200)
 
@@ -41,8 +42,7 @@ def test_snapshot_renders_cards_high_tier_first_then_soonest_expiry(inbox):
 def test_card_shows_who_what_and_why(inbox):
     card = approval_card(
         tier="high", tool="ehr.medication_order", op="create", patient_ref="MRN-777", title="Sepsis bay 3",
-        client="sepsis-agent", rule_id="tier.high.mutate", explanation="Needs a clinician.",
-        args={"drug": "gentamicin", "dose_mg": 350, "renal": {"egfr": 48}},
+        client="sepsis-agent", args={"drug": "gentamicin", "dose_mg": 350, "renal": {"egfr": 48}},
     )
     inbox.open([card])
     shown = inbox.card(card["id"])
@@ -52,8 +52,9 @@ def test_card_shows_who_what_and_why(inbox):
     expect(shown.get_by_test_id("card-patient")).to_have_text("MRN-777")
     expect(shown.get_by_test_id("card-session")).to_have_text("Sepsis bay 3")
     expect(shown.get_by_test_id("card-client")).to_have_text("sepsis-agent")
-    expect(shown.get_by_test_id("card-rule")).to_have_text("tier.high.mutate")
-    expect(shown.get_by_test_id("card-explanation")).to_have_text("Needs a clinician.")
+    # The policy engine's rule and the sentence it gives for it.
+    expect(shown.get_by_test_id("card-rule")).to_have_text("mutate.high-tier-always-approval")
+    expect(shown.get_by_test_id("card-explanation")).to_have_text(RULES["mutate.high-tier-always-approval"].explanation)
     expect(shown.get_by_test_id("card-args")).to_contain_text("gentamicin")
     # Nested objects are an indented tree of key and value, not JSON text in a scroll box.
     expect(shown.locator(".args__tree .args__node")).to_have_text(["egfr 48"])
@@ -77,7 +78,7 @@ def test_hidden_and_look_alike_characters_are_marked_and_the_card_warns(inbox):
     assert "\u202e" not in dose.evaluate("el => el.textContent")
     expect(shown.get_by_test_id("card-args").get_by_test_id("lookalike-char")).to_have_text("\u0435⟨U+0435⟩")
     expect(inbox.card(plain["id"]).get_by_test_id("card-hidden-warning")).to_be_hidden()
-    # The inbox and the admin (approvals/display.py) judge text alike.
+    # The inbox and the admin (condor/display.py) judge text alike.
     verdicts = inbox.page.evaluate(
         "async (texts) => { const m = await import('/static/inbox/reveal.js'); return texts.map(m.hasHidden); }",
         HIDDEN_OR_LOOKALIKE + ORDINARY)
@@ -115,12 +116,14 @@ def test_card_added_appears_without_reload(inbox):
 
 
 def test_card_added_twice_is_treated_as_an_update(inbox):
+    # The socket joins its group before the snapshot, so a card parked in between comes twice.
     card = approval_card(args={"dose_mg": 500})
     inbox.open([card])
+    inbox.rows.claim(card["id"], "bob")
 
-    inbox.add({**card, "args": {"dose_mg": 250}})
+    inbox.add(card)
 
-    expect(inbox.card(card["id"]).get_by_test_id("card-args")).to_contain_text("250")
+    expect(inbox.card(card["id"]).get_by_test_id("card-claim")).to_have_text("bob is reviewing")
     expect(inbox.cards()).to_have_count(1)
 
 
@@ -169,7 +172,6 @@ def test_card_expiring_under_an_open_reject_says_expired(inbox):
 
 def test_untrusted_args_are_shown_as_text_never_markup(inbox):
     card = approval_card(
-        tool='<img src=x onerror="window.__pwned=1">',
         args={"note": '<img src=x onerror="window.__pwned=1"><b>bold</b>', "nested": {"html": "<script>window.__pwned=1</script>"}},
     )
     inbox.open([card])
@@ -181,16 +183,22 @@ def test_untrusted_args_are_shown_as_text_never_markup(inbox):
 
 
 def test_countdown_turns_urgent_then_expired_disables_actions(inbox):
-    inbox.page.clock.install(time=datetime.now())
-    card = approval_card(expires_in=90)
-    inbox.open([card])
+    start = datetime.now(UTC)
+    inbox.page.clock.install(time=start)
+    inbox.open([])
+    # The page's clock stands still from here on (an hour ahead: past it however slow the load
+    # was), and the card is parked at that very instant, so the countdown has one right value.
+    frozen = start + timedelta(hours=1)
+    inbox.page.clock.pause_at(frozen)
+    card = approval_card(expires_in=90, now=frozen)
+    inbox.add(card)
     shown = inbox.card(card["id"])
-    expect(shown.get_by_test_id("countdown")).to_have_text(re.compile(r"^1:(29|30) left$"))
+    expect(shown.get_by_test_id("countdown")).to_have_text("1:30 left")
     expect(shown).not_to_have_class(re.compile(r"\bis-urgent\b"))
 
     inbox.page.clock.run_for(35_000)
     expect(shown).to_have_class(re.compile(r"\bis-urgent\b"))
-    expect(shown.get_by_test_id("countdown")).to_have_text(re.compile(r"^0:5\d left$"))
+    expect(shown.get_by_test_id("countdown")).to_have_text("0:55 left")
 
     inbox.page.clock.run_for(60_000)
     expect(shown.get_by_test_id("countdown")).to_have_text("Expired")
@@ -218,10 +226,8 @@ def test_500_cards_render_and_one_removal_touches_only_that_card(inbox):
         }"""
     )
     gone = cards[250]["id"]
-    started = time.monotonic()
     inbox.remove(gone, status="approved", decided_by="alice")
     expect(inbox.card(gone)).to_have_count(0)
-    elapsed = time.monotonic() - started
 
     expect(inbox.cards()).to_have_count(499)
     untouched = inbox.page.evaluate(
@@ -229,11 +235,11 @@ def test_500_cards_render_and_one_removal_touches_only_that_card(inbox):
     )
     assert untouched, "other cards were re-created"
     assert inbox.page.evaluate("window.__mutations") == {"added": 0, "removed": 1}
-    assert elapsed < 2.0
 
-    changed = {**cards[10], "explanation": "Updated by the agent"}
+    changed = cards[10]["id"]
+    inbox.rows.claim(changed, "bob")
     inbox.update(changed)
-    expect(inbox.card(changed["id"]).get_by_test_id("card-explanation")).to_have_text("Updated by the agent")
+    expect(inbox.card(changed).get_by_test_id("card-claim")).to_have_text("bob is reviewing")
     assert inbox.page.evaluate("window.__mutations") == {"added": 0, "removed": 1}
 
 
@@ -241,14 +247,14 @@ def test_reconnect_after_the_socket_closes_gets_a_new_snapshot(inbox):
     kept, vanished = approval_card(tier="high"), approval_card(tier="low")
     inbox.open([kept, vanished])
 
+    # The server's pending set changes with no push reaching the page (it is about to drop).
+    arrived = approval_card(tier="high", expires_in=60)
+    inbox.rows.decide(vanished["id"], "approved", "alice")
+    inbox.keep(arrived)
     inbox.drop_connection()
     expect(inbox.connection).to_have_attribute("data-state", "reconnecting")
     expect(inbox.connection).to_have_text("Reconnecting…")
     expect(inbox.page.get_by_test_id("stale-notice")).to_be_visible()
-    # While the page is away the server's pending set changes.
-    arrived = approval_card(tier="high", expires_in=60)
-    inbox.server_cards.pop(vanished["id"])
-    inbox.server_cards[arrived["id"]] = arrived
 
     inbox.wait_for_connections(2)
     expect(inbox.connection).to_have_attribute("data-state", "live")

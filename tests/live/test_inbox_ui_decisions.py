@@ -8,9 +8,14 @@ from __future__ import annotations
 
 import pytest
 from playwright.sync_api import expect
+from rest_framework.exceptions import PermissionDenied
 
 from tests.live.inbox_fixtures import chromium, inbox, page  # noqa: F401 - pytest fixtures
-from tests.live.inbox_harness import CSRF_TOKEN, approval_card, clarification_card
+from approvals.resume_validation import validate_resume_data
+from condor.auth import IsReviewer
+from condor.errors import InvalidPayload, ResumeSchemaRejected
+from tests.live.inbox_harness import CSRF_TOKEN
+from tests.live.inbox_rows import approval_card, clarification_card
 
 pytestmark = pytest.mark.browser
 
@@ -122,7 +127,7 @@ def test_cancel_edit_restores_the_original_args(inbox):
 def test_conflict_removes_the_card_and_says_so(inbox):
     card = approval_card()
     inbox.open([card])
-    inbox.reply_next(card["id"], 409, {"error": "approval_not_pending", "detail": "This approval was already decided."})
+    inbox.rows.decide(card["id"], "approved", "alice")  # decided elsewhere, its push not here yet
 
     inbox.card(card["id"]).get_by_test_id("approve").click()
 
@@ -134,10 +139,7 @@ def test_conflict_removes_the_card_and_says_so(inbox):
 def test_decided_elsewhere_while_approving_says_who_won(inbox):
     card = approval_card()
     inbox.open([card])
-    inbox.reply_next(
-        card["id"], 409, {"error": "approval_not_pending", "detail": "Not pending."},
-        before=lambda: inbox.remove(card["id"], status="rejected", decided_by="bob"),
-    )
+    inbox.during_next(card["id"], lambda: inbox.remove(card["id"], status="rejected", decided_by="bob"))
 
     inbox.card(card["id"]).get_by_test_id("approve").click()
 
@@ -168,7 +170,7 @@ def test_invalid_payload_keeps_the_card_and_the_edit(inbox):
     card = approval_card(args={"dose_mg": 500})
     inbox.open([card])
     shown = inbox.card(card["id"])
-    inbox.reply_next(card["id"], 400, {"error": "invalid_payload", "detail": "Integers beyond 2^53-1 are not accepted."})
+    inbox.refuse_next(card["id"], InvalidPayload("Integers beyond 2^53-1 are not accepted."))
     shown.get_by_test_id("edit").click()
     shown.get_by_test_id("args-editor").fill('{"dose_mg": 250}')
 
@@ -182,18 +184,20 @@ def test_invalid_payload_keeps_the_card_and_the_edit(inbox):
 def test_forbidden_keeps_the_card_and_says_not_permitted(inbox):
     card = approval_card()
     inbox.open([card])
-    inbox.reply_next(card["id"], 403, {"error": "forbidden", "detail": "Reviewers only."})
+    inbox.refuse_next(card["id"], PermissionDenied(IsReviewer.message))  # what a lapsed login gets
 
     inbox.card(card["id"]).get_by_test_id("approve").click()
 
-    expect(inbox.card(card["id"]).get_by_test_id("card-error")).to_contain_text("Not permitted: Reviewers only.")
+    expect(inbox.card(card["id"]).get_by_test_id("card-error")).to_contain_text(f"Not permitted: {IsReviewer.message}")
     expect(inbox.card(card["id"]).get_by_test_id("approve")).to_be_enabled()
 
 
 def test_rejected_resume_schema_reports_the_failed_run(inbox):
-    card = clarification_card(schema={"type": "object", "properties": {"note": {"type": "string"}}})
+    card = clarification_card(missing=[{"name": "note"}])
     inbox.open([card])
-    inbox.reply_next(card["id"], 422, {"error": "resume_schema_rejected", "detail": "note: not allowed here."})
+    # What the server's own check says of an answer the page would not send.
+    refusal = " ".join(validate_resume_data(card["resume_schema"], {"note": ""}))
+    inbox.refuse_next(card["id"], ResumeSchemaRejected(refusal))
     shown = inbox.card(card["id"])
     shown.locator('[name="note"]').fill("x")
 
@@ -201,7 +205,7 @@ def test_rejected_resume_schema_reports_the_failed_run(inbox):
 
     expect(shown).to_have_count(0)
     expect(inbox.feedback).to_contain_text("has failed")
-    expect(inbox.feedback).to_contain_text("note: not allowed here.")
+    expect(inbox.feedback).to_contain_text(refusal)
 
 
 # --------------------------------------------------------------------------- declining a clarification
@@ -251,7 +255,7 @@ def test_a_failed_decline_keeps_the_card_and_the_reason(inbox):
     card = clarification_card()
     inbox.open([card])
     shown = inbox.card(card["id"])
-    inbox.reply_next(card["id"], 400, {"error": "invalid_payload", "detail": "A rejection needs a reason."})
+    inbox.refuse_next(card["id"], InvalidPayload("A rejection needs a reason."))
     shown.get_by_test_id("decline").click()
     shown.get_by_test_id("reject-reason").fill("Wrong patient on the request")
 

@@ -9,7 +9,11 @@ import pytest
 from playwright.sync_api import expect
 
 from tests.live.inbox_fixtures import chromium, inbox, page  # noqa: F401 - pytest fixtures
-from tests.live.inbox_harness import approval_card
+from rest_framework.exceptions import PermissionDenied
+
+from condor.auth import IsReviewer
+from condor.errors import DatabaseUnavailable
+from tests.live.inbox_rows import approval_card
 
 pytestmark = pytest.mark.browser
 
@@ -19,7 +23,7 @@ RECONNECT_TIMEOUT_MS = 15000
 
 def polling_inbox(inbox, cards, *, poll_seconds: int = 1):
     inbox.socket_down = True
-    inbox.snapshot_status = 200
+    inbox.cards_served = True
     inbox.poll_seconds = poll_seconds
     inbox.open(cards, wait_live=False)
 
@@ -55,6 +59,7 @@ def test_a_decision_still_works_while_polling(inbox):
 
 
 def test_the_inbox_goes_live_again_when_the_socket_returns_and_stops_polling(inbox):
+    inbox.page.clock.install()  # flows like the real one until pass_page_time
     card = approval_card()
     polling_inbox(inbox, [card])
     expect(inbox.connection).to_have_attribute("data-state", "polling")
@@ -63,14 +68,14 @@ def test_the_inbox_goes_live_again_when_the_socket_returns_and_stops_polling(inb
     expect(inbox.connection).to_have_attribute("data-state", "live", timeout=RECONNECT_TIMEOUT_MS)
     expect(inbox.page.get_by_test_id("paused-notice")).to_be_hidden()
     polls = inbox.polls
-    inbox.page.wait_for_timeout(2500)  # two poll intervals
+    inbox.pass_page_time(2500)  # two poll intervals
     assert inbox.polls == polls
     expect(inbox.card(card["id"])).to_be_visible()
 
 
 def test_with_socket_and_snapshot_both_down_the_list_is_marked_stale(inbox):
     inbox.socket_down = True
-    inbox.snapshot_status = 503
+    inbox.cards_served, inbox.cards_refusal = True, DatabaseUnavailable()
     inbox.poll_seconds = 1
     inbox.open([], wait_live=False)
 
@@ -83,7 +88,8 @@ def test_with_socket_and_snapshot_both_down_the_list_is_marked_stale(inbox):
 
 
 def test_a_socket_closed_for_a_revoked_login_stops_and_says_signed_out(inbox):
-    inbox.snapshot_status = 200
+    inbox.page.clock.install()
+    inbox.cards_served = True
     inbox.poll_seconds = 1
     inbox.open([approval_card()])
 
@@ -91,13 +97,13 @@ def test_a_socket_closed_for_a_revoked_login_stops_and_says_signed_out(inbox):
 
     expect(inbox.connection).to_have_attribute("data-state", "signed-out")
     expect(inbox.connection).to_contain_text("Signed out")
-    inbox.page.wait_for_timeout(1500)
+    inbox.pass_page_time(RECONNECT_TIMEOUT_MS)  # past the longest reconnect backoff
     assert (len(inbox.sockets), inbox.polls) == (1, 0)  # neither reconnects nor polls
 
 
 def test_a_refused_poll_says_signed_out(inbox):
     inbox.socket_down = True
-    inbox.snapshot_status = 403
+    inbox.cards_served, inbox.cards_refusal = True, PermissionDenied(IsReviewer.message)
     inbox.open([], wait_live=False)
 
     expect(inbox.connection).to_have_attribute("data-state", "signed-out")
@@ -105,18 +111,14 @@ def test_a_refused_poll_says_signed_out(inbox):
 
 # --------------------------------------------------------------------------- args too large for the card
 
+# Past CONDOR_CARD_ARGS_MAX_BYTES of canonical JSON: the card carries only the start (approvals/cards.py).
 FULL_ARGS = {"drug": "gentamicin", "dose_mg": 350, "notes": "x" * 40000, "zz_tail": "visible only in full"}
 
 
-def cut_card(**extra):
-    card = approval_card(args=None, **extra)
-    card.update(args=None, args_truncated=True, args_bytes=40100, payload_hash="a" * 64,
-                args_preview='{"dose_mg":350,"drug":"gentamicin","notes":"xxxx')
+def cut_card():
+    card = approval_card(args=FULL_ARGS)
+    assert card["args_truncated"], "the args must be past the card's limit"
     return card
-
-
-def full_approval(card, *, payload_hash=None):
-    return {"id": card["id"], "status": "pending", "args": FULL_ARGS, "payload_hash": payload_hash or card["payload_hash"]}
 
 
 def test_a_cut_card_shows_the_start_marked_and_cannot_be_approved_or_edited(inbox):
@@ -131,7 +133,7 @@ def test_a_cut_card_shows_the_start_marked_and_cannot_be_approved_or_edited(inbo
     shown.click()  # select it, then try the keyboard
     inbox.page.keyboard.press("a")
     inbox.page.keyboard.press("e")
-    inbox.page.wait_for_timeout(300)
+    inbox.round_trip()
     assert inbox.decisions == []
     expect(shown.get_by_test_id("edit-panel")).to_be_hidden()
     expect(shown.get_by_test_id("reject")).to_be_enabled()  # refusing needs no full view
@@ -139,7 +141,6 @@ def test_a_cut_card_shows_the_start_marked_and_cannot_be_approved_or_edited(inbo
 
 def test_show_all_loads_the_full_args_then_approving_works(inbox):
     card = cut_card()
-    inbox.approvals[card["id"]] = full_approval(card)
     inbox.open([card])
     shown = inbox.card(card["id"])
 
@@ -147,8 +148,7 @@ def test_show_all_loads_the_full_args_then_approving_works(inbox):
 
     expect(shown.get_by_test_id("card-args")).to_contain_text("visible only in full")
     expect(shown.get_by_test_id("args-truncated")).to_have_count(0)
-    inbox.update(cut_card(id=card["id"], run_id=card["run_id"], session=card["session"],
-                          tool_call_id=card["tool_call_id"]))  # the same cut card pushed again
+    inbox.update(card["id"])  # the same cut card pushed again
     expect(shown.get_by_test_id("card-args")).to_contain_text("visible only in full")
     expect(shown.get_by_test_id("approve")).to_be_enabled()
     shown.get_by_test_id("approve").click()
@@ -156,13 +156,28 @@ def test_show_all_loads_the_full_args_then_approving_works(inbox):
 
 
 def test_show_all_refuses_args_of_another_payload(inbox):
-    card = cut_card()
-    inbox.approvals[card["id"]] = full_approval(card, payload_hash="b" * 64)
+    card = approval_card(args=FULL_ARGS, tool="sign_document", op="sign")  # four eyes
     inbox.open([card])
+    # A second reviewer's edit puts another payload on the table; its push has not come yet.
+    inbox.rows.decide(card["id"], "approved", "bob", edited_args={**FULL_ARGS, "dose_mg": 120})
     shown = inbox.card(card["id"])
 
     shown.get_by_test_id("show-all-args").click()
 
     expect(shown.get_by_test_id("card-error")).to_contain_text("changed since the card was sent")
     expect(shown.get_by_test_id("approve")).to_be_disabled()
+    expect(shown.get_by_test_id("card-args")).not_to_contain_text("visible only in full")
+
+
+def test_show_all_of_an_edited_four_eyes_card_shows_the_edit_it_would_approve(inbox):
+    card = approval_card(args=FULL_ARGS, tool="sign_document", op="sign")  # four eyes
+    inbox.open([card])
+    # Bob's edit is the payload on the table now: approving without editing approves it.
+    assert not inbox.rows.decide(card["id"], "approved", "bob", edited_args={**FULL_ARGS, "zz_tail": "bob's edit"})
+    inbox.update(card["id"])
+    shown = inbox.card(card["id"])
+
+    shown.get_by_test_id("show-all-args").click()
+
+    expect(shown.get_by_test_id("card-args")).to_contain_text("bob's edit")
     expect(shown.get_by_test_id("card-args")).not_to_contain_text("visible only in full")

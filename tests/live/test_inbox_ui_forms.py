@@ -12,7 +12,8 @@ import pytest
 from playwright.sync_api import expect
 
 from tests.live.inbox_fixtures import chromium, inbox, page  # noqa: F401 - pytest fixtures
-from tests.live.inbox_harness import clarification_card
+from approvals.resume_validation import validate_resume_data
+from tests.live.inbox_rows import clarification_card
 
 pytestmark = pytest.mark.browser
 
@@ -99,24 +100,21 @@ def test_clarification_is_validated_before_it_is_sent(inbox):
     expect(form.locator('[data-field="duration_min"] .field__error')).to_have_text("Must be at least 10.")
     expect(form.locator('[name="duration_min"]')).to_have_attribute("aria-invalid", "true")
 
-    inbox.page.wait_for_timeout(100)
+    inbox.round_trip()
     assert inbox.decisions == []
 
 
 def test_clarification_datetime_bounds_and_malformed_hints(inbox):
-    schema = {
-        "type": "object",
-        "properties": {
-            "seen_at": {"type": "string", "format": "date-time", "title": "Seen at",
-                        "x-condor-min": "2030-01-01T08:00:00", "x-condor-max": "2030-01-01T18:00:00"},
-            "severity": {"type": "string", "enum": "not-a-list", "title": "Severity"},
-            "sites": {"type": "array", "title": "Sites", "items": {"type": "string", "enum": ["left", "right"]}},
-            "site_count": {"type": "number", "minimum": 0.5, "maximum": 2.5},
-            "priority": {"type": "string", "title": "Priority", "enum": ["p1", "p2"], "enumNames": ["P1 — now", "P2 — today"]},
-        },
-        "required": ["seen_at"],
-    }
-    card = clarification_card(schema=schema)
+    optional = {"required": False}
+    card = clarification_card(missing=[
+        {"name": "seen_at", "type": "date-time", "hint": {
+            "label": "Seen at", "min": "2030-01-01T08:00:00+01:00", "max": "2030-01-01T18:00:00+01:00"}},
+        {"name": "severity", "hint": {"label": "Severity", "options": "not-a-list", **optional}},
+        {"name": "sites", "type": "array", "hint": {"label": "Sites", "options": ["left", "right"], **optional}},
+        {"name": "site_count", "type": "number", "hint": {"min": 0.5, "max": 2.5, **optional}},
+        {"name": "priority", "hint": {"label": "Priority", "options": [
+            {"value": "p1", "label": "P1 — now"}, {"value": "p2", "label": "P2 — today"}], **optional}},
+    ])
     inbox.open([card])
     form = inbox.card(card["id"]).get_by_test_id("clarify-form")
 
@@ -141,9 +139,7 @@ def test_clarification_datetime_bounds_and_malformed_hints(inbox):
 
 
 def test_form_built_from_the_real_resume_schema_answers_what_it_validates(inbox):
-    from approvals import resume_schemas, resume_validation  # our own code: a broken import must fail
-
-    schema = resume_schemas.clarification_resume_schema("Book the follow-up", [
+    card = clarification_card(message="Book the follow-up", missing=[
         {"name": "clinic", "hint": {"label": "Clinic", "options": ["cardiology", "renal"]}},
         {"name": "urgency", "hint": {"label": "Urgency", "radio": True, "options": [
             {"value": "routine", "label": "Routine"}, {"value": "soon", "label": "Soon"}]}},
@@ -157,7 +153,6 @@ def test_form_built_from_the_real_resume_schema_answers_what_it_validates(inbox)
         {"name": "interpreter", "type": "boolean", "hint": {"label": "Interpreter needed", "required": False}},
         {"name": "ward", "hint": {"label": "Ward", "options": "not a list"}},
     ])
-    card = clarification_card(schema=schema, message=None)
     inbox.open([card])
     shown = inbox.card(card["id"])
     form = shown.get_by_test_id("clarify-form")
@@ -177,4 +172,4 @@ def test_form_built_from_the_real_resume_schema_answers_what_it_validates(inbox)
 
     values = inbox.wait_for_decisions(1)[0].body["values"]
     assert values["seen_at"] == "2030-01-01T10:30:00+01:00"
-    assert resume_validation.validate_resume_data(schema, values) == []
+    assert validate_resume_data(card["resume_schema"], values) == []

@@ -12,7 +12,7 @@ import pytest
 from playwright.sync_api import expect
 
 from tests.live.inbox_fixtures import chromium, inbox, page  # noqa: F401 - pytest fixtures
-from tests.live.inbox_harness import approval_card, clarification_card
+from tests.live.inbox_rows import approval_card, clarification_card
 
 pytestmark = pytest.mark.browser
 
@@ -101,5 +101,5 @@ def test_a_does_not_approve_a_clarification(inbox):
     inbox.page.keyboard.press("j")
     inbox.page.keyboard.press("a")
 
-    inbox.page.wait_for_timeout(100)
+    inbox.round_trip()
     assert inbox.decisions == []

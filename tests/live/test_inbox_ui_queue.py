@@ -8,13 +8,16 @@ Run: .venv/bin/pytest tests/live/test_inbox_ui_queue.py -q
 
 from __future__ import annotations
 
+import json
 import re
 
 import pytest
 from playwright.sync_api import expect
 
 from tests.live.inbox_fixtures import chromium, page  # noqa: F401 - pytest fixtures
-from tests.live.inbox_harness import ARTIFACTS_DIR, InboxHarness, approval_card, clarification_card
+from approvals.snapshot_pages import snapshot_frames
+from tests.live.inbox_harness import ARTIFACTS_DIR, InboxHarness
+from tests.live.inbox_rows import approval_card, clarification_card
 
 pytestmark = pytest.mark.browser
 
@@ -30,18 +33,13 @@ def queue(page):
     assert harness.server_errors == [], f"harness errors: {harness.server_errors}"
 
 
-def on_ward(card: dict, ward: str) -> dict:
-    card["session"]["care_unit"] = ward
-    return card
-
-
 def hospital(n: int = 200) -> list[dict]:
     """n cards over n/4 patients, four tools, three wards, both tiers, deadlines spread out."""
     cards = []
     for i in range(n):
-        card = approval_card(tier="high" if i % 5 == 0 else "low", expires_in=120 + (i * 37) % 3000,
-                             tool=TOOLS[i % 4], patient_ref=f"MRN-{1000 + i % (n // 4)}")
-        cards.append(on_ward(card, WARDS[(i % (n // 4)) % 3]))
+        cards.append(approval_card(tier="high" if i % 5 == 0 else "low", expires_in=120 + (i * 37) % 3000,
+                                   tool=TOOLS[i % 4], patient_ref=f"MRN-{1000 + i % (n // 4)}",
+                                   care_unit=WARDS[(i % (n // 4)) % 3]))
     return cards
 
 
@@ -191,7 +189,7 @@ def test_after_a_decision_j_opens_the_line_that_took_its_place(queue):
 
 
 def test_the_ward_and_the_claim_show_on_the_line_when_the_card_has_them(queue):
-    claimed = on_ward(approval_card(claimed_by="rita"), "Ward 7")
+    claimed = approval_card(claimed_by="rita", care_unit="Ward 7")
     plain = approval_card()
     queue.open([claimed, plain])
 
@@ -206,9 +204,8 @@ def test_the_ward_and_the_claim_show_on_the_line_when_the_card_has_them(queue):
 
 def test_the_rationale_is_text_and_the_session_context_is_shown(queue):
     payload = '<img src=x onerror="window.__pwned=1"><b>bold</b>'
-    card = approval_card(rationale=f"eGFR fell to 28. {payload}", autonomy="guarded",
-                         tainted_by={"tool": "web_search", "at": "2030-01-14T09:05:00+00:00"})
-    card["session"].update(age_band="child", consent=False, tainted=True)
+    card = approval_card(rationale=f"eGFR fell to 28. {payload}", autonomy="guarded", tainted_by="web_search",
+                         age_band="child", consent=False)
     queue.open([card])
     row(queue, card).click()
     shown = queue.card(card["id"])
@@ -249,7 +246,7 @@ def test_a_on_a_high_risk_card_asks_first_and_a_second_key_does_not_approve(queu
     expect(panel.get_by_test_id("confirm-cancel")).to_be_focused()
     keyboard.press("a")
     keyboard.press("Enter")  # on Cancel: the reflex second key cancels
-    queue.page.wait_for_timeout(150)
+    queue.round_trip()
     assert queue.decisions == []
     expect(panel).to_be_hidden()
 
@@ -275,7 +272,7 @@ def test_single_key_shortcuts_can_be_turned_off_and_stay_off(queue):
 
     page.locator("body").press("j")
     page.locator("body").press("a")
-    page.wait_for_timeout(150)
+    queue.round_trip()
     assert queue.decisions == []
     expect(page.locator(".card.is-selected")).to_have_count(0)
     expect(page.locator("#inbox-keys")).to_be_hidden()
@@ -283,7 +280,7 @@ def test_single_key_shortcuts_can_be_turned_off_and_stay_off(queue):
     queue.open([card])  # a reload: the choice is remembered in this browser
     expect(page.get_by_test_id("shortcuts-toggle")).not_to_be_checked()
     page.locator("body").press("j")
-    page.wait_for_timeout(100)
+    queue.round_trip()  # the key has been handled: its effect would be on the page by now
     expect(page.locator(".card.is-selected")).to_have_count(0)
 
 
@@ -331,15 +328,15 @@ def test_on_a_phone_the_queue_and_a_forty_field_card_fit_without_horizontal_scro
 
 def test_desktop_screenshot(queue):
     page = queue.page
-    cards = hospital(60)
-    cards[0].update(rationale="eGFR fell from 61 to 48 overnight; the renal protocol asks for a once-daily dose by weight.",
-                    autonomy="guarded", args={"drug": "gentamicin", "dose_mg_per_kg": 5, "route": "IV",
-                                              "renal_function": {"egfr": 48, "measured": "2030-01-14"}},
-                    tainted_by={"tool": "document_upload", "at": "2030-01-14T09:05:00+00:00"})
-    cards[0]["session"].update(age_band="adult", consent=True, tainted=True)
+    cards = [approval_card(
+        tier="high", care_unit="ICU", tainted_by="parse_uploaded_document",
+        rationale="eGFR fell from 61 to 48 overnight; the renal protocol asks for a once-daily dose by weight.",
+        args={"drug": "gentamicin", "dose_mg_per_kg": 5, "route": "IV",
+              "renal_function": {"egfr": 48, "measured": "2030-01-14"}},
+    ), *hospital(60)]
     queue.open(cards)
     row(queue, cards[0]).click()
-    page.wait_for_timeout(200)
+    expect(queue.card(cards[0]["id"])).to_be_visible()
     assert no_horizontal_scroll(page)
     ARTIFACTS_DIR.mkdir(parents=True, exist_ok=True)
     page.screenshot(path=str(ARTIFACTS_DIR / "inbox-desktop-queue.png"))
@@ -352,12 +349,14 @@ def test_a_snapshot_sent_in_pages_is_applied_once_whole(page):
     harness.wait_for_connections(1)
     harness._wait(lambda: harness.socket is not None, 5, "an open socket")
 
-    harness.send({"type": "snapshot", "cards": [a], "more": True})
-    page.wait_for_timeout(150)
+    # The server's own split, one card a frame.
+    first, last = snapshot_frames([a, b], max_bytes=len(json.dumps(a)) + 100)
+    harness.send(first)
+    harness.frames_taken()
     expect(page.get_by_test_id("queue-row")).to_have_count(0)  # not yet: more is coming
     expect(harness.connection).not_to_have_text("Live")
 
-    harness.send({"type": "snapshot", "cards": [b]})
+    harness.send(last)
     expect(page.get_by_test_id("queue-row")).to_have_count(2)
     expect(harness.connection).to_have_text("Live")
     assert harness.page_errors == []

@@ -14,14 +14,9 @@ import pytest
 from playwright.sync_api import expect
 
 from tests.live.inbox_fixtures import chromium, inbox, page  # noqa: F401 - pytest fixtures
-from tests.live.inbox_harness import approval_card, iso
+from tests.live.inbox_rows import approval_card
 
 pytestmark = pytest.mark.browser
-
-
-def claimed(card: dict, by: str | None, seconds: float = 300) -> dict:
-    until = iso(datetime.now(UTC) + timedelta(seconds=seconds)) if by else None
-    return {**card, "claimed_by": by, "claim_expires_at": until}
 
 
 def test_a_claim_shows_on_the_card_live_and_goes_when_released(inbox):
@@ -30,34 +25,46 @@ def test_a_claim_shows_on_the_card_live_and_goes_when_released(inbox):
     badge = inbox.card(card["id"]).get_by_test_id("card-claim")
     expect(badge).to_be_hidden()
 
-    inbox.update(claimed(card, "rita"))
+    inbox.rows.claim(card["id"], "rita")
+    inbox.update(card["id"])
     expect(badge).to_be_visible()
     expect(badge).to_have_text("rita is reviewing")
 
-    inbox.update(claimed(card, None))
+    inbox.rows.release(card["id"])
+    inbox.update(card["id"])
     expect(badge).to_be_hidden()
 
 
 def test_a_claim_that_runs_out_stops_showing(inbox):
-    card = claimed(approval_card(), "rob", seconds=1.5)
-    inbox.open([card])
+    start = datetime.now(UTC)
+    inbox.page.clock.install(time=start)
+    inbox.open([])
+    frozen = start + timedelta(hours=1)  # the page's clock stands still here, past however slow a load
+    inbox.page.clock.pause_at(frozen)
+    card = approval_card(claimed_by="rob", claim_seconds=90, now=frozen)
+    inbox.add(card)
     badge = inbox.card(card["id"]).get_by_test_id("card-claim")
     expect(badge).to_have_text("rob is reviewing")
-    expect(badge).to_be_hidden(timeout=4000)
+
+    inbox.page.clock.run_for(89_000)
+    expect(badge).to_have_text("rob is reviewing")
+    inbox.page.clock.run_for(2_000)
+    expect(badge).to_be_hidden()
 
 
 def test_a_four_eyes_card_counts_its_approvals(inbox):
-    card = approval_card(tier="high", tool="sign_document", op="sign", approvals_required=2, approvals=[])
+    card = approval_card(tier="high", tool="sign_document", op="sign")  # the registry asks two reviewers
     inbox.open([card])
     quorum = inbox.card(card["id"]).get_by_test_id("card-quorum")
     expect(quorum).to_have_text("0 of 2 approvals")
 
-    inbox.update({**card, "approvals": [{"reviewer": "rita", "at": iso(datetime.now(UTC)), "reason": ""}]})
+    assert not inbox.rows.decide(card["id"], "approved", "rita")  # one of two: still pending
+    inbox.update(card["id"])
     expect(quorum).to_have_text("1 of 2 approvals")
 
 
 def test_a_single_approval_card_shows_no_count(inbox):
-    card = approval_card(approvals_required=1, approvals=[])
+    card = approval_card()
     inbox.open([card])
     expect(inbox.card(card["id"]).get_by_test_id("card-quorum")).to_be_hidden()
 
@@ -68,7 +75,8 @@ def test_an_escalated_card_shows_the_badge_and_goes_first(inbox):
     inbox.open([high, low])
     assert inbox.displayed_ids() == [high["id"], low["id"]]
 
-    inbox.update({**low, "escalated_at": iso(datetime.now(UTC))})
+    inbox.rows.escalate(low["id"])
+    inbox.update(low["id"])
     expect(inbox.card(low["id"]).get_by_test_id("card-escalated")).to_be_visible()
     expect(inbox.card(high["id"]).get_by_test_id("card-escalated")).to_be_hidden()
     expect(inbox.cards().first).to_have_attribute("data-approval-id", low["id"])

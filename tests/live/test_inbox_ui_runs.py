@@ -10,7 +10,9 @@ import pytest
 from playwright.sync_api import expect
 
 from tests.live.inbox_fixtures import chromium, inbox, page  # noqa: F401 - pytest fixtures
-from tests.live.inbox_harness import CSRF_TOKEN, approval_card
+from condor.errors import RunNotActiveError
+from tests.live.inbox_harness import CSRF_TOKEN, Reply
+from tests.live.inbox_rows import approval_card
 
 pytestmark = pytest.mark.browser
 
@@ -19,13 +21,14 @@ REASON = "Wrong patient: this is bed 7, not bed 9."
 
 
 @pytest.fixture
-def one_run():
+def one_run(inbox):
     """Two pending cards of RUN, one grant it holds, and a card of another run more urgent than either."""
-    granted = [{"id": "a0000000-0000-4000-8000-00000000000a", "tool": "order_lab", "op": "create",
-                "status": "approved", "decided_by": "alice"}]
-    first = approval_card(tool="prescribe_medication", run_id=RUN, expires_in=500, run_granted=granted)
-    second = approval_card(tool="sign_document", op="sign", run_id=RUN, expires_in=900, run_granted=granted)
-    other = approval_card(tool="bill_encounter", expires_in=700, run_granted=[])
+    grant = approval_card(tool="order_lab", op="create", run_id=RUN)
+    inbox.keep(grant)
+    inbox.rows.decide(grant["id"], "approved", "alice")
+    first = approval_card(tool="prescribe_medication", run_id=RUN, expires_in=500)
+    second = approval_card(tool="sign_document", op="sign", run_id=RUN, expires_in=900)  # four eyes
+    other = approval_card(tool="bill_encounter", expires_in=700)
     return first, second, other
 
 
@@ -108,22 +111,19 @@ def test_stop_run_names_every_card_it_withdraws_and_posts_the_reason(inbox, one_
 def test_a_sibling_approved_elsewhere_becomes_a_grant_of_the_run(inbox, one_run):
     first, second, other = one_run
     inbox.open([first, second, other])
-    inbox.send({"type": "card.removed", "id": second["id"], "status": "approved", "decided_by": "bob",
-                "run_id": RUN, "tool": "sign_document", "op": "sign"})
+    inbox.rows.decide(second["id"], "approved", "alice")  # the first of its two approvals
+    inbox.remove(second["id"], status="approved", decided_by="bob")
     bar = inbox.card(first["id"]).get_by_test_id("card-run")
     expect(bar).to_contain_text("sign_document · sign (approved by bob, not yet run)")
     # The agent used it: the run holds it no more.
-    inbox.send({"type": "card.removed", "id": second["id"], "status": "consumed", "decided_by": "bob",
-                "run_id": RUN, "tool": "sign_document", "op": "sign"})
+    inbox.remove(second["id"], status="consumed", decided_by=None)
     expect(bar).not_to_contain_text("sign_document")
 
 
 def test_a_run_that_already_ended_is_said_plainly(inbox, one_run):
-    from tests.live.inbox_harness import Reply
-
     first, second, other = one_run
     inbox.open([first, second, other])
-    inbox.stop_replies.append(Reply(409, {"error": "run_not_active", "detail": "The run has already ended (completed)."}))
+    inbox.stop_replies.append(Reply(error=RunNotActiveError("The run has already ended (completed).")))
     shown = inbox.card(first["id"])
     shown.get_by_test_id("stop-run").click()
     shown.get_by_test_id("stop-reason").fill(REASON)

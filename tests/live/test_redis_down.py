@@ -11,7 +11,7 @@ from approvals.models import Approval, ApprovalStatus
 from runs.models import RunEvent
 from runs.publish import drain, publish_stats
 from tests.approvals.helpers import approve, open_executing_run, run_state, suspend
-from tests.live.sockets import connected_inbox, in_event_loop, next_message, sync
+from tests.live.sockets import connected_inbox, in_event_loop, next_message, pong_is_next, sync
 
 pytestmark = [
     pytest.mark.django_db(transaction=True, serialized_rollback=True),
@@ -59,7 +59,7 @@ async def test_the_drainer_delivers_the_missed_card_to_an_open_inbox(api, rita):
     async with connected_inbox(rita) as (socket, cards):
         assert cards == []
         _, approval = await sync(suspend_during_outage, api)
-        assert await socket.receive_nothing(timeout=0.3)  # nothing went out during the outage
+        assert await pong_is_next(socket)  # nothing went out during the outage
 
         assert await sync(drain, limit=100) >= 1
         message = await next_message(socket)
@@ -95,7 +95,7 @@ async def test_a_card_decided_before_the_drainer_caught_up_does_not_come_back(ap
         assert (await next_message(socket))["type"] == "card.removed"
 
         await sync(drain, limit=100)  # re-publishes the stale card.added
-        assert await socket.receive_nothing(timeout=0.5), "a decided card reappeared in the inbox"
+        assert await pong_is_next(socket), "a decided card reappeared in the inbox"
 
 
 def test_the_polling_snapshot_serves_the_card_while_redis_is_down(api, reviewer_http):

@@ -9,10 +9,11 @@ import time
 
 import pytest
 
-from tests.approvals.helpers import approve, decide, open_executing_run, resume, suspend
+from tests.approvals.helpers import approve, decide, gate, open_executing_run, resume, suspend
 from tests.live.conftest import DB_POOL_MAX, STREAM_HEARTBEAT_SECONDS
 from tests.live.wire import (
     HAS_AI_CLIENT,
+    LiveAgent,
     SSEStream,
     chunk_type,
     finish_ai_client,
@@ -24,9 +25,9 @@ from tests.live.wire import (
 # The server is another process: it sees committed rows only.
 pytestmark = pytest.mark.django_db(transaction=True, serialized_rollback=True)
 needs_ai_client = pytest.mark.skipif(not HAS_AI_CLIENT, reason="needs node and tests/node_modules (cd tests && npm ci)")
-# A parked run's stream stays open; the real client is stopped after this long without news.
-IDLE_MS = 1500
 RESULT = {"prescription_id": "rx-2231", "status": "active"}
+# How long a push may take on a loaded machine: a bound on the wait, not a measure of speed.
+PUSH_WAIT = 30
 
 
 def stream_path(run_id) -> str:
@@ -90,8 +91,8 @@ def rejected(parked, live_reviewer):
 @needs_ai_client
 def test_a_parked_call_reads_as_an_approval_request(daphne_server, live_agent, parked):
     run_id, approval = parked
-    message, stderr = read_with_ai_client(daphne_server.url(stream_path(run_id)), live_agent.key, idle_ms=IDLE_MS)
-    assert "stopped after" in stderr  # the run is still open, so the server kept the stream open
+    message, stderr = read_with_ai_client(daphne_server.url(stream_path(run_id)), live_agent.key, until_heartbeat=True)
+    assert "stopped at the server's heartbeat" in stderr  # the run is still open, so the server kept the stream open
     part = tool_part(message, "call-1")
     assert part["type"] == "tool-prescribe_medication"
     assert part["state"] == "approval-requested"
@@ -103,7 +104,7 @@ def test_a_parked_call_reads_as_an_approval_request(daphne_server, live_agent, p
 @needs_ai_client
 def test_reject_and_stop_reads_as_output_denied_and_ends_the_stream(daphne_server, live_agent, live_reviewer, parked):
     run_id, approval = parked
-    reader = start_ai_client(daphne_server.url(stream_path(run_id)), live_agent.key)  # no idle stop
+    reader = start_ai_client(daphne_server.url(stream_path(run_id)), live_agent.key)  # read until the body ends
     reject(live_reviewer, approval["id"], stop_run=True)
     message, _ = finish_ai_client(reader)  # ends because the server closed the body after [DONE]
     assert tool_part(message, "call-1")["state"] == "output-denied"
@@ -119,8 +120,8 @@ def decision_part(message, approval_id) -> dict:
 def test_a_rejection_reaches_the_waiting_agent_with_its_reason(daphne_server, live_agent, live_reviewer, parked):
     run_id, approval = parked
     reject(live_reviewer, approval["id"])  # denies the call; the run goes on, so its stream stays open
-    message, stderr = read_with_ai_client(daphne_server.url(stream_path(run_id)), live_agent.key, idle_ms=IDLE_MS)
-    assert "stopped after" in stderr
+    message, stderr = read_with_ai_client(daphne_server.url(stream_path(run_id)), live_agent.key, until_heartbeat=True)
+    assert "stopped at the server's heartbeat" in stderr
     assert tool_part(message, "call-1")["state"] == "output-denied"
     assert decision_part(message, approval["id"])["data"] == {
         "toolCallId": "call-1", "approved": False, "reason": REASON, "args": None, "payloadHash": None}
@@ -208,18 +209,18 @@ def test_a_last_event_id_past_the_end_of_a_closed_run_still_finishes(daphne_serv
     assert [chunk_type(event) for event in events] == ["start", "start-step", "finish-step", "finish", None]
 
 
-def test_a_suspend_arrives_live_without_a_reconnect(daphne_server, live_agent):
-    run_id = open_executing_run(live_agent)
-    with open_stream(daphne_server, live_agent, run_id) as stream:
-        # Right after a heartbeat the server has just re-read the events; its next
-        # poll is a whole interval away, so a frame sooner than that was pushed.
-        stream.until(lambda event: event.comment is not None, timeout=STREAM_HEARTBEAT_SECONDS + 3)
-        approval = suspend(live_agent, run_id)
-        answered = time.monotonic()
-        events = stream.until(lambda event: chunk_type(event) == "tool-approval-request")
-    request = events[-1]
-    assert request.chunk["approvalId"] == approval["id"]
-    assert request.at - answered < min(1.0, STREAM_HEARTBEAT_SECONDS / 2)
+def test_a_suspend_arrives_live_without_a_reconnect(push_only_server, ward_agent):
+    agent = LiveAgent(push_only_server.host, ward_agent.raw_key)
+    run_id = open_executing_run(agent)
+    allowed = gate(agent, run_id, tool="search_patients", args={"query": "MRN-1"})
+    assert allowed.status_code == 200, allowed.content
+    with open_stream(push_only_server, agent, run_id) as stream:
+        # A frame of the allowed call has been replayed, so the stream has read the outbox;
+        # it reads it again only in an hour, so what comes next can only be pushed.
+        stream.until(lambda event: event.id is not None)
+        approval = suspend(agent, run_id, tool_call_id="call-2", step_id="step-2")
+        events = stream.until(lambda event: chunk_type(event) == "tool-approval-request", timeout=PUSH_WAIT)
+    assert events[-1].chunk["approvalId"] == approval["id"]
 
 
 def test_an_idle_stream_sends_heartbeat_comments(daphne_server, live_agent, parked):
@@ -275,11 +276,9 @@ def test_waiting_streams_do_not_hold_database_connections(daphne_server, live_ag
     try:
         for stream in streams:
             stream.until(lambda event: chunk_type(event) == "tool-approval-request")
-        started = time.monotonic()
         answer = live_agent.get(f"/api/v1/runs/{run_id}/")
         # A starved request waits out the pool's 10 s timeout, then fails with a 500.
         assert answer.status_code == 200
-        assert time.monotonic() - started < 2
     finally:
         for stream in streams:
             stream.close()

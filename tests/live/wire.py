@@ -196,12 +196,16 @@ HAS_AI_CLIENT = NODE is not None and (TESTS_DIR / "node_modules" / "ai").is_dir(
 
 
 def start_ai_client(url: str, key: str | None, *, last_event_id: str | None = None,
-                    idle_ms: int | None = None) -> subprocess.Popen:
-    """tests/js/read_stream.mjs: `ai@6.0.0` reads `url`; its stdout is the final UIMessage JSON."""
+                    until_heartbeat: bool = False) -> subprocess.Popen:
+    """tests/js/read_stream.mjs: `ai@6.0.0` reads `url`; its stdout is the final UIMessage JSON.
+
+    `until_heartbeat`: read an open stream up to the server's first heartbeat, which it sends
+    only after every frame it had (a parked run's stream would otherwise never end).
+    """
     args = [NODE, str(READ_STREAM), url, key or ""]
     if last_event_id:
         args.append(last_event_id)
-    env = {**os.environ, **({"READ_STREAM_IDLE_MS": str(idle_ms)} if idle_ms else {})}
+    env = {**os.environ, **({"READ_STREAM_UNTIL_HEARTBEAT": "1"} if until_heartbeat else {})}
     return subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
 
 

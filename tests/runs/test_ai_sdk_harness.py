@@ -127,16 +127,16 @@ def test_the_harness_gets_exactly_the_url_with_the_api_key(server):
     assert headers["Last-Event-ID"] == "3.1"
 
 
-def test_an_open_stream_of_a_parked_run_can_be_read_with_an_idle_stop(server):
+def test_an_open_stream_of_a_parked_run_can_be_read_up_to_its_heartbeat(server):
     server.hold = True
     body = b"".join(
         sse.encode(c, sse.event_id(1, i))
         for i, c in enumerate([frames.start("msg_1"), frames.start_step(),
                                *frames.suspend_frames(**SUSPEND, reason_code="approval")])
-    )
-    proc = read(server, body, env={"READ_STREAM_IDLE_MS": "700"})
+    ) + sse.heartbeat()
+    proc = read(server, body, env={"READ_STREAM_UNTIL_HEARTBEAT": "1"})
     assert proc.returncode == 0, proc.stderr
-    assert "stopped after 700 ms" in proc.stderr
+    assert "stopped at the server's heartbeat" in proc.stderr
     assert tool_part(json.loads(proc.stdout), "call_1")["state"] == "approval-requested"
 
 

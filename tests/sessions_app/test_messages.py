@@ -111,6 +111,29 @@ def test_the_message_list_and_history_cost_the_same_queries_however_long(api, wa
     # key, session, page
     with django_assert_max_num_queries(3):
         assert len(api.get(f"/api/v1/sessions/{session['id']}/messages/?limit=200").json()["results"]) == rows
-    # key, session, messages, runs, frames
-    with django_assert_max_num_queries(5):
+    # key, session, messages, frames
+    with django_assert_max_num_queries(4):
         assert len(api.get(f"/api/v1/sessions/{session['id']}/history/").json()) == rows
+
+
+@pytest.mark.parametrize("runs", [1, 100])
+def test_history_costs_the_same_queries_however_many_runs_it_folds_in(api, session, django_assert_max_num_queries,
+                                                                       runs):
+    from django.utils import timezone
+
+    from runs import frames
+    from runs.models import Run, RunEvent
+
+    stored, now = Session.objects.get(pk=session["id"]), timezone.now()
+    for n in range(runs):
+        run = Run.objects.create(session=stored, state="completed", terminal_reason="completed",
+                                 last_activity_at=now, closed_at=now)
+        RunEvent.objects.create(run=run, kind="tool.result", published_at=now, frames=[
+            *frames.allowed_call_frames(f"call-{n}", "record_vitals", {"heart_rate": 70}),
+            *frames.result_frames(f"call-{n}", {"saved": True})])
+        if n % 2:  # every other run has an assistant message of its own; the rest get one each
+            Message.objects.create(session=stored, role="assistant", run=run, parts=[])
+
+    # key, session, messages, frames, and the first-frame times of the runs without a message
+    with django_assert_max_num_queries(5):
+        assert len(api.get(f"/api/v1/sessions/{session['id']}/history/").json()) == runs

@@ -20,10 +20,10 @@ from condor_client.errors import (
     TimedOut,
 )
 from condor_client.gated import NoCurrentRun, gated
-from condor_client.protocol import Allowed
+from condor_client.protocol import Allowed, Parked
 
 __all__ = [
     "Allowed", "AsyncCondor", "AsyncRun", "AsyncSession", "Blocked", "Condor", "CondorError", "ConnectionFailed",
-    "Denied", "Expired", "NoCurrentRun", "Run", "RunEnded", "Session", "TimedOut", "current_run", "gated",
+    "Denied", "Expired", "NoCurrentRun", "Parked", "Run", "RunEnded", "Session", "TimedOut", "current_run", "gated",
 ]
 __version__ = "0.1.0"

@@ -17,7 +17,7 @@ from condor_client import policy, protocol
 from condor_client.client import DEFAULT_WAIT
 from condor_client.context import current_run
 from condor_client.errors import ConnectionFailed, RunEnded, error_from_answer
-from condor_client.protocol import Allowed, Answer, Call, Flow, Wait
+from condor_client.protocol import Allowed, Answer, Call, Flow, Parked, Wait
 from condor_client.sse import DecisionWatcher, decision_from_approval
 
 logger = logging.getLogger("condor_client")
@@ -141,6 +141,17 @@ class AsyncRun:
         return await self.condor.drive(protocol.gate(
             self.id, self._ids, tool, args, op=op, timeout=self._timeout(timeout), tool_call_id=tool_call_id,
             step_id=step_id, metadata=metadata))
+
+    async def ask(self, tool: str, args: dict, op: str | None = None, *, tool_call_id: str | None = None,
+                  step_id: str | None = None, metadata: dict | None = None) -> Allowed | Parked:
+        return await self.condor.drive(protocol.ask(self.id, self._ids, tool, args, op=op,
+                                                    tool_call_id=tool_call_id, step_id=step_id, metadata=metadata))
+
+    async def decision(self, approval_id: str, *, timeout: float | None = None) -> dict:
+        return await self.condor.drive(protocol.wait_for_decision(self.id, approval_id, self._timeout(timeout)))
+
+    async def resume(self, approval_id: str, decision: dict) -> Allowed:
+        return await self.condor.drive(protocol.resume(self.id, approval_id, decision))
 
     async def clarify(self, tool: str, message: str, missing: list, *, args: dict | None = None,
                       op: str | None = None, timeout: float | None = None, tool_call_id: str | None = None,

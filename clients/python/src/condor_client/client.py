@@ -12,7 +12,7 @@ import httpx
 from condor_client import policy, protocol
 from condor_client.context import current_run
 from condor_client.errors import ConnectionFailed, RunEnded, error_from_answer
-from condor_client.protocol import Allowed, Answer, Call, Flow, Wait
+from condor_client.protocol import Allowed, Answer, Call, Flow, Parked, Wait
 from condor_client.sse import DecisionWatcher, decision_from_approval
 
 logger = logging.getLogger("condor_client")
@@ -152,6 +152,23 @@ class Run:
         return self.condor.drive(protocol.gate(
             self.id, self._ids, tool, args, op=op, timeout=self._timeout(timeout), tool_call_id=tool_call_id,
             step_id=step_id, metadata=metadata))
+
+    def ask(self, tool: str, args: dict, op: str | None = None, *, tool_call_id: str | None = None,
+            step_id: str | None = None, metadata: dict | None = None) -> Allowed | Parked:
+        """The gate's verdict without waiting: Allowed args, ``Blocked``, or ``Parked`` (a reviewer must decide).
+
+        For a framework that suspends the agent itself; ``gate`` is ``ask``, ``decision`` and ``resume``.
+        """
+        return self.condor.drive(protocol.ask(self.id, self._ids, tool, args, op=op, tool_call_id=tool_call_id,
+                                              step_id=step_id, metadata=metadata))
+
+    def decision(self, approval_id: str, *, timeout: float | None = None) -> dict:
+        """Wait on the run's stream for a reviewer's decision on ``approval_id`` (``TimedOut`` after ``timeout``)."""
+        return self.condor.drive(protocol.wait_for_decision(self.id, approval_id, self._timeout(timeout)))
+
+    def resume(self, approval_id: str, decision: dict) -> Allowed:
+        """Resume after ``decision``: the approved args (a reviewer's edit, after one), or ``Denied`` / ``Expired``."""
+        return self.condor.drive(protocol.resume(self.id, approval_id, decision))
 
     def clarify(self, tool: str, message: str, missing: list, *, args: dict | None = None, op: str | None = None,
                 timeout: float | None = None, tool_call_id: str | None = None, step_id: str | None = None) -> dict:

@@ -54,9 +54,11 @@ class Allowed(dict):
     of what was asked: run these, not the originals.
     """
 
-    def __init__(self, args: dict, *, tool_call_id: str, rule_id: str, approval_id: str | None = None):
+    def __init__(self, args: dict, *, tool_call_id: str, rule_id: str, approval_id: str | None = None,
+                 values: dict | None = None):
         super().__init__(args)
         self.tool_call_id, self.rule_id, self.approval_id = tool_call_id, rule_id, approval_id
+        self.values = values  # a clarification's answers
 
 
 def expect(answer: Answer, *statuses: int) -> Any:
@@ -100,22 +102,46 @@ class Ids:
         return f"step-{next(self._steps)}"
 
 
-def gate(run_id: str, ids: Ids, tool: str, args: dict, *, op: str | None, timeout: float,
-         tool_call_id: str | None = None, step_id: str | None = None, metadata: dict | None = None) -> Flow:
-    """Allowed args, or Blocked / Denied / Expired / TimedOut; a suspend is waited out and resumed."""
+class Parked:
+    """A call Condor parked for a reviewer, not yet decided: ``approval`` is its card as the inbox shows it.
+
+    What ``Run.ask`` returns instead of waiting, for a framework that suspends the
+    agent itself (a LangGraph ``interrupt()``): wait for the decision with
+    ``Run.decision`` when it suits, and hand it to ``Run.resume``.
+    """
+
+    def __init__(self, approval: dict):
+        self.approval = approval
+        self.approval_id, self.tool_call_id = str(approval["id"]), approval["tool_call_id"]
+
+    def __repr__(self) -> str:
+        return f"Parked(approval_id={self.approval_id!r}, tool={self.approval.get('tool')!r})"
+
+
+def ask(run_id: str, ids: Ids, tool: str, args: dict, *, op: str | None, tool_call_id: str | None = None,
+        step_id: str | None = None, metadata: dict | None = None) -> Flow:
+    """Allowed args, Blocked, or Parked: the gate's verdict, without waiting for a reviewer."""
     tool_call_id = tool_call_id or ids.call_id()
     body = _present(tool_call_id=tool_call_id, step_id=step_id or ids.step_id(), tool=tool, op=op or "",
                     args=args, metadata=metadata)
     answer = yield Call("POST", f"runs/{run_id}/tool-calls/", body)
     verdict = expect(answer, 200, 202)
-    if answer.status == 200:
-        if verdict["decision"] != "allow":
-            raise Blocked(verdict["rule_id"], verdict["explanation"])
-        return Allowed(verdict["args"], tool_call_id=tool_call_id, rule_id=verdict["rule_id"],
-                       approval_id=verdict.get("approval_id"))
-    resumed = yield from _wait_and_resume(run_id, verdict["approval"]["id"], timeout)
-    return Allowed(resumed["args"], tool_call_id=tool_call_id, rule_id=verdict["rule_id"],
-                   approval_id=verdict["approval"]["id"])
+    if answer.status == 202:
+        return Parked(verdict["approval"])
+    if verdict["decision"] != "allow":
+        raise Blocked(verdict["rule_id"], verdict["explanation"])
+    return Allowed(verdict["args"], tool_call_id=tool_call_id, rule_id=verdict["rule_id"],
+                   approval_id=verdict.get("approval_id"))
+
+
+def gate(run_id: str, ids: Ids, tool: str, args: dict, *, op: str | None, timeout: float,
+         tool_call_id: str | None = None, step_id: str | None = None, metadata: dict | None = None) -> Flow:
+    """Allowed args, or Blocked / Denied / Expired / TimedOut; a suspend is waited out and resumed."""
+    asked = yield from ask(run_id, ids, tool, args, op=op, tool_call_id=tool_call_id, step_id=step_id,
+                           metadata=metadata)
+    if isinstance(asked, Allowed):
+        return asked
+    return (yield from resume(run_id, asked.approval_id, (yield Wait(run_id, asked.approval_id, timeout))))
 
 
 def clarify(run_id: str, ids: Ids, tool: str, message: str, missing: list, *, args: dict | None, op: str | None,
@@ -128,20 +154,29 @@ def clarify(run_id: str, ids: Ids, tool: str, message: str, missing: list, *, ar
     verdict = expect(answer, 200, 202)
     if answer.status == 200:  # a client that cannot park is told so, never shown a form
         raise Blocked(verdict["rule_id"], verdict["explanation"])
-    resumed = yield from _wait_and_resume(run_id, verdict["approval"]["id"], timeout)
-    return resumed["values"]
+    approval_id = verdict["approval"]["id"]
+    allowed = yield from resume(run_id, approval_id, (yield Wait(run_id, approval_id, timeout)))
+    return allowed.values
 
 
-def _wait_and_resume(run_id: str, approval_id: str, timeout: float) -> Flow:
-    decision = yield Wait(run_id, approval_id, timeout)
+def wait_for_decision(run_id: str, approval_id: str, timeout: float) -> Flow:
+    return (yield Wait(run_id, approval_id, timeout))
+
+
+def resume(run_id: str, approval_id: str, decision: dict) -> Flow:
+    """The approved args (an Allowed; ``.values`` after a clarification), or Denied / Expired."""
     if not decision.get("approved"):
         if decision.get("reason") == EXPIRED_REASON:
             raise Expired(approval_id)
         raise Denied(decision.get("reason"), approval_id)
     # The key is the approval's own: whoever resumes it, however often, asks the same question.
+    # Condor checks the args against what the reviewer approved (409 payload_mismatch otherwise).
     answer = yield Call("POST", f"runs/{run_id}/resume/", {"approval_id": approval_id, "args": decision["args"]},
                         idempotency_key=f"resume-{approval_id}")
-    return expect(answer, 200)
+    resumed = expect(answer, 200)
+    approval = resumed["approval"]
+    return Allowed(resumed["args"], tool_call_id=approval["tool_call_id"], rule_id=approval["rule_id"],
+                   approval_id=str(approval_id), values=resumed.get("values"))
 
 
 def report(run_id: str, tool_call_id: str, output: Any, *, untrusted: bool = False, is_error: bool = False) -> Flow:

@@ -133,7 +133,7 @@ def reveal(text: str) -> SafeString:
 class HiddenCharactersWarningMixin:
     """Admin pages of records that carry agent text: a warning at the top of a record whose
     fields named in `revealed` hold hidden or look-alike characters. The JSON and text
-    renderers (approvals/admin_display.py) mark each such character where it sits.
+    renderers (condor/admin_display.py) mark each such character where it sits.
     """
 
     revealed: tuple[str, ...] = ()

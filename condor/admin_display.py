@@ -17,7 +17,7 @@ from django.utils import formats, timezone
 from django.utils.html import conditional_escape, format_html, format_html_join
 from django.utils.safestring import SafeString, mark_safe
 
-from approvals.display import reveal
+from condor.display import reveal
 
 
 def json_text(value) -> str:

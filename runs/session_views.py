@@ -1,4 +1,7 @@
-"""Read-only views over a session's runs: the event log, outcomes and usage."""
+"""Read-only views over a session's runs: the event log, outcomes, usage and the memory their summaries make.
+
+Under sessions/{id}/ but the runs app's: they read runs, and sessions_app does not know them.
+"""
 
 from django.db.models import Count, Sum
 from drf_spectacular.utils import OpenApiParameter, extend_schema
@@ -11,7 +14,7 @@ from condor.schema import errors
 from condor.scoping import owned_session
 from runs.models import Run, RunDispatch, RunEvent
 from runs.states import ACTIVE_STATES
-from sessions_app.memory import session_memory
+from sessions_app.memory import RUN_WINDOW, rolling_memory
 
 EVENT_PAGE = 100
 MAX_EVENT_PAGE = 500
@@ -121,4 +124,7 @@ class Memory(APIView):
                    description="The session's rolling working memory, built from its runs' close summaries by "
                                "one parser (sessions_app/memory.py documents the block format).")
     def get(self, request, session_id):
-        return Response(session_memory(owned_session(request, session_id)))
+        session = owned_session(request, session_id)
+        latest = list(Run.objects.filter(session=session, closed_at__isnull=False).exclude(summary="")
+                      .order_by("-closed_at", "-pk").values_list("pk", "summary")[:RUN_WINDOW])
+        return Response(rolling_memory(reversed(latest)))

@@ -1,0 +1,335 @@
+"""The inbox's server side, in memory: approval rows, and what the real server code makes of them.
+
+The browser harness (tests/live/inbox_harness.py) plays the server without a database,
+but nothing it sends is written by hand:
+
+* a card is approvals/cards.py over an unsaved Approval row (with its unsaved Session,
+  ApiClient and reviewers), filled in as the gate fills one in: rule, explanation and
+  tier from the policy engine (approvals/policy), resume schema and contract hash from
+  approvals/suspend.py's SuspendRequest, payload hash from approvals/hashing.py, quorum
+  from the tool's descriptor;
+* websocket messages are cards.added / updated / removed and the snapshot's frames
+  (approvals/snapshot_pages.py);
+* a decision changes the row through the model's own transitions and quorum.count, and
+  is answered with ApprovalSerializer; a refusal is a condor.errors exception through
+  the API's exception handler.
+
+The builder asks the database two things (a run's grants, a call's context); `Rows`
+answers them from the rows it holds, so a change to the card's shape, the rules or
+the error bodies on the server shows up in the browser tests.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import uuid
+from collections import defaultdict
+from contextlib import contextmanager
+from datetime import datetime, timedelta
+from unittest import mock
+
+from django.conf import settings
+from django.http import Http404
+from django.contrib.auth import get_user_model
+from django.utils import timezone
+from django.test import RequestFactory
+from rest_framework.renderers import JSONRenderer
+from rest_framework.request import Request
+
+from approvals import cards, claims, identifiers, quorum
+from approvals.card_context import empty_context
+from approvals.gate import CLARIFICATION_RULE, EXPLANATIONS
+from approvals.hashing import payload_hash
+from approvals.inbox_cards import CardPagination, CardSerializer
+from approvals.models import ApiClient, Approval, ApprovalStatus
+from approvals.policy import Context, Decision, ToolCall, ToolSpec, effective_spec, evaluate
+from approvals.serializers import ApprovalSerializer
+from approvals.snapshot_pages import snapshot_frames
+from approvals.suspend import SuspendRequest
+from condor.errors import exception_handler, not_found
+from runs.models import Run
+from runs.serializers import RunSerializer
+from runs.states import RunState, TerminalReason
+from sessions_app.models import Session
+
+_seq = itertools.count(1)
+_reviewer_ids: dict[str, int] = {}
+
+
+def reviewer(username: str):
+    """An unsaved user with a stable id per name, enough for the card's claimed_by / decided_by."""
+    pk = _reviewer_ids.setdefault(username, 1000 + len(_reviewer_ids))
+    return get_user_model()(pk=pk, username=username)
+
+
+class Card(dict):
+    """A card as approvals/cards.py built it when it was made; `.row` is the Approval behind it.
+
+    Tests read its fields (id, run_id, session, ...); the harness sends what the row
+    says at the time, built again, never this dict.
+    """
+
+    def __init__(self, data: dict, row: Approval, context: dict):
+        super().__init__(data)
+        self.row, self.context = row, context
+
+
+def _session(*, title, patient_ref, client, care_unit, autonomy, age_band, consent, tainted) -> Session:
+    session = Session(title=title, patient_ref=patient_ref, care_unit=care_unit, autonomy=autonomy,
+                      age_band=age_band, consent=consent, client=ApiClient(name=client))
+    session.tainted = tainted  # not editable: the server sets it only from an untrusted result
+    return session
+
+
+def _park(request: SuspendRequest, session: Session, *, run_id, expires_in: float, approvals_required: int,
+          now: datetime | None = None) -> Approval:
+    """The row approvals/suspend.py's persist_suspend creates for `request` at `now`, unsaved."""
+    now = now or timezone.now()
+    return Approval(
+        run_id=uuid.UUID(str(run_id)) if run_id else uuid.uuid4(), session=session, tool=request.tool, op=request.op,
+        tool_call_id=request.tool_call_id, step_id=request.step_id, contract_hash=request.contract_hash,
+        reason_code=request.reason_code, rule_id=request.rule_id, explanation=request.explanation,
+        hitl_tier=request.hitl_tier, message=request.message, args=request.args,
+        payload_hash=payload_hash(request.args), resume_schema=request.resume_schema(),
+        approvals_required=approvals_required, requested_at=now - timedelta(seconds=30),
+        expires_at=now + timedelta(seconds=expires_in),
+    )
+
+
+def _context(*, autonomy: str, rationale: str | None, tainted_by: str | None) -> dict:
+    """What approvals/card_context.py reads from the call's ledger row, for a call that has one."""
+    taint = {"tool": tainted_by, "at": (timezone.now() - timedelta(minutes=5)).isoformat()} if tainted_by else None
+    return {**empty_context(), "rationale": rationale, "autonomy": autonomy, "tainted_by": taint}
+
+
+def _card(row: Approval, context: dict, *, claimed_by: str | None, claim_seconds: float | None,
+          now: datetime | None = None) -> Card:
+    rows = Rows()
+    rows.keep(row, context)
+    if claimed_by:
+        rows.claim(str(row.pk), claimed_by, seconds=claim_seconds, now=now)
+    with rows.answering():
+        return Card(cards.card(row), row, context)
+
+
+def approval_card(
+    *,
+    tier: str | None = "low",
+    expires_in: float = 600,
+    tool: str = "ehr.medication_order",
+    op: str = "create",
+    args: dict | None = None,
+    policy_class: str = "mutate",
+    patient_ref: str | None = None,
+    title: str = "Ward 7 discharge planning",
+    client: str = "discharge-agent",
+    care_unit: str = "",
+    run_id: str | None = None,
+    autonomy: str = "guarded",
+    age_band: str = "adult",
+    consent: bool = True,
+    tainted_by: str | None = None,
+    rationale: str | None = None,
+    claimed_by: str | None = None,
+    claim_seconds: float | None = None,
+    now: datetime | None = None,
+) -> Card:
+    """A pending approval as the gate parks it: `tier` is the tool's declared tier in the registry.
+
+    The policy engine decides the rule, the explanation and the card's tier (a
+    destructive op is high whatever the tool says); a call it would not park is refused.
+    """
+    n = next(_seq)
+    if not identifiers.TOOL_NAME_RE.fullmatch(tool) or not identifiers.TOOL_NAME_RE.fullmatch(op):
+        raise ValueError(f"the API refuses tool {tool!r} / op {op!r} before the gate")
+    args = args if args is not None else {"drug": "amoxicillin", "dose_mg": 500, "route": "oral", "frequency": "8-hourly"}
+    session = _session(title=title, patient_ref=patient_ref or f"MRN-{40000 + n}", client=client, care_unit=care_unit,
+                       autonomy=autonomy, age_band=age_band, consent=consent, tainted=tainted_by is not None)
+    registered = ToolSpec(tool, policy_class, tier)
+    verdict = evaluate(ToolCall(tool, op, args), Context(autonomy, session.tainted, consent, age_band), registered)
+    if verdict.decision != Decision.REQUIRE_APPROVAL:
+        raise ValueError(f"the gate would not park {tool} · {op}: {verdict.rule_id}")
+    request = SuspendRequest(tool_call_id=f"call_{n:04d}", step_id=f"step-{n}", tool=tool, op=op, args=args,
+                             rule_id=verdict.rule_id, explanation=verdict.explanation,
+                             hitl_tier=verdict.effective_tier)
+    row = _park(request, session, run_id=run_id, expires_in=expires_in,
+                approvals_required=effective_spec(tool, registered).approvals_required, now=now)
+    return _card(row, _context(autonomy=autonomy, rationale=rationale, tainted_by=tainted_by),
+                 claimed_by=claimed_by, claim_seconds=claim_seconds, now=now)
+
+
+# The agent's missing fields, one of every kind the inbox renders (hints: approvals/resume_schemas.py).
+FOLLOW_UP_FIELDS = [
+    {"name": "clinic", "hint": {"label": "Clinic", "options": ["cardiology", "renal", "diabetes"]}},
+    {"name": "urgency", "hint": {"label": "Urgency", "radio": True, "options": [
+        {"value": "routine", "label": "Routine"}, {"value": "soon", "label": "Within 2 weeks"},
+        {"value": "urgent", "label": "Urgent"}]}},
+    {"name": "tests", "type": "array", "hint": {"label": "Tests before the visit", "required": False, "options": [
+        {"value": "ecg", "label": "ECG"}, {"value": "echo", "label": "Echocardiogram"},
+        {"value": "bloods", "label": "Bloods (U&E)"}]}},
+    {"name": "visit_date", "type": "date", "hint": {"label": "Visit date", "min": "2030-01-01", "max": "2030-03-31"}},
+    {"name": "notes", "hint": {"label": "Notes for the clinic", "textarea": True, "required": False}},
+    {"name": "duration_min", "type": "integer", "hint": {"label": "Duration (minutes)", "min": 10, "max": 60}},
+    {"name": "interpreter", "type": "boolean", "hint": {"label": "Interpreter needed", "required": False}},
+]
+
+
+def clarification_card(
+    *,
+    message: str = "Which follow-up should be booked?",
+    missing: list[dict] | None = None,
+    tool: str = "scheduling.book_followup",
+    op: str = "create",
+    args: dict | None = None,
+    expires_in: float = 600,
+    patient_ref: str | None = None,
+    title: str = "Heart failure follow-up",
+    client: str = "clinic-scheduler",
+    care_unit: str = "",
+    run_id: str | None = None,
+) -> Card:
+    """A question parked as approvals/gate.py's request_clarification parks it; the form comes from `missing`."""
+    n = next(_seq)
+    session = _session(title=title, patient_ref=patient_ref or f"MRN-{40000 + n}", client=client, care_unit=care_unit,
+                       autonomy="guarded", age_band="adult", consent=True, tainted=False)
+    request = SuspendRequest(tool_call_id=f"call_{n:04d}", step_id=f"step-{n}", tool=tool, op=op,
+                             args=args if args is not None else {"clinic": "cardiology"}, kind="clarification",
+                             message=message, missing=tuple(missing or FOLLOW_UP_FIELDS), rule_id=CLARIFICATION_RULE,
+                             explanation=EXPLANATIONS[CLARIFICATION_RULE], hitl_tier=None)
+    row = _park(request, session, run_id=run_id, expires_in=expires_in, approvals_required=1)
+    return _card(row, _context(autonomy="guarded", rationale=None, tainted_by=None),
+                 claimed_by=None, claim_seconds=None)
+
+
+def error_response(exc: Exception) -> tuple[int, dict]:
+    """(status, body) the API answers `exc` with: condor/errors.py's exception handler, as DRF calls it."""
+    response = exception_handler(exc, {})
+    if response is None:
+        raise TypeError(f"{exc!r} is not an error the API maps (it would be a 500)")
+    return response.status_code, json.loads(JSONRenderer().render(response.data))
+
+
+def approval_body(row: Approval) -> dict:
+    """GET approvals/{id}/ and a decision's 200: ApprovalSerializer, rendered as the API renders it."""
+    return json.loads(JSONRenderer().render(ApprovalSerializer(row).data))
+
+
+def card_page(rows: "Rows", url: str) -> dict:
+    """GET inbox/cards/'s 200 for `url`: approvals/inbox_cards.py's serializer and paginator over the pending rows."""
+    request = Request(RequestFactory().get(url))
+    pagination = CardPagination()
+    page = pagination.paginate_queryset(rows.pending(), request)
+    with rows.answering():
+        data = pagination.get_paginated_response(CardSerializer(page, many=True).data).data
+    return json.loads(JSONRenderer().render(data))
+
+
+def unrouted_response(path: str):
+    """What a path no route matches gets: condor/errors.py's handler404 (a JSON error under /api/)."""
+    return not_found(RequestFactory().get(path), Http404())
+
+
+def stopped_run_body(row: Approval) -> dict:
+    """POST runs/{id}/stop/'s 200: RunSerializer over `row`'s run as runs/spine.py's stop leaves it."""
+    now = timezone.now()
+    run = Run(pk=row.run_id, session=row.session, autonomy=row.session.autonomy, state=RunState.ABORTED,
+              terminal_reason=TerminalReason.USER_STOPPED, last_activity_at=now, closed_at=now)
+    return json.loads(JSONRenderer().render(RunSerializer(run).data))
+
+
+class Rows:
+    """The approvals the harness's server holds, and the two queries the card builder makes over them."""
+
+    def __init__(self) -> None:
+        self.by_id: dict[str, Approval] = {}
+        self.contexts: dict[tuple, dict] = {}
+
+    def keep(self, row: Approval, context: dict) -> None:
+        self.by_id[str(row.pk)] = row
+        self.contexts[(row.run_id, row.tool_call_id)] = context
+
+    def pending(self) -> list[Approval]:
+        """approvals/visibility.py's pending_approvals: pending, not past due, soonest deadline first."""
+        now = timezone.now()
+        return sorted((row for row in self.by_id.values()
+                       if row.status == ApprovalStatus.PENDING and row.expires_at > now),
+                      key=lambda row: (row.expires_at, str(row.pk)))
+
+    def granted_in_runs(self, run_ids) -> dict:
+        """cards.granted_in_runs over these rows: approved, unexpired grants by decision time."""
+        now = timezone.now()
+        granted = defaultdict(list)
+        held = sorted((row for row in self.by_id.values() if row.status == ApprovalStatus.APPROVED
+                       and row.expires_at > now and row.run_id in set(run_ids)), key=lambda row: row.decided_at)
+        for row in held:
+            granted[row.run_id].append(cards._sibling(row))
+        return granted
+
+    def contexts_for(self, approvals) -> dict:
+        return {(a.run_id, a.tool_call_id): self.contexts[(a.run_id, a.tool_call_id)] for a in approvals}
+
+    @contextmanager
+    def answering(self):
+        """The card builder's queries answered from these rows instead of the database."""
+        with mock.patch.object(cards, "granted_in_runs", self.granted_in_runs), \
+                mock.patch.object(cards, "contexts_for", self.contexts_for):
+            yield
+
+    # ---- what the socket sends
+
+    def snapshot(self) -> list[dict]:
+        with self.answering():
+            return snapshot_frames(cards.cards_for(self.pending()))
+
+    def added(self, approval_id: str) -> dict:
+        with self.answering():
+            return cards.added(self.by_id[approval_id])
+
+    def updated(self, approval_id: str) -> dict:
+        with self.answering():
+            return cards.updated(self.by_id[approval_id])
+
+    def removed(self, approval_id: str) -> dict:
+        return cards.removed(self.by_id[approval_id])
+
+    # ---- what happens to a row
+
+    def claim(self, approval_id: str, by: str, *, seconds: float | None = None, now: datetime | None = None) -> None:
+        """The row as approvals/claims.py's claim at `now` leaves it (held CONDOR_CLAIM_TTL_SECONDS unless `seconds`)."""
+        row = self.by_id[approval_id]
+        row.claimed_by = reviewer(by)
+        row.claim_expires_at = (now or timezone.now()) + timedelta(seconds=seconds or settings.CONDOR_CLAIM_TTL_SECONDS)
+
+    def release(self, approval_id: str) -> None:
+        claims.end_claim(self.by_id[approval_id])
+
+    def escalate(self, approval_id: str) -> None:
+        self.by_id[approval_id].escalated_at = timezone.now()  # approvals/escalation.py, once per card
+
+    def decide(self, approval_id: str, status: str, by: str | None, *, reason: str = "", edited_args=None,
+               values=None) -> bool:
+        """Move the row on as approvals/decisions.py does; False while a four-eyes quorum is still short.
+
+        Raises the server's error where it would refuse (another's claim, a second approval by the same reviewer).
+        """
+        row, now = self.by_id[approval_id], timezone.now()
+        if status in (ApprovalStatus.APPROVED, ApprovalStatus.REJECTED):
+            claims.refuse_if_claimed_by_other(row, reviewer(by), now)
+        if status == ApprovalStatus.APPROVED:
+            user = reviewer(by)
+            proposed = edited_args if edited_args is not None else quorum.proposal(row)
+            if not quorum.count(row, user=user, approved_args=proposed, reason=reason, now=now):
+                return False
+            row.approve(by=user, at=now, approved_args=proposed, payload_hash=payload_hash(proposed),
+                        expires_at=now + timedelta(seconds=settings.CONDOR_APPROVAL_TTL_SECONDS),
+                        resume_data=values, reason=reason)
+        elif status == ApprovalStatus.REJECTED:
+            row.reject(by=reviewer(by), at=now, reason=reason)
+        elif status == ApprovalStatus.EXPIRED:
+            row.status = ApprovalStatus.EXPIRED  # approvals/expiry.py sets it with a conditional UPDATE
+        elif status == ApprovalStatus.CONSUMED:
+            row.status, row.consumed_at = ApprovalStatus.CONSUMED, now  # approvals/resume.py, likewise
+        else:
+            raise ValueError(f"no way for an approval to become {status!r}")
+        return True
