@@ -31,7 +31,7 @@ def test_approve_posts_approved_true_with_csrf_header(inbox):
 
     decision = inbox.wait_for_decisions(1)[0]
     assert decision.approval_id == card["id"]
-    assert decision.body == {"approved": True}
+    assert decision.body == {"approved": True, "payload_hash": card["payload_hash"]}  # what was shown
     assert decision.headers["x-csrftoken"] == CSRF_TOKEN
     assert decision.headers["content-type"] == "application/json"
     expect(inbox.card(card["id"])).to_have_count(0)
@@ -103,7 +103,8 @@ def test_valid_edit_shows_a_diff_and_posts_edited_args(inbox):
     expect(diff.locator('[data-op="added"][data-path="note"]')).to_contain_text("renal dosing")
     shown.get_by_test_id("approve-edited").click()
 
-    assert inbox.wait_for_decisions(1)[0].body == {"approved": True, "edited_args": edited}
+    assert inbox.wait_for_decisions(1)[0].body == {"approved": True, "edited_args": edited,
+                                                  "payload_hash": card["payload_hash"]}
     expect(shown).to_have_count(0)
     expect(inbox.feedback).to_contain_text("Approved with 3 edits")
 

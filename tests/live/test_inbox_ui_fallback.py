@@ -54,7 +54,7 @@ def test_a_decision_still_works_while_polling(inbox):
 
     inbox.card(card["id"]).get_by_test_id("approve").click()
 
-    assert inbox.wait_for_decisions(1)[0].body == {"approved": True}
+    assert inbox.wait_for_decisions(1)[0].body == {"approved": True, "payload_hash": card["payload_hash"]}
     expect(inbox.card(card["id"])).to_have_count(0)
 
 
@@ -152,7 +152,7 @@ def test_show_all_loads_the_full_args_then_approving_works(inbox):
     expect(shown.get_by_test_id("card-args")).to_contain_text("visible only in full")
     expect(shown.get_by_test_id("approve")).to_be_enabled()
     shown.get_by_test_id("approve").click()
-    assert inbox.wait_for_decisions(1)[0].body == {"approved": True}
+    assert inbox.wait_for_decisions(1)[0].body == {"approved": True, "payload_hash": card["payload_hash"]}
 
 
 def test_show_all_refuses_args_of_another_payload(inbox):

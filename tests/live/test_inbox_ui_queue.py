@@ -252,7 +252,7 @@ def test_a_on_a_high_risk_card_asks_first_and_a_second_key_does_not_approve(queu
 
     shown.get_by_test_id("approve").click()
     panel.get_by_test_id("confirm-approve").click()
-    assert [d.body for d in queue.wait_for_decisions(1)] == [{"approved": True}]
+    assert [d.body for d in queue.wait_for_decisions(1)] == [{"approved": True, "payload_hash": card["payload_hash"]}]
 
 
 def test_a_low_risk_card_approves_without_a_confirmation(queue):
