@@ -3,13 +3,14 @@
  * is enabled. Declining is a rejection to the server, so both kinds share the
  * reason panel (refs `reject`, `reason`, `rejectSubmit`, `rejectPanel`). */
 import { diffArgs, parseArgs, renderDiff } from './args.js';
+import { syncClaimButton } from './claim.js';
 import { h, uid } from './dom.js';
 import { awaitingFullArgs } from './full_args.js';
 import { escapeHidden } from './reveal.js';
 import { isObj } from './values.js';
 
-/** A card that is being decided or has expired takes no more input. */
-export const isLocked = (entry) => entry.busy || entry.expired;
+/** A card that is being decided, has expired, or another reviewer holds (claim.js) takes no decision. */
+export const isLocked = (entry) => entry.busy || entry.expired || Boolean(entry.heldByOther);
 
 /** Approving or editing also needs every argument on the page (full_args.js). */
 export const cannotApprove = (entry) => isLocked(entry) || awaitingFullArgs(entry);
@@ -113,6 +114,7 @@ export function syncControls(entry) {
   } else if (entry.form) {
     entry.form.submit.disabled = locked;
   }
+  syncClaimButton(entry);
   entry.el.classList.toggle('is-busy', entry.busy);
   if (entry.busy) entry.el.setAttribute('aria-busy', 'true');
   else entry.el.removeAttribute('aria-busy');

@@ -13,7 +13,7 @@
 import { applyCard, entryAt, showCardError, updateClock } from './card.js';
 import { confirmApprove, requestApprove } from './confirm.js';
 import { cancelMode, openEdit, openReject, openStop, syncControls, validateEdit } from './controls.js';
-import { answer, approveEdited, recheckField, reject, stopRun } from './decisions.js';
+import { answer, approveEdited, recheckField, reject, stopRun, toggleClaim } from './decisions.js';
 import { expireToasts } from './feedback.js';
 import { loadFullArgs } from './full_args.js';
 import { onShortcutKey, onSubmitKey } from './keyboard.js';
@@ -90,6 +90,7 @@ function onClick(ev) {
     case 'approve-edited': approveEdited(entry); break;
     case 'cancel': cancelMode(entry); break;
     case 'show-all-args': showAllArgs(entry, button); break;
+    case 'claim': toggleClaim(entry); break;
     default: break;
   }
 }

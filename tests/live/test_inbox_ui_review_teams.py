@@ -30,12 +30,34 @@ def test_a_claim_shows_on_the_card_live_and_goes_when_released(inbox):
     badge = inbox.card(card["id"]).get_by_test_id("card-claim")
     expect(badge).to_be_hidden()
 
-    inbox.update(claimed(card, "rita"))
+    inbox.update(claimed(card, "rob"))  # the page is rita's
     expect(badge).to_be_visible()
-    expect(badge).to_have_text("rita is reviewing")
+    expect(badge).to_have_text("rob is reviewing")
 
     inbox.update(claimed(card, None))
     expect(badge).to_be_hidden()
+
+
+def test_another_reviewers_claim_locks_the_decision_and_says_why(inbox):
+    card = claimed(approval_card(tier="high"), "rob")
+    inbox.open([card])
+    shown = inbox.card(card["id"])
+    for control in ("approve", "reject", "edit", "claim-toggle"):
+        expect(shown.get_by_test_id(control)).to_be_disabled()
+    expect(shown.get_by_test_id("claim-note")).to_contain_text("rob is reviewing this card, so you cannot decide it now")
+
+    inbox.update(claimed(card, None))
+    expect(shown.get_by_test_id("approve")).to_be_enabled()
+    expect(shown.get_by_test_id("claim-toggle")).to_have_text("Claim")
+
+
+def test_the_holder_sees_their_own_claim_and_can_still_decide(inbox):
+    card = claimed(approval_card(), "rita")  # the page is rita's
+    inbox.open([card])
+    shown = inbox.card(card["id"])
+    expect(shown.get_by_test_id("card-claim")).to_contain_text("You are reviewing")
+    expect(shown.get_by_test_id("claim-toggle")).to_have_text("Release")
+    expect(shown.get_by_test_id("approve")).to_be_enabled()
 
 
 def test_a_claim_that_runs_out_stops_showing(inbox):
