@@ -51,6 +51,15 @@ def test_another_reviewers_claim_locks_the_decision_and_says_why(inbox):
     expect(shown.get_by_test_id("claim-toggle")).to_have_text("Claim")
 
 
+def test_a_claim_the_page_has_not_heard_of_yet_keeps_the_card_with_the_servers_words(inbox):
+    card = approval_card(tier="low")
+    inbox.open([card])
+    inbox.reply_next(card["id"], 409, {"error": "approval_claimed", "detail": "rob is reviewing this approval."})
+    inbox.card(card["id"]).get_by_test_id("approve").click()
+    expect(inbox.card(card["id"]).get_by_test_id("card-error")).to_contain_text("rob is reviewing this approval")
+    expect(inbox.card(card["id"]).get_by_test_id("approve")).to_be_enabled()
+
+
 def test_the_holder_sees_their_own_claim_and_can_still_decide(inbox):
     card = claimed(approval_card(), "rita")  # the page is rita's
     inbox.open([card])
