@@ -13,6 +13,7 @@
 import { applyCard, entryAt, showCardError, updateClock } from './card.js';
 import { confirmApprove, requestApprove } from './confirm.js';
 import { cancelMode, openEdit, openReject, openStop, syncControls, validateEdit } from './controls.js';
+import { initDecided } from './decided.js';
 import { answer, approveEdited, recheckField, reject, stopRun, toggleClaim } from './decisions.js';
 import { expireToasts } from './feedback.js';
 import { loadFullArgs } from './full_args.js';
@@ -145,6 +146,7 @@ if (root) {
 
   initSettings();
   initQueue();
+  initDecided();
   refreshSummary();
   askForPermissionOnce();
   setInterval(tick, 1000);
