@@ -54,6 +54,6 @@ export function onSubmitKey(ev) {
   if (!entry) return;
   const role = ev.target.dataset && ev.target.dataset.role;
   if (role === 'reason') { ev.preventDefault(); reject(entry); }
-  if (role === 'editor') { ev.preventDefault(); approveEdited(entry); }
+  if (role === 'editor' || ev.target.closest('[data-role="args-form"]')) { ev.preventDefault(); approveEdited(entry); }
   if (role === 'stop-reason') { ev.preventDefault(); stopRun(entry); }
 }

@@ -12,7 +12,7 @@
  */
 import { applyCard, entryAt, showCardError, updateClock } from './card.js';
 import { confirmApprove, requestApprove } from './confirm.js';
-import { cancelMode, openEdit, openReject, openStop, syncControls, validateEdit } from './controls.js';
+import { cancelMode, openEdit, openReject, openStop, switchEditAs, syncControls, validateEdit } from './controls.js';
 import { initDecided } from './decided.js';
 import { answer, approveEdited, recheckField, reject, stopRun, toggleClaim } from './decisions.js';
 import { expireToasts } from './feedback.js';
@@ -84,6 +84,7 @@ function onClick(ev) {
     case 'confirm-approve': confirmApprove(entry); break;
     case 'open-reject': openReject(entry); break;
     case 'open-edit': openEdit(entry); break;
+    case 'edit-as': switchEditAs(entry); break;
     case 'reject': reject(entry); break;
     case 'reject-stop': reject(entry, { stopRun: true }); break;
     case 'open-stop': openStop(entry); break;
@@ -100,7 +101,7 @@ function onInput(ev) {
   const entry = entryAt(ev.target);
   if (!entry) return;
   const role = ev.target.dataset && ev.target.dataset.role;
-  if (role === 'editor') {
+  if (role === 'editor' || ev.target.closest('[data-role="args-form"]')) {
     entry.dirty = true;
     validateEdit(entry);
   } else if (role === 'stop-reason') {
