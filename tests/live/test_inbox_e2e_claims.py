@@ -11,7 +11,7 @@ import pytest
 from playwright.sync_api import expect
 
 from approvals.models import Approval
-from tests.live.e2e_helpers import InboxPage
+from tests.live.e2e_fixtures import signed_in
 from tests.live.inbox_fixtures import page  # noqa: F401 - the fixture that keeps a screenshot on failure
 from tests.live.inbox_harness import CHROMIUM
 from tests.live.test_inbox_e2e import browser_page, chromium, inbox, park_prescription  # noqa: F401 - fixtures
@@ -25,15 +25,8 @@ pytestmark = [
 
 @pytest.fixture
 def robs_inbox(chromium, daphne_server, rob):
-    """Rob signed in on a browser context of his own (his own cookies), his inbox live."""
-    context = chromium.new_context(viewport={"width": 1280, "height": 900})
-    context.set_default_timeout(5000)
-    robs = InboxPage(context.new_page(), daphne_server)
-    robs.sign_in("rob")
-    robs.wait_live()
-    yield robs
-    assert robs.page_errors == [], f"JavaScript errors on rob's page: {robs.page_errors}"
-    context.close()
+    with signed_in(chromium, daphne_server, "rob") as robs:
+        yield robs
 
 
 def test_a_claim_made_in_one_inbox_locks_the_other_until_it_is_released(inbox, robs_inbox, live_agent):

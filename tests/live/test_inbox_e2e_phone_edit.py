@@ -13,7 +13,7 @@ from playwright.sync_api import expect
 
 from approvals.models import Approval
 from tests.approvals.helpers import PRESCRIPTION, resume
-from tests.live.e2e_helpers import InboxPage
+from tests.live.e2e_fixtures import signed_in
 from tests.live.inbox_fixtures import page  # noqa: F401 - the fixture that keeps a screenshot on failure
 from tests.live.inbox_harness import ARTIFACTS_DIR, CHROMIUM
 from tests.live.test_inbox_e2e import chromium, park_prescription  # noqa: F401 - fixtures
@@ -30,14 +30,9 @@ PHONE = {"width": 390, "height": 844}
 @pytest.fixture
 def phone(chromium, daphne_server, rita):
     """Rita's inbox on a phone-sized, touch browser context."""
-    context = chromium.new_context(viewport=PHONE, is_mobile=True, has_touch=True, device_scale_factor=2)
-    context.set_default_timeout(5000)
-    inbox = InboxPage(context.new_page(), daphne_server)
-    inbox.sign_in("rita")
-    inbox.wait_live()
-    yield inbox
-    assert inbox.page_errors == [], f"JavaScript errors on the page: {inbox.page_errors}"
-    context.close()
+    with signed_in(chromium, daphne_server, "rita", viewport=PHONE, is_mobile=True, has_touch=True,
+                   device_scale_factor=2) as inbox:
+        yield inbox
 
 
 def scrolls_sideways(page) -> bool:
