@@ -61,5 +61,6 @@ def signed_in(chromium, server, username: str, **context_options):
         inbox.wait_live()
         yield inbox
         assert inbox.page_errors == [], f"JavaScript errors on {username}'s page: {inbox.page_errors}"
+        assert inbox.csp_violations == [], f"Content-Security-Policy violations: {inbox.csp_violations}"
     finally:
         context.close()
