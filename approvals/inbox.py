@@ -20,5 +20,7 @@ def inbox(request):
         "stop_url_template": "/api/v1/runs/{id}/stop/",
         "approval_url_template": "/api/v1/approvals/{id}/",
         "cards_url": "/api/v1/inbox/cards/",
+        "claim_url_template": "/api/v1/approvals/{id}/claim/",
+        "decided_url": "/api/v1/inbox/decided/",
         "poll_seconds": settings.CONDOR_INBOX_POLL_SECONDS,
     })

@@ -6,7 +6,7 @@ deployment fails loudly instead of silently falling back to a default.
 
 import os
 import re
-from urllib.parse import urlparse
+from urllib.parse import parse_qsl, unquote, urlparse
 
 from django.core.exceptions import ImproperlyConfigured
 
@@ -107,6 +107,52 @@ def env_url(name: str, schemes: set[str]) -> str | None:
     if parsed.scheme not in {"sqlite"} and not parsed.hostname and not parsed.path.strip("/"):
         raise ImproperlyConfigured(f"{name} has no host or database in {raw!r}.")
     return raw
+
+
+_SMTP_PORTS = {"smtp": 25, "smtps": 465}
+
+
+def env_email(name: str) -> dict | None:
+    """`smtp://user:pass@host:587/?tls=1` as Django's EMAIL_* settings; None when unset or empty.
+
+    `smtps://` is SMTP over implicit TLS (port 465 unless given); `?tls=1` asks for
+    STARTTLS, `?timeout=N` bounds each connection in seconds. User and password are
+    percent-decoded, so a password may hold any character.
+    """
+    raw = os.environ.get(name, "").strip()
+    if not raw:
+        return None
+    parsed = urlparse(raw)
+    if parsed.scheme not in _SMTP_PORTS or not parsed.hostname:
+        raise ImproperlyConfigured(f"{name} must look like smtp://user:pass@host:587/?tls=1 (or smtps://…).")
+    try:
+        port = parsed.port or _SMTP_PORTS[parsed.scheme]
+    except ValueError:
+        raise ImproperlyConfigured(f"{name} has a bad port.") from None
+    options = dict(parse_qsl(parsed.query))
+    unknown = set(options) - {"tls", "timeout"}
+    if unknown:
+        raise ImproperlyConfigured(f"{name} has unknown options {sorted(unknown)}; known: tls, timeout.")
+    tls = options.get("tls", "0").lower()
+    if tls not in _TRUE | _FALSE:
+        raise ImproperlyConfigured(f"{name}: tls must be 1 or 0, got {options['tls']!r}.")
+    use_ssl = parsed.scheme == "smtps"
+    if use_ssl and tls in _TRUE:
+        raise ImproperlyConfigured(f"{name}: smtps:// is already TLS; drop ?tls=1 (or use smtp:// for STARTTLS).")
+    timeout = options.get("timeout")
+    if timeout is not None and not (timeout.isdigit() and int(timeout) > 0):
+        raise ImproperlyConfigured(f"{name}: timeout must be a whole number of seconds, got {timeout!r}.")
+    # The password is never put in an error message: the URL may be echoed into logs.
+    return {
+        "EMAIL_BACKEND": "django.core.mail.backends.smtp.EmailBackend",
+        "EMAIL_HOST": parsed.hostname,
+        "EMAIL_PORT": port,
+        "EMAIL_HOST_USER": unquote(parsed.username or ""),
+        "EMAIL_HOST_PASSWORD": unquote(parsed.password or ""),
+        "EMAIL_USE_TLS": tls in _TRUE,
+        "EMAIL_USE_SSL": use_ssl,
+        "EMAIL_TIMEOUT": int(timeout) if timeout else None,
+    }
 
 
 def local_secret_key(path) -> str:

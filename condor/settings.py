@@ -12,7 +12,7 @@ import dj_database_url
 from csp.constants import NONE, SELF
 
 from condor.env import (
-    env_bool, env_fraction, env_header, env_int, env_list, env_rate, env_str, env_url, local_secret_key,
+    env_bool, env_email, env_fraction, env_header, env_int, env_list, env_rate, env_str, env_url, local_secret_key,
 )
 
 BASE_DIR = Path(__file__).resolve().parent.parent
@@ -277,8 +277,15 @@ CONDOR_SUSPEND_TTL_SECONDS = env_int("CONDOR_SUSPEND_TTL_SECONDS", 3600)
 CONDOR_CLAIM_TTL_SECONDS = env_int("CONDOR_CLAIM_TTL_SECONDS", 300)
 # An approval still undecided this far into its TTL is escalated once by the sweep (SPEC section 10).
 CONDOR_ESCALATE_AFTER_FRACTION = env_fraction("CONDOR_ESCALATE_AFTER_FRACTION", 0.5)
-# Escalation emails: printed to the console unless a deployment names another backend.
-EMAIL_BACKEND = env_str("EMAIL_BACKEND", "django.core.mail.backends.console.EmailBackend")
+# Escalation emails: through SMTP when EMAIL_URL is set, else printed to the console (`make run`).
+_email = env_email("EMAIL_URL")
+if _email:
+    EMAIL_BACKEND = _email["EMAIL_BACKEND"]
+    EMAIL_HOST, EMAIL_PORT = _email["EMAIL_HOST"], _email["EMAIL_PORT"]
+    EMAIL_HOST_USER, EMAIL_HOST_PASSWORD = _email["EMAIL_HOST_USER"], _email["EMAIL_HOST_PASSWORD"]
+    EMAIL_USE_TLS, EMAIL_USE_SSL, EMAIL_TIMEOUT = _email["EMAIL_USE_TLS"], _email["EMAIL_USE_SSL"], _email["EMAIL_TIMEOUT"]
+else:
+    EMAIL_BACKEND = env_str("EMAIL_BACKEND", "django.core.mail.backends.console.EmailBackend")
 DEFAULT_FROM_EMAIL = env_str("DEFAULT_FROM_EMAIL", "condor@localhost")
 CONDOR_IDLE_TIMEOUT_SECONDS = env_int("CONDOR_IDLE_TIMEOUT_SECONDS", 600)
 CONDOR_SWEEP_INTERVAL_SECONDS = env_int("CONDOR_SWEEP_INTERVAL_SECONDS", 30)

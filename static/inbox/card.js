@@ -1,5 +1,6 @@
 /* One card: the entry that owns its DOM, built once and then patched in place. */
 import { renderArgs } from './args.js';
+import { applyClaim, buildClaim, claimLapsed } from './claim.js';
 import { buildApprovalControls, buildClarificationControls, buildStopPanel, noEdit, renderWithdrawn, syncControls, validateEdit } from './controls.js';
 import { applyContext, buildContext } from './context.js';
 import { clockTime, countdownAt, timeOf } from './countdown.js';
@@ -112,6 +113,7 @@ function buildSkeleton(entry) {
   r.runBar,
   r.question,
   r.argsBlock,
+  buildClaim(entry),
   r.body,
   r.error);
   entry.el.dataset.approvalId = entry.id;
@@ -202,13 +204,10 @@ export function applyCard(entry, card) {
   return true;
 }
 
-/** "rita is reviewing" while a claim lives; "1 of 2 approvals" on a four-eyes card; "Escalated". */
+/** Who is reviewing the card; "1 of 2 approvals" on a four-eyes card; "Escalated". */
 function applyClaimAndQuorum(entry, card) {
   const r = entry.refs;
-  const holder = str(card.claimed_by);
-  entry.claimUntilMs = holder ? timeOf(card.claim_expires_at, 0) : 0;
-  setRevealed(r.claim, holder ? `${holder} is reviewing` : '');
-  r.claim.hidden = !(entry.claimUntilMs > Date.now());
+  applyClaim(entry, Date.now()); // claim.js: the badge, the Claim button, and whether this reviewer may decide
   const required = Number.isInteger(card.approvals_required) ? card.approvals_required : 1;
   const given = Array.isArray(card.approvals) ? card.approvals.length : 0;
   r.quorum.textContent = required > 1 ? `${given} of ${required} approvals` : '';
@@ -220,7 +219,7 @@ function applyClaimAndQuorum(entry, card) {
 
 /** Bring the countdown, urgency and expiry up to `now`; touches the DOM only on change. */
 export function updateClock(entry, now) {
-  if (!entry.refs.claim.hidden && entry.claimUntilMs <= now) entry.refs.claim.hidden = true; // the claim lapsed
+  if (claimLapsed(entry, now) && applyClaim(entry, now)) syncControls(entry); // the claim ran out: deciding is open again
   const { text, urgent, expired } = countdownAt(entry.expiresMs, now);
   if (text !== entry.countdownText) {
     entry.countdownText = text;

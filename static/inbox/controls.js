@@ -3,13 +3,15 @@
  * is enabled. Declining is a rejection to the server, so both kinds share the
  * reason panel (refs `reject`, `reason`, `rejectSubmit`, `rejectPanel`). */
 import { diffArgs, parseArgs, renderDiff } from './args.js';
+import { syncClaimButton } from './claim.js';
 import { h, uid } from './dom.js';
+import { buildArgsForm, isFlat, prefersFields } from './edit_form.js';
 import { awaitingFullArgs } from './full_args.js';
 import { escapeHidden } from './reveal.js';
 import { isObj } from './values.js';
 
-/** A card that is being decided or has expired takes no more input. */
-export const isLocked = (entry) => entry.busy || entry.expired;
+/** A card that is being decided, has expired, or another reviewer holds (claim.js) takes no decision. */
+export const isLocked = (entry) => entry.busy || entry.expired || Boolean(entry.heldByOther);
 
 /** Approving or editing also needs every argument on the page (full_args.js). */
 export const cannotApprove = (entry) => isLocked(entry) || awaitingFullArgs(entry);
@@ -87,9 +89,12 @@ export function buildApprovalControls(entry) {
   r.editStatus = h('p', { class: 'editor__status', id: statusId, 'data-testid': 'args-editor-error' });
   r.diff = h('div', { class: 'diff', 'data-testid': 'args-diff' });
   r.approveEdited = h('button', { type: 'button', class: 'btn btn--approve', 'data-action': 'approve-edited', 'data-testid': 'approve-edited', disabled: true }, 'Approve edited');
+  // Flat args can also be edited field by field (edit_form.js); the switch shows only for them.
+  r.editAs = h('button', { type: 'button', class: 'btn btn--quiet btn--small', 'data-action': 'edit-as', 'data-testid': 'edit-as', hidden: true });
+  r.jsonBox = h('div', { class: 'edit__json' }, h('label', { class: 'field__label', for: editorId }, 'Arguments to approve (JSON object)'), r.editor);
+  r.fieldsBox = h('div', { class: 'edit__fields', hidden: true });
   r.editPanel = h('div', { class: 'panel panel--edit', 'data-testid': 'edit-panel', hidden: true },
-    h('label', { class: 'field__label', for: editorId }, 'Arguments to approve (JSON object)'),
-    r.editor, r.editStatus, r.diff,
+    r.editAs, r.jsonBox, r.fieldsBox, r.editStatus, r.diff,
     h('div', { class: 'card__actions' }, r.approveEdited,
       h('button', { type: 'button', class: 'btn btn--quiet', 'data-action': 'cancel', 'data-testid': 'edit-cancel' }, 'Cancel')));
 
@@ -113,6 +118,7 @@ export function syncControls(entry) {
   } else if (entry.form) {
     entry.form.submit.disabled = locked;
   }
+  syncClaimButton(entry);
   entry.el.classList.toggle('is-busy', entry.busy);
   if (entry.busy) entry.el.setAttribute('aria-busy', 'true');
   else entry.el.removeAttribute('aria-busy');
@@ -147,15 +153,61 @@ export function openReject(entry) {
 export function openEdit(entry) {
   if (entry.kind !== 'approval' || cannotApprove(entry)) return;
   const r = entry.refs;
+  const args = isObj(entry.card.args) ? entry.card.args : {};
   // Keep a draft across reject/edit switches; only Cancel throws it away.
-  if (!r.editor.value) {
-    // Hidden characters as \uXXXX escapes: the same JSON value, but nothing invisible to edit around.
-    r.editor.value = escapeHidden(JSON.stringify(isObj(entry.card.args) ? entry.card.args : {}, null, 2));
-    r.editor.rows = Math.min(18, Math.max(6, r.editor.value.split('\n').length + 1));
+  if (!r.editor.value && !entry.editForm) {
+    r.editAs.hidden = !isFlat(args);
+    if (isFlat(args) && prefersFields()) useFields(entry, args);
+    else useJson(entry, args);
   }
   setMode(entry, 'edit');
   validateEdit(entry);
-  r.editor.focus();
+  focusEditor(entry);
+}
+
+function focusEditor(entry) {
+  if (entry.editForm) entry.editForm.el.querySelector('input, select, textarea').focus();
+  else entry.refs.editor.focus();
+}
+
+function useFields(entry, args) {
+  const r = entry.refs;
+  entry.editForm = buildArgsForm(args);
+  r.fieldsBox.replaceChildren(entry.editForm.el);
+  r.fieldsBox.hidden = false;
+  r.jsonBox.hidden = true;
+  r.editor.value = '';
+  r.editAs.textContent = 'Edit as JSON';
+}
+
+function useJson(entry, args) {
+  const r = entry.refs;
+  entry.editForm = null;
+  r.fieldsBox.replaceChildren();
+  r.fieldsBox.hidden = true;
+  r.jsonBox.hidden = false;
+  // Hidden characters as \uXXXX escapes: the same JSON value, but nothing invisible to edit around.
+  r.editor.value = escapeHidden(JSON.stringify(args, null, 2));
+  r.editor.rows = Math.min(18, Math.max(6, r.editor.value.split('\n').length + 1));
+  r.editAs.textContent = 'Edit field by field';
+}
+
+/** Switch the open edit between fields and JSON, carrying the edits made so far across. */
+export function switchEditAs(entry) {
+  validateEdit(entry);
+  const r = entry.refs;
+  if (!entry.edit.valid) {
+    r.editStatus.textContent = `${r.editStatus.textContent} Fix this before switching.`;
+    return;
+  }
+  if (entry.editForm) useJson(entry, entry.edit.value);
+  else if (isFlat(entry.edit.value)) useFields(entry, entry.edit.value);
+  else {
+    r.editStatus.textContent = 'Only plain values (no objects or lists) can be edited field by field.';
+    return;
+  }
+  validateEdit(entry);
+  focusEditor(entry);
 }
 
 /** Open the "Stop run" panel. A stop is not blocked by the card's own expiry: the run may still be going. */
@@ -173,6 +225,8 @@ export function cancelMode(entry) {
   if (entry.mode === 'stop') r.stopReason.value = '';
   if (entry.mode === 'edit') {
     r.editor.value = '';
+    entry.editForm = null;
+    r.fieldsBox.replaceChildren();
     r.diff.replaceChildren();
     r.editStatus.textContent = '';
     entry.edit = noEdit();
@@ -183,14 +237,21 @@ export function cancelMode(entry) {
   entry.el.focus({ preventScroll: true });
 }
 
-/** Check the editor text against the server's rules and show the diff from the request. */
+/** The edit as it stands: {ok, value} or {ok: false, error}, from the fields or the JSON text. */
+function readEdit(entry) {
+  if (!entry.editForm) return parseArgs(entry.refs.editor.value);
+  const { value, firstInvalid } = entry.editForm.read();
+  return firstInvalid ? { ok: false, error: 'Check the highlighted fields.' } : { ok: true, value };
+}
+
+/** Check the edit against the server's rules and show the diff from the request. */
 export function validateEdit(entry) {
   const r = entry.refs;
-  const result = parseArgs(r.editor.value);
+  const result = readEdit(entry);
   if (result.ok) {
     const changes = diffArgs(isObj(entry.card.args) ? entry.card.args : {}, result.value);
     entry.edit = { valid: true, value: result.value, changes };
-    r.editStatus.textContent = 'Valid JSON object.';
+    r.editStatus.textContent = entry.editForm ? 'Every field is valid.' : 'Valid JSON object.';
     r.editStatus.className = 'editor__status editor__status--ok';
     r.editor.removeAttribute('aria-invalid');
     renderDiff(r.diff, changes);
@@ -199,7 +260,7 @@ export function validateEdit(entry) {
     entry.edit = noEdit();
     r.editStatus.textContent = result.error;
     r.editStatus.className = 'editor__status editor__status--error';
-    r.editor.setAttribute('aria-invalid', 'true');
+    if (!entry.editForm) r.editor.setAttribute('aria-invalid', 'true'); // a field marks itself (form_field.js)
     r.diff.hidden = true;
   }
   syncControls(entry);

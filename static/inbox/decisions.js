@@ -1,8 +1,9 @@
 /* Deciding a card: POST to the decision endpoint (session + CSRF), then say what happened. */
-import { cardLabel, showCardError } from './card.js';
+import { applyCard, cardLabel, showCardError } from './card.js';
 import { cannotApprove, isLocked, syncControls, validateEdit } from './controls.js';
 import { announce } from './feedback.js';
 import { discard, entriesOfRun, isShown, markDecidedHere, removalPhrase } from './list.js';
+import { sendJson } from './http.js';
 import { forgetRun } from './runs.js';
 import { config } from './page.js';
 import { collectValues } from './schema_form.js';
@@ -63,6 +64,33 @@ export async function stopRun(entry) {
   announce(`${cardLabel(entry.card)}: ${message}`, 'error');
 }
 
+/** Claim the card, or give it back when this reviewer holds it (claim.js shows the result). */
+export async function toggleClaim(entry) {
+  if (entry.claimBusy || entry.heldByOther) return;
+  const releasing = entry.claim.mine;
+  entry.claimBusy = true;
+  showCardError(entry, '');
+  syncControls(entry);
+  const url = config.claimUrl.replace('{id}', encodeURIComponent(entry.id));
+  const { res, data, detail } = await sendJson(url, { method: releasing ? 'DELETE' : 'POST' });
+  entry.claimBusy = false;
+  if (!isShown(entry)) return; // decided or withdrawn meanwhile: nothing left to claim
+  if (res && res.ok) {
+    // The push (card.updated) says the same a moment later; show it now.
+    const held = releasing || !isObj(data) ? { claimed_by: null, claim_expires_at: null }
+      : { claimed_by: data.claimed_by, claim_expires_at: data.claim_expires_at };
+    applyCard(entry, { ...entry.card, ...held });
+    announce(releasing ? `Released: ${cardLabel(entry.card)}. Any reviewer can take it.`
+      : `Claimed: ${cardLabel(entry.card)}. Other reviewers see that you are reviewing it.`, 'success');
+    return;
+  }
+  syncControls(entry);
+  const message = res ? `Could not ${releasing ? 'release' : 'claim'} this card (HTTP ${res.status})${detail ? `: ${detail}` : '.'}`
+    : 'Network problem — the claim was not changed; try again.';
+  showCardError(entry, message);
+  announce(`${cardLabel(entry.card)}: ${message}`, 'error');
+}
+
 /** The run is over: none of its cards can be decided any more, and it holds no grants. */
 function withdrawRun(runId) {
   for (const other of entriesOfRun(runId)) {
@@ -100,32 +128,8 @@ export function recheckField(entry, target) {
   if (!entry.form.el.querySelector('.field--invalid') && entry.refs.error.textContent === CHECK_FIELDS) showCardError(entry, '');
 }
 
-function csrfToken() {
-  const match = document.cookie.match(/(?:^|;\s*)csrftoken=([^;]+)/);
-  if (match) return decodeURIComponent(match[1]);
-  const input = document.querySelector('input[name="csrfmiddlewaretoken"]');
-  return input ? input.value : '';
-}
-
 /** POST a JSON body with the session cookie and CSRF token: {res (null on a network failure), detail, code}. */
-async function postJson(url, body) {
-  let res = null;
-  let data = null;
-  try {
-    res = await fetch(url, {
-      method: 'POST',
-      credentials: 'same-origin',
-      headers: { 'Content-Type': 'application/json', Accept: 'application/json', 'X-CSRFToken': csrfToken() },
-      body: JSON.stringify(body),
-    });
-    data = await res.json().catch(() => null);
-  } catch (_) {
-    res = null;
-  }
-  const detail = isObj(data) && typeof data.detail === 'string' ? data.detail : '';
-  const code = isObj(data) && typeof data.error === 'string' ? data.error : '';
-  return { res, detail, code };
-}
+const postJson = (url, body) => sendJson(url, { method: 'POST', body });
 
 async function submitDecision(entry, body, successText, { endsRun = false } = {}) {
   entry.busy = true;

@@ -4,6 +4,7 @@
 import { entryAt } from './card.js';
 import { requestApprove } from './confirm.js';
 import { cancelMode, openEdit, openReject } from './controls.js';
+import { decidedShown } from './decided.js';
 import { approveEdited, reject, stopRun } from './decisions.js';
 import { selectedEntry } from './list.js';
 import { moveSelection } from './queue.js';
@@ -24,7 +25,8 @@ export function onShortcutKey(ev) {
     }
     return;
   }
-  if (isTyping(ev.target) || !shortcutsOn()) return;
+  // In the Decided view the waiting cards are out of sight: no key may act on them.
+  if (isTyping(ev.target) || !shortcutsOn() || decidedShown()) return;
   const selected = selectedEntry();
   switch (ev.key) {
     case 'j': moveSelection(1); break;
@@ -52,6 +54,6 @@ export function onSubmitKey(ev) {
   if (!entry) return;
   const role = ev.target.dataset && ev.target.dataset.role;
   if (role === 'reason') { ev.preventDefault(); reject(entry); }
-  if (role === 'editor') { ev.preventDefault(); approveEdited(entry); }
+  if (role === 'editor' || ev.target.closest('[data-role="args-form"]')) { ev.preventDefault(); approveEdited(entry); }
   if (role === 'stop-reason') { ev.preventDefault(); stopRun(entry); }
 }

@@ -12,8 +12,9 @@
  */
 import { applyCard, entryAt, showCardError, updateClock } from './card.js';
 import { confirmApprove, requestApprove } from './confirm.js';
-import { cancelMode, openEdit, openReject, openStop, syncControls, validateEdit } from './controls.js';
-import { answer, approveEdited, recheckField, reject, stopRun } from './decisions.js';
+import { cancelMode, openEdit, openReject, openStop, switchEditAs, syncControls, validateEdit } from './controls.js';
+import { initDecided } from './decided.js';
+import { answer, approveEdited, recheckField, reject, stopRun, toggleClaim } from './decisions.js';
 import { expireToasts } from './feedback.js';
 import { loadFullArgs } from './full_args.js';
 import { onShortcutKey, onSubmitKey } from './keyboard.js';
@@ -83,6 +84,7 @@ function onClick(ev) {
     case 'confirm-approve': confirmApprove(entry); break;
     case 'open-reject': openReject(entry); break;
     case 'open-edit': openEdit(entry); break;
+    case 'edit-as': switchEditAs(entry); break;
     case 'reject': reject(entry); break;
     case 'reject-stop': reject(entry, { stopRun: true }); break;
     case 'open-stop': openStop(entry); break;
@@ -90,6 +92,7 @@ function onClick(ev) {
     case 'approve-edited': approveEdited(entry); break;
     case 'cancel': cancelMode(entry); break;
     case 'show-all-args': showAllArgs(entry, button); break;
+    case 'claim': toggleClaim(entry); break;
     default: break;
   }
 }
@@ -98,7 +101,7 @@ function onInput(ev) {
   const entry = entryAt(ev.target);
   if (!entry) return;
   const role = ev.target.dataset && ev.target.dataset.role;
-  if (role === 'editor') {
+  if (role === 'editor' || ev.target.closest('[data-role="args-form"]')) {
     entry.dirty = true;
     validateEdit(entry);
   } else if (role === 'stop-reason') {
@@ -144,6 +147,7 @@ if (root) {
 
   initSettings();
   initQueue();
+  initDecided();
   refreshSummary();
   askForPermissionOnce();
   setInterval(tick, 1000);

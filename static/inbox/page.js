@@ -23,5 +23,8 @@ export const config = {
   stopUrl: (root && root.dataset.stopUrlTemplate) || '/api/v1/runs/{id}/stop/',
   approvalUrl: (root && root.dataset.approvalUrlTemplate) || '/api/v1/approvals/{id}/',
   cardsUrl: (root && root.dataset.cardsUrl) || '/api/v1/inbox/cards/',
+  claimUrl: (root && root.dataset.claimUrlTemplate) || '/api/v1/approvals/{id}/claim/',
+  decidedUrl: (root && root.dataset.decidedUrl) || '/api/v1/inbox/decided/',
+  reviewer: (root && root.dataset.reviewer) || '', // the signed-in reviewer: "You are reviewing" on their claims
   pollSeconds: Math.max(1, Number(root && root.dataset.pollSeconds) || 10),
 };

@@ -6,6 +6,8 @@ A test module takes them by importing them, with `page`:
     from tests.live.inbox_fixtures import page  # noqa: F401
 """
 
+from contextlib import contextmanager
+
 import pytest
 from django.db import connections
 from playwright.sync_api import sync_playwright
@@ -43,3 +45,22 @@ def browser_page(page, daphne_server):
     yield inbox
     assert inbox.page_errors == [], f"JavaScript errors on the page: {inbox.page_errors}"
     assert inbox.csp_violations == [], f"Content-Security-Policy violations: {inbox.csp_violations}"
+
+
+@contextmanager
+def signed_in(chromium, server, username: str, **context_options):
+    """Another person's inbox: a browser context of its own (own cookies), signed in, live.
+
+    For tests with two reviewers at once, or a phone beside the desktop page.
+    """
+    context = chromium.new_context(**{"viewport": {"width": 1280, "height": 900}, **context_options})
+    context.set_default_timeout(5000)
+    try:
+        inbox = InboxPage(context.new_page(), server)
+        inbox.sign_in(username)
+        inbox.wait_live()
+        yield inbox
+        assert inbox.page_errors == [], f"JavaScript errors on {username}'s page: {inbox.page_errors}"
+        assert inbox.csp_violations == [], f"Content-Security-Policy violations: {inbox.csp_violations}"
+    finally:
+        context.close()

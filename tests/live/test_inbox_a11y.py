@@ -1,34 +1,22 @@
 """axe-core on the inbox (issue 14): no serious or critical violations, desktop and phone,
 in the queue with a card open and with every card in full.
 
-axe-core is the npm package pinned in tests/package.json (`cd tests && npm ci`), injected
-into the page by Playwright; the server is mocked (tests/live/inbox_harness.py).
+axe-core (tests/live/axe_scan.py) runs in the page; the server is mocked
+(tests/live/inbox_harness.py).
 """
 
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import pytest
 
+from tests.live.axe_scan import serious_violations
 from tests.live.inbox_fixtures import chromium, page  # noqa: F401 - pytest fixtures
 from tests.live.inbox_harness import InboxHarness, demo_cards
 from tests.live.inbox_rows import approval_card, clarification_card
 
 pytestmark = pytest.mark.browser
-
-AXE = Path(__file__).resolve().parents[1] / "node_modules" / "axe-core" / "axe.min.js"
-
-
-def serious_violations(page) -> list[dict]:
-    if not AXE.is_file():
-        pytest.skip("axe-core is not installed: run `cd tests && npm ci`")
-    page.add_script_tag(path=str(AXE))
-    result = page.evaluate("axe.run(document, { resultTypes: ['violations'] })")
-    return [{"id": v["id"], "impact": v["impact"], "help": v["help"],
-             "targets": [n["target"] for n in v["nodes"]][:5]}
-            for v in result["violations"] if v["impact"] in ("serious", "critical")]
 
 
 def inbox_with_context(page, view: str) -> InboxHarness:

@@ -1,6 +1,8 @@
-"""Claims end to end: rob claims a card, rita's open inbox shows it live and cannot decide it.
+"""Claims end to end (SPEC section 10): two reviewers, two browsers, one card.
 
-Debian's Chromium on a real daphne, PostgreSQL and Redis, as test_inbox_e2e.py.
+Rob claims the card from his inbox; Rita's open inbox shows it live and will not let
+her decide, saying why; Rob releases it and Rita approves. Debian's Chromium on a real
+daphne, PostgreSQL and Redis, as test_inbox_e2e.py.
 """
 
 from pathlib import Path
@@ -9,11 +11,10 @@ import pytest
 from playwright.sync_api import expect
 
 from approvals.models import Approval
-from tests.conftest import _person
+from tests.live.e2e_fixtures import signed_in
 from tests.live.inbox_fixtures import page  # noqa: F401 - the fixture that keeps a screenshot on failure
 from tests.live.inbox_harness import CHROMIUM
 from tests.live.test_inbox_e2e import browser_page, chromium, inbox, park_prescription  # noqa: F401 - fixtures
-from tests.live.wire import LiveBrowser
 
 pytestmark = [
     pytest.mark.browser,
@@ -22,19 +23,39 @@ pytestmark = [
 ]
 
 
-def test_a_claim_shows_live_and_the_other_reviewer_cannot_decide(inbox, live_agent, daphne_server):
+@pytest.fixture
+def robs_inbox(chromium, daphne_server, rob):
+    with signed_in(chromium, daphne_server, "rob") as robs:
+        yield robs
+
+
+def test_a_claim_made_in_one_inbox_locks_the_other_until_it_is_released(inbox, robs_inbox, live_agent):
     _, approval = park_prescription(live_agent)
-    card = inbox.open_card(approval["id"])  # from its line in the queue
-    expect(card.get_by_test_id("card-claim")).to_be_hidden()
+    ritas_card = inbox.open_card(approval["id"])
+    robs_card = robs_inbox.open_card(approval["id"])
+    expect(ritas_card.get_by_test_id("card-claim")).to_be_hidden()
 
-    rob = LiveBrowser(daphne_server.host, _person("rob", "reviewers"))
-    claimed = rob.post(f"/api/v1/approvals/{approval['id']}/claim/", "{}",
-                       HTTP_X_CSRFTOKEN=rob.cookies["csrftoken"].value)
-    assert claimed.status_code == 200, claimed
+    # Rob claims it by keyboard: the Claim control is an ordinary button.
+    robs_card.get_by_test_id("claim-toggle").focus()
+    robs_inbox.page.keyboard.press("Enter")
+    expect(robs_card.get_by_test_id("card-claim")).to_contain_text("You are reviewing")
+    expect(robs_card.get_by_test_id("claim-toggle")).to_have_text("Release")
+    assert Approval.objects.get(pk=approval["id"]).claimed_by.username == "rob"
 
-    expect(card.get_by_test_id("card-claim")).to_have_text("rob is reviewing")
-    card.get_by_test_id("approve").click()
-    card.get_by_test_id("confirm-approve").click()  # a high-risk approval is confirmed first
-    expect(card.get_by_test_id("card-error")).to_contain_text("rob is reviewing this approval")
-    expect(card).to_have_count(1)
-    assert Approval.objects.get(pk=approval["id"]).status == "pending"
+    # Rita's page learns it from the push, and says why she cannot decide.
+    expect(ritas_card.get_by_test_id("card-claim")).to_have_text("rob is reviewing")
+    expect(ritas_card.get_by_test_id("claim-note")).to_contain_text("rob is reviewing this card, so you cannot decide it now")
+    for control in ("approve", "reject", "edit", "claim-toggle"):
+        expect(ritas_card.get_by_test_id(control)).to_be_disabled()
+    assert inbox.same_document()
+
+    robs_card.get_by_test_id("claim-toggle").click()
+    expect(robs_card.get_by_test_id("claim-toggle")).to_have_text("Claim")
+    expect(ritas_card.get_by_test_id("card-claim")).to_be_hidden()
+    ritas_card.get_by_test_id("approve").click()
+    ritas_card.get_by_test_id("confirm-approve").click()  # a high-risk approval is confirmed first
+
+    expect(ritas_card).to_have_count(0)
+    expect(robs_card).to_have_count(0)  # decided elsewhere: gone from rob's inbox too
+    decided = Approval.objects.get(pk=approval["id"])
+    assert (decided.status, decided.decided_by.username) == ("approved", "rita")

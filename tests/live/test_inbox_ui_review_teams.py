@@ -13,6 +13,7 @@ from datetime import UTC, datetime, timedelta
 import pytest
 from playwright.sync_api import expect
 
+from condor.errors import ApprovalClaimed
 from tests.live.inbox_fixtures import chromium, inbox, page  # noqa: F401 - pytest fixtures
 from tests.live.inbox_rows import approval_card
 
@@ -25,14 +26,46 @@ def test_a_claim_shows_on_the_card_live_and_goes_when_released(inbox):
     badge = inbox.card(card["id"]).get_by_test_id("card-claim")
     expect(badge).to_be_hidden()
 
-    inbox.rows.claim(card["id"], "rita")
+    inbox.rows.claim(card["id"], "rob")  # the page is rita's
     inbox.update(card["id"])
     expect(badge).to_be_visible()
-    expect(badge).to_have_text("rita is reviewing")
+    expect(badge).to_have_text("rob is reviewing")
 
     inbox.rows.release(card["id"])
     inbox.update(card["id"])
     expect(badge).to_be_hidden()
+
+
+def test_another_reviewers_claim_locks_the_decision_and_says_why(inbox):
+    card = approval_card(tier="high", claimed_by="rob")
+    inbox.open([card])
+    shown = inbox.card(card["id"])
+    for control in ("approve", "reject", "edit", "claim-toggle"):
+        expect(shown.get_by_test_id(control)).to_be_disabled()
+    expect(shown.get_by_test_id("claim-note")).to_contain_text("rob is reviewing this card, so you cannot decide it now")
+
+    inbox.rows.release(card["id"])
+    inbox.update(card["id"])
+    expect(shown.get_by_test_id("approve")).to_be_enabled()
+    expect(shown.get_by_test_id("claim-toggle")).to_have_text("Claim")
+
+
+def test_a_claim_the_page_has_not_heard_of_yet_keeps_the_card_with_the_servers_words(inbox):
+    card = approval_card(tier="low")
+    inbox.open([card])
+    inbox.refuse_next(card["id"], ApprovalClaimed("rob is reviewing this approval."))
+    inbox.card(card["id"]).get_by_test_id("approve").click()
+    expect(inbox.card(card["id"]).get_by_test_id("card-error")).to_contain_text("rob is reviewing this approval")
+    expect(inbox.card(card["id"]).get_by_test_id("approve")).to_be_enabled()
+
+
+def test_the_holder_sees_their_own_claim_and_can_still_decide(inbox):
+    card = approval_card(claimed_by="rita")  # the page is rita's
+    inbox.open([card])
+    shown = inbox.card(card["id"])
+    expect(shown.get_by_test_id("card-claim")).to_contain_text("You are reviewing")
+    expect(shown.get_by_test_id("claim-toggle")).to_have_text("Release")
+    expect(shown.get_by_test_id("approve")).to_be_enabled()
 
 
 def test_a_claim_that_runs_out_stops_showing(inbox):
