@@ -49,7 +49,8 @@ def test_each_flat_argument_gets_a_field_of_its_type(inbox):
     shown.get_by_test_id("approve-edited").click()
 
     edited = {"drug": "gentamicin", "dose_mg_per_kg": 4.5, "once_daily": False, "note": "renal dosing"}
-    assert inbox.wait_for_decisions(1)[0].body == {"approved": True, "edited_args": edited}
+    assert inbox.wait_for_decisions(1)[0].body == {"approved": True, "edited_args": edited,
+                                                  "payload_hash": card["payload_hash"]}
 
 
 def test_an_empty_number_blocks_approving(inbox):
