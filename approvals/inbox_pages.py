@@ -1,0 +1,120 @@
+"""The inbox websocket's snapshot, a page at a time (issue 11: an inbox that holds 10,000 cards).
+
+A page is at most PAGE_CARDS cards in the queue's default order (static/inbox/list.js:
+escalated first, then high, low, no tier, then the soonest deadline, then the id), with
+the count of every pending card the reviewer may see, and a cursor naming the last card
+sent. The page asks for the next one with that cursor: keyset pagination, so a page
+deep in 10,000 cards costs what the first one does, and a card decided meanwhile
+shifts nothing (an OFFSET would skip a card for every card removed before it).
+
+No frame is over PAGE_MAX_BYTES: a page that would pass it stops at the card before,
+and its cursor says where to continue. A lone card too big for a frame goes with its
+args cut (the page fetches them in full, as for any cut card: approvals/cards.py).
+
+The cursor is signed, so a bad one is told apart from an old one: a forged or
+garbled cursor is an error (InvalidCursor), never a silent first page. It carries
+no visibility: the reviewer's scope is read again for every page (consumers.py).
+"""
+
+import json
+from datetime import datetime
+
+from django.core import signing
+from django.db.models import Case, IntegerField, Q, Value, When
+from django.utils import timezone
+
+from approvals import cards
+from approvals.models import Approval, ApprovalStatus
+from approvals.visibility import ReviewerScope
+from condor.errors import InvalidCursor
+
+PAGE_CARDS = 100
+PAGE_MAX_BYTES = 256 * 1024
+_CURSOR_SALT = "approvals.inbox_pages"
+_KEY = ("escalation_rank", "risk_rank", "expires_at", "pk")
+# Room kept in a frame for what is written after the cards are counted: its type, the
+# `after` key and the next cursor (a signed cursor is about 150 characters).
+_FRAME_SLACK = 512
+
+
+def queue_ordered(approvals):
+    """`approvals` with the sort key of the inbox queue's default order, in that order."""
+    return approvals.annotate(
+        escalation_rank=Case(When(escalated_at__isnull=False, then=Value(0)), default=Value(1),
+                             output_field=IntegerField()),
+        risk_rank=Case(When(hitl_tier="high", then=Value(0)), When(hitl_tier="low", then=Value(1)),
+                       default=Value(2), output_field=IntegerField()),
+    ).order_by(*_KEY)
+
+
+def _pending(scope: ReviewerScope):
+    return scope.visible(Approval.objects.filter(status=ApprovalStatus.PENDING, expires_at__gt=timezone.now()))
+
+
+def _after(key: tuple):
+    """Rows strictly after `key` in queue order, spelled out (no row values: SQLite and PostgreSQL alike)."""
+    rule = Q(pk__gt=key[3])
+    for field, value in reversed(list(zip(_KEY[:3], key[:3]))):
+        rule = Q(**{f"{field}__gt": value}) | (Q(**{field: value}) & rule)
+    return rule
+
+
+def encode_cursor(approval) -> str:
+    return signing.dumps([approval.escalation_rank, approval.risk_rank, approval.expires_at.isoformat(),
+                          str(approval.pk)], salt=_CURSOR_SALT, compress=True)
+
+
+def decode_cursor(cursor) -> tuple:
+    """The sort key a cursor names; InvalidCursor for anything this server did not sign."""
+    try:
+        escalation, risk, expires_at, pk = signing.loads(cursor, salt=_CURSOR_SALT)
+        return int(escalation), int(risk), datetime.fromisoformat(expires_at), pk
+    except (signing.BadSignature, TypeError, ValueError):
+        raise InvalidCursor() from None
+
+
+def _size(value) -> int:
+    return len(json.dumps(value).encode())
+
+
+def _fitting(card: dict, room: int) -> dict:
+    """A card small enough for `room` bytes: as it is, or with its args cut (the page loads them in full)."""
+    if _size(card) <= room:
+        return card
+    return {**card, "args": None, "args_truncated": True, "args_preview": ""}
+
+
+def page(scope: ReviewerScope, cursor: str | None = None, *, max_bytes: int = PAGE_MAX_BYTES) -> dict:
+    """The page of the reviewer's pending cards after `cursor` (None: the first), as a frame body.
+
+    A constant number of queries, however many cards wait: the page, its count, and
+    the two card-building reads (approvals/cards.py) for all of its cards at once.
+    """
+    key = decode_cursor(cursor) if cursor is not None else None
+    pending = _pending(scope)
+    rows = queue_ordered(pending).select_related("session__client", "claimed_by")
+    if key is not None:
+        rows = rows.filter(_after(key))
+    approvals = list(rows[:PAGE_CARDS + 1])
+    more = len(approvals) > PAGE_CARDS
+    approvals = approvals[:PAGE_CARDS]
+    body = {"cards": [], "total": pending.count(), "cursor": None}
+    size = _size(body) + _size(cursor) + _FRAME_SLACK  # the envelope, and the `after` the consumer adds
+    sent = 0
+    for card in cards.cards_for(approvals):
+        room = max_bytes - size - 2  # the separator ", "
+        if sent and _size(card) > room:
+            more = True
+            break
+        card = _fitting(card, room)
+        body["cards"].append(card)
+        size += _size(card) + 2
+        sent += 1
+    if more and sent:
+        body["cursor"] = encode_cursor(approvals[sent - 1])
+    return body
+
+
+def pending_total(scope: ReviewerScope) -> int:
+    """How many cards wait for this reviewer now: sent with each push that changes it."""
+    return _pending(scope).count()
