@@ -167,6 +167,12 @@ def approval_card(
     return card
 
 
+def queue_key(card: dict) -> tuple:
+    """The server's order of the inbox (approvals/inbox_pages.py): escalated, risk, deadline, id."""
+    return (0 if card.get("escalated_at") else 1, {"high": 0, "low": 1}.get(card.get("hitl_tier"), 2),
+            card["expires_at"], card["id"])
+
+
 def clarification_card(*, schema: dict | None = None, message: str = "Which follow-up should be booked?", **kw: Any) -> dict[str, Any]:
     card = approval_card(
         tool=kw.pop("tool", "scheduling.book_followup"),
@@ -267,6 +273,10 @@ class InboxHarness:
     # The layout the page opens in (static/inbox/settings.js): "full" shows every card, as the
     # card tests expect; "queue" is the compact queue with a detail pane (the page's default).
     view: str = "full"
+    # Serve the snapshot in pages of this many cards, in the server's order, as
+    # approvals/inbox_pages.py does (None: every card in the snapshot, no cursor).
+    page_size: int | None = None
+    page_requests: list[Any] = field(default_factory=list)  # the cursors the page asked for
 
     def __post_init__(self) -> None:
         if self.view:
@@ -319,6 +329,11 @@ class InboxHarness:
                 self.received.append(json.loads(message))
             except (TypeError, ValueError):
                 self.received.append(message)
+                return
+            if isinstance(self.received[-1], dict) and self.received[-1].get("type") == "page" and self.page_size:
+                self.page_requests.append(self.received[-1].get("cursor"))
+                ws.send(json.dumps({"type": "page", "after": self.received[-1].get("cursor"),
+                                    **self.first_page(after=self.received[-1].get("cursor"))}))
 
         def on_close(code, reason):
             self._open.discard(id(ws))
@@ -326,7 +341,19 @@ class InboxHarness:
         ws.on_message(on_message)
         ws.on_close(on_close)
         if self.auto_snapshot:
-            ws.send(json.dumps({"type": "snapshot", "cards": list(self.server_cards.values())}))
+            ws.send(json.dumps({"type": "snapshot", **self.first_page()}))
+
+    def first_page(self, after: str | None = None) -> dict:
+        """The snapshot (or the page after the cursor `after`) as the server would send it."""
+        if not self.page_size:
+            return {"cards": list(self.server_cards.values())}
+        ordered = sorted(self.server_cards.values(), key=queue_key)
+        if after is not None:
+            ordered = [card for card in ordered if list(queue_key(card)) > json.loads(after)]
+        cards = ordered[:self.page_size]
+        more = len(ordered) > self.page_size
+        return {"cards": cards, "total": len(self.server_cards),
+                "cursor": json.dumps(list(queue_key(cards[-1]))) if more else None}
 
     @property
     def socket(self):
@@ -343,12 +370,15 @@ class InboxHarness:
     def snapshot(self, cards: list[dict] | None = None) -> None:
         if cards is not None:
             self.server_cards = {c["id"]: c for c in cards}
-        self.send({"type": "snapshot", "cards": list(self.server_cards.values())})
+        self.send({"type": "snapshot", **self.first_page()})
+
+    def _total(self) -> dict:
+        return {"total": len(self.server_cards)} if self.page_size else {}
 
     def add(self, card: dict) -> None:
         self.server_cards[card["id"]] = card
         if self.socket is not None:
-            self.send({"type": "card.added", "card": card})
+            self.send({"type": "card.added", "card": card, **self._total()})
 
     def update(self, card: dict) -> None:
         self.server_cards[card["id"]] = card
@@ -358,7 +388,8 @@ class InboxHarness:
     def remove(self, approval_id: str, status: str = "approved", decided_by: str | None = "alice") -> None:
         self.server_cards.pop(approval_id, None)
         if self.socket is not None:
-            self.send({"type": "card.removed", "id": approval_id, "status": status, "decided_by": decided_by})
+            self.send({"type": "card.removed", "id": approval_id, "status": status, "decided_by": decided_by,
+                       **self._total()})
 
     def drop_connection(self, code: int = 1012, reason: str = "server restart") -> None:
         ws = self.socket

@@ -344,20 +344,3 @@ def test_desktop_screenshot(queue):
     ARTIFACTS_DIR.mkdir(parents=True, exist_ok=True)
     page.screenshot(path=str(ARTIFACTS_DIR / "inbox-desktop-queue.png"))
 
-
-def test_a_snapshot_sent_in_pages_is_applied_once_whole(page):
-    harness = InboxHarness(page, view="queue", auto_snapshot=False)
-    a, b = approval_card(), approval_card()
-    harness.open([], wait_live=False)
-    harness.wait_for_connections(1)
-    harness._wait(lambda: harness.socket is not None, 5, "an open socket")
-
-    harness.send({"type": "snapshot", "cards": [a], "more": True})
-    page.wait_for_timeout(150)
-    expect(page.get_by_test_id("queue-row")).to_have_count(0)  # not yet: more is coming
-    expect(harness.connection).not_to_have_text("Live")
-
-    harness.send({"type": "snapshot", "cards": [b]})
-    expect(page.get_by_test_id("queue-row")).to_have_count(2)
-    expect(harness.connection).to_have_text("Live")
-    assert harness.page_errors == []
