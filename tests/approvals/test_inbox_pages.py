@@ -71,7 +71,7 @@ def test_a_page_with_10_pending_and_with_300_pending_costs_the_same_queries(ward
             inbox_pages.page(reviewer, first["cursor"] if count > 100 else None)
         return len(captured)
 
-    assert queries(10) == queries(300) == 5  # the page's keys, its rows, its total, the runs' grants, the calls' context
+    assert queries(10) == queries(300) == 4  # the page, its total, the runs' grants, the calls' context
 
 
 def test_no_frame_passes_256_kb_and_a_cut_page_continues_where_it_stopped(ward_agent, rita, settings):
