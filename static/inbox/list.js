@@ -128,6 +128,7 @@ function applyPage(list, frame, from) {
   for (const card of list) upsert(card);
   paging.cursor = more ? frame.cursor : null;
   paging.last = upTo;
+  paging.total = 0; // a frame without a total: the cards here are all there is
   noteTotal(frame.total);
   reorder();
 }

@@ -233,7 +233,8 @@ function renderPaging() {
   els.loaded.hidden = total <= shown;
   els.more.hidden = !more;
   els.more.disabled = loading;
-  els.more.textContent = loading ? 'Loading…' : `Load ${count(Math.min(100, total - shown))} more`;
+  const next = Math.min(100, total - shown); // a page is 100 cards (approvals/inbox_pages.py)
+  els.more.textContent = loading ? 'Loading…' : `Load ${next > 0 ? `${count(next)} ` : ''}more`;
 }
 
 /** The "Load more" button is on screen below the last loaded lines: fetch the next page. */

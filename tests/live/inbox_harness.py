@@ -277,6 +277,7 @@ class InboxHarness:
     # approvals/inbox_pages.py does (None: every card in the snapshot, no cursor).
     page_size: int | None = None
     page_requests: list[Any] = field(default_factory=list)  # the cursors the page asked for
+    answer_pages: bool = True  # False: page requests are recorded, never answered
 
     def __post_init__(self) -> None:
         if self.view:
@@ -332,6 +333,8 @@ class InboxHarness:
                 return
             if isinstance(self.received[-1], dict) and self.received[-1].get("type") == "page" and self.page_size:
                 self.page_requests.append(self.received[-1].get("cursor"))
+                if not self.answer_pages:
+                    return
                 ws.send(json.dumps({"type": "page", "after": self.received[-1].get("cursor"),
                                     **self.first_page(after=self.received[-1].get("cursor"))}))
 

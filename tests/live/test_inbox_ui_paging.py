@@ -58,10 +58,12 @@ def test_load_more_by_keyboard_brings_the_next_page(paged):
     more(paged).focus()
     paged.page.keyboard.press("Enter")
     expect(loaded(paged)).to_have_text("200 of 500 shown")
-    for _ in range(3):
+    for shown in (300, 400):
         more(paged).focus()
         paged.page.keyboard.press("Space")
-        paged.page.wait_for_timeout(100)
+        expect(loaded(paged)).to_have_text(f"{shown} of 500 shown")
+    more(paged).focus()
+    paged.page.keyboard.press("Enter")
     expect(more(paged)).to_be_hidden()  # all 500 are here: nothing more to load
     expect(loaded(paged)).to_be_hidden()
     assert len(paged.page_requests) == 4
@@ -154,12 +156,33 @@ def test_a_card_gone_without_a_notice_leaves_when_the_page_covering_it_comes(pag
 
 def test_a_refused_page_request_is_announced_and_can_be_tried_again(paged):
     paged.open(hospital(200))
-    paged.page_size = None  # the next request gets no answer from the harness
+    paged.answer_pages = False
     more(paged).click()
     expect(more(paged)).to_have_text("Loading…")
     paged.send({"type": "error", "error": "invalid_cursor", "detail": "This page cursor is not one the inbox sent."})
     expect(paged.feedback).to_contain_text("Could not load more requests: This page cursor is not one the inbox sent.")
-    paged.page_size = 100
+    paged.answer_pages = True
     expect(more(paged)).to_be_enabled()
     more(paged).click()
     expect(loaded(paged)).to_be_hidden()
+
+
+def test_a_reconnect_starts_again_from_the_first_page_but_keeps_the_open_card(paged):
+    cards = hospital(300)
+    paged.open(cards)
+    more(paged).click()
+    expect(loaded(paged)).to_have_text("200 of 300 shown")
+    first_page = {card["id"] for card in sorted(cards, key=queue_key)[:100]}
+    for _ in range(3):
+        paged.page.get_by_test_id("queue-next").click()
+    ids = paged.page.eval_on_selector_all('[data-testid="queue-row"]', "els => els.map(e => e.dataset.approvalId)")
+    opened = next(i for i in ids if i not in first_page)
+    paged.page.locator(f'[data-testid="queue-row"][data-approval-id="{opened}"] button').click()
+    expect(paged.card(opened)).to_be_visible()
+
+    paged.answer_pages = False  # what the reconnect itself brings, without the pages the queue may ask for next
+    paged.drop_connection()
+    paged.wait_for_connections(2)
+    expect(paged.connection).to_have_text("Live")
+    expect(loaded(paged)).to_have_text("101 of 300 shown")  # the first page, and the card being read
+    expect(paged.card(opened)).to_be_visible()
