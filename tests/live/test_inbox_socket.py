@@ -20,7 +20,7 @@ from tests.approvals.helpers import (
     resume,
     suspend,
 )
-from tests.live.sockets import PUSH_TIMEOUT, connected_inbox, in_event_loop, inbox_socket, next_message, refused, sync
+from tests.live.sockets import connected_inbox, in_event_loop, next_message, refused, sync
 
 # Publishing happens on commit, so these tests commit.
 pytestmark = [
