@@ -1,5 +1,10 @@
 """The reviewers' live inbox over /ws/inbox/: a snapshot on connect, then pushes.
 
+The snapshot is the first page of the pending cards with their total; the page asks
+for each next one (`{"type": "page", "cursor": …}`) as the reviewer scrolls
+(approvals/inbox_pages.py). Each page is built with the reviewer's scope read at that
+moment, and each push that changes the count carries the new `total`.
+
 A socket outlives the checks made when it opened, so the reviewer's standing is
 read again (session, active account, reviewers group: approvals/visibility.py) on
 every push and every ping, and the socket is closed the moment it no longer holds.
@@ -18,16 +23,18 @@ from django.conf import settings
 from django.contrib import auth
 from django.utils.module_loading import import_string
 
-from approvals import cards
-from approvals.snapshot_pages import snapshot_frames
-from approvals.visibility import ReviewerScope, pending_approvals, reviewer_scope
+from approvals import inbox_pages
+from approvals.visibility import ReviewerScope, reviewer_scope
+from condor.errors import CondorError, InvalidCursor
 from runs.publish import INBOX_GROUP
 
+# Pushes that change how many cards wait, so they carry the new total.
+COUNTED_PUSHES = {"card.added", "card.removed"}
 # Remembered event ids per socket, to drop a re-published duplicate.
 _SEEN_LIMIT = 2048
 # Close codes the page understands: sign in again / no longer allowed (it stops reconnecting).
 SIGNED_OUT, NOT_A_REVIEWER = 4401, 4403
-# The page only ever sends {"type": "ping"}; anything much bigger is not from it.
+# The page sends {"type": "ping"} and page requests; anything much bigger is not from it.
 MAX_CLIENT_MESSAGE_CHARS = 4096
 
 
@@ -59,8 +66,13 @@ def _connect_scope(user) -> ReviewerScope | None:
 
 
 @database_sync_to_async
-def pending_cards(scope: ReviewerScope) -> list[dict]:
-    return cards.cards_for(pending_approvals(scope))
+def snapshot_page(scope: ReviewerScope, cursor: str | None = None) -> dict:
+    return inbox_pages.page(scope, cursor)
+
+
+@database_sync_to_async
+def pending_total(scope: ReviewerScope) -> int:
+    return inbox_pages.pending_total(scope)
 
 
 def client_message(text: str | None) -> dict | None:
@@ -90,8 +102,7 @@ class InboxConsumer(AsyncJsonWebsocketConsumer):
         await self.channel_layer.group_add(INBOX_GROUP, self.channel_name)
         await self.channel_layer.group_add(user_group(self.user_id), self.channel_name)
         await self.accept()
-        for frame in snapshot_frames(await pending_cards(reviewer)):  # in pages of ≤ 256 KB
-            await self.send_json(frame)
+        await self.send_json({"type": "snapshot", **await snapshot_page(reviewer)})
 
     async def disconnect(self, code):
         if hasattr(self, "seen"):
@@ -121,8 +132,25 @@ class InboxConsumer(AsyncJsonWebsocketConsumer):
         await self.receive_json(content)
 
     async def receive_json(self, content, **kwargs):
-        if content.get("type") == "ping" and await self._still_allowed() is not None:
+        kind = content.get("type")
+        if kind == "ping" and await self._still_allowed() is not None:
             await self.send_json({"type": "pong"})
+        elif kind == "page":
+            await self._send_page(content.get("cursor"))
+
+    async def _send_page(self, cursor) -> None:
+        """The page after `cursor`, for the reviewer as they stand now (no page once they may not read)."""
+        reviewer = await self._still_allowed()
+        if reviewer is None:
+            return
+        try:
+            if not isinstance(cursor, str):  # the first page comes on connect; a request continues one
+                raise InvalidCursor("A page request carries the cursor of the page before it.")
+            body = await snapshot_page(reviewer, cursor)
+        except CondorError as error:
+            await self.send_json({"type": "error", "error": error.code, "detail": error.detail})
+            return
+        await self.send_json({"type": "page", "after": cursor, **body})
 
     async def inbox_message(self, event):
         event_id = event.get("event_id")
@@ -139,6 +167,8 @@ class InboxConsumer(AsyncJsonWebsocketConsumer):
         # (why not per-team groups: approvals/visibility.py).
         if not reviewer.can_see_message(message):
             return
+        if message.get("type") in COUNTED_PUSHES:
+            message = {**message, "total": await pending_total(reviewer)}
         await self.send_json(message)
 
     async def inbox_recheck(self, event):

@@ -139,6 +139,12 @@ class TooManyPending(CondorError):
     default_detail = "This client has too many approvals waiting for a reviewer."
 
 
+class InvalidCursor(CondorError):
+    # The inbox websocket's page request (approvals/inbox_pages.py); sent as an error frame, not HTTP.
+    status, code = 400, "invalid_cursor"
+    default_detail = "This page cursor is not one the inbox sent: ask again from the first page (reconnect)."
+
+
 class DatabaseUnavailable(CondorError):
     # Raised by no service: condor/db_unavailable.py answers with it when the database is out of reach.
     status, code = 503, "database_unavailable"

@@ -20,6 +20,14 @@ class ReasonCode(models.TextChoices):
 
 OPEN_STATUSES = (ApprovalStatus.PENDING, ApprovalStatus.APPROVED)
 
+# The inbox queue's default order (static/inbox/list.js): escalated first, then high, low and
+# no tier. Defined once, because the index below serves only a query that spells them the same.
+ESCALATION_RANK = models.Case(models.When(escalated_at__isnull=False, then=models.Value(0)),
+                              default=models.Value(1), output_field=models.IntegerField())
+RISK_RANK = models.Case(models.When(hitl_tier="high", then=models.Value(0)),
+                        models.When(hitl_tier="low", then=models.Value(1)),
+                        default=models.Value(2), output_field=models.IntegerField())
+
 
 class Approval(models.Model):
     """One parked tool call (or clarification) waiting for, or carrying, a human decision.
@@ -90,6 +98,10 @@ class Approval(models.Model):
         indexes = [
             # Inbox snapshot and the expiry sweep: open approvals by deadline.
             models.Index(fields=["status", "expires_at"], name="approval_status_expiry"),
+            # The inbox snapshot's pages (approvals/inbox_pages.py): pending cards in queue order,
+            # so a page of 100 reads 100 index entries instead of sorting every pending card.
+            models.Index(ESCALATION_RANK, RISK_RANK, models.F("expires_at"), models.F("id"),
+                         name="approval_inbox_queue", condition=models.Q(status="pending")),
             # The admin dashboard: decisions of the last 24 hours (time to decision, rejections).
             models.Index(fields=["decided_at"], name="approval_decided_at"),
             # Cold replay: an approved grant in this session for this tool and payload.

@@ -1,4 +1,8 @@
-/* One card: the entry that owns its DOM, built once and then patched in place. */
+/* One card: the entry that owns its DOM, patched in place once built.
+ *
+ * An entry holds the card's data from the start (the queue lines read it), but its full
+ * DOM is built only when the card is shown — opened in the queue, or in the full
+ * layout (buildCardDom): an inbox with hundreds of cards loaded builds a handful. */
 import { renderArgs } from './args.js';
 import { applyClaim, buildClaim, claimLapsed } from './claim.js';
 import { buildApprovalControls, buildClarificationControls, buildStopPanel, noEdit, renderWithdrawn, syncControls, validateEdit } from './controls.js';
@@ -50,10 +54,21 @@ export function createEntry(card) {
     edit: noEdit(),
     form: null,
     withdrawn: [], // what stopping this card's run would withdraw besides this card (runs.js)
+    run: null, // where it sits in its run, as applyRun was last told
   };
-  buildSkeleton(entry);
   applyCard(entry, card);
   return entry;
+}
+
+/** Build the card's DOM from its data, the first time it is shown; true if it was built now. */
+export function buildCardDom(entry) {
+  if (entry.el) return false;
+  buildSkeleton(entry);
+  const card = entry.card;
+  Object.assign(entry, { card: null, json: '', countdownText: '', urgent: false, expired: false });
+  applyCard(entry, card);
+  if (entry.run) applyRun(entry, entry.run);
+  return true;
 }
 
 function buildSkeleton(entry) {
@@ -128,6 +143,8 @@ function buildSkeleton(entry) {
 export function applyRun(entry, { pos, withdrawn }) {
   const r = entry.refs;
   entry.withdrawn = withdrawn;
+  entry.run = { pos, withdrawn };
+  if (!entry.el) return;
   if (entry.el.dataset.runPos !== pos) entry.el.dataset.runPos = pos;
   const label = `Run ${shortRun(entry.card.run_id)}`;
   if (r.runLabel.textContent !== label) r.runLabel.textContent = label;
@@ -152,9 +169,14 @@ export function applyCard(entry, card) {
   entry.tierRank = { high: 0, low: 1, none: 2 }[tier];
   entry.expiresMs = timeOf(card.expires_at, Infinity);
   entry.requestedMs = timeOf(card.requested_at, 0);
+  entry.runId = str(card.run_id);
+  entry.escalated = Boolean(str(card.escalated_at)); // escalated cards go first (list.js)
+  if (!entry.el) {
+    updateClock(entry, Date.now()); // the queue line shows the time left
+    return true;
+  }
 
   entry.el.dataset.tier = tier;
-  entry.runId = str(card.run_id);
   entry.el.dataset.runId = entry.runId;
   r.tier.textContent = { high: 'High risk', low: 'Low risk', none: '' }[tier];
   r.tier.className = `badge badge--${tier}`;
@@ -213,26 +235,28 @@ function applyClaimAndQuorum(entry, card) {
   r.quorum.textContent = required > 1 ? `${given} of ${required} approvals` : '';
   r.quorum.title = given ? `Approved by ${card.approvals.map((a) => str(a && a.reviewer)).join(', ')}` : '';
   r.quorum.hidden = required <= 1;
-  entry.escalated = Boolean(str(card.escalated_at)); // escalated cards go first (list.js)
   r.escalated.hidden = !entry.escalated;
 }
 
 /** Bring the countdown, urgency and expiry up to `now`; touches the DOM only on change. */
 export function updateClock(entry, now) {
-  if (claimLapsed(entry, now) && applyClaim(entry, now)) syncControls(entry); // the claim ran out: deciding is open again
+  const built = entry.el !== null; // a card not yet shown keeps only the figures its queue line reads
+  if (built && claimLapsed(entry, now) && applyClaim(entry, now)) syncControls(entry); // the claim ran out: deciding is open again
   const { text, urgent, expired } = countdownAt(entry.expiresMs, now);
   if (text !== entry.countdownText) {
     entry.countdownText = text;
-    entry.refs.countdownText.data = text;
+    if (built) entry.refs.countdownText.data = text;
   }
   if (urgent !== entry.urgent) {
     entry.urgent = urgent;
-    entry.el.classList.toggle('is-urgent', urgent);
+    if (built) entry.el.classList.toggle('is-urgent', urgent);
   }
   if (expired !== entry.expired) {
     entry.expired = expired;
-    entry.el.classList.toggle('is-expired', expired);
-    syncControls(entry);
+    if (built) {
+      entry.el.classList.toggle('is-expired', expired);
+      syncControls(entry);
+    }
   }
 }
 

@@ -1,11 +1,20 @@
-/* The keyed card list: one entry per approval id owns its DOM node, a change touches
- * only that node, and reordering moves only the nodes that are out of place. Also the
- * selection that j/k move. */
-import { applyCard, applyRun, cardLabel, createEntry, kindOf } from './card.js';
+/* The keyed card list: one entry per approval id owns its DOM node (built when the card
+ * is first shown: card.js), a change touches only that node, and reordering moves only
+ * the nodes that are out of place. Also the selection that j/k move.
+ *
+ * The server sends the pending cards in pages (approvals/inbox_pages.py): the snapshot
+ * is the first page, with the total and a cursor; loadMore() asks for the next. Each
+ * page covers a stretch of the server's order (after the last card of the page before,
+ * up to its own last card), so a loaded card in that stretch that the page lacks is
+ * gone. compareEntries is the server's order, for that reason. */
+import { applyCard, applyRun, buildCardDom, cardLabel, createEntry, kindOf } from './card.js';
+import { timeOf } from './countdown.js';
 import { announce } from './feedback.js';
 import { baseTitle, countEl, emptyEl, listEl, summaryEl } from './page.js';
 import { noteCard, withdrawnBy } from './runs.js';
-import { isObj } from './values.js';
+import { onSettingsChange, view } from './settings.js';
+import { requestPage } from './socket.js';
+import { isObj, str } from './values.js';
 
 const entries = new Map(); // approval id -> entry (card data + the DOM it owns)
 let order = []; // ids in display order
@@ -15,6 +24,10 @@ let loaded = false; // until the first snapshot, "nothing waiting" would be a li
 // Ids this page decided successfully. A snapshot built just before our decision
 // committed must not resurrect the card (deciding it again could only fail).
 const decidedHere = new Set();
+// total: the server's count of the cards waiting for this reviewer; cursor: where the next
+// page starts (null: none left); asked: the cursor of a page asked for and not yet come;
+// last: the sort key of the last card the pages brought.
+const paging = { total: 0, cursor: null, asked: null, last: null };
 
 export const shownEntries = () => entries.values();
 export const isShown = (entry) => entries.get(entry.id) === entry;
@@ -52,15 +65,71 @@ export function upsert(card) {
   return true;
 }
 
-/** The full pending set, on every (re)connect. */
-export function applySnapshot(cards) {
+/** The first page of the pending cards, on every (re)connect; or every card, from the polling fallback. */
+export function applySnapshot(cards, frame = null) {
   loaded = true;
+  paging.asked = null; // a page asked on an older socket never comes
   const list = Array.isArray(cards) ? cards : [];
+  applyPage(list, frame || { total: list.length, cursor: null }, null);
+}
+
+/** A later page; ignored unless it answers the page we asked for. */
+export function applyNextPage(frame) {
+  if (paging.asked === null || frame.after !== paging.asked || !Array.isArray(frame.cards)) return;
+  paging.asked = null;
+  applyPage(frame.cards, frame, paging.last);
+}
+
+/** The server refused our page request (an error frame): the list stays as it is. */
+export function pageRefused() {
+  if (paging.asked === null) return false;
+  paging.asked = null;
+  listEl.dispatchEvent(new CustomEvent('inbox:change'));
+  return true;
+}
+
+/** Ask for the next page, if there is one and none is on its way; true if asked. */
+export function loadMore() {
+  if (paging.cursor === null || paging.asked !== null || !requestPage(paging.cursor)) return false;
+  paging.asked = paging.cursor;
+  listEl.dispatchEvent(new CustomEvent('inbox:change'));
+  return true;
+}
+
+/** A push that changed the count says the new total. */
+export function noteTotal(total) {
+  if (Number.isInteger(total) && total >= 0) paging.total = total;
+}
+
+/** What the queue says about the paging: "100 of 10,000 shown", and whether more can be loaded. */
+export const pagingState = () => ({
+  shown: entries.size, total: Math.max(paging.total, entries.size), more: paging.cursor !== null, loading: paging.asked !== null,
+});
+
+/** The sort key of a card as it came from the server (the fields compareEntries reads). */
+const keyOf = (card) => ({
+  id: card.id, escalated: Boolean(str(card.escalated_at)), expiresMs: timeOf(card.expires_at, Infinity),
+  tierRank: { high: 0, low: 1 }[card.hitl_tier] ?? 2,
+});
+
+/** Apply a page covering the server's order after `from` (null: from the start) up to its last card
+ * (or to the end, when no page follows). */
+function applyPage(list, frame, from) {
+  const more = typeof frame.cursor === 'string' && frame.cursor !== '';
+  const upTo = more && list.length ? keyOf(list[list.length - 1]) : null;
   const keep = new Set(list.filter(isPendingCard).map((c) => c.id));
   for (const entry of Array.from(entries.values())) {
-    if (!keep.has(entry.id)) removeCard(entry.id, { status: null, decided_by: null }, { refresh: false });
+    if (keep.has(entry.id)) continue;
+    const covered = (from === null || compareEntries(entry, from) > 0) && (upTo === null || compareEntries(entry, upTo) <= 0);
+    if (covered) removeCard(entry.id, { status: null, decided_by: null }, { refresh: false });
+    // A snapshot starts the list again: past its first page, only the cards being worked on stay.
+    else if (from === null && !isWorkingOn(entry)) dropEntry(entry);
   }
   for (const card of list) upsert(card);
+  paging.cursor = more ? frame.cursor : null;
+  paging.last = upTo;
+  paging.total = 0; // a frame without a total: the cards here are all there is
+  noteTotal(frame.total);
   reorder();
 }
 
@@ -93,7 +162,7 @@ export function removalPhrase(info, card) {
 }
 
 function isWorkingOn(entry) {
-  return entry.id === selectedId || entry.mode !== 'view' || entry.dirty || entry.el.contains(document.activeElement);
+  return entry.id === selectedId || entry.mode !== 'view' || entry.dirty || Boolean(entry.el && entry.el.contains(document.activeElement));
 }
 
 // ---------------------------------------------------------------- our own decisions
@@ -110,7 +179,7 @@ export function discard(entry) {
 // ---------------------------------------------------------------- DOM bookkeeping
 
 function dropEntry(entry) {
-  const hadFocus = entry.el.contains(document.activeElement);
+  const hadFocus = Boolean(entry.el && entry.el.contains(document.activeElement));
   const index = order.indexOf(entry.id);
   if (index >= 0) order.splice(index, 1);
   if (selectedId === entry.id) {
@@ -118,14 +187,14 @@ function dropEntry(entry) {
     lastIndex = Math.max(0, index);
   }
   entries.delete(entry.id);
-  entry.el.remove();
+  if (entry.el) entry.el.remove();
   if (hadFocus) listEl.focus({ preventScroll: true });
 }
 
+/** The server's order (approvals/inbox_pages.py): escalated first, then risk, then the soonest deadline, then the id. */
 function compareEntries(a, b) {
   return (b.escalated === true) - (a.escalated === true) || a.tierRank - b.tierRank
     || (a.expiresMs === b.expiresMs ? 0 : a.expiresMs < b.expiresMs ? -1 : 1)
-    || a.requestedMs - b.requestedMs
     || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0);
 }
 
@@ -155,9 +224,11 @@ export function reorder() {
   const groups = groupedByRun(Array.from(entries.values()).sort(compareEntries));
   const sorted = groups.flat();
   order = sorted.map((e) => e.id);
+  if (view() === 'full') for (const entry of sorted) buildCardDom(entry); // that layout shows every loaded card
   refreshRuns(groups);
   let cursor = listEl.firstElementChild;
   for (const entry of sorted) {
+    if (!entry.el) continue; // not shown yet: no DOM to place
     if (entry.el === cursor) cursor = cursor.nextElementSibling;
     else listEl.insertBefore(entry.el, cursor);
   }
@@ -165,13 +236,21 @@ export function reorder() {
   listEl.dispatchEvent(new CustomEvent('inbox:change')); // the queue (queue.js) follows
 }
 
+/** Build the DOM of cards about to be shown (the queue's open run), and put it in place. */
+export function showCards(list) {
+  let built = false;
+  for (const entry of list) built = buildCardDom(entry) || built;
+  if (built) reorder();
+}
+
 export function refreshSummary() {
   const n = entries.size;
-  emptyEl.hidden = !loaded || n > 0;
+  const { total } = pagingState();
+  emptyEl.hidden = !loaded || total > 0;
   listEl.hidden = n === 0;
   // Only long lists skip off-screen rendering; short ones stay fully painted (print, screenshots).
   listEl.classList.toggle('cards--long', n > 40);
-  countEl.textContent = String(n);
+  countEl.textContent = String(total);
   let high = 0;
   let questions = 0;
   for (const e of entries.values()) {
@@ -181,8 +260,8 @@ export function refreshSummary() {
   const parts = [];
   if (high) parts.push(`${high} high risk`);
   if (questions) parts.push(`${questions} need${questions === 1 ? 's' : ''} an answer`);
-  summaryEl.textContent = parts.join(' · ');
-  document.title = n ? `(${n}) ${baseTitle}` : baseTitle;
+  summaryEl.textContent = parts.join(' · ') + (parts.length && total > n ? ` among the ${n} shown` : '');
+  document.title = total ? `(${total}) ${baseTitle}` : baseTitle;
 }
 
 // ---------------------------------------------------------------- selection
@@ -196,6 +275,7 @@ export function select(id, { focus = true } = {}) {
   }
   const entry = entries.get(id);
   if (!entry) return;
+  if (buildCardDom(entry)) reorder(); // its DOM, the first time it is opened
   selectedId = id;
   entry.el.classList.add('is-selected');
   entry.el.setAttribute('aria-current', 'true');
@@ -215,3 +295,7 @@ export function move(delta) {
   next = Math.max(0, Math.min(order.length - 1, next));
   select(order[next]);
 }
+
+onSettingsChange((name) => {
+  if (name === 'view') reorder(); // the full layout builds every loaded card
+});

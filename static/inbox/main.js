@@ -5,8 +5,9 @@
  * sends is untrusted clinical data, so the DOM is built with createElement and
  * textContent only — never innerHTML.
  *
- * Built to stay smooth with hundreds of cards: one entry per approval id owns its DOM
- * node (list.js, card.js), a change touches only that node, reordering moves only nodes
+ * Built to stay smooth with thousands of cards waiting: the server sends them a page at
+ * a time (list.js loads more as the reviewer scrolls), a card's full DOM is built only
+ * when it is opened (card.js), a change touches only that node, reordering moves only nodes
  * that are out of place, and one shared 1 s timer rewrites countdown text only when it
  * changes.
  */
@@ -15,10 +16,10 @@ import { confirmApprove, requestApprove } from './confirm.js';
 import { cancelMode, openEdit, openReject, openStop, switchEditAs, syncControls, validateEdit } from './controls.js';
 import { initDecided } from './decided.js';
 import { answer, approveEdited, recheckField, reject, stopRun, toggleClaim } from './decisions.js';
-import { expireToasts } from './feedback.js';
+import { announce, expireToasts } from './feedback.js';
 import { loadFullArgs } from './full_args.js';
 import { onShortcutKey, onSubmitKey } from './keyboard.js';
-import { applySnapshot, isShown, refreshSummary, removeCard, reorder, select, shownEntries, upsert } from './list.js';
+import { applyNextPage, applySnapshot, isShown, noteTotal, pageRefused, refreshSummary, removeCard, reorder, select, shownEntries, upsert } from './list.js';
 import { listEl, root } from './page.js';
 import { askForPermissionOnce, notifyIfHidden } from './notify.js';
 import { initQueue, tickQueue } from './queue.js';
@@ -31,16 +32,25 @@ function handleFrame(msg) {
   if (!isObj(msg)) return;
   switch (msg.type) {
     case 'snapshot':
-      applySnapshot(msg.cards);
-      markLive();
+      markLive(); // first: the page may ask for the next page as soon as this one is shown
+      applySnapshot(msg.cards, msg);
+      break;
+    case 'page':
+      applyNextPage(msg);
+      break;
+    case 'error':
+      if (pageRefused()) announce(`Could not load more requests: ${typeof msg.detail === 'string' ? msg.detail : 'the server refused.'}`, 'error');
       break;
     case 'card.added':
     case 'card.updated':
       if (msg.type === 'card.added') notifyIfHidden(msg.card);
-      if (upsert(msg.card)) reorder();
+      noteTotal(msg.total);
+      upsert(msg.card);
+      reorder(); // the total may have changed even when the card is not new here
       break;
     case 'card.removed':
       if (typeof msg.id === 'string') {
+        noteTotal(msg.total);
         noteRemoved(msg); // an approved card stays part of its run as a grant until used
         removeCard(msg.id, { status: msg.status, decided_by: msg.decided_by }, { refresh: false });
         reorder();

@@ -1,16 +1,21 @@
 /* The compact queue (issue 14): one line per card — risk, tool, patient, ward, time left,
  * claim — grouped by patient (a run's cards kept together inside), sortable by risk or
  * time left, filterable by ward, tool and risk, searchable by patient_ref, a page of
- * PAGE_SIZE lines at a time so 500 pending cards stay smooth. Opening a line shows the
- * full card (and the other open cards of its run) in the detail pane: the card-list
- * section, where every other card is hidden.
+ * PAGE_SIZE lines at a time so 500 pending cards stay smooth. Opening a line builds and
+ * shows the full card (and the other open cards of its run) in the detail pane: the
+ * card-list section, where every other card is hidden.
+ *
+ * The server sends the cards in pages of 100 (list.js): the queue says how many of the
+ * total are loaded, loads the next page when the reviewer reaches the end of what is
+ * loaded (scrolling to the "Load more" button, pressing it, or j past the last line),
+ * and its filters, search and sort apply to the loaded cards only, which it says.
  *
  * The cards stay owned by list.js/card.js; this module only reads their entries, and
  * follows the list through the `inbox:change` and `inbox:select` events list.js sends. */
 import { cardLabel } from './card.js';
 import { h } from './dom.js';
 import { listEl, root } from './page.js';
-import { entriesOfRun, move, orderedEntries, select, selectedEntry } from './list.js';
+import { entriesOfRun, loadMore, move, orderedEntries, pagingState, select, selectedEntry, showCards } from './list.js';
 import { revealedText } from './reveal.js';
 import { shortRun } from './runs.js';
 import { onSettingsChange, view } from './settings.js';
@@ -29,6 +34,8 @@ let shownIds = []; // every id that passes the filters, in queue order (all page
 let openEls = new Set();
 let lastAt = 0; // where the last opened line was, so j resumes there after its card is decided
 let scheduled = false;
+let atLastPage = true; // the queue shows its last page of loaded lines
+let moreInView = false; // the reviewer has scrolled down to the "Load more" button
 
 // ---------------------------------------------------------------- what a card says in the queue
 
@@ -207,12 +214,39 @@ export function render() {
   els.prev.disabled = state.page === 0;
   els.next.disabled = state.page >= pages - 1;
   els.pager.hidden = pages < 2;
+  atLastPage = state.page >= pages - 1;
+  renderPaging();
+  nearTheEnd(); // the reviewer paged to the end with the button already on screen
   showOpen();
+}
+
+const count = (n) => n.toLocaleString('en-GB');
+
+/** "100 of 10,000 shown", and the way to load more while the server has more. */
+function renderPaging() {
+  if (!els.loaded) return;
+  const { shown, total, more, loading } = pagingState();
+  const filtered = Boolean(state.q || state.ward || state.tool || state.risk);
+  els.loaded.textContent = total > shown
+    ? `${count(shown)} of ${count(total)} shown${filtered || state.sort !== 'risk' ? ` · search, filters and sort apply to these ${count(shown)}` : ''}`
+    : '';
+  els.loaded.hidden = total <= shown;
+  els.more.hidden = !more;
+  els.more.disabled = loading;
+  const next = Math.min(100, total - shown); // a page is 100 cards (approvals/inbox_pages.py)
+  els.more.textContent = loading ? 'Loading…' : `Load ${next > 0 ? `${count(next)} ` : ''}more`;
+}
+
+/** The "Load more" button is on screen below the last loaded lines: fetch the next page. */
+function nearTheEnd() {
+  if (moreInView && (atLastPage || view() !== 'queue')) loadMore();
 }
 
 /** Show the open run's cards in the detail pane, and nothing else. */
 function showOpen() {
-  const now = new Set(state.openRun ? entriesOfRun(state.openRun).map((e) => e.el) : []);
+  const run = state.openRun ? entriesOfRun(state.openRun) : [];
+  showCards(run); // their DOM, built now if this is the first time they are opened
+  const now = new Set(run.map((e) => e.el));
   for (const el of openEls) if (!now.has(el)) el.classList.remove('is-open');
   for (const el of now) el.classList.add('is-open');
   openEls = now;
@@ -245,6 +279,7 @@ export function moveSelection(delta) {
   if (!shownIds.length) return;
   const current = selectedEntry();
   const at = current ? shownIds.indexOf(current.id) : -1;
+  if (delta > 0 && at >= shownIds.length - 2) loadMore(); // the next lines are on the server
   // With nothing selected (its card was just decided), j takes the line that took its place.
   const next = Math.max(0, Math.min(shownIds.length - 1, at >= 0 ? at + delta : (delta > 0 ? lastAt : lastAt - 1)));
   open(shownIds[next]);
@@ -276,7 +311,7 @@ export function initQueue() {
     rows: part('queue-rows'), range: part('queue-range'), pager: part('queue-pager'),
     prev: part('queue-prev'), next: part('queue-next'), search: part('queue-search'),
     ward: part('filter-ward'), tool: part('filter-tool'), risk: part('filter-risk'), sort: part('queue-sort'),
-    detailEmpty: part('detail-empty'), back: part('detail-back'),
+    detailEmpty: part('detail-empty'), back: part('detail-back'), loaded: part('queue-loaded'), more: part('queue-more'),
   });
   if (!els.rows) return;
   els.search.addEventListener('input', () => {
@@ -290,6 +325,14 @@ export function initQueue() {
       state.page = 0;
       render();
     });
+  }
+  els.more.addEventListener('click', loadMore);
+  // Scrolling down to the button loads the next page too, once the last loaded lines are on screen.
+  if ('IntersectionObserver' in window) {
+    new IntersectionObserver((seen) => {
+      moreInView = seen[seen.length - 1].isIntersecting;
+      nearTheEnd();
+    }).observe(els.more);
   }
   els.prev.addEventListener('click', () => { state.page -= 1; render(); });
   els.next.addEventListener('click', () => { state.page += 1; render(); });

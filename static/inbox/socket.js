@@ -1,5 +1,6 @@
 /* The inbox websocket: reconnects with jittered backoff, pings now and then, and shows
- * the connection state. Frames go to one handler; a snapshot makes the page "live".
+ * the connection state. Frames go to one handler; a snapshot (the first page of the
+ * pending cards) makes the page "live"; requestPage asks for the next page.
  * While the socket is down the page polls the REST snapshot instead (poll.js), and a
  * socket closed because the login no longer holds stops everything until a reload. */
 import { connEl, config, pausedEl, root, staleEl } from './page.js';
@@ -64,6 +65,13 @@ export function keepAlive() {
   }
 }
 
+/** Ask the server for the page after `cursor` (approvals/consumers.py); false while the socket is not live. */
+export function requestPage(cursor) {
+  if (!conn.live || !conn.ws || conn.ws.readyState !== WebSocket.OPEN) return false;
+  conn.ws.send(JSON.stringify({ type: 'page', cursor }));
+  return true;
+}
+
 function connect() {
   clearTimeout(conn.timer);
   conn.timer = null;
@@ -77,19 +85,10 @@ function connect() {
     return;
   }
   conn.ws = ws;
-  let pages = []; // a snapshot comes in frames (approvals/snapshot_pages.py); applied whole, at its last
   ws.addEventListener('message', (ev) => {
     if (ws !== conn.ws || typeof ev.data !== 'string') return;
     let msg;
     try { msg = JSON.parse(ev.data); } catch (_) { return; }
-    if (msg && msg.type === 'snapshot' && Array.isArray(msg.cards)) {
-      if (msg.more === true) {
-        pages = pages.concat(msg.cards);
-        return;
-      }
-      msg = { type: 'snapshot', cards: pages.concat(msg.cards) };
-      pages = [];
-    }
     conn.onFrame(msg);
   });
   ws.addEventListener('close', (ev) => {

@@ -37,6 +37,7 @@ if __name__ == "__main__":  # pragma: no cover - run by hand: the project's sett
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "condor.settings")
     django.setup()
 
+from approvals.consumers import COUNTED_PUSHES
 from approvals.models import ApprovalStatus
 from condor.errors import ApprovalNotPending, CondorError, NotFound
 from tests.live.inbox_rows import (
@@ -158,7 +159,9 @@ class InboxHarness:
 
     page: Any
     username: str = "rita"
-    auto_snapshot: bool = True  # every (re)connect gets the current pending set, like the server
+    auto_snapshot: bool = True  # every (re)connect gets the first page of the pending set, like the server
+    answer_pages: bool = True  # page requests are answered (False: recorded only, as over a stalled server)
+    page_requests: list[Any] = field(default_factory=list)  # the cursor of each page request, in order
     rows: Rows = field(default_factory=Rows)
     sockets: list[Any] = field(default_factory=list)
     received: list[Any] = field(default_factory=list)
@@ -240,9 +243,13 @@ class InboxHarness:
             except (TypeError, ValueError):
                 content = message
             self.received.append(content)
-            # approvals/consumers.py answers the page's keep-alive.
+            # approvals/consumers.py answers the page's keep-alive and its page requests.
             if content == {"type": "ping"}:
                 self._send_on(ws, {"type": "pong"})
+            elif isinstance(content, dict) and content.get("type") == "page":
+                self.page_requests.append(content.get("cursor"))
+                if self.answer_pages:
+                    self._send_on(ws, self.page_frame(content.get("cursor")))
 
         def on_close(code, reason):
             self._open.discard(id(ws))
@@ -250,8 +257,14 @@ class InboxHarness:
         ws.on_message(on_message)
         ws.on_close(on_close)
         if self.auto_snapshot:
-            for frame in self.rows.snapshot():
-                self._send_on(ws, frame)
+            self._send_on(ws, {"type": "snapshot", **self.rows.page()})
+
+    def page_frame(self, cursor) -> dict:
+        """The consumer's answer to a page request: the page after `cursor`, or its error frame."""
+        try:
+            return {"type": "page", "after": cursor, **self.rows.page(cursor)}
+        except CondorError as exc:
+            return {"type": "error", "error": exc.code, "detail": str(exc.detail)}
 
     @property
     def socket(self):
@@ -276,6 +289,8 @@ class InboxHarness:
     def _push(self, message: dict) -> None:
         # With the socket down the change waits for the next poll, as on the server.
         if self.socket is not None:
+            if message.get("type") in COUNTED_PUSHES:
+                message = {**message, "total": self.rows.total()}
             self.send(message)
 
     def keep(self, card: Card) -> None:

@@ -8,8 +8,8 @@ but nothing it sends is written by hand:
   tier from the policy engine (approvals/policy), resume schema and contract hash from
   approvals/suspend.py's SuspendRequest, payload hash from approvals/hashing.py, quorum
   from the tool's descriptor;
-* websocket messages are cards.added / updated / removed and the snapshot's frames
-  (approvals/snapshot_pages.py);
+* websocket messages are cards.added / updated / removed and the snapshot's pages
+  (approvals/inbox_pages.py's cursor and frame assembly over these rows);
 * a decision changes the row through the model's own transitions and quorum.count, and
   is answered with ApprovalSerializer; a refusal is a condor.errors exception through
   the API's exception handler.
@@ -37,7 +37,7 @@ from django.test import RequestFactory
 from rest_framework.renderers import JSONRenderer
 from rest_framework.request import Request
 
-from approvals import cards, claims, identifiers, quorum
+from approvals import cards, claims, identifiers, inbox_pages, quorum
 from approvals.card_context import empty_context
 from approvals.gate import CLARIFICATION_RULE, EXPLANATIONS
 from approvals.hashing import payload_hash
@@ -45,7 +45,6 @@ from approvals.inbox_cards import CardPagination, CardSerializer
 from approvals.models import ApiClient, Approval, ApprovalStatus
 from approvals.policy import Context, Decision, ToolCall, ToolSpec, effective_spec, evaluate
 from approvals.serializers import ApprovalSerializer
-from approvals.snapshot_pages import snapshot_frames
 from approvals.suspend import SuspendRequest
 from condor.errors import exception_handler, not_found
 from runs.models import Run
@@ -238,6 +237,16 @@ def stopped_run_body(row: Approval) -> dict:
     return json.loads(JSONRenderer().render(RunSerializer(run).data))
 
 
+def _queue_position(row: Approval) -> tuple:
+    return row.escalation_rank, row.risk_rank, row.expires_at, str(row.pk)
+
+
+def queue_key(card: dict) -> tuple:
+    """A card's place in the server's queue order (approvals/inbox_pages.py): escalated, risk, deadline, id."""
+    return (0 if card.get("escalated_at") else 1, {"high": 0, "low": 1}.get(card.get("hitl_tier"), 2),
+            datetime.fromisoformat(card["expires_at"]), card["id"])
+
+
 class Rows:
     """The approvals the harness's server holds, and the two queries the card builder makes over them."""
 
@@ -278,9 +287,21 @@ class Rows:
 
     # ---- what the socket sends
 
-    def snapshot(self) -> list[dict]:
+    def page(self, cursor: str | None = None) -> dict:
+        """approvals/inbox_pages.page over these rows: the same order, cursor and frame assembly."""
+        key = inbox_pages.decode_cursor(cursor) if cursor is not None else None
+        rows = self.pending()
+        for row in rows:  # the annotations of inbox_pages.queue_ordered (ESCALATION_RANK, RISK_RANK)
+            row.escalation_rank = 0 if row.escalated_at else 1
+            row.risk_rank = {"high": 0, "low": 1}.get(row.hitl_tier, 2)
+        ordered = sorted(rows, key=_queue_position)
+        if key is not None:
+            ordered = [row for row in ordered if _queue_position(row) > (*key[:3], str(key[3]))]
         with self.answering():
-            return snapshot_frames(cards.cards_for(self.pending()))
+            return inbox_pages.page_body(ordered[:inbox_pages.PAGE_CARDS + 1], total=len(rows), cursor=cursor)
+
+    def total(self) -> int:
+        return len(self.pending())
 
     def added(self, approval_id: str) -> dict:
         with self.answering():

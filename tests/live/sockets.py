@@ -62,21 +62,28 @@ async def refused(user=None, **kwargs) -> bool:
     return not connected
 
 
+async def all_pages(socket, first: dict) -> list[dict]:
+    """The cards of `first` (the snapshot) and of every page after it, asked for as the page does."""
+    cards, frame = list(first["cards"]), first
+    while frame["cursor"] is not None:
+        cursor = frame["cursor"]
+        await socket.send_json_to({"type": "page", "cursor": cursor})
+        frame = await socket.receive_json_from(timeout=PUSH_TIMEOUT)
+        assert (frame["type"], frame["after"]) == ("page", cursor), frame
+        cards += frame["cards"]
+    return cards
+
+
 @asynccontextmanager
 async def connected_inbox(user, **kwargs):
-    """A reviewer's open inbox; yields (socket, the snapshot's cards)."""
+    """A reviewer's open inbox; yields (socket, every card of the snapshot's pages)."""
     socket = await inbox_socket(user, **kwargs)
     connected, code = await socket.connect(timeout=5)
     assert connected, f"the inbox refused the socket (close code {code})"
     try:
-        cards = []
-        while True:  # a large snapshot comes in pages (approvals/snapshot_pages.py)
-            snapshot = await socket.receive_json_from(timeout=PUSH_TIMEOUT)
-            assert snapshot["type"] == "snapshot"
-            cards += snapshot["cards"]
-            if snapshot.get("more") is not True:
-                break
-        yield socket, cards
+        snapshot = await socket.receive_json_from(timeout=PUSH_TIMEOUT)
+        assert snapshot["type"] == "snapshot"
+        yield socket, await all_pages(socket, snapshot)
     finally:
         await socket.disconnect()
 

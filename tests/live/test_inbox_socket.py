@@ -4,8 +4,6 @@ Changes are made through the real API (agent key, reviewer session with CSRF) so
 each push comes from the outbox after commit, as in production.
 """
 
-import json
-
 import pytest
 from django.conf import settings
 
@@ -23,10 +21,8 @@ from tests.approvals.helpers import (
     suspend,
 )
 from tests.live.sockets import (
-    PUSH_TIMEOUT,
     connected_inbox,
     in_event_loop,
-    inbox_socket,
     next_message,
     pong_is_next,
     refused,
@@ -89,26 +85,6 @@ async def test_the_snapshot_holds_exactly_the_pending_cards(api, rita, reviewer_
 
 
 @in_event_loop
-async def test_a_large_snapshot_comes_in_frames_of_at_most_256_kb(api, rita, monkeypatch):
-    from approvals import snapshot_pages
-
-    parked = [(await sync(parked_run, api))[1]["id"] for _ in range(3)]
-    # Cards of over 1 KB each, frames of at most 2.5 KB: several frames, all but the last marked "more".
-    monkeypatch.setattr(snapshot_pages.snapshot_frames, "__defaults__", (2500,))
-    socket = await inbox_socket(rita)
-    assert (await socket.connect(timeout=5))[0]
-    frames = []
-    try:
-        while not frames or frames[-1].get("more") is True:
-            frames.append(await socket.receive_json_from(timeout=PUSH_TIMEOUT))
-    finally:
-        await socket.disconnect()
-    assert len(frames) >= 2
-    assert all(len(json.dumps(f).encode()) <= 2500 for f in frames)
-    assert sorted(c["id"] for f in frames for c in f["cards"]) == sorted(parked)
-
-
-@in_event_loop
 async def test_a_clarification_card_carries_its_form(api, rita):
     run_id = await sync(open_executing_run, api)
     asked = await sync(clarify, api, run_id, [{"name": "route", "hint": {"enum": ["oral", "iv"]}}])
@@ -141,7 +117,8 @@ async def test_an_approval_pushes_the_removal_with_who_decided(api, rita, review
         await sync(approve, reviewer_http, approval["id"])
         message = await next_message(socket)
     assert message == {"type": "card.removed", "id": approval["id"], "status": "approved", "decided_by": "rita",
-                       "run_id": approval["run"], "tool": "prescribe_medication", "op": "create", "care_unit": ""}
+                       "run_id": approval["run"], "tool": "prescribe_medication", "op": "create", "care_unit": "",
+                       "total": 0}
 
 
 @in_event_loop
@@ -172,7 +149,8 @@ async def test_an_expired_approval_is_removed(api, rita):
         assert await sync(expire_due, now=past_deadline) == 1
         message = await next_message(socket)
     assert message == {"type": "card.removed", "id": approval["id"], "status": "expired", "decided_by": None,
-                       "run_id": approval["run"], "tool": "prescribe_medication", "op": "create", "care_unit": ""}
+                       "run_id": approval["run"], "tool": "prescribe_medication", "op": "create", "care_unit": "",
+                       "total": 0}
 
 
 @in_event_loop

@@ -8,14 +8,12 @@ Run: .venv/bin/pytest tests/live/test_inbox_ui_queue.py -q
 
 from __future__ import annotations
 
-import json
 import re
 
 import pytest
 from playwright.sync_api import expect
 
 from tests.live.inbox_fixtures import chromium, page  # noqa: F401 - pytest fixtures
-from approvals.snapshot_pages import snapshot_frames
 from tests.live.inbox_harness import ARTIFACTS_DIR, InboxHarness
 from tests.live.inbox_rows import approval_card, clarification_card
 
@@ -340,23 +338,3 @@ def test_desktop_screenshot(queue):
     assert no_horizontal_scroll(page)
     ARTIFACTS_DIR.mkdir(parents=True, exist_ok=True)
     page.screenshot(path=str(ARTIFACTS_DIR / "inbox-desktop-queue.png"))
-
-
-def test_a_snapshot_sent_in_pages_is_applied_once_whole(page):
-    harness = InboxHarness(page, view="queue", auto_snapshot=False)
-    a, b = approval_card(), approval_card()
-    harness.open([], wait_live=False)
-    harness.wait_for_connections(1)
-    harness._wait(lambda: harness.socket is not None, 5, "an open socket")
-
-    # The server's own split, one card a frame.
-    first, last = snapshot_frames([a, b], max_bytes=len(json.dumps(a)) + 100)
-    harness.send(first)
-    harness.frames_taken()
-    expect(page.get_by_test_id("queue-row")).to_have_count(0)  # not yet: more is coming
-    expect(harness.connection).not_to_have_text("Live")
-
-    harness.send(last)
-    expect(page.get_by_test_id("queue-row")).to_have_count(2)
-    expect(harness.connection).to_have_text("Live")
-    assert harness.page_errors == []

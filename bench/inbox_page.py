@@ -1,0 +1,136 @@
+"""The inbox websocket's snapshot page (issue 11): a page of 100 from 10,000 pending cards.
+
+Run by hand from the repository root, against a scratch PostgreSQL database (created
+and migrated if needed; the cards are kept for the next run):
+
+    DATABASE_URL=postgres://postgres@127.0.0.1:5432/condor_bench_inbox .venv/bin/python bench/inbox_page.py
+
+Fills the database up to `--pending` pending approvals (1,000 sessions of ten, each
+card with its gated call in the ToolCall ledger and a rationale, mixed tiers and
+deadlines, one in nine escalated), then builds, as the consumer does
+(approvals/inbox_pages.page, the reviewer's scope read once per page as well):
+page 1, and a page deep in the queue (after the card at `--deep`). For each: p50 and
+p99 of `--repeat` builds (wall clock), the median CPU time of this process (the
+database's own time is not in it), the queries one build makes, and the frame's size.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import statistics
+import sys
+import time
+import uuid
+from datetime import timedelta
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+os.environ.setdefault("DJANGO_SETTINGS_MODULE", "condor.settings")
+os.environ.setdefault("LOG_LEVEL", "WARNING")
+from bench.scratch_db import ensure_database, setup_django  # noqa: E402
+
+ARGS = {"drug": "gentamicin", "dose_mg_per_kg": 5, "route": "IV", "frequency": "once daily", "weight_kg": 72.4}
+TIERS = ["high", "low", None]
+
+
+def fill(target: int) -> int:
+    """Pending cards (and their calls) until `target` wait. Returns how many were added."""
+    from django.utils import timezone
+
+    from approvals.models import ApiClient, Approval, ApprovalStatus, ToolCall
+    from runs.models import Run
+    from sessions_app.models import Session
+
+    missing = target - Approval.objects.filter(status=ApprovalStatus.PENDING).count()
+    if missing <= 0:
+        return 0
+    client, _ = ApiClient.objects.get_or_create(name="inbox-bench")
+    now = timezone.now()
+    sessions = Session.objects.bulk_create(
+        Session(client=client, title=f"bench ward {n}", patient_ref=f"MRN-{n:06d}", care_unit=f"WARD-{n % 12}")
+        for n in range(-(-missing // 10)))
+    runs = Run.objects.bulk_create(Run(session=s, autonomy="guarded", state="suspended", last_activity_at=now)
+                                   for s in sessions)
+    calls, approvals = [], []
+    for n in range(missing):
+        run = runs[n // 10]
+        call_id = f"call-{uuid.uuid4().hex[:12]}"
+        calls.append(ToolCall(run=run, tool_call_id=call_id, step_id=call_id, tool="prescribe_medication",
+                              op="create", args=ARGS, metadata={"rationale": "Creatinine rose; dose by weight."},
+                              decision="require_approval", rule_id="mutate.high-tier-always-approval"))
+        approvals.append(Approval(
+            run=run, session=run.session, tool="prescribe_medication", op="create", tool_call_id=call_id,
+            step_id=call_id, contract_hash=uuid.uuid4().hex, reason_code="approval", rule_id="bench",
+            hitl_tier=TIERS[n % 3], args=ARGS, payload_hash="0" * 64, requested_at=now,
+            # Deadlines a day or more away: the figures hold for as long as the cards are kept.
+            expires_at=now + timedelta(days=30, seconds=(n * 7919) % 86400),
+            escalated_at=now if n % 9 == 0 else None))
+    ToolCall.objects.bulk_create(calls, batch_size=2000)
+    Approval.objects.bulk_create(approvals, batch_size=2000)
+    return missing
+
+
+def reviewer():
+    from django.contrib.auth.models import Group, User
+
+    user, created = User.objects.get_or_create(username="bench-reviewer")
+    if created:
+        user.groups.add(Group.objects.get(name="reviewers"))
+    return user
+
+
+def measure(user, cursor, repeat: int) -> dict:
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    from approvals import inbox_pages
+    from approvals.visibility import reviewer_scope
+
+    times, cpu = [], []
+    for _ in range(repeat):
+        started, cpu_started = time.perf_counter(), time.process_time()
+        body = inbox_pages.page(reviewer_scope(user), cursor)
+        times.append(time.perf_counter() - started)
+        cpu.append(time.process_time() - cpu_started)
+    with CaptureQueriesContext(connection) as captured:
+        inbox_pages.page(reviewer_scope(user), cursor)
+    times.sort()
+    frame = {"type": "page" if cursor else "snapshot", "after": cursor, **body}
+    return {"p50": statistics.median(times) * 1000, "cpu": statistics.median(cpu) * 1000, "p99": times[min(len(times) - 1, int(len(times) * 0.99))] * 1000,
+            "queries": len(captured), "bytes": len(json.dumps(frame).encode()), "cards": len(body["cards"]),
+            "total": body["total"]}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--pending", type=int, default=10_000)
+    parser.add_argument("--deep", type=int, default=7_500, help="the later page starts after this card")
+    parser.add_argument("--repeat", type=int, default=200)
+    options = parser.parse_args()
+
+    ensure_database(os.environ.get("DATABASE_URL", ""))
+    setup_django()
+    from approvals import inbox_pages
+    from approvals.models import Approval, ApprovalStatus
+
+    added = fill(options.pending)
+    user = reviewer()
+    queue = inbox_pages.queue_ordered(Approval.objects.filter(status=ApprovalStatus.PENDING))
+    deep = inbox_pages.encode_cursor(queue.values_list("escalation_rank", "risk_rank", "expires_at", "pk")[options.deep - 1])
+
+    print(f"python {platform.python_version()} · {os.cpu_count()} cpus · load average before "
+          f"{' '.join(f'{x:.2f}' for x in os.getloadavg())} · {added} cards added")
+    print(f"{'page':<22} {'p50 ms':>8} {'p99 ms':>8} {'cpu ms':>7} {'queries':>8} {'bytes':>9} {'cards':>6} {'total':>7}")
+    for name, cursor in [("page 1", None), (f"after card {options.deep}", deep)]:
+        figures = measure(user, cursor, options.repeat)
+        print(f"{name:<22} {figures['p50']:>8.1f} {figures['p99']:>8.1f} {figures['cpu']:>7.1f} {figures['queries']:>8} "
+              f"{figures['bytes']:>9} {figures['cards']:>6} {figures['total']:>7}")
+    print(f"load average after {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,190 @@
+"""The inbox with 500 pending cards sent in pages of 100 (issue 11, issue 14), in real
+Chromium with the server played by the harness as approvals/inbox_pages.py pages:
+the queue says how many of the total are loaded, loads more on "Load more" (by
+keyboard), on scrolling to the end and on j past the last line, filters what is
+loaded and says so, builds a card's full DOM only when it is opened, and keeps the
+total right through pushes.
+
+Run: .venv/bin/pytest tests/live/test_inbox_ui_paging.py -q
+"""
+
+from __future__ import annotations
+
+import pytest
+from playwright.sync_api import expect
+
+from tests.live.inbox_fixtures import chromium, page  # noqa: F401 - pytest fixtures
+from tests.live.inbox_harness import InboxHarness
+from tests.live.inbox_rows import approval_card, queue_key
+from tests.live.test_inbox_ui_queue import hospital, row, rows
+
+pytestmark = pytest.mark.browser
+
+
+@pytest.fixture
+def paged(page):
+    harness = InboxHarness(page, view="queue")
+    yield harness
+    assert harness.page_errors == [], f"JavaScript errors on the page: {harness.page_errors}"
+    assert harness.server_errors == [], f"harness errors: {harness.server_errors}"
+
+
+def loaded(paged):
+    return paged.page.get_by_test_id("queue-loaded")
+
+
+def more(paged):
+    return paged.page.get_by_test_id("queue-more")
+
+
+def built_cards(paged) -> int:
+    return paged.cards().count()
+
+
+def test_the_queue_shows_the_first_page_and_the_total(paged):
+    cards = hospital(500)
+    paged.open(cards)
+    expect(loaded(paged)).to_have_text("100 of 500 shown")
+    expect(paged.page.get_by_test_id("pending-count")).to_have_text("500")
+    expect(rows(paged)).to_have_count(50)  # the queue's own pages of 50 lines
+    expect(more(paged)).to_have_text("Load 100 more")
+    shown = set(paged.page.eval_on_selector_all('[data-testid="queue-row"]', "els => els.map(e => e.dataset.approvalId)"))
+    first_page = {card["id"] for card in sorted(cards, key=queue_key)[:100]}
+    assert shown <= first_page
+    assert paged.page_requests == []
+
+
+def test_load_more_by_keyboard_brings_the_next_page(paged):
+    paged.open(hospital(500))
+    more(paged).focus()
+    paged.page.keyboard.press("Enter")
+    expect(loaded(paged)).to_have_text("200 of 500 shown")
+    for shown in (300, 400):
+        more(paged).focus()
+        paged.page.keyboard.press("Space")
+        expect(loaded(paged)).to_have_text(f"{shown} of 500 shown")
+    more(paged).focus()
+    paged.page.keyboard.press("Enter")
+    expect(more(paged)).to_be_hidden()  # all 500 are here: nothing more to load
+    expect(loaded(paged)).to_be_hidden()
+    assert len(paged.page_requests) == 4
+    expect(paged.page.get_by_test_id("queue-range")).to_have_text("1–50 of 500")
+
+
+def test_scrolling_to_the_end_of_what_is_loaded_loads_the_next_page(paged):
+    paged.open(hospital(500))
+    more(paged).scroll_into_view_if_needed()
+    paged.page.wait_for_timeout(300)
+    assert paged.page_requests == []  # the reviewer is on the first 50 lines of 100: not the end yet
+    paged.page.get_by_test_id("queue-next").click()
+    more(paged).scroll_into_view_if_needed()
+    expect(loaded(paged)).to_have_text("200 of 500 shown")
+    assert len(paged.page_requests) == 1
+
+
+def test_j_past_the_last_loaded_line_loads_more(paged):
+    cards = hospital(150)
+    paged.open(cards)
+    row(paged, sorted(cards, key=queue_key)[0]).click()
+    for _ in range(100):
+        paged.page.keyboard.press("j")
+    expect(loaded(paged)).to_be_hidden()  # all 150 loaded
+    assert len(paged.page_requests) == 1
+
+
+def test_filters_and_search_apply_to_the_loaded_cards_and_say_so(paged):
+    cards = hospital(500)
+    paged.open(cards)
+    paged.page.get_by_test_id("filter-ward").select_option("ICU")
+    expect(loaded(paged)).to_have_text("100 of 500 shown · search, filters and sort apply to these 100")
+    loaded_icu = [c for c in sorted(cards, key=queue_key)[:100] if c["session"]["care_unit"] == "ICU"]
+    expect(rows(paged)).to_have_count(min(50, len(loaded_icu)))
+    more(paged).click()
+    expect(loaded(paged)).to_have_text("200 of 500 shown · search, filters and sort apply to these 200")
+    wanted = [c for c in sorted(cards, key=queue_key)[:200] if c["session"]["care_unit"] == "ICU"]
+    expect(paged.page.get_by_test_id("queue-range")).to_contain_text(f"of {len(wanted)} (filtered from 200)")
+    paged.page.get_by_test_id("queue-search").fill(wanted[0]["session"]["patient_ref"])
+    expect(rows(paged).first).to_have_attribute("data-approval-id", wanted[0]["id"])
+
+
+def test_a_cards_full_dom_is_built_only_when_it_is_opened(paged):
+    cards = hospital(500)
+    paged.open(cards)
+    expect(rows(paged)).to_have_count(50)
+    assert built_cards(paged) == 0
+    first = sorted(cards, key=queue_key)[0]
+    row(paged, first).click()
+    expect(paged.card(first["id"])).to_be_visible()
+    assert built_cards(paged) == 1
+    more(paged).click()
+    expect(loaded(paged)).to_have_text("200 of 500 shown")
+    assert built_cards(paged) == 1
+    paged.page.get_by_test_id("inbox-settings").locator("summary").click()
+    paged.page.get_by_test_id("view-full").check()
+    expect(paged.cards()).to_have_count(200)  # that layout shows every loaded card in full
+
+
+def test_pushes_while_paging_keep_the_total(paged):
+    cards = hospital(150)
+    paged.open(cards)
+    expect(loaded(paged)).to_have_text("100 of 150 shown")
+    late = approval_card(tier=None, patient_ref="MRN-NEW")  # no tier: last in the server's order
+    paged.add(late)
+    expect(loaded(paged)).to_have_text("101 of 151 shown")
+    expect(paged.page.get_by_test_id("pending-count")).to_have_text("151")
+    unloaded = sorted(cards, key=queue_key)[-1]
+    paged.remove(unloaded["id"])
+    expect(loaded(paged)).to_have_text("101 of 150 shown")
+    more(paged).click()
+    # The next page brings the pushed card again: it is counted once.
+    expect(loaded(paged)).to_be_hidden()
+    expect(paged.page.get_by_test_id("queue-range")).to_have_text("1–50 of 150")
+    expect(paged.page.get_by_test_id("pending-count")).to_have_text("150")
+
+
+def test_a_card_gone_without_a_notice_leaves_when_the_page_covering_it_comes(paged):
+    cards = hospital(200)
+    paged.open(cards)
+    ordered = sorted(cards, key=queue_key)
+    # Loaded by a push ahead of its page, then decided while this page was not told.
+    paged.update(ordered[150]["id"])
+    expect(loaded(paged)).to_have_text("101 of 200 shown")
+    paged.rows.by_id.pop(ordered[150]["id"])
+    more(paged).click()
+    expect(loaded(paged)).to_be_hidden()
+    expect(paged.page.get_by_test_id("pending-count")).to_have_text("199")
+    assert paged.page.evaluate("document.title").startswith("(199)")
+
+
+def test_a_refused_page_request_is_announced_and_can_be_tried_again(paged):
+    paged.open(hospital(200))
+    paged.answer_pages = False
+    more(paged).click()
+    expect(more(paged)).to_have_text("Loading…")
+    paged.send(paged.page_frame("forged"))  # the consumer's answer to a cursor it did not sign
+    expect(paged.feedback).to_contain_text("Could not load more requests: This page cursor is not one the inbox sent")
+    paged.answer_pages = True
+    expect(more(paged)).to_be_enabled()
+    more(paged).click()
+    expect(loaded(paged)).to_be_hidden()
+
+
+def test_a_reconnect_starts_again_from_the_first_page_but_keeps_the_open_card(paged):
+    cards = hospital(300)
+    paged.open(cards)
+    more(paged).click()
+    expect(loaded(paged)).to_have_text("200 of 300 shown")
+    first_page = {card["id"] for card in sorted(cards, key=queue_key)[:100]}
+    for _ in range(3):
+        paged.page.get_by_test_id("queue-next").click()
+    ids = paged.page.eval_on_selector_all('[data-testid="queue-row"]', "els => els.map(e => e.dataset.approvalId)")
+    opened = next(i for i in ids if i not in first_page)
+    paged.page.locator(f'[data-testid="queue-row"][data-approval-id="{opened}"] button').click()
+    expect(paged.card(opened)).to_be_visible()
+
+    paged.answer_pages = False  # what the reconnect itself brings, without the pages the queue may ask for next
+    paged.drop_connection()
+    paged.wait_for_connections(2)
+    expect(paged.connection).to_have_text("Live")
+    expect(loaded(paged)).to_have_text("101 of 300 shown")  # the first page, and the card being read
+    expect(paged.card(opened)).to_be_visible()
