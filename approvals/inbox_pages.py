@@ -97,11 +97,12 @@ def page(scope: ReviewerScope, cursor: str | None = None, *, max_bytes: int = PA
     return page_body(approvals, total=pending.count(), cursor=cursor, max_bytes=max_bytes)
 
 
-def page_body(approvals: list, *, total: int, cursor: str | None, max_bytes: int = PAGE_MAX_BYTES) -> dict:
-    """The frame body for up to PAGE_CARDS + 1 rows in queue order (each with its sort key annotated):
-    the first PAGE_CARDS that fit in `max_bytes`, the total, and the cursor after the last one sent."""
-    more = len(approvals) > PAGE_CARDS
-    approvals = approvals[:PAGE_CARDS]
+def page_body(approvals: list, *, total: int, cursor: str | None, max_bytes: int = PAGE_MAX_BYTES,
+              page_cards: int = PAGE_CARDS) -> dict:
+    """The frame body for up to `page_cards` + 1 rows in queue order (each with its sort key annotated):
+    the first `page_cards` that fit in `max_bytes`, the total, and the cursor after the last one sent."""
+    more = len(approvals) > page_cards
+    approvals = approvals[:page_cards]
     body = {"cards": [], "total": total, "cursor": None}
     size = _size(body) + _size(cursor) + _FRAME_SLACK  # the envelope, and the `after` the consumer adds
     sent = 0

@@ -162,6 +162,9 @@ class InboxHarness:
     auto_snapshot: bool = True  # every (re)connect gets the first page of the pending set, like the server
     answer_pages: bool = True  # page requests are answered (False: recorded only, as over a stalled server)
     page_requests: list[Any] = field(default_factory=list)  # the cursor of each page request, in order
+    # Tests of what the page does with every card loaded (filters, 500 cards in full) get the
+    # whole pending set in the snapshot; the server pages it (inbox_pages; test_inbox_ui_paging.py).
+    whole_snapshot: bool = False
     rows: Rows = field(default_factory=Rows)
     sockets: list[Any] = field(default_factory=list)
     received: list[Any] = field(default_factory=list)
@@ -257,7 +260,7 @@ class InboxHarness:
         ws.on_message(on_message)
         ws.on_close(on_close)
         if self.auto_snapshot:
-            self._send_on(ws, {"type": "snapshot", **self.rows.page()})
+            self._send_on(ws, {"type": "snapshot", **self.rows.page(whole=self.whole_snapshot)})
 
     def page_frame(self, cursor) -> dict:
         """The consumer's answer to a page request: the page after `cursor`, or its error frame."""

@@ -287,7 +287,7 @@ class Rows:
 
     # ---- what the socket sends
 
-    def page(self, cursor: str | None = None) -> dict:
+    def page(self, cursor: str | None = None, *, whole: bool = False) -> dict:
         """approvals/inbox_pages.page over these rows: the same order, cursor and frame assembly."""
         key = inbox_pages.decode_cursor(cursor) if cursor is not None else None
         rows = self.pending()
@@ -298,6 +298,9 @@ class Rows:
         if key is not None:
             ordered = [row for row in ordered if _queue_position(row) > (*key[:3], str(key[3]))]
         with self.answering():
+            if whole:  # every pending card in one frame, whatever its size (see InboxHarness.whole_snapshot)
+                return inbox_pages.page_body(ordered, total=len(rows), cursor=cursor, page_cards=len(ordered),
+                                             max_bytes=len(ordered) * inbox_pages.PAGE_MAX_BYTES)
             return inbox_pages.page_body(ordered[:inbox_pages.PAGE_CARDS + 1], total=len(rows), cursor=cursor)
 
     def total(self) -> int:

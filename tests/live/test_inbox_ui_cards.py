@@ -209,6 +209,7 @@ def test_countdown_turns_urgent_then_expired_disables_actions(inbox):
 
 def test_500_cards_render_and_one_removal_touches_only_that_card(inbox):
     cards = [approval_card(tier="high" if i % 7 == 0 else "low", expires_in=300 + i) for i in range(500)]
+    inbox.whole_snapshot = True  # all of them loaded (paging: test_inbox_ui_paging.py)
     inbox.open(cards)
     expect(inbox.cards()).to_have_count(500)
     expect(inbox.page.get_by_test_id("pending-count")).to_have_text("500")

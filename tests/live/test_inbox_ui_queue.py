@@ -25,7 +25,9 @@ WARDS = ["Ward 7", "ICU", "Renal"]
 
 @pytest.fixture
 def queue(page):
-    harness = InboxHarness(page, view="queue")
+    # Every card in the first page: these tests are about the queue over what is loaded
+    # (the loading itself: test_inbox_ui_paging.py).
+    harness = InboxHarness(page, view="queue", whole_snapshot=True)
     yield harness
     assert harness.page_errors == [], f"JavaScript errors on the page: {harness.page_errors}"
     assert harness.server_errors == [], f"harness errors: {harness.server_errors}"
