@@ -13,3 +13,7 @@ class ApprovalsConfig(AppConfig):
         from approvals import socket_signals
 
         socket_signals.connect()
+        # A key revoked (or a client changed) in this process is not served from the key cache.
+        from condor import api_key_cache
+
+        api_key_cache.connect()

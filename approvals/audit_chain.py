@@ -34,6 +34,7 @@ from django.db import connection, transaction
 
 from approvals.hashing import canonical_json_fast, is_plain_json
 from approvals.models.audit import GENESIS_HASH, GLOBAL_CHAIN, AuditChainHead, AuditEvent
+from condor.sql import insert_sql
 
 # The columns a row's hash covers, in the order verify_audit reads them.
 HASHED_FIELDS = ("chain", "seq", "prev_hash", "at", "kind", "actor", "actor_user_id", "actor_client_id",
@@ -88,12 +89,21 @@ def lock_head(chain: str) -> AuditChainHead:
 
 
 def append(event: AuditEvent) -> AuditEvent:
-    """Link `event` to its chain and insert it. Needs the caller's transaction."""
+    """Link `event` to its chain and insert it. Needs the caller's transaction.
+
+    Two round trips: the head's lock, then the row's INSERT and the head's move
+    in one statement (a CTE), so a gate call pays one statement less per row.
+    """
     head = lock_head(event.chain)
     event.seq, event.prev_hash = head.seq + 1, head.hash
     event.hash = event_hash(event)
-    event.save(force_insert=True)
-    AuditChainHead.objects.filter(chain=event.chain).update(seq=event.seq, hash=event.hash)
+    insert, params = insert_sql(event)
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"WITH moved AS (UPDATE {AuditChainHead._meta.db_table} SET seq = %s, hash = %s WHERE chain = %s) "
+            + insert, [event.seq, event.hash, event.chain, *params])
+        event.pk = cursor.fetchone()[0]
+    event._state.adding, event._state.db = False, connection.alias
     return event
 
 

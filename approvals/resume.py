@@ -43,36 +43,37 @@ def _refuse(approval: Approval, digest: str, now) -> None:
         raise PayloadMismatch("The arguments differ from what the reviewer approved; run the approved arguments.")
 
 
-def resume(run, approval_id, args, *, client) -> tuple[Approval, object]:
-    """Consume `approval_id` for `run` if `args` are exactly what was approved. Returns (approval, run)."""
+def resume(run, approval_id, args, *, client, owned_by=None) -> tuple[Approval, object]:
+    """Consume `approval_id` for `run` (a Run or its id) if `args` are exactly what was approved.
+
+    Returns (approval, run). `owned_by`: the client whose live sessions the run
+    must belong to (404 otherwise), checked by the statement that locks the run.
+    """
     digest = payload_hash(args)
     now = timezone.now()
-    approval = Approval.objects.filter(pk=approval_id, run=run).first()
-    if approval is None:
-        raise NotFound("No such approval on this run.")
-    _refuse(approval, digest, now)
-    if run.state != RunState.SUSPENDED:
-        raise RunNotSuspendedError(f"The run is {run.state}, not suspended.")
     # Not durable: an Idempotency-Key wraps this in the transaction that stores its answer.
     with transaction.atomic():
-        # Lock order everywhere: session, then run, then approvals.
-        locked = spine.lock_run(run.pk)
-        # Re-read under the lock: a concurrent winner has consumed it (and unparked
-        # the run); the approval's own story comes before the run's state.
-        approval.refresh_from_db()
-        _refuse(approval, digest, now)
+        # Lock order everywhere: session, then run, then approvals. The lock records
+        # the activity too; a refusal below rolls it back.
+        locked = spine.lock_touched_run(getattr(run, "pk", run), client=owned_by)
+        if locked is None:
+            raise NotFound("No such run.")
+        # The single-use guarantee: of any number of concurrent resumes, exactly
+        # one UPDATE matches (under the run lock); the rest see 0 rows and are told why.
+        approval = Approval.objects.raw(
+            f"UPDATE {Approval._meta.db_table} SET status = %s, consumed_at = %s WHERE id = %s AND run_id = %s "
+            "AND status = %s AND payload_hash = %s AND expires_at > %s RETURNING *",
+            [ApprovalStatus.CONSUMED, now, approval_id, locked.pk, ApprovalStatus.APPROVED, digest, now])
+        approval = next(iter(approval), None)
+        if approval is None:
+            current = Approval.objects.filter(pk=approval_id, run=locked).first()
+            if current is None:
+                raise NotFound("No such approval on this run.")
+            _refuse(current, digest, now)
+            raise ApprovalConsumed()
+        # The approval's own story comes before the run's state (the raise rolls the consume back).
         if locked.state != RunState.SUSPENDED:
             raise RunNotSuspendedError(f"The run is {locked.state}, not suspended.")
-        # The single-use guarantee: of any number of concurrent resumes, exactly
-        # one UPDATE matches; the rest see 0 rows and are told why below.
-        won = Approval.objects.filter(
-            pk=approval.pk, status=ApprovalStatus.APPROVED, payload_hash=digest, expires_at__gt=now
-        ).update(status=ApprovalStatus.CONSUMED, consumed_at=now)
-        if not won:
-            approval.refresh_from_db()
-            _refuse(approval, digest, now)
-            raise ApprovalConsumed()
-        approval.status, approval.consumed_at = ApprovalStatus.CONSUMED, now
         if approval.reason_code == ReasonCode.APPROVAL:
             # The call may run now: the ledger says so, and its result will be accepted.
             ToolCall.objects.filter(run=locked, tool_call_id=approval.tool_call_id).update(decision=Decision.ALLOW)
@@ -81,7 +82,15 @@ def resume(run, approval_id, args, *, client) -> tuple[Approval, object]:
         # deadline is not open, swept or not.
         record_event(locked, "approval.consumed", step_id=approval.step_id,
                      data={"approval_id": str(approval.pk)}, inbox=cards.removed(approval))
-        unpark_if_nothing_open(locked, step_id=approval.step_id, now=now)
+        # The lock above recorded the activity already: a run left parked needs no second touch.
+        unpark_if_nothing_open(locked, step_id=approval.step_id, now=now, touched=True)
+        locked.session = _session_of(locked)
         audit.record(audit.Kind.CONSUME, approval=approval, run=locked, actor_client=client, decision="consumed",
                      rule_id=approval.rule_id, data={"payload_hash": digest})
     return approval, locked
+
+
+def _session_of(run):
+    from sessions_app.models import Session
+
+    return Session.objects.get(pk=run.session_id)

@@ -21,6 +21,26 @@ def lock_run(run_id) -> Run:
     return Run.objects.select_for_update(of=("self",)).select_related("session").get(pk=run_id)
 
 
+def lock_touched_run(run_id, *, client=None) -> Run | None:
+    """Lock the run (of `client`'s live sessions, when given) and record activity, in one statement.
+
+    An UPDATE takes the same row lock a SELECT … FOR UPDATE would; the caller's
+    transaction rolls the touch back if it refuses the call. None: no such run.
+    The session is not joined: read it after this returns (its row as of now).
+    """
+    from sessions_app.models import Session
+
+    owned = ""
+    params = [timezone.now(), run_id]
+    if client is not None:
+        owned = (f" AND session_id IN (SELECT id FROM {Session._meta.db_table}"
+                 " WHERE client_id = %s AND deleted_at IS NULL)")
+        params.append(client.pk)
+    runs = list(Run.objects.raw(
+        f"UPDATE {Run._meta.db_table} SET last_activity_at = %s WHERE id = %s{owned} RETURNING *", params))
+    return runs[0] if runs else None
+
+
 def _touch(run: Run) -> None:
     run.last_activity_at = timezone.now()
 
