@@ -91,18 +91,25 @@ def lock_head(chain: str) -> AuditChainHead:
 def append(event: AuditEvent) -> AuditEvent:
     """Link `event` to its chain and insert it. Needs the caller's transaction.
 
-    Two round trips: the head's lock, then the row's INSERT and the head's move
-    in one statement (a CTE), so a gate call pays one statement less per row.
+    Two round trips on PostgreSQL: the head's lock, then the row's INSERT and the
+    head's move in one statement (a data-modifying CTE), so a gate call pays one
+    statement less per row. SQLite has no such CTE: there the head moves in a
+    third statement (its transactions hold the whole database, so nothing waits).
     """
     head = lock_head(event.chain)
     event.seq, event.prev_hash = head.seq + 1, head.hash
     event.hash = event_hash(event)
     insert, params = insert_sql(event)
+    move = f"UPDATE {AuditChainHead._meta.db_table} SET seq = %s, hash = %s WHERE chain = %s"
+    moved = [event.seq, event.hash, event.chain]
     with connection.cursor() as cursor:
-        cursor.execute(
-            f"WITH moved AS (UPDATE {AuditChainHead._meta.db_table} SET seq = %s, hash = %s WHERE chain = %s) "
-            + insert, [event.seq, event.hash, event.chain, *params])
-        event.pk = cursor.fetchone()[0]
+        if connection.vendor == "postgresql":
+            cursor.execute(f"WITH moved AS ({move}) {insert}", [*moved, *params])
+            event.pk = cursor.fetchone()[0]
+        else:
+            cursor.execute(insert, params)
+            event.pk = cursor.fetchone()[0]
+            cursor.execute(move, moved)
     event._state.adding, event._state.db = False, connection.alias
     return event
 

@@ -5,6 +5,7 @@ the call is allowed, blocked, served by a prior grant, or parked through the
 suspend funnel; its ledger row, verdict audit and outbox event commit together.
 """
 
+import json
 from dataclasses import dataclass
 
 from django.db import connection, transaction
@@ -12,7 +13,7 @@ from django.db.models.expressions import RawSQL
 from django.utils import timezone
 
 from approvals import audit, registry_cache
-from approvals.hashing import payload_hash
+from approvals.hashing import canonical_json, payload_hash
 from approvals.models import Approval, ApprovalStatus, ReasonCode, ToolCall, ToolDescriptor
 from approvals.models.approval import OPEN_STATUSES
 from approvals.policy import (
@@ -128,7 +129,7 @@ def _locked_gateable_run(run_id, *, owned_by=None):
     # wait). The registry's stamp comes along in the same round trip.
     from sessions_app.models import Session
 
-    run.session = Session.objects.annotate(registry_stamp=RawSQL(registry_cache.STAMP_SQL, [])).get(
+    run.session = Session.objects.annotate(registry_stamp=RawSQL(registry_cache.stamp_sql(), [])).get(
         pk=run.session_id)
     run.registry = registry_cache.specs(run.session.registry_stamp)
     return run
@@ -142,9 +143,14 @@ def _ledger(run, call: GateCall, *, decision: str, rule_id: str, untrusted: bool
 
     A tool_call_id already gated with another tool, op or args (jsonb equality:
     the same JSON value, as payload_hash compares) updates nothing, and is refused.
+    SQLite (3.35 and later) runs the same statement.
     """
+    args = call.args
+    if connection.vendor == "sqlite":
+        # SQLite compares JSON as text: stored canonical, the same args in another key order still match.
+        args = json.loads(canonical_json(args))
     row = ToolCall(run=run, tool_call_id=call.tool_call_id, step_id=call.step_id, tool=call.tool, op=call.op,
-                   args=call.args, metadata=call.metadata, decision=decision, rule_id=rule_id,
+                   args=args, metadata=call.metadata, decision=decision, rule_id=rule_id,
                    untrusted_tool=untrusted)
     insert, params = insert_sql(row, returning=False)
     table = ToolCall._meta.db_table

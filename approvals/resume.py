@@ -17,6 +17,7 @@ from condor.errors import (
     PayloadMismatch,
     RunNotSuspendedError,
 )
+from condor.sql import db_value
 from runs import spine
 from runs.outbox import record_event
 from runs.states import RunState
@@ -63,7 +64,9 @@ def resume(run, approval_id, args, *, client, owned_by=None) -> tuple[Approval, 
         approval = Approval.objects.raw(
             f"UPDATE {Approval._meta.db_table} SET status = %s, consumed_at = %s WHERE id = %s AND run_id = %s "
             "AND status = %s AND payload_hash = %s AND expires_at > %s RETURNING *",
-            [ApprovalStatus.CONSUMED, now, approval_id, locked.pk, ApprovalStatus.APPROVED, digest, now])
+            [ApprovalStatus.CONSUMED, db_value(Approval, "consumed_at", now), db_value(Approval, "id", approval_id),
+             db_value(Approval, "run", locked.pk), ApprovalStatus.APPROVED, digest,
+             db_value(Approval, "expires_at", now)])
         approval = next(iter(approval), None)
         if approval is None:
             current = Approval.objects.filter(pk=approval_id, run=locked).first()

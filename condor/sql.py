@@ -19,3 +19,12 @@ def insert_sql(obj, *, returning: bool = True) -> tuple[str, list]:
     compiler.returning_fields = [model._meta.pk] if returning else None
     [(sql, params)] = compiler.as_sql()
     return sql, list(params)
+
+
+def db_value(model, field_name: str, value):
+    """`value` as `model.field_name`'s column holds it on this database, for a raw statement's parameters.
+
+    SQLite keeps a UUID as 32 hex digits and a datetime as naive UTC text; a raw
+    parameter must match that form, or its comparisons silently miss.
+    """
+    return model._meta.get_field(field_name).get_db_prep_value(value, connection, prepared=False)

@@ -11,6 +11,7 @@ from django_fsm import TransitionNotAllowed
 
 from approvals import audit
 from condor.errors import InvalidPayload, NotFound, RunNotActiveError, RunStateTransitionError
+from condor.sql import db_value
 from runs import telemetry
 from runs.models import Run
 from runs.outbox import record_event
@@ -31,11 +32,11 @@ def lock_touched_run(run_id, *, client=None) -> Run | None:
     from sessions_app.models import Session
 
     owned = ""
-    params = [timezone.now(), run_id]
+    params = [db_value(Run, "last_activity_at", timezone.now()), db_value(Run, "id", run_id)]
     if client is not None:
         owned = (f" AND session_id IN (SELECT id FROM {Session._meta.db_table}"
                  " WHERE client_id = %s AND deleted_at IS NULL)")
-        params.append(client.pk)
+        params.append(db_value(Session, "client", client.pk))
     runs = list(Run.objects.raw(
         f"UPDATE {Run._meta.db_table} SET last_activity_at = %s WHERE id = %s{owned} RETURNING *", params))
     return runs[0] if runs else None
