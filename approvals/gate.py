@@ -13,6 +13,7 @@ from django.db.models.expressions import RawSQL
 from django.utils import timezone
 
 from approvals import audit, registry_cache
+from approvals.card_context import untainted_context
 from approvals.hashing import canonical_json, payload_hash
 from approvals.models import Approval, ApprovalStatus, ReasonCode, ToolCall, ToolDescriptor
 from approvals.models.approval import OPEN_STATUSES
@@ -129,8 +130,9 @@ def _locked_gateable_run(run_id, *, owned_by=None):
     # wait). The registry's stamp comes along in the same round trip.
     from sessions_app.models import Session
 
-    run.session = Session.objects.annotate(registry_stamp=RawSQL(registry_cache.stamp_sql(), [])).get(
-        pk=run.session_id)
+    # The client comes along for the card a suspend pushes.
+    run.session = Session.objects.select_related("client").annotate(
+        registry_stamp=RawSQL(registry_cache.stamp_sql(), [])).get(pk=run.session_id)
     run.registry = registry_cache.specs(run.session.registry_stamp)
     return run
 
@@ -238,7 +240,10 @@ def _park(run, call, verdict, untrusted, *, client) -> GateResult:
         rule_id=verdict.rule_id, explanation=verdict.explanation, hitl_tier=verdict.effective_tier,
         approvals_required=_quorum(run, call.tool),
     )
-    approval, _ = park_locked(run, request, request.resume_schema(), client=client, alongside=ledger_and_verdict)
+    # The card's context is what this call carries, unless a taint must be looked up (card_context).
+    context = None if run.session.tainted else untainted_context(call.metadata, run.autonomy)
+    approval, _ = park_locked(run, request, request.resume_schema(), client=client, alongside=ledger_and_verdict,
+                              card_context=context)
     return suspended_result(approval)
 
 

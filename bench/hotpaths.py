@@ -1,15 +1,18 @@
-"""Gate allow and resume under gunicorn gthread against a bare DRF one-INSERT endpoint (issue 11).
+"""Gate allow, resume and the HITL cycle against their references, side by side (issue 11).
 
 Run by hand from the repository root, against a scratch PostgreSQL database:
 
     DATABASE_URL=postgres://postgres@127.0.0.1:5432/condor_bench .venv/bin/python bench/hotpaths.py
 
-Both servers run the same gunicorn (gthread, 2 workers x 4 threads); the client is
-16 httpx threads for `--seconds` each (wrk is not installed here). Rounds are
-interleaved (bare, gate, resume, bare, ...), `--rounds` times, with the load
-average printed before each, because the machine is shared. Then the full HITL
-cycle over HTTP (gate suspends, a reviewer approves, the agent resumes), one
-client, median of `--cycles`. Bench rows stay in the database (the audit log is
+Gate allow and resume run under gunicorn (gthread, 2 workers x 4 threads) against a
+bare DRF one-INSERT endpoint (bench/bare) served by the same gunicorn; the client is
+16 httpx threads (wrk is not installed here). The full HITL cycle over HTTP (gate
+suspends, a reviewer approves, the agent resumes; one client) runs against
+LangGraph's interrupt() / Command(resume=...) with PostgresSaver on the same
+database (bench/requirements.txt). Everything is interleaved (bare, gate, resume,
+Condor cycle, LangGraph cycle; again), `--rounds` times, with the load average
+printed before each round, because the machine is shared; the summary gives the
+median round and the ratios. Bench rows stay in the database (the audit log is
 append-only).
 """
 
@@ -94,7 +97,11 @@ class Condor:
         import django
 
         django.setup()
+        import logging
+
         import httpx
+
+        logging.getLogger("httpx").setLevel(logging.WARNING)  # not a line per request
         from django.contrib.auth.models import Group, User
 
         from approvals.models import ApiClient, ApiClientKey
@@ -127,10 +134,13 @@ class Condor:
         from django.contrib.auth import BACKEND_SESSION_KEY, HASH_SESSION_KEY, SESSION_KEY
         from django.contrib.sessions.backends.db import SessionStore
         from django.middleware.csrf import _get_new_csrf_string
+        from django.utils.module_loading import import_string
 
         store = SessionStore()
         store[SESSION_KEY] = str(self.reviewer.pk)
-        store[BACKEND_SESSION_KEY] = settings.AUTHENTICATION_BACKENDS[0]
+        # The backend that loads users (not the login-lockout one listed first).
+        store[BACKEND_SESSION_KEY] = next(path for path in settings.AUTHENTICATION_BACKENDS
+                                          if hasattr(import_string(path), "get_user"))
         store[HASH_SESSION_KEY] = self.reviewer.get_session_auth_hash()
         store.save()
         token = _get_new_csrf_string()
@@ -201,41 +211,92 @@ def hitl_cycle(condor: Condor, cycles: int) -> dict:
             **{f"{name}_ms": statistics.median(values) * 1000 for name, values in parts.items()}}
 
 
+def langgraph_cycle(url: str, cycles: int) -> dict:
+    """LangGraph's own HITL loop: a node interrupts, the caller resumes it, checkpointed in PostgreSQL."""
+    from typing import TypedDict
+
+    from langgraph.checkpoint.postgres import PostgresSaver
+    from langgraph.graph import END, START, StateGraph
+    from langgraph.types import Command, interrupt
+
+    class State(TypedDict):
+        tool: str
+        args: dict
+        decision: dict | None
+
+    def gate(state: State) -> dict:
+        return {"decision": interrupt({"tool": state["tool"], "args": state["args"]})}
+
+    builder = StateGraph(State)
+    builder.add_node("gate", gate)
+    builder.add_edge(START, "gate")
+    builder.add_edge("gate", END)
+    totals, parts = [], {"interrupt": [], "resume": []}
+    with PostgresSaver.from_conn_string(url) as saver:
+        saver.setup()
+        graph = builder.compile(checkpointer=saver)
+        for i in range(cycles):
+            config = {"configurable": {"thread_id": f"bench-{time.time_ns()}-{i}"}}
+            started = time.perf_counter()
+            parked = graph.invoke({"tool": "prescribe_medication", "args": PRESCRIPTION, "decision": None}, config)
+            assert "__interrupt__" in parked, parked
+            interrupted = time.perf_counter()
+            done_state = graph.invoke(Command(resume={"approved": True}), config)
+            assert done_state["decision"] == {"approved": True}, done_state
+            done = time.perf_counter()
+            totals.append(done - started)
+            parts["interrupt"].append(interrupted - started)
+            parts["resume"].append(done - interrupted)
+    return {"median_ms": statistics.median(totals) * 1000,
+            **{f"{name}_ms": statistics.median(values) * 1000 for name, values in parts.items()}}
+
+
+def _line(figures: dict) -> str:
+    return ", ".join(f"{name} {value:.1f}" for name, value in figures.items())
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--per-thread", type=int, default=40, help="requests each of the 16 threads sends")
-    parser.add_argument("--cycles", type=int, default=30)
+    parser.add_argument("--cycles", type=int, default=30, help="HITL cycles a round, each side")
     options = parser.parse_args()
-    ensure_database(os.environ["DATABASE_URL"])
+    url = os.environ["DATABASE_URL"]
+    ensure_database(url)
     subprocess.run([sys.executable, "manage.py", "migrate", "-v", "0"], cwd=ROOT, check=True)
     condor_server, condor_base = serve("condor.wsgi", "condor.settings")
     bare_server, bare_base = serve("bench.bare.wsgi", "bench.bare.settings")
     try:
         import psycopg
 
-        with psycopg.connect(os.environ["DATABASE_URL"], autocommit=True) as conn:
+        condor = Condor(condor_base)  # django.setup() first: the bare app's module imports DRF views
+        with psycopg.connect(url, autocommit=True) as conn:
             from bench.bare.urls import TABLE_SQL
 
             conn.execute(TABLE_SQL)
-        condor = Condor(condor_base)
-        figures: dict[str, list[tuple[float, float]]] = {"bare": [], "gate": [], "resume": []}
+        figures: dict[str, list] = {"bare": [], "gate": [], "resume": [], "condor_cycle": [], "langgraph_cycle": []}
         for round_ in range(options.rounds):
             print(f"round {round_ + 1}: load average {os.getloadavg()}")
             n = options.per_thread
             figures["bare"].append(hammer([bare_requests(bare_base, n) for _ in range(CONNECTIONS)]))
             figures["gate"].append(hammer([condor.gate_requests(n, f"g{round_}-{t}") for t in range(CONNECTIONS)]))
-            prepared = [condor.resume_requests(n // 4, f"r{round_}-{t}") for t in range(CONNECTIONS)]
+            prepared = [condor.resume_requests(max(1, n // 4), f"r{round_}-{t}") for t in range(CONNECTIONS)]
             figures["resume"].append(hammer(prepared))
-            for name, values in figures.items():
-                rate, p50 = values[-1]
+            for name in ("bare", "gate", "resume"):
+                rate, p50 = figures[name][-1]
                 print(f"  {name:7} {rate:7.1f} req/s  p50 {p50:6.1f} ms")
-        best = {name: max(rate for rate, _ in values) for name, values in figures.items()}
-        print(f"best of {options.rounds}: bare {best['bare']:.0f} req/s, gate allow {best['gate']:.0f} "
-              f"({best['gate'] / best['bare']:.2f}x), resume {best['resume']:.0f} ({best['resume'] / best['bare']:.2f}x)")
+            figures["condor_cycle"].append(hitl_cycle(condor, options.cycles))
+            figures["langgraph_cycle"].append(langgraph_cycle(url, options.cycles))
+            print(f"  HITL cycle, Condor over HTTP (ms): {_line(figures['condor_cycle'][-1])}")
+            print(f"  HITL cycle, LangGraph + PostgresSaver (ms): {_line(figures['langgraph_cycle'][-1])}")
+        rate = {name: statistics.median(r for r, _ in figures[name]) for name in ("bare", "gate", "resume")}
+        condor_ms = statistics.median(c["median_ms"] for c in figures["condor_cycle"])
+        langgraph_ms = statistics.median(c["median_ms"] for c in figures["langgraph_cycle"])
+        print(f"median of {options.rounds} rounds: bare {rate['bare']:.0f} req/s, "
+              f"gate allow {rate['gate']:.0f} ({rate['gate'] / rate['bare']:.2f}x), "
+              f"resume {rate['resume']:.0f} ({rate['resume'] / rate['bare']:.2f}x); "
+              f"HITL cycle {condor_ms:.1f} ms vs LangGraph {langgraph_ms:.1f} ms ({condor_ms / langgraph_ms:.2f}x)")
         print(f"load average {os.getloadavg()}")
-        cycle = hitl_cycle(condor, options.cycles)
-        print("HITL cycle over HTTP, one client: " + ", ".join(f"{k} {v:.1f}" for k, v in cycle.items()))
     finally:
         for server in (condor_server, bare_server):
             server.terminate()

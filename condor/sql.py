@@ -28,3 +28,12 @@ def db_value(model, field_name: str, value):
     parameter must match that form, or its comparisons silently miss.
     """
     return model._meta.get_field(field_name).get_db_prep_value(value, connection, prepared=False)
+
+
+def deferred_instance(model, **values):
+    """A `model` instance from some of its columns (by attname); the others load on first access.
+
+    For rows a hot path has read as a few extra columns of another statement.
+    """
+    names = [field.attname for field in model._meta.concrete_fields if field.attname in values]
+    return model.from_db(connection.alias, names, [values[name] for name in names])
