@@ -15,3 +15,7 @@ class ApprovalsConfig(AppConfig):
 
         socket_signals.connect()
         front_door.install(audit.record)
+        # A key revoked (or a client changed) in this process is not served from the key cache.
+        from condor import api_key_cache
+
+        api_key_cache.connect()

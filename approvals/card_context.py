@@ -51,6 +51,11 @@ def contexts_for(approvals) -> dict:
     return found
 
 
+def untainted_context(metadata, autonomy: str) -> dict:
+    """The context of a call in an untainted session, from the call itself (no query): the gate's suspend."""
+    return {"rationale": _rationale(metadata), "autonomy": autonomy, "tainted_by": None}
+
+
 def _rationale(metadata) -> str | None:
     value = metadata.get("rationale") if isinstance(metadata, dict) else None
     if not isinstance(value, str) or not value.strip():

@@ -116,11 +116,11 @@ def granted_in_runs(run_ids) -> dict:
     )
     granted = defaultdict(list)
     for approval in rows:
-        granted[approval.run_id].append(_sibling(approval))
+        granted[approval.run_id].append(sibling(approval))
     return granted
 
 
-def _sibling(approval) -> dict:
+def sibling(approval) -> dict:
     return {"id": str(approval.pk), "tool": approval.tool, "op": approval.op, "status": approval.status,
             "decided_by": _decided_by(approval)}
 
@@ -129,8 +129,8 @@ def _decided_by(approval) -> str | None:
     return approval.decided_by.get_username() if approval.decided_by_id else None
 
 
-def added(approval) -> dict:
-    return {"type": "card.added", "card": card(approval)}
+def added(approval, *, run_granted: list[dict] | None = None, context: dict | None = None) -> dict:
+    return {"type": "card.added", "card": card(approval, run_granted=run_granted, context=context)}
 
 
 def updated(approval) -> dict:

@@ -96,7 +96,8 @@ def decide(approval_id, body: dict, *, user) -> Approval:
 
 @transaction.atomic(durable=True)
 def _decide(approval_id, body: dict, *, user) -> Approval:
-    approval, run = lock_pending(approval_id)
+    # A decision is activity on the run (the suspend TTL counts from here): the lock records it.
+    approval, run = lock_pending(approval_id, touch=True)
     claims.refuse_if_claimed_by_other(approval, user, timezone.now())
     schema, payload, edited_args, stop_run = _split_body(approval, body)
     shown_hash = seen.seen_hash(body)
@@ -131,7 +132,6 @@ def _decide(approval_id, body: dict, *, user) -> Approval:
                  data={"approval_id": str(approval.pk), "edited": edited_args is not None},
                  frames=decision_frames(approval), inbox=cards.removed(approval))
     _audit_decision(approval, user, "approved", edited=edited_args is not None)
-    spine.touch(run.pk)  # a decision is activity on the run: the suspend TTL counts from here
     return approval
 
 
@@ -145,7 +145,6 @@ def _count_towards_quorum(approval: Approval, run, user, *, edited: bool) -> App
                  inbox=cards.updated(approval))
     _audit_decision(approval, user, "approval_counted", edited=edited, approvals=counted,
                     approvals_required=approval.approvals_required)
-    spine.touch(run.pk)
     return approval
 
 
@@ -164,7 +163,7 @@ def _reject(approval: Approval, run, reason: str, *, user, stop_run: bool) -> Ap
         spine._close(run, TerminalReason.APPROVAL_DENIED, actor_user=user, step_id=approval.step_id,
                      withdraw_grants=True, stop_reason=reason)
     else:
-        unpark_if_nothing_open(run, step_id=approval.step_id)
+        unpark_if_nothing_open(run, step_id=approval.step_id, touched=True)
     return approval
 
 

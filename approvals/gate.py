@@ -5,13 +5,16 @@ the call is allowed, blocked, served by a prior grant, or parked through the
 suspend funnel; its ledger row, verdict audit and outbox event commit together.
 """
 
+import json
 from dataclasses import dataclass
 
-from django.db import transaction
+from django.db import connection, transaction
+from django.db.models.expressions import RawSQL
 from django.utils import timezone
 
-from approvals import audit
-from approvals.hashing import payload_hash
+from approvals import audit, registry_cache
+from approvals.card_context import untainted_context
+from approvals.hashing import canonical_json, payload_hash
 from approvals.models import Approval, ApprovalStatus, ReasonCode, ToolCall, ToolDescriptor
 from approvals.models.approval import OPEN_STATUSES
 from approvals.policy import (
@@ -25,8 +28,9 @@ from approvals.policy import (
     resolve_policy_class,
 )
 from approvals.policy import ToolCall as PolicyCall
-from approvals.suspend import GATEABLE_STATES, SuspendRequest, persist_suspend, suspend_frames
-from condor.errors import RunNotActiveError, ToolCallConflict
+from approvals.suspend import GATEABLE_STATES, SuspendRequest, park_locked, persist_suspend, suspend_frames
+from condor.errors import NotFound, RunNotActiveError, ToolCallConflict
+from condor.sql import insert_sql
 from runs import frames, spine
 from runs.outbox import record_event
 from runs.states import RunState
@@ -62,16 +66,19 @@ def _registered(tool: str):
     return descriptor.to_spec() if descriptor is not None else None
 
 
-def _quorum(tool: str) -> int:
+def _quorum(run, tool: str) -> int:
     """How many reviewers must approve a call of `tool` (the registry row over the static entry)."""
-    spec = effective_spec(tool, _registered(tool))
+    registry = getattr(run, "registry", None)  # the cached registry of a run the gate locked
+    spec = effective_spec(tool, registry.get(tool) if registry is not None else _registered(tool))
     return spec.approvals_required if spec is not None else 1
 
 
 def judge(run, call: GateCall) -> tuple[Verdict, bool]:
     """The verdict for `call` in `run`'s context, and whether the tool's output is untrusted."""
     session = run.session
-    registered = _registered(call.tool)
+    # A run locked by the gate carries the registry as of its lock (registry_cache).
+    registry = getattr(run, "registry", None)
+    registered = registry.get(call.tool) if registry is not None else _registered(call.tool)
     context = Context(
         autonomy=run.autonomy, tainted=session.tainted, consent=session.consent, age_band=session.age_band
     )
@@ -89,12 +96,17 @@ def egress_block(tool: str, args: dict) -> Verdict | None:
     return check_egress(effective_spec(tool, registered), policy_class, args)
 
 
-def gate_tool_call(run, call: GateCall, *, client) -> GateResult:
+def gate_tool_call(run, call: GateCall, *, client, owned_by=None) -> GateResult:
+    """Judge `call` in `run` (a Run or its id) and allow, block, grant or park it, in one transaction.
+
+    `owned_by`: a client whose live sessions the run must belong to (404 otherwise),
+    checked in the statement that locks the run.
+    """
     # The verdict is taken under the run lock, on the session as it is now: a taint
     # committed a moment ago (results lock the run to set it) is never missed by an allow.
     with transaction.atomic(durable=True):
-        run = _locked_gateable_run(run.pk)
-        _refuse_reused_call_id(run, call)
+        run = _locked_gateable_run(getattr(run, "pk", run), owned_by=owned_by)
+        # A reused tool_call_id is refused by the ledger's upsert (_ledger), which rolls all of this back.
         verdict, untrusted = judge(run, call)
         if verdict.decision != Decision.REQUIRE_APPROVAL:
             return _settle(run, call, verdict, untrusted, client=client,
@@ -105,37 +117,55 @@ def gate_tool_call(run, call: GateCall, *, client) -> GateResult:
         if not client.can_park:
             return _settle(run, call, verdict, untrusted, client=client,
                            decision=Decision.BLOCKED, rule_id=CANNOT_PARK)
-    # Parking is the funnel's own transaction. A verdict of "approval" cannot go stale
-    # in between: taint only ever takes allows away.
-    return _park(run, call, verdict, untrusted, client=client)
+        # Parked through the one funnel, in this same transaction.
+        return _park(run, call, verdict, untrusted, client=client)
 
 
-def _locked_gateable_run(run_id):
-    run = spine.lock_run(run_id)
+def _locked_gateable_run(run_id, *, owned_by=None):
+    run = spine.lock_touched_run(run_id, client=owned_by)
+    if run is None:
+        raise NotFound("No such run.")
     if run.state not in GATEABLE_STATES:
         raise RunNotActiveError(f"The run is {run.state}; tool calls are gated only while it executes.")
-    # The session joined to the locked row is as the statement's snapshot saw it, from
-    # before the lock was granted: read it again so a taint committed meanwhile counts.
-    run.session.refresh_from_db()
+    # Read after the lock was granted, so a taint committed meanwhile counts (a session
+    # joined to the locking statement would be as its snapshot saw it, from before the
+    # wait). The registry's stamp comes along in the same round trip.
+    from sessions_app.models import Session
+
+    # The client comes along for the card a suspend pushes.
+    run.session = Session.objects.select_related("client").annotate(
+        registry_stamp=RawSQL(registry_cache.stamp_sql(), [])).get(pk=run.session_id)
+    run.registry = registry_cache.specs(run.session.registry_stamp)
     return run
 
 
-def _refuse_reused_call_id(run, call: GateCall) -> None:
-    """A tool call id names one call: gating it again is a retry only with the same tool, op and args."""
-    gated = ToolCall.objects.filter(run=run, tool_call_id=call.tool_call_id).first()
-    if gated is None:
-        return
-    if (gated.tool, gated.op, payload_hash(gated.args)) != (call.tool, call.op, payload_hash(call.args)):
-        raise ToolCallConflict(f"Tool call {call.tool_call_id!r} was already gated with another tool, op or args.")
+_LEDGER_UPDATE = ("step_id", "args", "metadata", "decision", "rule_id", "untrusted_tool")
 
 
 def _ledger(run, call: GateCall, *, decision: str, rule_id: str, untrusted: bool) -> None:
-    ToolCall.objects.update_or_create(
-        run=run, tool_call_id=call.tool_call_id,
-        defaults={"step_id": call.step_id, "tool": call.tool, "op": call.op, "args": call.args,
-                  "metadata": call.metadata, "decision": decision, "rule_id": rule_id,
-                  "untrusted_tool": untrusted},
-    )
+    """Insert the ledger row, or update it for a retry of the same call: one statement.
+
+    A tool_call_id already gated with another tool, op or args (jsonb equality:
+    the same JSON value, as payload_hash compares) updates nothing, and is refused.
+    SQLite (3.35 and later) runs the same statement.
+    """
+    args = call.args
+    if connection.vendor == "sqlite":
+        # SQLite compares JSON as text: stored canonical, the same args in another key order still match.
+        args = json.loads(canonical_json(args))
+    row = ToolCall(run=run, tool_call_id=call.tool_call_id, step_id=call.step_id, tool=call.tool, op=call.op,
+                   args=args, metadata=call.metadata, decision=decision, rule_id=rule_id,
+                   untrusted_tool=untrusted)
+    insert, params = insert_sql(row, returning=False)
+    table = ToolCall._meta.db_table
+    updates = ", ".join(f'"{column}" = EXCLUDED."{column}"' for column in _LEDGER_UPDATE)
+    same_call = " AND ".join(f'{table}."{column}" = EXCLUDED."{column}"' for column in ("tool", "op", "args"))
+    with connection.cursor() as cursor:
+        cursor.execute(f'{insert} ON CONFLICT ("run_id", "tool_call_id") DO UPDATE SET {updates} '
+                       f"WHERE {same_call} RETURNING 1", params)
+        if cursor.fetchone() is None:
+            raise ToolCallConflict(
+                f"Tool call {call.tool_call_id!r} was already gated with another tool, op or args.")
 
 
 def _audit_verdict(run, call: GateCall, verdict: Verdict, *, client, decision: str, rule_id: str) -> None:
@@ -158,7 +188,6 @@ def _settle(run, call, verdict, untrusted, *, client, decision, rule_id) -> Gate
         chunks += frames.result_frames(call.tool_call_id, explanation, is_error=True)
     record_event(run, f"tool.{decision}", step_id=call.step_id, frames=chunks,
                  data={"tool_call_id": call.tool_call_id, "rule_id": rule_id})
-    spine.touch(run.pk)
     return GateResult(200, {"decision": str(decision), "rule_id": rule_id, "explanation": explanation,
                             "tool_call_id": call.tool_call_id, "args": call.args})
 
@@ -197,8 +226,6 @@ def _consume_prior_grant(run, call, verdict, untrusted, *, client) -> GateResult
     ).exists():
         # The grant was this run's last open gate: using it unparks the run, as a resume would.
         spine._resume(run, step_id=call.step_id)
-    else:
-        spine.touch(run.pk)
     return GateResult(200, {"decision": str(Decision.ALLOW), "rule_id": PRIOR_GRANT,
                             "explanation": EXPLANATIONS[PRIOR_GRANT], "tool_call_id": call.tool_call_id,
                             "args": grant.approved_args, "approval_id": str(grant.pk)})
@@ -206,16 +233,19 @@ def _consume_prior_grant(run, call, verdict, untrusted, *, client) -> GateResult
 
 def _park(run, call, verdict, untrusted, *, client) -> GateResult:
     def ledger_and_verdict(locked_run):
-        _refuse_reused_call_id(locked_run, call)
         _ledger(locked_run, call, decision="suspended", rule_id=verdict.rule_id, untrusted=untrusted)
         _audit_verdict(locked_run, call, verdict, client=client, decision=Decision.REQUIRE_APPROVAL,
                        rule_id=verdict.rule_id)
 
-    approval, _ = persist_suspend(run.pk, SuspendRequest(
+    request = SuspendRequest(
         tool_call_id=call.tool_call_id, step_id=call.step_id, tool=call.tool, op=call.op, args=call.args,
         rule_id=verdict.rule_id, explanation=verdict.explanation, hitl_tier=verdict.effective_tier,
-        approvals_required=_quorum(call.tool),
-    ), client=client, alongside=ledger_and_verdict)
+        approvals_required=_quorum(run, call.tool),
+    )
+    # The card's context is what this call carries, unless a taint must be looked up (card_context).
+    context = None if run.session.tainted else untainted_context(call.metadata, run.autonomy)
+    approval, _ = park_locked(run, request, request.resume_schema(), client=client, alongside=ledger_and_verdict,
+                              card_context=context)
     return suspended_result(approval)
 
 

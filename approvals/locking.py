@@ -4,16 +4,30 @@ from django.utils import timezone
 
 from approvals.models import Approval, ApprovalStatus
 from condor.errors import ApprovalNotPending
+from condor.sql import db_value
 from runs import spine
 
 
-def lock_pending(approval_id):
-    """(approval, its run), both locked, the run first (the lock order everywhere: session, run, approvals)."""
-    run_id = Approval.objects.filter(pk=approval_id).values_list("run_id", flat=True).get()
-    run = spine.lock_run(run_id)
+def lock_pending(approval_id, *, touch: bool = False):
+    """(approval, its run), both locked, the run first (the lock order everywhere: session, run, approvals).
+
+    `touch`: the run's lock records activity too (a decision counts as activity on
+    the run), in the same statement, which finds the run from the approval's id.
+    """
+    if touch:
+        # An approval's run never changes, so reading it inside the locking statement is safe.
+        run = spine.lock_touched_run(None, id_sql=(
+            f"SELECT run_id FROM {Approval._meta.db_table} WHERE id = %s", [db_value(Approval, "id", approval_id)]))
+        if run is None:
+            raise Approval.DoesNotExist(f"No approval {approval_id}.")
+    else:
+        run_id = Approval.objects.filter(pk=approval_id).values_list("run_id", flat=True).get()
+        run = spine.lock_run(run_id)
     approval = (
         Approval.objects.select_for_update(of=("self",)).select_related("session", "decided_by", "claimed_by").get(pk=approval_id)
     )
+    # Read after the run's lock was granted: the session as it is now.
+    run.session = approval.session
     if approval.status != ApprovalStatus.PENDING:
         raise ApprovalNotPending(f"This approval is already {approval.status}.")
     if approval.expires_at <= timezone.now():

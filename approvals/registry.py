@@ -2,7 +2,7 @@
 
 from django.db import transaction
 
-from approvals import audit
+from approvals import audit, registry_cache
 from approvals.models import ToolDescriptor
 from approvals.policy import STATIC_REGISTRY
 
@@ -29,6 +29,8 @@ def register(name: str, *, actor_user=None, actor_system: str = "", **fields) ->
         setattr(descriptor, field, value)
     descriptor.full_clean()
     descriptor.save()
+    # The gate's in-memory copy; other processes see the new updated_at stamp.
+    transaction.on_commit(registry_cache.invalidate)
     after = snapshot(descriptor)
     if before != after:
         audit.record(audit.Kind.REGISTRY_CHANGE, actor_user=actor_user, actor_system=actor_system, tool=name,

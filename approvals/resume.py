@@ -1,11 +1,13 @@
 """Resuming a parked run with its approval: checked, then consumed by one conditional UPDATE."""
 
-from django.db import transaction
+from django.contrib.auth.models import User
+from django.db import connection, transaction
 from django.utils import timezone
 
 from approvals import audit, cards
 from approvals.hashing import payload_hash
 from approvals.models import Approval, ApprovalStatus, ReasonCode, ToolCall
+from approvals.models.approval import OPEN_STATUSES
 from approvals.suspend import unpark_if_nothing_open
 from approvals.policy import Decision
 from condor.errors import (
@@ -17,9 +19,10 @@ from condor.errors import (
     PayloadMismatch,
     RunNotSuspendedError,
 )
+from condor.sql import db_value, deferred_instance
 from runs import spine
-from runs.outbox import record_event
 from runs.states import RunState
+from sessions_app.models import Session
 
 
 def rejection_detail(approval: Approval) -> str:
@@ -43,45 +46,89 @@ def _refuse(approval: Approval, digest: str, now) -> None:
         raise PayloadMismatch("The arguments differ from what the reviewer approved; run the approved arguments.")
 
 
-def resume(run, approval_id, args, *, client) -> tuple[Approval, object]:
-    """Consume `approval_id` for `run` if `args` are exactly what was approved. Returns (approval, run)."""
+def resume(run, approval_id, args, *, client, owned_by=None) -> tuple[Approval, object]:
+    """Consume `approval_id` for `run` (a Run or its id) if `args` are exactly what was approved.
+
+    Returns (approval, run). `owned_by`: the client whose live sessions the run
+    must belong to (404 otherwise), checked by the statement that locks the run.
+    """
     digest = payload_hash(args)
     now = timezone.now()
-    approval = Approval.objects.filter(pk=approval_id, run=run).first()
-    if approval is None:
-        raise NotFound("No such approval on this run.")
-    _refuse(approval, digest, now)
-    if run.state != RunState.SUSPENDED:
-        raise RunNotSuspendedError(f"The run is {run.state}, not suspended.")
     # Not durable: an Idempotency-Key wraps this in the transaction that stores its answer.
     with transaction.atomic():
-        # Lock order everywhere: session, then run, then approvals.
-        locked = spine.lock_run(run.pk)
-        # Re-read under the lock: a concurrent winner has consumed it (and unparked
-        # the run); the approval's own story comes before the run's state.
-        approval.refresh_from_db()
-        _refuse(approval, digest, now)
+        # Lock order everywhere: session, then run, then approvals. The lock records
+        # the activity too; a refusal below rolls it back.
+        locked = spine.lock_touched_run(getattr(run, "pk", run), client=owned_by)
+        if locked is None:
+            raise NotFound("No such run.")
+        # The single-use guarantee: of any number of concurrent resumes, exactly
+        # one UPDATE matches (under the run lock); the rest see 0 rows and are told why.
+        approval = _consume(approval_id, locked.pk, digest, now)
+        if approval is None:
+            current = Approval.objects.filter(pk=approval_id, run=locked).first()
+            if current is None:
+                raise NotFound("No such approval on this run.")
+            _refuse(current, digest, now)
+            raise ApprovalConsumed()
+        # The approval's own story comes before the run's state (the raise rolls the consume back).
         if locked.state != RunState.SUSPENDED:
             raise RunNotSuspendedError(f"The run is {locked.state}, not suspended.")
-        # The single-use guarantee: of any number of concurrent resumes, exactly
-        # one UPDATE matches; the rest see 0 rows and are told why below.
-        won = Approval.objects.filter(
-            pk=approval.pk, status=ApprovalStatus.APPROVED, payload_hash=digest, expires_at__gt=now
-        ).update(status=ApprovalStatus.CONSUMED, consumed_at=now)
-        if not won:
-            approval.refresh_from_db()
-            _refuse(approval, digest, now)
-            raise ApprovalConsumed()
-        approval.status, approval.consumed_at = ApprovalStatus.CONSUMED, now
-        if approval.reason_code == ReasonCode.APPROVAL:
-            # The call may run now: the ledger says so, and its result will be accepted.
+        locked.session = approval.session = deferred_instance(
+            Session, id=locked.session_id, patient_ref=approval.session_patient_ref,
+            care_unit=approval.session_care_unit)
+        if approval.decided_by_id is not None:
+            approval.decided_by = deferred_instance(User, id=approval.decided_by_id,
+                                                    username=approval.decided_by_username)
+        if approval.reason_code == ReasonCode.APPROVAL and connection.vendor != "postgresql":
+            # The call may run now: the ledger says so (on PostgreSQL, _consume's own statement did).
             ToolCall.objects.filter(run=locked, tool_call_id=approval.tool_call_id).update(decision=Decision.ALLOW)
         # Parallel calls in one step: the run stays parked while other approvals
         # of it are still open, so each of them can still be resumed. One past its
         # deadline is not open, swept or not.
-        record_event(locked, "approval.consumed", step_id=approval.step_id,
-                     data={"approval_id": str(approval.pk)}, inbox=cards.removed(approval))
-        unpark_if_nothing_open(locked, step_id=approval.step_id, now=now)
+        # The lock above recorded the activity already: a run left parked needs no second touch.
+        # Its event and the run's `run.resumed`, if it unparks, go in one INSERT.
+        consumed = {"kind": "approval.consumed", "step_id": approval.step_id,
+                    "data": {"approval_id": str(approval.pk)}, "inbox": cards.removed(approval)}
+        unpark_if_nothing_open(locked, step_id=approval.step_id, touched=True,
+                               others_open=approval.others_open > 0, events=[consumed])
         audit.record(audit.Kind.CONSUME, approval=approval, run=locked, actor_client=client, decision="consumed",
                      rule_id=approval.rule_id, data={"payload_hash": digest})
     return approval, locked
+
+
+def _consume(approval_id, run_id, digest: str, now) -> Approval | None:
+    """The approved, unexpired approval `approval_id` of `run_id` with `digest`, marked consumed; None if none is.
+
+    RETURNING also brings what resume needs next, read after the run lock was
+    granted: how many other approvals of the run are still open, the decider's
+    name (the removal notice) and the session's patient_ref and care unit (the
+    audit row, the notice). On PostgreSQL the ledger's allow for an approval
+    proper rides along in the same statement (a data-modifying CTE), so it
+    commits or rolls back with the consume; SQLite has no such CTE (resume does it).
+    """
+    table, sessions, users, calls = (Approval._meta.db_table, Session._meta.db_table, User._meta.db_table,
+                                     ToolCall._meta.db_table)
+    update = (f"UPDATE {table} SET status = %s, consumed_at = %s WHERE id = %s AND run_id = %s "
+              "AND status = %s AND payload_hash = %s AND expires_at > %s")
+    params = [ApprovalStatus.CONSUMED, db_value(Approval, "consumed_at", now), db_value(Approval, "id", approval_id),
+              db_value(Approval, "run", run_id), ApprovalStatus.APPROVED, digest, db_value(Approval, "expires_at", now)]
+
+    def extras(row: str) -> str:
+        return (f"(SELECT count(*) FROM {table} other WHERE other.run_id = {row}.run_id AND other.id <> {row}.id "
+                f"AND other.status IN ({', '.join(['%s'] * len(OPEN_STATUSES))}) AND other.expires_at > %s) "
+                f"AS others_open, "
+                f"(SELECT username FROM {users} WHERE {users}.id = {row}.decided_by_id) AS decided_by_username, "
+                f"(SELECT patient_ref FROM {sessions} WHERE {sessions}.id = {row}.session_id) AS session_patient_ref, "
+                f"(SELECT care_unit FROM {sessions} WHERE {sessions}.id = {row}.session_id) AS session_care_unit")
+
+    extra_params = [*OPEN_STATUSES, db_value(Approval, "expires_at", now)]
+    if connection.vendor == "postgresql":
+        sql = (f"WITH consumed AS ({update} RETURNING *), "
+               f"ledger AS (UPDATE {calls} SET decision = %s FROM consumed WHERE {calls}.run_id = consumed.run_id "
+               f"AND {calls}.tool_call_id = consumed.tool_call_id AND consumed.reason_code = %s) "
+               f"SELECT consumed.*, {extras('consumed')} FROM consumed")
+        params += [Decision.ALLOW, ReasonCode.APPROVAL, *extra_params]
+    else:
+        sql = f"{update} RETURNING *, {extras(table)}"
+        params += extra_params
+    return next(iter(Approval.objects.raw(sql, params)), None)

@@ -11,6 +11,7 @@ from datetime import timedelta
 
 from django.conf import settings
 from django.db import transaction
+from django.db.models import Q
 from django.utils import timezone
 
 from approvals import audit, cards
@@ -20,7 +21,7 @@ from approvals.models.approval import OPEN_STATUSES
 from approvals.resume_schemas import approval_resume_schema, clarification_resume_schema
 from condor.errors import ApprovalConsumed, ApprovalExpired, ApprovalRejected, RunNotActiveError, TooManyPending
 from runs import frames, spine
-from runs.outbox import record_event
+from runs.outbox import record_event, record_events
 from runs.states import RunState
 
 GATEABLE_STATES = (RunState.EXECUTING, RunState.SUSPENDED)
@@ -111,67 +112,98 @@ def persist_suspend(run_id, request: SuspendRequest, *, client=None, alongside=N
     and verdict) in the same transaction, so they commit or roll back with the park.
     """
     schema = request.resume_schema()  # built first: a caller error must change nothing
-    contract_hash = request.contract_hash
     with transaction.atomic(durable=True):
         run = spine.lock_run(run_id)
         # State first: a retried suspend on a run that has ended must not answer "suspended".
         if run.state not in GATEABLE_STATES:
             raise RunNotActiveError(f"The run is {run.state}; only an executing or suspended run can park.")
-        if alongside is not None:
-            alongside(run)
-        now = timezone.now()
-        existing = Approval.objects.filter(run=run, step_id=request.step_id, contract_hash=contract_hash).first()
-        if existing is not None:
-            _refuse_closed(existing, now)
-            return existing, False
-        _refuse_over_pending_limit(run, now)
-        approval = Approval.objects.create(
-            run=run,
-            session=run.session,
-            tool=request.tool,
-            op=request.op,
-            tool_call_id=request.tool_call_id,
-            step_id=request.step_id,
-            contract_hash=contract_hash,
-            reason_code=request.reason_code,
-            rule_id=request.rule_id,
-            explanation=request.explanation,
-            hitl_tier=request.hitl_tier,
-            message=request.message,
-            args=request.args,
-            payload_hash=payload_hash(request.args),
-            resume_schema=schema,
-            approvals_required=request.approvals_required,
-            requested_at=now,
-            expires_at=now + timedelta(seconds=settings.CONDOR_APPROVAL_TTL_SECONDS),
-        )
-        spine._suspend(run)
-        record_event(
-            run, "approval.suspended", step_id=request.step_id,
-            data={"approval_id": str(approval.pk), "state": run.state},
-            frames=suspend_frames(approval), inbox=cards.added(approval),
-        )
-        audit.record(
-            audit.Kind.SUSPEND, approval=approval, run=run, actor_client=client or run.session.client,
-            decision="suspended",
-            rule_id=approval.rule_id,
-            data={"reason_code": approval.reason_code, "op": approval.op, "hitl_tier": approval.hitl_tier,
-                  "step_id": approval.step_id},
-        )
+        return park_locked(run, request, schema, client=client, alongside=alongside)
+
+
+def park_locked(run, request: SuspendRequest, schema: dict, *, client=None, alongside=None,
+                card_context: dict | None = None) -> tuple[Approval, bool]:
+    """persist_suspend's work inside the caller's transaction, on a run it has locked and found gateable.
+
+    The gate parks this way, in the transaction that judged the call (one
+    transaction a request, no savepoint). `card_context`: the new card's context
+    when the caller knows it (cards.card looks it up otherwise).
+    """
+    contract_hash = request.contract_hash
+    if alongside is not None:
+        alongside(run)
+    now = timezone.now()
+    # One read for two questions: is this the same suspend again, and which grants does
+    # the run hold (the new card names them).
+    existing, granted = None, []
+    for row in (Approval.objects.filter(run=run)
+                .filter(Q(step_id=request.step_id, contract_hash=contract_hash)
+                        | Q(status=ApprovalStatus.APPROVED, expires_at__gt=now))
+                .select_related("decided_by").order_by("decided_at")):
+        if row.step_id == request.step_id and row.contract_hash == contract_hash:
+            existing = row
+        if row.status == ApprovalStatus.APPROVED and row.expires_at > now:
+            granted.append(cards.sibling(row))
+    if existing is not None:
+        _refuse_closed(existing, now)
+        return existing, False
+    _refuse_over_pending_limit(run, now)
+    approval = Approval.objects.create(
+        run=run,
+        session=run.session,
+        tool=request.tool,
+        op=request.op,
+        tool_call_id=request.tool_call_id,
+        step_id=request.step_id,
+        contract_hash=contract_hash,
+        reason_code=request.reason_code,
+        rule_id=request.rule_id,
+        explanation=request.explanation,
+        hitl_tier=request.hitl_tier,
+        message=request.message,
+        args=request.args,
+        payload_hash=payload_hash(request.args),
+        resume_schema=schema,
+        approvals_required=request.approvals_required,
+        requested_at=now,
+        expires_at=now + timedelta(seconds=settings.CONDOR_APPROVAL_TTL_SECONDS),
+    )
+    spine._suspend(run)
+    record_event(
+        run, "approval.suspended", step_id=request.step_id,
+        data={"approval_id": str(approval.pk), "state": run.state},
+        frames=suspend_frames(approval),
+        inbox=cards.added(approval, run_granted=granted, context=card_context),
+    )
+    audit.record(
+        audit.Kind.SUSPEND, approval=approval, run=run, actor_client=client or run.session.client,
+        decision="suspended",
+        rule_id=approval.rule_id,
+        data={"reason_code": approval.reason_code, "op": approval.op, "hitl_tier": approval.hitl_tier,
+              "step_id": approval.step_id},
+    )
     return approval, True
 
 
-def unpark_if_nothing_open(run, *, step_id: str, now=None) -> None:
+def unpark_if_nothing_open(run, *, step_id: str, now=None, touched: bool = False,
+                           others_open: bool | None = None, events: list[dict] | tuple = ()) -> None:
     """A suspended run whose last open approval was just used or denied goes back to executing.
 
     One still open (pending, or approved and not yet resumed) keeps it parked, so
     that one can still be decided or resumed; the agent may meanwhile gate a new
     proposal, since a suspended run is gateable. An approval past its deadline is
-    not open, swept or not. Resume and the decisions both end here.
+    not open, swept or not. Resume and the decisions both end here. `touched`:
+    the caller's lock already recorded the activity (spine.lock_touched_run).
+    `others_open`: the caller has counted them already, under the run lock.
+    `events`: the caller's own events (outbox.record_events dicts), written before
+    `run.resumed` in the same INSERT.
     """
-    if run.state != RunState.SUSPENDED:
-        return
-    if Approval.objects.filter(run=run, status__in=OPEN_STATUSES, expires_at__gt=now or timezone.now()).exists():
-        spine.touch(run.pk)
+    if run.state == RunState.SUSPENDED and others_open is None:
+        others_open = Approval.objects.filter(
+            run=run, status__in=OPEN_STATUSES, expires_at__gt=now or timezone.now()).exists()
+    if run.state != RunState.SUSPENDED or others_open:
+        if events:
+            record_events(run, list(events))
+        if run.state == RunState.SUSPENDED and not touched:
+            spine.touch(run.pk)
     else:
-        spine._resume(run, step_id=step_id)
+        spine._resume(run, step_id=step_id, along=list(events))

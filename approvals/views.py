@@ -1,4 +1,5 @@
 from drf_spectacular.utils import OpenApiParameter, extend_schema
+from rest_framework.exceptions import ValidationError
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
@@ -30,6 +31,19 @@ from condor.serializers import validated
 from runs.serializers import RunSerializer
 
 
+def validated_for_owned_run(request, run_id, serializer_class) -> dict:
+    """The body, validated; a bad body on another client's run is still 404 (SPEC 9), never a 400.
+
+    The hot paths check ownership in the statement that locks the run, so the extra
+    lookup happens only on this error path.
+    """
+    try:
+        return validated(serializer_class, request.data)
+    except ValidationError:
+        owned_run(request, run_id)
+        raise
+
+
 class ToolCallGate(APIView):
     throttle_scope = "gate"
     @extend_schema(
@@ -43,9 +57,10 @@ class ToolCallGate(APIView):
                             e410="approval_expired: this exact call's approval is past its deadline.")},
     )
     def post(self, request, run_id):
-        run = owned_run(request, run_id)
-        result = gate_tool_call(run, GateCall(**validated(ToolCallSerializer, request.data)),
-                                client=calling_client(request))
+        client = calling_client(request)
+        # Ownership is checked in the statement that locks the run (one round trip, not two).
+        result = gate_tool_call(run_id, GateCall(**validated_for_owned_run(request, run_id, ToolCallSerializer)),
+                                client=client, owned_by=client)
         return Response(result.body, status=result.status)
 
 
@@ -105,12 +120,12 @@ class Resume(APIView):
                                      OpenApiParameter.HEADER, required=False)],
     )
     def post(self, request, run_id):
-        run = owned_run(request, run_id)
         client = calling_client(request)
-        body = validated(ResumeSerializer, request.data)
+        body = validated_for_owned_run(request, run_id, ResumeSerializer)
 
         def handler():
-            approval, resumed_run = resume(run, body["approval_id"], body["args"], client=client)
+            # Ownership is checked in the statement that locks the run.
+            approval, resumed_run = resume(run_id, body["approval_id"], body["args"], client=client, owned_by=client)
             return 200, {
                 "proceed": True,
                 "args": approval.approved_args,

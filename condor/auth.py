@@ -7,6 +7,7 @@ from rest_framework.exceptions import AuthenticationFailed
 from rest_framework_api_key.permissions import KeyParser
 
 from approvals.models import ApiClient, ApiClientKey
+from condor import api_key_cache
 
 REVIEWERS, COMPLIANCE, GOVERNANCE = "reviewers", "compliance", "governance"
 
@@ -29,14 +30,19 @@ class ClientPrincipal:
         return False
 
 
-def client_for_key(raw_key: str) -> ApiClient | None:
+def _lookup(raw_key: str) -> tuple[ApiClient | None, object]:
     try:
         key = ApiClientKey.objects.get_from_key(raw_key)
     except ApiClientKey.DoesNotExist:
-        return None
+        return None, None
     if key.has_expired:
-        return None
-    return key.client
+        return None, None
+    return key.client, key.expiry_date
+
+
+def client_for_key(raw_key: str) -> ApiClient | None:
+    """The client of a valid key (cached for CONDOR_API_KEY_CACHE_SECONDS, see condor/api_key_cache.py)."""
+    return api_key_cache.cached_client(raw_key, _lookup)
 
 
 class ApiKeyAuthentication(authentication.BaseAuthentication):

@@ -11,14 +11,38 @@ from django_fsm import TransitionNotAllowed
 
 from approvals import audit
 from condor.errors import InvalidPayload, NotFound, RunNotActiveError, RunStateTransitionError
+from condor.sql import db_value
 from runs import telemetry
 from runs.models import Run
-from runs.outbox import record_event
+from runs.outbox import record_event, record_events
 from runs.states import ACTIVE_STATES, CLIENT_TRANSITIONS, RunState, TerminalReason
 
 
 def lock_run(run_id) -> Run:
     return Run.objects.select_for_update(of=("self",)).select_related("session").get(pk=run_id)
+
+
+def lock_touched_run(run_id, *, client=None, id_sql: tuple[str, list] | None = None) -> Run | None:
+    """Lock the run (of `client`'s live sessions, when given) and record activity, in one statement.
+
+    An UPDATE takes the same row lock a SELECT … FOR UPDATE would; the caller's
+    transaction rolls the touch back if it refuses the call. None: no such run.
+    The session is not joined: read it after this returns (its row as of now).
+    `id_sql`: a subquery (sql, params) giving the run id, instead of `run_id`
+    (a decision names only its approval).
+    """
+    from sessions_app.models import Session
+
+    owned = ""
+    where, where_params = ("(" + id_sql[0] + ")", id_sql[1]) if id_sql else ("%s", [db_value(Run, "id", run_id)])
+    params = [db_value(Run, "last_activity_at", timezone.now()), *where_params]
+    if client is not None:
+        owned = (f" AND session_id IN (SELECT id FROM {Session._meta.db_table}"
+                 " WHERE client_id = %s AND deleted_at IS NULL)")
+        params.append(db_value(Session, "client", client.pk))
+    runs = list(Run.objects.raw(
+        f"UPDATE {Run._meta.db_table} SET last_activity_at = %s WHERE id = {where}{owned} RETURNING *", params))
+    return runs[0] if runs else None
 
 
 def _touch(run: Run) -> None:
@@ -155,11 +179,12 @@ def _suspend(run: Run) -> None:
     run.save()
 
 
-def _resume(run: Run, *, step_id: str = "") -> None:
+def _resume(run: Run, *, step_id: str = "", along: list[dict] | tuple = ()) -> None:
+    """Unpark a locked suspended run. `along`: the caller's events (record_events dicts), written first, in the same INSERT."""
     run.resume()
     _touch(run)
     run.save()
-    record_event(run, "run.resumed", step_id=step_id, data={"state": run.state})
+    record_events(run, [*along, {"kind": "run.resumed", "step_id": step_id, "data": {"state": run.state}}])
 
 
 def touch(run_id) -> None:

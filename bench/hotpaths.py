@@ -1,0 +1,307 @@
+"""Gate allow, resume and the HITL cycle against their references, side by side (issue 11).
+
+Run by hand from the repository root, against a scratch PostgreSQL database:
+
+    DATABASE_URL=postgres://postgres@127.0.0.1:5432/condor_bench .venv/bin/python bench/hotpaths.py
+
+Gate allow and resume run under gunicorn (gthread, 2 workers x 4 threads) against a
+bare DRF one-INSERT endpoint (bench/bare) served by the same gunicorn; the client is
+16 httpx threads (wrk is not installed here). The full HITL cycle over HTTP (gate
+suspends, a reviewer approves, the agent resumes; one client) runs against
+LangGraph's interrupt() / Command(resume=...) with PostgresSaver on the same
+database (bench/requirements.txt). Everything is interleaved (bare, gate, resume,
+Condor cycle, LangGraph cycle; again), `--rounds` times, with the load average
+printed before each round, because the machine is shared; the summary gives the
+median round and the ratios. Bench rows stay in the database (the audit log is
+append-only).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import socket
+import statistics
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+os.environ.setdefault("DJANGO_SETTINGS_MODULE", "condor.settings")
+from bench.scratch_db import ensure_database  # noqa: E402
+
+CONNECTIONS = 16
+READ = {"patient_id": "p-1042"}
+PRESCRIPTION = {"drug": "amoxicillin", "dose": "500 mg", "route": "oral", "days": 7}
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def serve(app: str, settings_module: str) -> tuple[subprocess.Popen, str]:
+    port = free_port()
+    env = {**os.environ, "DJANGO_SETTINGS_MODULE": settings_module}
+    process = subprocess.Popen(
+        [sys.executable, "-m", "gunicorn", app, "-k", "gthread", "--workers", "2", "--threads", "4",
+         "-b", f"127.0.0.1:{port}", "--log-level", "warning"], cwd=ROOT, env=env)
+    base = f"http://127.0.0.1:{port}"
+    import httpx
+
+    for _ in range(200):
+        try:
+            httpx.get(base + "/", timeout=1)
+            return process, base
+        except httpx.TransportError:
+            time.sleep(0.1)
+    raise SystemExit(f"{app} did not start")
+
+
+def hammer(requests_per_thread) -> tuple[float, float]:
+    """Run each thread's request iterator to exhaustion; (requests/s, p50 ms)."""
+    latencies: list[float] = []
+    lock = threading.Lock()
+
+    def worker(requests):
+        mine = []
+        for send in requests:
+            started = time.perf_counter()
+            send()
+            mine.append(time.perf_counter() - started)
+        with lock:
+            latencies.extend(mine)
+
+    threads = [threading.Thread(target=worker, args=(requests,)) for requests in requests_per_thread]
+    started = time.perf_counter()
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    elapsed = time.perf_counter() - started
+    return len(latencies) / elapsed, statistics.median(latencies) * 1000
+
+
+def checked(response, status: int):
+    if response.status_code != status:
+        raise SystemExit(f"{response.request.url}: {response.status_code} {response.text[:300]}")
+    return response.json()
+
+
+class Condor:
+    def __init__(self, base: str):
+        import django
+
+        django.setup()
+        import logging
+
+        import httpx
+
+        logging.getLogger("httpx").setLevel(logging.WARNING)  # not a line per request
+        from django.contrib.auth.models import Group, User
+
+        from approvals.models import ApiClient, ApiClientKey
+        from approvals.registry import seed_static_catalog
+
+        seed_static_catalog()
+        client = ApiClient.objects.create(name=f"bench-{time.time_ns()}")
+        _, self.key = ApiClientKey.objects.create_key(name="bench", client=client)
+        self.reviewer = User.objects.create(username=f"bench-rita-{time.time_ns()}")
+        self.reviewer.groups.add(Group.objects.get(name="reviewers"))
+        self.base = base
+        self.headers = {"Authorization": f"Api-Key {self.key}"}
+        self.http = httpx.Client(base_url=base + "/api/v1", headers=self.headers, timeout=30)
+
+    def agent(self):
+        import httpx
+
+        return httpx.Client(base_url=self.base + "/api/v1", headers=self.headers, timeout=30)
+
+    def executing_run(self, http) -> str:
+        session = checked(http.post("/sessions/", json={}), 201)
+        run = checked(http.post(f"/sessions/{session['id']}/runs/", json={}), 201)
+        checked(http.post(f"/runs/{run['id']}/transition/", json={"to": "executing"}), 200)
+        return run["id"]
+
+    def reviewer_http(self):
+        """A browser session for the reviewer, made in-process (no password round trip)."""
+        import httpx
+        from django.conf import settings
+        from django.contrib.auth import BACKEND_SESSION_KEY, HASH_SESSION_KEY, SESSION_KEY
+        from django.contrib.sessions.backends.db import SessionStore
+        from django.middleware.csrf import _get_new_csrf_string
+        from django.utils.module_loading import import_string
+
+        store = SessionStore()
+        store[SESSION_KEY] = str(self.reviewer.pk)
+        # The backend that loads users (not the login-lockout one listed first).
+        store[BACKEND_SESSION_KEY] = next(path for path in settings.AUTHENTICATION_BACKENDS
+                                          if hasattr(import_string(path), "get_user"))
+        store[HASH_SESSION_KEY] = self.reviewer.get_session_auth_hash()
+        store.save()
+        token = _get_new_csrf_string()
+        http = httpx.Client(base_url=self.base + "/api/v1", timeout=30,
+                            headers={"X-CSRFToken": token, "Referer": self.base + "/inbox/"},
+                            cookies={settings.SESSION_COOKIE_NAME: store.session_key,
+                                     settings.CSRF_COOKIE_NAME: token})
+        return http
+
+    def gate_requests(self, n: int, tag: str):
+        http = self.agent()
+        run_id = self.executing_run(http)
+
+        def send(i):
+            return lambda: checked(http.post(f"/runs/{run_id}/tool-calls/", json={
+                "tool_call_id": f"{tag}-{i}", "step_id": "s", "tool": "get_patient_summary", "op": "",
+                "args": READ}), 200)
+        return [send(i) for i in range(n)]
+
+    def resume_requests(self, n: int, tag: str):
+        """n approvals parked in one step of one run and approved beforehand; each request resumes one."""
+        from approvals import decisions
+
+        http = self.agent()
+        run_id = self.executing_run(http)
+        ids = []
+        for i in range(n):
+            body = checked(http.post(f"/runs/{run_id}/tool-calls/", json={
+                "tool_call_id": f"{tag}-{i}", "step_id": "s", "tool": "prescribe_medication", "op": "create",
+                "args": {**PRESCRIPTION, "days": i + 1}}), 202)
+            ids.append((body["approval"]["id"], {**PRESCRIPTION, "days": i + 1}))
+        for approval_id, _ in ids:
+            decisions.decide(approval_id, {"approved": True}, user=self.reviewer)
+
+        def send(approval_id, args):
+            return lambda: checked(http.post(f"/runs/{run_id}/resume/",
+                                             json={"approval_id": approval_id, "args": args}), 200)
+        return [send(*pair) for pair in ids]
+
+
+def bare_requests(base: str, n: int):
+    import httpx
+
+    http = httpx.Client(base_url=base, timeout=30)
+    return [lambda: checked(http.post("/insert/", json={"tool": "get_patient_summary", "args": READ}), 200)
+            for _ in range(n)]
+
+
+def hitl_cycle(condor: Condor, cycles: int) -> dict:
+    agent, reviewer = condor.agent(), condor.reviewer_http()
+    totals, parts = [], {"gate": [], "decision": [], "resume": []}
+    for i in range(cycles):
+        run_id = condor.executing_run(agent)
+        started = time.perf_counter()
+        body = checked(agent.post(f"/runs/{run_id}/tool-calls/", json={
+            "tool_call_id": f"c{i}", "step_id": "s", "tool": "prescribe_medication", "op": "create",
+            "args": PRESCRIPTION}), 202)
+        gated = time.perf_counter()
+        checked(reviewer.post(f"/approvals/{body['approval']['id']}/decision/", json={"approved": True}), 200)
+        decided = time.perf_counter()
+        checked(agent.post(f"/runs/{run_id}/resume/",
+                           json={"approval_id": body["approval"]["id"], "args": PRESCRIPTION}), 200)
+        done = time.perf_counter()
+        totals.append(done - started)
+        for name, seconds in (("gate", gated - started), ("decision", decided - gated), ("resume", done - decided)):
+            parts[name].append(seconds)
+    return {"median_ms": statistics.median(totals) * 1000,
+            **{f"{name}_ms": statistics.median(values) * 1000 for name, values in parts.items()}}
+
+
+def langgraph_cycle(url: str, cycles: int) -> dict:
+    """LangGraph's own HITL loop: a node interrupts, the caller resumes it, checkpointed in PostgreSQL."""
+    from typing import TypedDict
+
+    from langgraph.checkpoint.postgres import PostgresSaver
+    from langgraph.graph import END, START, StateGraph
+    from langgraph.types import Command, interrupt
+
+    class State(TypedDict):
+        tool: str
+        args: dict
+        decision: dict | None
+
+    def gate(state: State) -> dict:
+        return {"decision": interrupt({"tool": state["tool"], "args": state["args"]})}
+
+    builder = StateGraph(State)
+    builder.add_node("gate", gate)
+    builder.add_edge(START, "gate")
+    builder.add_edge("gate", END)
+    totals, parts = [], {"interrupt": [], "resume": []}
+    with PostgresSaver.from_conn_string(url) as saver:
+        saver.setup()
+        graph = builder.compile(checkpointer=saver)
+        for i in range(cycles):
+            config = {"configurable": {"thread_id": f"bench-{time.time_ns()}-{i}"}}
+            started = time.perf_counter()
+            parked = graph.invoke({"tool": "prescribe_medication", "args": PRESCRIPTION, "decision": None}, config)
+            assert "__interrupt__" in parked, parked
+            interrupted = time.perf_counter()
+            done_state = graph.invoke(Command(resume={"approved": True}), config)
+            assert done_state["decision"] == {"approved": True}, done_state
+            done = time.perf_counter()
+            totals.append(done - started)
+            parts["interrupt"].append(interrupted - started)
+            parts["resume"].append(done - interrupted)
+    return {"median_ms": statistics.median(totals) * 1000,
+            **{f"{name}_ms": statistics.median(values) * 1000 for name, values in parts.items()}}
+
+
+def _line(figures: dict) -> str:
+    return ", ".join(f"{name} {value:.1f}" for name, value in figures.items())
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--per-thread", type=int, default=40, help="requests each of the 16 threads sends")
+    parser.add_argument("--cycles", type=int, default=30, help="HITL cycles a round, each side")
+    options = parser.parse_args()
+    url = os.environ["DATABASE_URL"]
+    ensure_database(url)
+    subprocess.run([sys.executable, "manage.py", "migrate", "-v", "0"], cwd=ROOT, check=True)
+    condor_server, condor_base = serve("condor.wsgi", "condor.settings")
+    bare_server, bare_base = serve("bench.bare.wsgi", "bench.bare.settings")
+    try:
+        import psycopg
+
+        condor = Condor(condor_base)  # django.setup() first: the bare app's module imports DRF views
+        with psycopg.connect(url, autocommit=True) as conn:
+            from bench.bare.urls import TABLE_SQL
+
+            conn.execute(TABLE_SQL)
+        figures: dict[str, list] = {"bare": [], "gate": [], "resume": [], "condor_cycle": [], "langgraph_cycle": []}
+        for round_ in range(options.rounds):
+            print(f"round {round_ + 1}: load average {os.getloadavg()}")
+            n = options.per_thread
+            figures["bare"].append(hammer([bare_requests(bare_base, n) for _ in range(CONNECTIONS)]))
+            figures["gate"].append(hammer([condor.gate_requests(n, f"g{round_}-{t}") for t in range(CONNECTIONS)]))
+            prepared = [condor.resume_requests(max(1, n // 4), f"r{round_}-{t}") for t in range(CONNECTIONS)]
+            figures["resume"].append(hammer(prepared))
+            for name in ("bare", "gate", "resume"):
+                rate, p50 = figures[name][-1]
+                print(f"  {name:7} {rate:7.1f} req/s  p50 {p50:6.1f} ms")
+            figures["condor_cycle"].append(hitl_cycle(condor, options.cycles))
+            figures["langgraph_cycle"].append(langgraph_cycle(url, options.cycles))
+            print(f"  HITL cycle, Condor over HTTP (ms): {_line(figures['condor_cycle'][-1])}")
+            print(f"  HITL cycle, LangGraph + PostgresSaver (ms): {_line(figures['langgraph_cycle'][-1])}")
+        rate = {name: statistics.median(r for r, _ in figures[name]) for name in ("bare", "gate", "resume")}
+        condor_ms = statistics.median(c["median_ms"] for c in figures["condor_cycle"])
+        langgraph_ms = statistics.median(c["median_ms"] for c in figures["langgraph_cycle"])
+        print(f"median of {options.rounds} rounds: bare {rate['bare']:.0f} req/s, "
+              f"gate allow {rate['gate']:.0f} ({rate['gate'] / rate['bare']:.2f}x), "
+              f"resume {rate['resume']:.0f} ({rate['resume'] / rate['bare']:.2f}x); "
+              f"HITL cycle {condor_ms:.1f} ms vs LangGraph {langgraph_ms:.1f} ms ({condor_ms / langgraph_ms:.2f}x)")
+        print(f"load average {os.getloadavg()}")
+    finally:
+        for server in (condor_server, bare_server):
+            server.terminate()
+            server.wait(timeout=10)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,87 @@
+"""The hot paths' SQL statements, pinned: gate allow, gate suspend, decision and resume (issue 11).
+
+Counted through the API client on PostgreSQL from BEGIN to COMMIT, both included
+(`transactional_db`: the request's own transaction really commits); what runs
+before BEGIN (a reviewer's session and visibility checks) and the push's work
+after COMMIT are not part of it. One transaction a request, no savepoint. A
+change that adds a statement fails here and prints every statement, so the new
+one is easy to spot; a statement saved must lower a pin here.
+
+Issue 11 aims at 7 (allow), 9 (suspend), 8 (decision) and 8 (resume). The
+decision and resume are there; allow and suspend are pinned where they are, and
+bench/README.md ("Hot paths") says which statements are left and why.
+"""
+
+import pytest
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
+
+from tests.approvals.helpers import CHART_READ, approve, decide, gate, open_executing_run, resume, suspend
+
+pytestmark = pytest.mark.django_db(transaction=True, serialized_rollback=True)
+
+
+def statements(request):
+    with CaptureQueriesContext(connection) as queries:
+        response = request()
+    return response, [query["sql"] for query in queries.captured_queries]
+
+
+def assert_statements(sqls, expected):
+    """`expected` statements from BEGIN to COMMIT; after the commit only the push's own work.
+
+    That is the stale-card check (runs/publish.py) and the outbox's published marks,
+    left out of the pin: whether a push finishes inside its hand-off wait
+    (CONDOR_PUBLISH_HANDOFF_MS) depends on the machine's load, and one that does not
+    is marked by the drainer instead.
+    """
+    listing = "\n".join(f"{n:2}. {sql[:300]}" for n, sql in enumerate(sqls, 1))
+    begin = next(i for i, sql in enumerate(sqls) if sql.upper() == "BEGIN")
+    commit = next(i for i, sql in enumerate(sqls) if sql.upper() == "COMMIT")
+    in_transaction, after = sqls[begin:commit + 1], sqls[commit + 1:]
+    assert sqls.count("BEGIN") == 1, listing  # one transaction a request
+    assert len(in_transaction) == expected, f"{len(in_transaction)} statements to COMMIT, {expected} pinned:\n{listing}"
+    pushing = ('SET "published_at"', 'SELECT "approvals_approval"."id" AS "pk" FROM "approvals_approval"')
+    assert all(any(part in sql for part in pushing) for sql in after), listing
+    assert not any(sql.upper().startswith(("SAVEPOINT", "RELEASE SAVEPOINT")) for sql in sqls), listing
+
+
+def warm(api, run_id):
+    # The first request of a process fills its caches (registry, API key): count a later one.
+    assert gate(api, run_id, tool="get_patient_summary", op="", args=CHART_READ,
+                tool_call_id="warm").status_code == 200
+
+
+def test_an_allowed_gate_call_takes_eight_statements(api, catalog):
+    run_id = open_executing_run(api)
+    warm(api, run_id)
+    response, sqls = statements(lambda: gate(api, run_id, tool="get_patient_summary", op="", args=CHART_READ))
+    assert response.status_code == 200, response.content
+    assert_statements(sqls, 8)
+
+
+def test_a_suspending_gate_call_takes_fourteen_statements(api, catalog):
+    run_id = open_executing_run(api)
+    warm(api, run_id)
+    response, sqls = statements(lambda: gate(api, run_id))
+    assert response.status_code == 202, response.content
+    assert_statements(sqls, 14)
+
+
+def test_a_resume_takes_eight_statements(api, catalog, reviewer_http):
+    run_id = open_executing_run(api)
+    warm(api, run_id)
+    approval = suspend(api, run_id)
+    approve(reviewer_http, approval["id"])
+    response, sqls = statements(lambda: resume(api, run_id, approval["id"]))
+    assert response.status_code == 200, response.content
+    assert_statements(sqls, 8)
+
+
+def test_a_decision_takes_eight_statements(api, catalog, reviewer_http):
+    run_id = open_executing_run(api)
+    warm(api, run_id)
+    approval = suspend(api, run_id)
+    response, sqls = statements(lambda: decide(reviewer_http, approval["id"], {"approved": True}))
+    assert response.status_code == 200, response.content
+    assert_statements(sqls, 8)
