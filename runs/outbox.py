@@ -20,3 +20,17 @@ def record_event(run, kind: str, *, step_id: str = "", data: dict | None = None,
     # seconds to it); a push still on its way then is left to the drainer.
     transaction.on_commit(lambda: publish([event], wait=handoff_seconds()), robust=True)
     return event
+
+
+def event(run, kind: str, *, step_id: str = "", data: dict | None = None,
+          frames: list | None = None, inbox: dict | None = None) -> RunEvent:
+    """An event for `record_events`, not yet saved."""
+    return RunEvent(run=run, kind=kind, step_id=step_id, data=data or {}, frames=frames or [], inbox=inbox)
+
+
+def record_events(events: list[RunEvent]) -> list[RunEvent]:
+    """`record_event` for many at once: one INSERT, one push of them all after the commit."""
+    if events:
+        RunEvent.objects.bulk_create(events)
+        transaction.on_commit(lambda: publish(events, wait=handoff_seconds()), robust=True)
+    return events
