@@ -1,8 +1,5 @@
 """Expiring approvals: when their run ends, and (for the sweep) when their time is up."""
 
-import logging
-
-from django.db import transaction
 from django.db.models import Value
 from django.db.models.functions import Coalesce
 from django.utils import timezone
@@ -13,8 +10,7 @@ from approvals.models import Approval, ApprovalStatus
 from approvals.models.approval import OPEN_STATUSES
 from runs.models import Run
 from runs.outbox import event, record_events
-
-logger = logging.getLogger(__name__)
+from runs.sweep_batches import budget_deadline, walk
 
 
 def _expire(approvals, *, now, actor_system: str, why: dict, actor_user=None) -> int:
@@ -54,7 +50,7 @@ def expire_pending_for_runs(runs, *, now=None, include_approved: bool = False, a
     open_approvals = list(
         Approval.objects.select_for_update(of=("self",))
         .select_related("session", "decided_by")
-        .filter(run_id__in=by_id, status__in=statuses).order_by("pk")
+        .filter(run_id__in=by_id, status__in=statuses).order_by("requested_at", "pk")
     )
     for approval in open_approvals:
         approval.run = by_id[approval.run_id]
@@ -64,28 +60,21 @@ def expire_pending_for_runs(runs, *, now=None, include_approved: bool = False, a
                    why={"cause": "run closed", "terminal_reason": reason})
 
 
-def expire_due(*, now=None, batch: int = 500) -> int:
-    """Expire pending and approved approvals past `expires_at`; one small step each."""
+def expire_due(*, now=None, until: float | None = None) -> int:
+    """Expire pending and approved approvals past `expires_at`, a batch a transaction (runs/sweep_batches.py)."""
     now = now or timezone.now()
-    due = list(
-        Approval.objects.filter(
-            status__in=[ApprovalStatus.PENDING, ApprovalStatus.APPROVED], expires_at__lte=now
-        ).values_list("pk", "run_id")[:batch]
-    )
-    count = 0
-    for pk, run_id in due:
-        try:
-            with transaction.atomic():
-                # The lock order everywhere: run, then approvals, then (in audit.record) the
-                # chain head. A run busy elsewhere is skipped; the next pass gets it.
-                if Run.objects.select_for_update(skip_locked=True).filter(pk=run_id).first() is None:
-                    continue
-                rows = list(
-                    Approval.objects.select_for_update(skip_locked=True, of=("self",))
-                    .select_related("run", "session", "decided_by")
-                    .filter(pk=pk, status__in=[ApprovalStatus.PENDING, ApprovalStatus.APPROVED], expires_at__lte=now)
-                )
-                count += _expire(rows, now=now, actor_system=audit.SWEEP, why={"cause": "deadline passed"})
-        except Exception:  # one bad row is rolled back and logged; the rest of the batch still expires
-            logger.exception("sweep could not expire approval %s; continuing", pk)
-    return count
+    due = Approval.objects.filter(status__in=OPEN_STATUSES, expires_at__lte=now)
+
+    def expire_batch(ids) -> int:
+        # The lock order everywhere: runs, then approvals, then (in the audit append) the
+        # chain heads. A run busy elsewhere is skipped with its approvals; the next pass gets them.
+        runs = Run.objects.select_for_update(skip_locked=True, of=("self",)).filter(
+            pk__in=Approval.objects.filter(pk__in=ids).values("run_id"))
+        rows = list(
+            due.select_for_update(skip_locked=True, of=("self",))
+            .select_related("run", "session", "decided_by")
+            .filter(pk__in=ids, run_id__in=list(runs.values_list("pk", flat=True))).order_by("requested_at", "pk")
+        )
+        return _expire(rows, now=now, actor_system=audit.SWEEP, why={"cause": "deadline passed"})
+
+    return walk(due, expire_batch, until=until or budget_deadline(), what="approvals (deadline passed)")
