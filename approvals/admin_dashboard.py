@@ -68,6 +68,11 @@ class Dashboard:
         return self.now - self.sweep.at if self.sweep else None
 
     @property
+    def sweep_took(self) -> float | None:
+        """Seconds the last pass ran (None for a heartbeat written before passes were timed)."""
+        return self.sweep.details.get("seconds") if self.sweep else None
+
+    @property
     def sweep_counts(self) -> list[tuple[str, int | None]]:
         """The last pass's counts as (label, count); None where that step failed (the sweep stores -1)."""
         details = self.sweep.details if self.sweep else {}

@@ -69,10 +69,10 @@ def actor_name(actor_user=None, actor_client=None, actor_system: str = "") -> st
     return actor_system
 
 
-def record(kind: str, *, run=None, approval=None, session=None, actor_user=None, actor_client=None,
-           actor_system: str = "", tool: str = "", op: str = "", decision: str = "", rule_id: str = "",
-           data: dict | None = None) -> AuditEvent:
-    """Append an audit row inside the caller's transaction (or its own, outside one).
+def entry(kind: str, *, run=None, approval=None, session=None, actor_user=None, actor_client=None,
+          actor_system: str = "", tool: str = "", op: str = "", decision: str = "", rule_id: str = "",
+          data: dict | None = None) -> AuditEvent:
+    """An audit row, not yet linked nor saved: `record` writes one, `record_all` many at once.
 
     The session, run and approval ids, the tool and op, and the patient_ref are
     taken from `approval` / `run` / `session` when given; the patient_ref is copied
@@ -82,7 +82,7 @@ def record(kind: str, *, run=None, approval=None, session=None, actor_user=None,
     if session is None:
         # A locked run carries its session already (spine.lock_run joins it).
         session = run.session if run is not None else (approval.session if approval is not None else None)
-    event = AuditEvent(
+    return AuditEvent(
         at=timezone.now(),
         kind=Kind(kind),  # a kind named by string (condor/audit.py) must be one the log knows
         actor_user=actor_user,
@@ -101,6 +101,16 @@ def record(kind: str, *, run=None, approval=None, session=None, actor_user=None,
         data=json.loads(json.dumps(data or {})),
         chain=audit_chain.chain_for(session.pk if session is not None else None),
     )
+
+
+def record(kind: str, **fields) -> AuditEvent:
+    """Append an audit row (`entry`'s fields) inside the caller's transaction (or its own, outside one)."""
+    event = entry(kind, **fields)
     # savepoint=False: inside the caller's transaction this adds no SAVEPOINT round trips.
     with transaction.atomic(savepoint=False):
         return audit_chain.append(event)
+
+
+def record_all(events: list[AuditEvent]) -> list[AuditEvent]:
+    """Append many `entry` rows with set-based statements, inside the caller's transaction."""
+    return audit_chain.append_many(events)

@@ -1,8 +1,7 @@
 """Expiring approvals: when their run ends, and (for the sweep) when their time is up."""
 
-import logging
-
-from django.db import transaction
+from django.db.models import Value
+from django.db.models.functions import Coalesce
 from django.utils import timezone
 
 from approvals import audit, cards
@@ -10,33 +9,35 @@ from approvals.decision_frames import decision_frames
 from approvals.models import Approval, ApprovalStatus
 from approvals.models.approval import OPEN_STATUSES
 from runs.models import Run
-from runs.outbox import record_event
-
-logger = logging.getLogger(__name__)
+from runs.outbox import event, record_events
+from runs.sweep_batches import budget_deadline, walk
 
 
 def _expire(approvals, *, now, actor_system: str, why: dict, actor_user=None) -> int:
-    count = 0
+    """Expire `approvals`, locked by the caller, with one UPDATE; their events and audit rows go in at once."""
+    if not approvals:
+        return 0
+    Approval.objects.filter(pk__in=[approval.pk for approval in approvals]).update(
+        status=ApprovalStatus.EXPIRED, decided_at=Coalesce("decided_at", Value(now))
+    )
     for approval in approvals:
-        # Conditional: an approval decided or consumed meanwhile is left alone.
-        updated = Approval.objects.filter(pk=approval.pk, status=approval.status).update(
-            status=ApprovalStatus.EXPIRED, decided_at=approval.decided_at or now
-        )
-        if not updated:
-            continue
         approval.status = ApprovalStatus.EXPIRED
-        # The agent hears it like any decision: approved false, reason "expired", then the denial.
-        record_event(approval.run, "approval.expired", step_id=approval.step_id,
-                     data={"approval_id": str(approval.pk)}, frames=decision_frames(approval),
-                     inbox=cards.removed(approval))
-        audit.record(audit.Kind.EXPIRY, approval=approval, actor_system=actor_system, actor_user=actor_user,
-                     decision="expired", rule_id=approval.rule_id, data=why)
-        count += 1
-    return count
+    # The agent hears it like any decision: approved false, reason "expired", then the denial.
+    record_events([
+        event(approval.run, "approval.expired", step_id=approval.step_id, data={"approval_id": str(approval.pk)},
+              frames=decision_frames(approval), inbox=cards.removed(approval))
+        for approval in approvals
+    ])
+    audit.record_all([
+        audit.entry(audit.Kind.EXPIRY, approval=approval, actor_system=actor_system, actor_user=actor_user,
+                    decision="expired", rule_id=approval.rule_id, data=why)
+        for approval in approvals
+    ])
+    return len(approvals)
 
 
-def expire_pending_for_run(run, *, now=None, include_approved: bool = False, actor_user=None) -> int:
-    """Expire the pending approvals of `run` (inside the caller's transaction).
+def expire_pending_for_runs(runs, *, now=None, include_approved: bool = False, actor_user=None) -> int:
+    """Expire the pending approvals of `runs`, locked and just closed with one reason (in the caller's transaction).
 
     With `include_approved`, approved but unconsumed ones expire too: a reviewer
     who stops a run withdraws every grant it still holds, so none can be used by
@@ -44,39 +45,36 @@ def expire_pending_for_run(run, *, now=None, include_approved: bool = False, act
     until their deadline (SPEC section 3). `actor_user` is the reviewer who
     stopped the run, when one did.
     """
+    by_id = {run.pk: run for run in runs}
     statuses = OPEN_STATUSES if include_approved else (ApprovalStatus.PENDING,)
-    open_approvals = (
+    open_approvals = list(
         Approval.objects.select_for_update(of=("self",))
-        .select_related("run", "session", "decided_by")
-        .filter(run=run, status__in=statuses)
+        .select_related("session", "decided_by")
+        .filter(run_id__in=by_id, status__in=statuses).order_by("requested_at", "pk")
     )
-    return _expire(list(open_approvals), now=now or timezone.now(), actor_user=actor_user,
-                   actor_system=audit.closing_actor(run.terminal_reason),
-                   why={"cause": "run closed", "terminal_reason": run.terminal_reason})
+    for approval in open_approvals:
+        approval.run = by_id[approval.run_id]
+    reason = runs[0].terminal_reason
+    return _expire(open_approvals, now=now or timezone.now(), actor_user=actor_user,
+                   actor_system=audit.closing_actor(reason),
+                   why={"cause": "run closed", "terminal_reason": reason})
 
 
-def expire_due(*, now=None, batch: int = 500) -> int:
-    """Expire pending and approved approvals past `expires_at`; one small step each."""
+def expire_due(*, now=None, until: float | None = None) -> int:
+    """Expire pending and approved approvals past `expires_at`, a batch a transaction (runs/sweep_batches.py)."""
     now = now or timezone.now()
-    due = list(
-        Approval.objects.filter(
-            status__in=[ApprovalStatus.PENDING, ApprovalStatus.APPROVED], expires_at__lte=now
-        ).values_list("pk", "run_id")[:batch]
-    )
-    count = 0
-    for pk, run_id in due:
-        try:
-            with transaction.atomic():
-                # The lock order everywhere: run, then approvals, then (in audit.record) the
-                # chain head. A run busy elsewhere is skipped; the next pass gets it.
-                if Run.objects.select_for_update(skip_locked=True).filter(pk=run_id).first() is None:
-                    continue
-                rows = list(
-                    Approval.objects.select_for_update(skip_locked=True, of=("self",))
-                    .select_related("run", "session", "decided_by")
-                    .filter(pk=pk, status__in=[ApprovalStatus.PENDING, ApprovalStatus.APPROVED], expires_at__lte=now)
-                )
-                count += _expire(rows, now=now, actor_system=audit.SWEEP, why={"cause": "deadline passed"})
-        except Exception:  # one bad row is rolled back and logged; the rest of the batch still expires
-            logger.exception("sweep could not expire approval %s; continuing", pk)
-    return count
+    due = Approval.objects.filter(status__in=OPEN_STATUSES, expires_at__lte=now)
+
+    def expire_batch(ids) -> int:
+        # The lock order everywhere: runs, then approvals, then (in the audit append) the
+        # chain heads. A run busy elsewhere is skipped with its approvals; the next pass gets them.
+        runs = Run.objects.select_for_update(skip_locked=True, of=("self",)).filter(
+            pk__in=Approval.objects.filter(pk__in=ids).values("run_id"))
+        rows = list(
+            due.select_for_update(skip_locked=True, of=("self",))
+            .select_related("run", "session", "decided_by")
+            .filter(pk__in=ids, run_id__in=list(runs.values_list("pk", flat=True))).order_by("requested_at", "pk")
+        )
+        return _expire(rows, now=now, actor_system=audit.SWEEP, why={"cause": "deadline passed"})
+
+    return walk(due, expire_batch, until=until or budget_deadline(), what="approvals (deadline passed)")

@@ -20,7 +20,7 @@ from condor.errors import (
     RunNotSuspendedError,
 )
 from condor.sql import db_value, deferred_instance
-from runs import spine
+from runs import outbox, spine
 from runs.states import RunState
 from sessions_app.models import Session
 
@@ -87,8 +87,8 @@ def resume(run, approval_id, args, *, client, owned_by=None) -> tuple[Approval, 
         # deadline is not open, swept or not.
         # The lock above recorded the activity already: a run left parked needs no second touch.
         # Its event and the run's `run.resumed`, if it unparks, go in one INSERT.
-        consumed = {"kind": "approval.consumed", "step_id": approval.step_id,
-                    "data": {"approval_id": str(approval.pk)}, "inbox": cards.removed(approval)}
+        consumed = outbox.event(locked, "approval.consumed", step_id=approval.step_id,
+                                data={"approval_id": str(approval.pk)}, inbox=cards.removed(approval))
         unpark_if_nothing_open(locked, step_id=approval.step_id, touched=True,
                                others_open=approval.others_open > 0, events=[consumed])
         audit.record(audit.Kind.CONSUME, approval=approval, run=locked, actor_client=client, decision="consumed",

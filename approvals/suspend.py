@@ -194,7 +194,7 @@ def unpark_if_nothing_open(run, *, step_id: str, now=None, touched: bool = False
     not open, swept or not. Resume and the decisions both end here. `touched`:
     the caller's lock already recorded the activity (spine.lock_touched_run).
     `others_open`: the caller has counted them already, under the run lock.
-    `events`: the caller's own events (outbox.record_events dicts), written before
+    `events`: the caller's own unsaved events (outbox.event), written before
     `run.resumed` in the same INSERT.
     """
     if run.state == RunState.SUSPENDED and others_open is None:
@@ -202,7 +202,7 @@ def unpark_if_nothing_open(run, *, step_id: str, now=None, touched: bool = False
             run=run, status__in=OPEN_STATUSES, expires_at__gt=now or timezone.now()).exists()
     if run.state != RunState.SUSPENDED or others_open:
         if events:
-            record_events(run, list(events))
+            record_events(list(events))
         if run.state == RunState.SUSPENDED and not touched:
             spine.touch(run.pk)
     else:

@@ -289,6 +289,10 @@ else:
 DEFAULT_FROM_EMAIL = env_str("DEFAULT_FROM_EMAIL", "condor@localhost")
 CONDOR_IDLE_TIMEOUT_SECONDS = env_int("CONDOR_IDLE_TIMEOUT_SECONDS", 600)
 CONDOR_SWEEP_INTERVAL_SECONDS = env_int("CONDOR_SWEEP_INTERVAL_SECONDS", 30)
+# A sweep pass closes runs and expires approvals this many at a time (one transaction a batch)...
+CONDOR_SWEEP_BATCH_SIZE = env_int("CONDOR_SWEEP_BATCH_SIZE", 1000)
+# ...batch after batch until nothing is due or the pass has run this long (each step still gets one batch).
+CONDOR_SWEEP_BUDGET_SECONDS = env_int("CONDOR_SWEEP_BUDGET_SECONDS", 20)
 CONDOR_IDEMPOTENCY_TTL_SECONDS = env_int("CONDOR_IDEMPOTENCY_TTL_SECONDS", 86400)
 # Largest request body accepted (413 payload_too_large beyond it); see condor/body_limit.py.
 CONDOR_MAX_BODY_BYTES = env_int("CONDOR_MAX_BODY_BYTES", 1024 * 1024)

@@ -16,7 +16,7 @@ def _loop(stop: threading.Event) -> None:
     while not stop.wait(settings.CONDOR_SWEEP_INTERVAL_SECONDS):
         try:
             counts = sweep()
-            if any(counts.values()):
+            if any(count for name, count in counts.items() if name != "seconds"):
                 logger.info("sweep: %s", counts)
         except Exception:
             logger.exception("in-process sweep failed")

@@ -20,18 +20,21 @@ def record_event(run, kind: str, *, step_id: str = "", data: dict | None = None,
     return event
 
 
-def record_events(run, events: list[dict]) -> list[RunEvent]:
-    """record_event for several events of `run` at once (its keyword arguments as dicts, in order): one INSERT."""
-    rows = RunEvent.objects.bulk_create([
-        RunEvent(run=run, kind=event["kind"], step_id=event.get("step_id", ""), data=event.get("data") or {},
-                 frames=event.get("frames") or [], inbox=event.get("inbox"))
-        for event in events
-    ])
-    _push_on_commit(rows)
-    return rows
-
-
 def _push_on_commit(events: list[RunEvent]) -> None:
     # The request waits for its push only briefly (a hung Redis must not add
     # seconds to it); a push still on its way then is left to the drainer.
     transaction.on_commit(lambda: publish(events, wait=handoff_seconds()), robust=True)
+
+
+def event(run, kind: str, *, step_id: str = "", data: dict | None = None,
+          frames: list | None = None, inbox: dict | None = None) -> RunEvent:
+    """An event for `record_events`, not yet saved."""
+    return RunEvent(run=run, kind=kind, step_id=step_id, data=data or {}, frames=frames or [], inbox=inbox)
+
+
+def record_events(events: list[RunEvent]) -> list[RunEvent]:
+    """`record_event` for many at once: one INSERT, one push of them all after the commit."""
+    if events:
+        RunEvent.objects.bulk_create(events)
+        _push_on_commit(events)
+    return events

@@ -14,7 +14,7 @@ from condor.errors import InvalidPayload, NotFound, RunNotActiveError, RunStateT
 from condor.sql import db_value
 from runs import telemetry
 from runs.models import Run
-from runs.outbox import record_event, record_events
+from runs.outbox import event, record_event, record_events
 from runs.states import ACTIVE_STATES, CLIENT_TRANSITIONS, RunState, TerminalReason
 
 
@@ -137,38 +137,54 @@ def stop(run_id, reason: str, *, user) -> Run:
     return run
 
 
-def _close(run: Run, reason: TerminalReason, *, summary: str = "", usage: dict | None = None,
-           actor_client=None, actor_user=None, frames: list | None = None, step_id: str = "",
-           withdraw_grants: bool = False, stop_reason: str = "") -> None:
-    """Move a locked active run to the terminal state of `reason` and expire its pending approvals.
+def _close(run: Run, reason: TerminalReason, **options) -> None:
+    """Close one locked active run: a batch of one (`close_locked`), so every close takes one path."""
+    close_locked([run], reason, **options)
 
-    `withdraw_grants` (a reviewer's stop) expires approved, unconsumed ones too.
+
+def close_locked(runs: list[Run], reason: TerminalReason, *, summary: str = "", usage: dict | None = None,
+                 actor_client=None, actor_user=None, frames: list | None = None, step_id: str = "",
+                 withdraw_grants: bool = False, stop_reason: str = "") -> None:
+    """Move locked active runs to the terminal state of `reason` and expire their pending approvals.
+
+    Set-based: one UPDATE of the runs, the approvals expired together, one INSERT
+    of the events and one chain append of the audit rows, whether one run closes
+    (a request) or a thousand (a sweep batch). `withdraw_grants` (a reviewer's stop)
+    expires approved, unconsumed approvals too.
     """
-    from approvals.expiry import expire_pending_for_run
+    from approvals.expiry import expire_pending_for_runs
 
-    try:
-        run.close(reason)
-    except TransitionNotAllowed:
-        raise RunStateTransitionError(f"A {run.state} run cannot be closed.") from None
+    if not runs:
+        return
+    for run in runs:
+        try:
+            run.close(reason)
+        except TransitionNotAllowed:
+            raise RunStateTransitionError(f"A {run.state} run cannot be closed.") from None
     now = timezone.now()
-    run.closed_at = now
-    run.last_activity_at = now
+    changes = {"closed_at": now, "last_activity_at": now}
     if summary:
-        run.summary = summary
+        changes["summary"] = summary
     if usage:
-        run.usage = usage
-    run.save()
-    expire_pending_for_run(run, now=now, include_approved=withdraw_grants, actor_user=actor_user)
-    details = {"terminal_reason": run.terminal_reason, **({"stop_reason": stop_reason} if stop_reason else {})}
-    record_event(run, "run.closed", step_id=step_id, frames=frames,
-                 data={"state": run.state, "terminal": True, **details})
-    audit.record(
-        audit.Kind.RUN_CLOSE, run=run, actor_client=actor_client, actor_user=actor_user,
-        actor_system=audit.closing_actor(run.terminal_reason),
-        decision=run.state, data=details,
+        changes["usage"] = usage
+    for run in runs:
+        for name, value in changes.items():
+            setattr(run, name, value)
+    closing = runs[0]
+    Run.objects.filter(pk__in=[run.pk for run in runs]).update(
+        state=closing.state, terminal_reason=closing.terminal_reason, **changes
     )
+    expire_pending_for_runs(runs, now=now, include_approved=withdraw_grants, actor_user=actor_user)
+    details = {"terminal_reason": closing.terminal_reason, **({"stop_reason": stop_reason} if stop_reason else {})}
+    record_events([event(run, "run.closed", step_id=step_id, frames=frames,
+                         data={"state": run.state, "terminal": True, **details}) for run in runs])
+    audit.record_all([
+        audit.entry(audit.Kind.RUN_CLOSE, run=run, actor_client=actor_client, actor_user=actor_user,
+                    actor_system=audit.closing_actor(run.terminal_reason), decision=run.state, data=details)
+        for run in runs
+    ])
     # Last, in its own savepoint: a telemetry failure never fails the close.
-    telemetry.record_dispatch(run)
+    telemetry.record_dispatches(runs)
 
 
 def _suspend(run: Run) -> None:
@@ -179,12 +195,12 @@ def _suspend(run: Run) -> None:
     run.save()
 
 
-def _resume(run: Run, *, step_id: str = "", along: list[dict] | tuple = ()) -> None:
-    """Unpark a locked suspended run. `along`: the caller's events (record_events dicts), written first, in the same INSERT."""
+def _resume(run: Run, *, step_id: str = "", along: list | tuple = ()) -> None:
+    """Unpark a locked suspended run. `along`: the caller's unsaved events (outbox.event), written first, in the same INSERT."""
     run.resume()
     _touch(run)
     run.save()
-    record_events(run, [*along, {"kind": "run.resumed", "step_id": step_id, "data": {"state": run.state}}])
+    record_events([*along, event(run, "run.resumed", step_id=step_id, data={"state": run.state})])
 
 
 def touch(run_id) -> None:

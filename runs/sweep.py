@@ -4,76 +4,62 @@ One pass: expire approvals past their deadline; abort suspended runs left with
 no open approval (`approval_expired`) or parked past the suspend TTL
 (`sweep_suspend_ttl`); abort active runs idle past the idle timeout
 (`sweep_idle`); re-publish unpublished outbox events; prune old idempotency
-records. Each row is closed in its own transaction under a SKIP LOCKED row lock,
-so one bad row never aborts the pass and two beats never close a run twice.
+records. Runs and approvals are closed in batches with set-based statements
+(runs/sweep_batches.py walks them: SKIP LOCKED, the due condition re-checked under
+the lock, a failing batch retried row by row), until nothing is due or the pass has
+spent CONDOR_SWEEP_BUDGET_SECONDS; so one bad row never aborts the pass and two
+beats never close a run twice.
 """
 
 import logging
+import time
 from datetime import timedelta
 
 from django.conf import settings
-from django.db import transaction
 from django.utils import timezone
 
 from approvals import heartbeats
 from approvals.escalation import escalate_due
 from approvals.expiry import expire_due
-from approvals.models import Approval, IdempotencyRecord
+from approvals.models import IdempotencyRecord
 from approvals.models.approval import OPEN_STATUSES
 from runs import spine
 from runs.models import Run
 from runs.states import RunState, TerminalReason
+from runs.sweep_batches import budget_deadline, walk
 
 logger = logging.getLogger(__name__)
 
 IDLE_STATES = (RunState.PENDING, RunState.PLANNING, RunState.EXECUTING)
 
 
-def _close_each(candidates, reason: TerminalReason, still_due) -> int:
-    closed = 0
-    for run_id in candidates:
-        try:
-            with transaction.atomic():
-                run = (
-                    Run.objects.select_for_update(skip_locked=True, of=("self",))
-                    .select_related("session").filter(pk=run_id).first()
-                )
-                if run is None or not still_due(run):
-                    continue  # locked by another sweeper, or no longer due
-                spine._close(run, reason)
-                closed += 1
-        except Exception:
-            logger.exception("sweep could not close run %s with %s; continuing", run_id, reason)
-    return closed
+def _close_all(due, reason: TerminalReason, until: float | None) -> int:
+    def close_batch(ids) -> int:
+        # The lock re-checks `due`: a run touched, resumed or closed since its id was read stays as it is.
+        runs = list(due.select_for_update(skip_locked=True, of=("self",)).select_related("session")
+                    .filter(pk__in=ids))
+        spine.close_locked(runs, reason)
+        return len(runs)
+
+    return walk(due, close_batch, until=until or budget_deadline(), what=f"runs ({reason})")
 
 
-def _has_open_approval(run) -> bool:
-    return Approval.objects.filter(run=run, status__in=OPEN_STATUSES).exists()
-
-
-def abort_orphaned_suspends(batch: int = 500) -> int:
+def abort_orphaned_suspends(*, until: float | None = None) -> int:
     """Suspended runs whose approvals have all expired (or were never created)."""
-    candidates = (
-        Run.objects.filter(state=RunState.SUSPENDED)
-        .exclude(approvals__status__in=OPEN_STATUSES)
-        .values_list("pk", flat=True)[:batch]
-    )
-    return _close_each(list(candidates), TerminalReason.APPROVAL_EXPIRED,
-                       lambda run: run.state == RunState.SUSPENDED and not _has_open_approval(run))
+    due = Run.objects.filter(state=RunState.SUSPENDED).exclude(approvals__status__in=OPEN_STATUSES)
+    return _close_all(due, TerminalReason.APPROVAL_EXPIRED, until)
 
 
-def abort_overdue_suspends(now, batch: int = 500) -> int:
+def abort_overdue_suspends(now, *, until: float | None = None) -> int:
     cutoff = now - timedelta(seconds=settings.CONDOR_SUSPEND_TTL_SECONDS)
-    candidates = Run.objects.filter(state=RunState.SUSPENDED, last_activity_at__lt=cutoff).values_list("pk", flat=True)
-    return _close_each(list(candidates[:batch]), TerminalReason.SWEEP_SUSPEND_TTL,
-                       lambda run: run.state == RunState.SUSPENDED and run.last_activity_at < cutoff)
+    due = Run.objects.filter(state=RunState.SUSPENDED, last_activity_at__lt=cutoff)
+    return _close_all(due, TerminalReason.SWEEP_SUSPEND_TTL, until)
 
 
-def abort_idle_runs(now, batch: int = 500) -> int:
+def abort_idle_runs(now, *, until: float | None = None) -> int:
     cutoff = now - timedelta(seconds=settings.CONDOR_IDLE_TIMEOUT_SECONDS)
-    candidates = Run.objects.filter(state__in=IDLE_STATES, last_activity_at__lt=cutoff).values_list("pk", flat=True)
-    return _close_each(list(candidates[:batch]), TerminalReason.SWEEP_IDLE,
-                       lambda run: run.state in IDLE_STATES and run.last_activity_at < cutoff)
+    due = Run.objects.filter(state__in=IDLE_STATES, last_activity_at__lt=cutoff)
+    return _close_all(due, TerminalReason.SWEEP_IDLE, until)
 
 
 def prune_idempotency_records(now) -> int:
@@ -82,26 +68,29 @@ def prune_idempotency_records(now) -> int:
     return deleted
 
 
-def sweep(now=None) -> dict[str, int]:
-    """One pass of every sweep. Safe to run from several beats at once."""
+def sweep(now=None) -> dict[str, int | float]:
+    """One pass of every sweep: its counts, and how long it took (`seconds`). Safe to run from several beats at once."""
     from runs.publish import drain
 
+    started = time.monotonic()
+    until = budget_deadline()
     now = now or timezone.now()
     steps = {
-        "approvals_expired": lambda: expire_due(now=now),
+        "approvals_expired": lambda: expire_due(now=now, until=until),
         "approvals_escalated": lambda: escalate_due(now=now),
-        "runs_approval_expired": abort_orphaned_suspends,
-        "runs_suspend_ttl": lambda: abort_overdue_suspends(now),
-        "runs_idle": lambda: abort_idle_runs(now),
+        "runs_approval_expired": lambda: abort_orphaned_suspends(until=until),
+        "runs_suspend_ttl": lambda: abort_overdue_suspends(now, until=until),
+        "runs_idle": lambda: abort_idle_runs(now, until=until),
         "events_republished": drain,
         "idempotency_pruned": lambda: prune_idempotency_records(now),
     }
-    counts = {}
+    counts: dict[str, int | float] = {}
     for name, step in steps.items():
         try:
             counts[name] = step()
         except Exception:  # one failing step must not starve the others
             logger.exception("sweep step %s failed", name)
             counts[name] = -1
+    counts["seconds"] = round(time.monotonic() - started, 3)
     heartbeats.beat(heartbeats.SWEEP, counts)
     return counts

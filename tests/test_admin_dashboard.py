@@ -113,6 +113,12 @@ def test_the_index_shows_the_last_sweep_pass_counts(carl, db):
                       "events re-published: <strong>failed</strong> · idempotency keys pruned: 0")
 
 
+def test_the_index_shows_how_long_the_last_sweep_pass_took(carl, db):
+    heartbeats.beat(heartbeats.SWEEP, {"runs_idle": 1000, "seconds": 0.4567})
+    html = admin_client(carl).get("/admin/").content.decode()
+    assert '<span id="condor-sweep-took">took 0.46 s</span>' in html
+
+
 def test_the_index_shows_when_the_audit_chains_were_verified_and_how_it_went(carl, db):
     audit.record("verify", actor_user=carl, decision="broken", data={"broken": "row 12"})
     html = admin_client(carl).get("/admin/").content.decode()

@@ -55,7 +55,9 @@ def test_two_workers_running_the_pass_at_once_close_each_run_exactly_once(api, s
 
     runs = [open_executing_run(api, patient_ref=f"MRN-{i}") for i in range(RUNS)]
     Run.objects.filter(pk__in=runs).update(last_activity_at=timezone.now() - timedelta(hours=1))
-    workers = [celery_worker(f"w{n}", shared_env, concurrency=2) for n in (1, 2)]
+    # Small batches, so that passes running at once share the backlog (one batch of 1000 would take it all).
+    env = {**shared_env, "CONDOR_SWEEP_BATCH_SIZE": "2"}
+    workers = [celery_worker(f"w{n}", env, concurrency=2) for n in (1, 2)]
     try:
         for worker in workers:
             worker.start()

@@ -58,7 +58,8 @@ def test_a_failed_event_write_rolls_back_the_transition(api, monkeypatch):
 def test_a_failed_event_write_rolls_back_the_close_and_its_expiries(api, monkeypatch):
     run = make_run(api, "executing")
     approval = park(api, run["id"])
-    monkeypatch.setattr(RunEvent.objects, "create", _refuse_event)
+    # A close writes its events (and its expiries') with one bulk INSERT.
+    monkeypatch.setattr(RunEvent.objects, "bulk_create", lambda events: _refuse_event())
 
     with pytest.raises(RuntimeError):
         spine.close(run["id"], "user_stopped")

@@ -67,18 +67,19 @@ def test_runs_inside_their_timeouts_are_left_alone(api):
 
 
 def test_a_failing_row_does_not_stop_the_pass(api, monkeypatch):
-    first, second = make_run(api, "executing"), make_run(api, "executing")
-    real_close = sweeps.spine._close
+    first, second, third = (make_run(api, "executing") for _ in range(3))
+    real_close = sweeps.spine.close_locked
 
-    def close_but_fail_first(run, reason, **kwargs):
-        if str(run.pk) == first["id"]:
+    def close_but_fail_first(runs, reason, **kwargs):
+        if first["id"] in {str(run.pk) for run in runs}:
             raise RuntimeError("boom")
-        return real_close(run, reason, **kwargs)
+        return real_close(runs, reason, **kwargs)
 
-    monkeypatch.setattr(sweeps.spine, "_close", close_but_fail_first)
-    assert sweeps.abort_idle_runs(later(601)) == 1
+    monkeypatch.setattr(sweeps.spine, "close_locked", close_but_fail_first)
+    # The batch of three fails whole and is rolled back; row by row, only the bad run is left.
+    assert sweeps.abort_idle_runs(later(601)) == 2
     assert stored_state(first["id"]) == "executing"
-    assert stored_state(second["id"]) == "aborted"
+    assert stored_state(second["id"]) == stored_state(third["id"]) == "aborted"
 
 
 def test_a_failing_approval_does_not_stop_the_expiry_of_the_others(api, monkeypatch):

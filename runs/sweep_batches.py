@@ -1,0 +1,62 @@
+"""The loop every set-based sweep step shares: walk the due rows batch after batch.
+
+A step names its due rows (a queryset) and how to close a batch of them. The walk
+reads candidate ids in primary-key order without a lock and hands each batch to
+`close_batch` in its own transaction; `close_batch` locks those still due with
+SKIP LOCKED (the due condition re-checked under the lock: a row touched since it
+was read is left alone) and closes them with set-based statements. Keyset order
+means a pass reads each due row at most once: a row busy elsewhere (another beat's
+batch, a request) is passed over, not waited on, and the next pass sees it if it is
+still due; two beats leapfrog each other's batches instead of queueing.
+
+A batch that fails is rolled back whole and retried row by row, each in its own
+transaction, so one bad row is logged and skipped and never holds back the rest.
+"""
+
+import logging
+import time
+from collections.abc import Callable
+
+from django.conf import settings
+from django.db import transaction
+
+logger = logging.getLogger(__name__)
+
+
+def budget_deadline() -> float:
+    """When a pass that starts now has spent CONDOR_SWEEP_BUDGET_SECONDS (a time.monotonic() value)."""
+    return time.monotonic() + settings.CONDOR_SWEEP_BUDGET_SECONDS
+
+
+def walk(due, close_batch: Callable[[list], int], *, until: float, what: str) -> int:
+    """Close the rows of `due` batch by batch until none is left or `until` has passed; returns how many closed.
+
+    At least one batch runs however late it is, so no step starves behind another's backlog.
+    """
+    size = settings.CONDOR_SWEEP_BATCH_SIZE
+    closed, last = 0, None
+    while True:
+        page = due if last is None else due.filter(pk__gt=last)
+        ids = list(page.order_by("pk").values_list("pk", flat=True)[:size])
+        if not ids:
+            return closed
+        last = ids[-1]
+        closed += _guarded(close_batch, ids, what)
+        if len(ids) < size or time.monotonic() >= until:
+            return closed
+
+
+def _guarded(close_batch: Callable[[list], int], ids: list, what: str) -> int:
+    try:
+        with transaction.atomic():
+            return close_batch(ids)
+    except Exception:
+        logger.warning("sweep: a batch of %d %s failed; closing them one by one", len(ids), what, exc_info=True)
+    closed = 0
+    for pk in ids:
+        try:
+            with transaction.atomic():
+                closed += close_batch([pk])
+        except Exception:
+            logger.exception("sweep could not close %s %s; continuing", what, pk)
+    return closed
