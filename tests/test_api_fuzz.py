@@ -26,7 +26,7 @@ from schemathesis.specs.openapi.checks import (
 )
 
 from tests.approvals.helpers import CHART_READ, PRESCRIPTION, approve, clarify, gate, suspend
-from tests.conftest import logged_in
+from tests.helpers.personas import logged_in
 from tests.runs.helpers import close, make_session, open_run, post, transition
 
 CHECKS = [not_a_server_error, status_code_conformance, content_type_conformance, response_schema_conformance]

@@ -15,7 +15,7 @@ from runs.models import Run
 from runs.sweep import abort_idle_runs
 from tests.approvals.helpers import approve, gate, open_executing_run, resume, suspend
 from tests.approvals.hint_strategies import json_values
-from tests.conftest import PASSWORD, logged_in
+from tests.helpers.personas import PASSWORD, logged_in
 
 MRN = "MRN-30001"
 

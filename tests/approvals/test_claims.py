@@ -18,7 +18,7 @@ from runs.models import RunEvent
 from tests.approvals.helpers import (
     all_at_once, approval_row, approve, decide, frozen_clock, open_executing_run, post_json, suspend,
 )
-from tests.conftest import logged_in
+from tests.helpers.personas import logged_in
 
 
 @pytest.fixture

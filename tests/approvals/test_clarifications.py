@@ -14,7 +14,7 @@ from tests.approvals.helpers import (
     run_state,
     suspend,
 )
-from tests.conftest import _agent, _api_for
+from tests.helpers.personas import agent, api_for
 
 ROUTE = {"name": "route", "hint": {"options": ["oral", "iv"], "radio": True, "label": "Route"}}
 START = {"name": "start", "type": "date", "hint": {"min": "2025-01-01", "max": "2025-12-31"}}
@@ -233,7 +233,7 @@ def test_values_the_form_refuses_deny_the_tool_call_on_the_stream(asked, reviewe
 @pytest.fixture
 def hurried_api(db):
     """`create_api_client --cannot-park`: an agent with no way to wait for a human."""
-    return _api_for(_agent("batch-agent", can_park=False))
+    return api_for(agent("batch-agent", can_park=False))
 
 
 def test_a_client_that_cannot_park_is_blocked_instead_of_asked(hurried_api):

@@ -18,7 +18,7 @@ from tests.approvals.helpers import (
     run_state,
     suspend,
 )
-from tests.conftest import logged_in
+from tests.helpers.personas import logged_in
 
 EDITED = {**PRESCRIPTION, "dose": "250 mg"}
 

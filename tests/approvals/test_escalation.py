@@ -16,7 +16,7 @@ from approvals.models import AuditEvent, ReviewTeam
 from runs.models import RunEvent
 from runs.sweep import sweep
 from tests.approvals.helpers import all_at_once, approval_row, approve, open_executing_run, suspend
-from tests.conftest import _person
+from tests.helpers.personas import person
 
 
 @pytest.fixture
@@ -90,7 +90,7 @@ def test_the_sweep_escalates(parked):
 @pytest.mark.django_db(transaction=True, serialized_rollback=True)
 def test_two_sweeps_at_once_escalate_it_once(api):
     parked = suspend(api, open_executing_run(api))["id"]
-    rita = _person("rita", "reviewers")
+    rita = person("rita", "reviewers")
     rita.email = "rita@ward.example"
     rita.save()
     now = at_fraction(parked, 0.6)

@@ -12,7 +12,7 @@ from tests.approvals.helpers import (
     raw_post,
     run_state,
 )
-from tests.conftest import _agent, _api_for
+from tests.helpers.personas import agent, api_for
 
 EMAIL = {"host": "smtp.clinic.example", "to": "pt@example.org", "body": "Your results are in."}
 
@@ -125,7 +125,7 @@ def test_a_call_without_an_api_key_is_refused(api, client):
 @pytest.fixture
 def hurried_api(db):
     """`create_api_client --cannot-park`: an agent with no way to wait for a human."""
-    return _api_for(_agent("batch-agent", can_park=False))
+    return api_for(agent("batch-agent", can_park=False))
 
 
 def test_a_client_that_cannot_park_gets_blocked_instead_of_a_suspend(hurried_api):

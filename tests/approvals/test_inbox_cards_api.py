@@ -13,7 +13,7 @@ from approvals import cards
 from approvals.models import Approval
 from approvals.visibility import ReviewerScope
 from tests.approvals.helpers import approve, later, open_executing_run, suspend
-from tests.conftest import logged_in
+from tests.helpers.personas import logged_in
 
 URL = "/api/v1/inbox/cards/"
 

@@ -8,7 +8,7 @@ from datetime import timedelta
 
 from approvals.models import Approval, ReviewTeam
 from tests.approvals.helpers import PRESCRIPTION, approve, decide, open_executing_run, suspend
-from tests.conftest import logged_in
+from tests.helpers.personas import logged_in
 
 URL = "/api/v1/inbox/decided/"
 

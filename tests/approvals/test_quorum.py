@@ -14,7 +14,7 @@ from runs.models import RunEvent
 from tests.approvals.helpers import (
     all_at_once, approval_row, approve, decide, open_executing_run, resume, run_state, suspend,
 )
-from tests.conftest import _person, logged_in
+from tests.helpers.personas import logged_in, person
 
 SIGNATURE = {"document_id": "d-7", "signer": "Dr. Okafor"}
 
@@ -149,7 +149,7 @@ def test_sixteen_concurrent_second_approvals_approve_it_exactly_once(api, rita):
     run_id = open_executing_run(api)
     approval = suspend(api, run_id, tool="sign_document", op="sign", args=SIGNATURE)["id"]
     approve(logged_in(rita), approval)
-    browsers = [logged_in(_person(f"reviewer{n}", "reviewers")) for n in range(16)]
+    browsers = [logged_in(person(f"reviewer{n}", "reviewers")) for n in range(16)]
 
     def second(http):
         response = decide(http, approval, {"approved": True})

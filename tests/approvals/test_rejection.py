@@ -19,7 +19,7 @@ from tests.approvals.helpers import (
     run_state,
     suspend,
 )
-from tests.conftest import logged_in
+from tests.helpers.personas import logged_in
 
 REASON = "Penicillin allergy on file; propose an alternative."
 OTHER = {"drug": "metformin", "dose": "500 mg", "route": "oral", "days": 30}

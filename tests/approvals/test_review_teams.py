@@ -13,7 +13,7 @@ from approvals import cards
 from approvals.models import Approval, ApprovalStatus, AuditEvent, ReviewTeam
 from approvals.visibility import pending_approvals, reviewer_scope
 from tests.approvals.helpers import approval_row, decide, open_executing_run, post_json, run_state, suspend
-from tests.conftest import logged_in
+from tests.helpers.personas import logged_in
 
 CARDS = "/api/v1/inbox/cards/"
 

@@ -20,7 +20,7 @@ from tests.approvals.helpers import (
     resume,
     run_state,
 )
-from tests.conftest import _agent, _api_for
+from tests.helpers.personas import agent, api_for
 
 SEARCH = {"query": "apixaban renal dosing"}
 EMAIL = {"host": "smtp.clinic.example", "to": "gp@example.org", "body": "Discharge letter attached."}
@@ -192,7 +192,7 @@ def test_a_blocked_call_takes_no_result(api):
 
 
 def test_a_call_blocked_because_the_client_cannot_park_takes_no_result(db):
-    hurried = _api_for(_agent("batch-agent", can_park=False))
+    hurried = api_for(agent("batch-agent", can_park=False))
     run_id = open_executing_run(hurried, age_band="adult")
     assert gate(hurried, run_id).json()["rule_id"] == "client.cannot-park"
     assert_refused_as_not_allowed(report(hurried, run_id, output={"prescription_id": "rx-1"}, untrusted=True),

@@ -38,7 +38,7 @@ def daphne_server(django_db_setup):
     }
     if settings.REDIS_URL:
         env["REDIS_URL"] = settings.REDIS_URL
-        env["CONDOR_CHANNEL_PREFIX"] = settings.CHANNEL_LAYERS["default"]["CONFIG"]["prefix"]
+        env["CONDOR_CHANNEL_PREFIX"] = settings.REDIS_PREFIX
     with DaphneServer(env) as server:
         yield server
 

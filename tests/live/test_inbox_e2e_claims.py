@@ -9,7 +9,7 @@ import pytest
 from playwright.sync_api import expect
 
 from approvals.models import Approval
-from tests.conftest import _person
+from tests.helpers.personas import person
 from tests.live.inbox_fixtures import page  # noqa: F401 - the fixture that keeps a screenshot on failure
 from tests.live.inbox_harness import CHROMIUM
 from tests.live.test_inbox_e2e import browser_page, chromium, inbox, park_prescription  # noqa: F401 - fixtures
@@ -27,7 +27,7 @@ def test_a_claim_shows_live_and_the_other_reviewer_cannot_decide(inbox, live_age
     card = inbox.open_card(approval["id"])  # from its line in the queue
     expect(card.get_by_test_id("card-claim")).to_be_hidden()
 
-    rob = LiveBrowser(daphne_server.host, _person("rob", "reviewers"))
+    rob = LiveBrowser(daphne_server.host, person("rob", "reviewers"))
     claimed = rob.post(f"/api/v1/approvals/{approval['id']}/claim/", "{}",
                        HTTP_X_CSRFTOKEN=rob.cookies["csrftoken"].value)
     assert claimed.status_code == 200, claimed

@@ -9,7 +9,7 @@ import pytest
 
 from approvals.models import ReviewTeam
 from tests.approvals.helpers import approve, open_executing_run, suspend
-from tests.conftest import logged_in
+from tests.helpers.personas import logged_in
 from tests.live.sockets import connected_inbox, in_event_loop, next_message, sync
 
 pytestmark = [
