@@ -4,16 +4,9 @@ import pytest
 
 from approvals.models import Approval, AuditEvent
 from runs.models import RunEvent
-from tests.approvals.helpers import (
-    approval_row,
-    clarify,
-    decide,
-    open_executing_run,
-    raw_post,
-    resume,
-    run_state,
-    suspend,
-)
+from tests.helpers.approval_loop import approval_row, asked_run, clarify, decide, resume, suspend
+from tests.helpers.http import raw_post
+from tests.helpers.runs import open_executing_run, run_state
 from tests.helpers.personas import agent, api_for
 
 ROUTE = {"name": "route", "hint": {"options": ["oral", "iv"], "radio": True, "label": "Route"}}
@@ -34,10 +27,7 @@ GOOD_VALUES = {"route": "oral", "symptoms": ["rash"], "start": "2025-03-04",
 @pytest.fixture
 def asked(api):
     """(run id, approval) for the full clarification form above."""
-    run_id = open_executing_run(api)
-    response = clarify(api, run_id, FORM)
-    assert response.status_code == 202, response.content
-    return run_id, response.json()["approval"]
+    return asked_run(api, FORM)
 
 
 def properties(approval):

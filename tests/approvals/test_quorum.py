@@ -11,9 +11,9 @@ from django.core.management import call_command
 
 from approvals.models import Approval, AuditEvent, ToolDescriptor
 from runs.models import RunEvent
-from tests.approvals.helpers import (
-    all_at_once, approval_row, approve, decide, open_executing_run, resume, run_state, suspend,
-)
+from tests.helpers.approval_loop import approval_row, approve, decide, resume, suspend
+from tests.helpers.races import all_at_once
+from tests.helpers.runs import open_executing_run, run_state
 from tests.helpers.personas import logged_in, person
 
 SIGNATURE = {"document_id": "d-7", "signer": "Dr. Okafor"}

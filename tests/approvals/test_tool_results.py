@@ -9,17 +9,10 @@ from approvals.expiry import expire_due
 from approvals.models import AuditEvent, ToolCall
 from runs.models import RunEvent
 from sessions_app.models import Session
-from tests.approvals.helpers import (
-    CHART_READ,
-    approval_row,
-    approve,
-    frozen_clock,
-    gate,
-    open_executing_run,
-    raw_post,
-    resume,
-    run_state,
-)
+from tests.helpers.approval_loop import CHART_READ, approval_row, approve, gate, resume
+from tests.helpers.clock import frozen_clock
+from tests.helpers.http import raw_post
+from tests.helpers.runs import open_executing_run, run_state
 from tests.helpers.personas import agent, api_for
 
 SEARCH = {"query": "apixaban renal dosing"}

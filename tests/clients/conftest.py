@@ -12,7 +12,7 @@ import pytest
 from django.db import connection
 
 from approvals.models import Approval, ApprovalStatus
-from tests.approvals.helpers import decide
+from tests.helpers.approval_loop import decide
 from tests.live.conftest import daphne_server, live_agent, live_reviewer  # noqa: F401 - the live-wire fixtures
 
 

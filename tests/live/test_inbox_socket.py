@@ -13,15 +13,9 @@ from approvals.expiry import expire_due
 from approvals.models import Approval
 from runs.models import RunEvent
 from runs.publish import publish
-from tests.approvals.helpers import (
-    approve,
-    clarify,
-    decide,
-    later,
-    open_executing_run,
-    resume,
-    suspend,
-)
+from tests.helpers.approval_loop import approve, clarify, decide, parked_run, resume
+from tests.helpers.clock import later
+from tests.helpers.runs import open_executing_run
 from tests.live.sockets import PUSH_TIMEOUT, connected_inbox, in_event_loop, inbox_socket, next_message, refused, sync
 
 # Publishing happens on commit, so these tests commit.
@@ -29,11 +23,6 @@ pytestmark = [
     pytest.mark.django_db(transaction=True, serialized_rollback=True),
     pytest.mark.usefixtures("fresh_channel_layer"),
 ]
-
-
-def parked_run(api, **call) -> tuple[str, dict]:
-    run_id = open_executing_run(api)
-    return run_id, suspend(api, run_id, **call)
 
 
 # ------------------------------------------------------------------ who may connect
