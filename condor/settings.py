@@ -150,13 +150,14 @@ DATABASES = {
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 REDIS_URL = env_url("REDIS_URL", {"redis", "rediss", "unix"})
+# Every key Condor puts in Redis starts with this (channel groups, throttle counters, the
+# Celery queue), so several deployments (or test runs) on one Redis database stay apart.
+REDIS_PREFIX = env_str("CONDOR_CHANNEL_PREFIX", "condor")
 if REDIS_URL:
     CHANNEL_LAYERS = {
         "default": {
             "BACKEND": "channels_redis.core.RedisChannelLayer",
-            # The prefix keeps several deployments (or test runs) on one Redis apart.
-            "CONFIG": {"hosts": [REDIS_URL], "capacity": 1500, "expiry": 30,
-                       "prefix": env_str("CONDOR_CHANNEL_PREFIX", "condor")},
+            "CONFIG": {"hosts": [REDIS_URL], "capacity": 1500, "expiry": 30, "prefix": REDIS_PREFIX},
         }
     }
 else:
@@ -202,7 +203,7 @@ if REDIS_URL:
     # the throttle lets requests through while its cache is out (condor/throttling.py).
     CACHES["throttle"] = {
         "BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": REDIS_URL,
-        "KEY_PREFIX": "condor-throttle",
+        "KEY_PREFIX": f"{REDIS_PREFIX}-throttle",
         "OPTIONS": {"socket_timeout": 0.25, "socket_connect_timeout": 0.25, "retry": Retry(NoBackoff(), 0)},
     }
 # -----------------------------------------------------------------------------------------
@@ -267,6 +268,7 @@ SPECTACULAR_SETTINGS = {
 }
 
 CELERY_BROKER_URL = REDIS_URL or "memory://"
+CELERY_BROKER_TRANSPORT_OPTIONS = {"global_keyprefix": f"{REDIS_PREFIX}:"} if REDIS_URL else {}
 CELERY_TASK_ALWAYS_EAGER = False
 CELERY_TASK_ACKS_LATE = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1

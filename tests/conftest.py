@@ -6,49 +6,55 @@
 - `carl`: a compliance officer; `gina`: a governance admin.
 """
 
-import functools
+import os
 
 import pytest
-from django.contrib.auth.hashers import make_password
-from django.contrib.auth.models import Group, User
+from django.contrib.auth.models import User
 from django.test import Client
 from rest_framework.test import APIClient
 
-from approvals.models import ApiClient, ApiClientKey
 from approvals.registry import seed_static_catalog
+from tests.helpers.personas import agent, api_for, logged_in, person
 
 pytest_plugins = ["tests.ci_skips"]
 
-
-def _agent(name: str, *, can_park: bool = True):
-    client = ApiClient.objects.create(name=name, can_park=can_park)
-    _, key = ApiClientKey.objects.create_key(name=f"{name} key", client=client)
-    client.raw_key = key
-    return client
+# This run's own names on the shared machine: two runs at once must not meet in PostgreSQL or Redis.
+RUN = f"{os.getpid()}"
 
 
-def _api_for(client) -> APIClient:
-    api = APIClient()
-    api.credentials(HTTP_AUTHORIZATION=f"Api-Key {client.raw_key}")
-    return api
+def _isolate_redis():
+    """This run's keys in Redis (channel groups, throttle counters, the Celery queue) carry its own
+    prefix, as settings.py derives them from CONDOR_CHANNEL_PREFIX; the servers and workers
+    the tests start get the same prefix through that variable. Done at import, before
+    anything has connected (pytest-django has loaded the settings by now)."""
+    from django.conf import settings
+
+    if not settings.REDIS_URL:
+        return
+    settings.REDIS_PREFIX = f"condor-test-{RUN}"
+    settings.CHANNEL_LAYERS["default"]["CONFIG"]["prefix"] = settings.REDIS_PREFIX
+    settings.CACHES["throttle"]["KEY_PREFIX"] = f"{settings.REDIS_PREFIX}-throttle"
+    settings.CELERY_BROKER_TRANSPORT_OPTIONS = {"global_keyprefix": f"{settings.REDIS_PREFIX}:"}
 
 
-PASSWORD = "correct horse battery"
+_isolate_redis()
 
 
-@functools.cache
-def _password_hash() -> str:
-    # Hashed once per run: the real (slow on purpose) hasher, so a live server in
-    # another process can still verify a login, without paying for it per persona.
-    return make_password(PASSWORD)
+@pytest.fixture(scope="session")
+def django_db_modify_db_settings(request, django_db_modify_db_settings_parallel_suffix):
+    """Each run gets its own test database, test_<name>_<pid>, dropped at the end as usual.
 
+    With --reuse-db the fixed name stays: reusing needs to find the database again.
+    """
+    from django.conf import settings
 
-def _person(username: str, group: str) -> User:
-    # As `create_reviewer` makes them: compliance and governance work in the admin.
-    user = User.objects.create(username=username, password=_password_hash(),
-                               is_staff=group in ("compliance", "governance"))
-    user.groups.add(Group.objects.get(name=group))
-    return user
+    if request.config.getvalue("reuse_db"):
+        return
+    for database in settings.DATABASES.values():
+        if database["ENGINE"] == "django.db.backends.sqlite3":
+            continue  # in memory: private to this process already
+        test = database.setdefault("TEST", {})
+        test["NAME"] = f"{test.get('NAME') or 'test_' + database['NAME']}_{RUN}"
 
 
 @pytest.fixture
@@ -58,71 +64,48 @@ def catalog(db):
 
 @pytest.fixture
 def ward_agent(db):
-    return _agent("ward-agent")
+    return agent("ward-agent")
 
 
 @pytest.fixture
 def other_agent(db):
-    return _agent("other-agent")
+    return agent("other-agent")
 
 
 @pytest.fixture
 def api(ward_agent) -> APIClient:
-    return _api_for(ward_agent)
+    return api_for(ward_agent)
 
 
 @pytest.fixture
 def other_api(other_agent) -> APIClient:
-    return _api_for(other_agent)
+    return api_for(other_agent)
 
 
 @pytest.fixture
 def rita(db) -> User:
-    return _person("rita", "reviewers")
+    return person("rita", "reviewers")
 
 
 @pytest.fixture
 def rob(db) -> User:
     """A second reviewer: review teams, claims and four eyes need two."""
-    return _person("rob", "reviewers")
+    return person("rob", "reviewers")
 
 
 @pytest.fixture
 def carl(db) -> User:
-    return _person("carl", "compliance")
+    return person("carl", "compliance")
 
 
 @pytest.fixture
 def gina(db) -> User:
-    return _person("gina", "governance")
-
-
-def logged_in(user) -> Client:
-    """A browser-like client: Django session login, CSRF checks enforced as in production."""
-    http = Client(enforce_csrf_checks=True)
-    http.force_login(user)
-    http.get("/inbox/")  # sets the csrftoken cookie like the inbox page does
-    return http
+    return person("gina", "governance")
 
 
 @pytest.fixture
 def reviewer_http(rita) -> Client:
     return logged_in(rita)
-
-
-@pytest.fixture(autouse=True, scope="session")
-def _isolated_channel_layer():
-    """Test runs sharing one Redis must not hear each other's inbox pushes."""
-    import os
-
-    from channels.layers import channel_layers
-    from django.conf import settings
-
-    layer = settings.CHANNEL_LAYERS["default"]
-    if "prefix" in layer.get("CONFIG", {}):
-        layer["CONFIG"]["prefix"] = f"condor-test-{os.getpid()}"
-        channel_layers.backends.clear()
-    yield
 
 
 def _flush_past_the_audit_triggers():

@@ -9,8 +9,9 @@ has it. Everything goes through the API, as the agent runtime would.
 
 import itertools
 
-from tests.approvals.helpers import CHART_READ, gate, open_executing_run, suspend
-from tests.runs.helpers import make_session, open_run, post, transition
+from tests.helpers.approval_loop import CHART_READ, gate, suspend
+from tests.helpers.http import post
+from tests.helpers.runs import make_session, open_executing_run, open_run, transition
 
 _calls = itertools.count(1)
 

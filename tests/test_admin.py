@@ -8,7 +8,8 @@ from rest_framework.test import APIClient
 
 from approvals import registry_changes
 from approvals.models import ApiClientKey, Approval, AuditEvent, ReviewTeam, ToolDescriptor
-from tests.approvals.helpers import gate, open_executing_run
+from tests.helpers.approval_loop import gate
+from tests.helpers.runs import open_executing_run
 
 TOOL_FORM = {"description": "", "policy_class": "mutate", "hitl_tier": "low", "trust": "trusted",
              "allowed_hosts": "[]", "metadata": "{}", "approvals_required": "1", "_save": "Save"}

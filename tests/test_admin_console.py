@@ -11,7 +11,8 @@ from django.test.utils import CaptureQueriesContext
 from approvals.models import Approval, AuditEvent, ToolCall
 from runs.models import Run
 from sessions_app.models import Session
-from tests.approvals.helpers import approve, gate, open_executing_run, suspend
+from tests.helpers.approval_loop import approve, gate, suspend
+from tests.helpers.runs import open_executing_run
 from tests.test_admin import admin_client, change_url, post
 
 PATIENT = "MRN-30001"

@@ -12,7 +12,8 @@ from approvals.admin_dashboard import dashboard
 from approvals.expiry import expire_due
 from approvals.models import Approval, Heartbeat
 from runs.sweep import sweep
-from tests.approvals.helpers import gate, open_executing_run, suspend
+from tests.helpers.approval_loop import gate, suspend
+from tests.helpers.runs import open_executing_run
 from tests.test_admin import admin_client
 
 

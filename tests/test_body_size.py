@@ -21,7 +21,8 @@ from condor.body_limit import BodySizeLimit
 from condor.errors import PayloadTooLarge
 from condor.parsers import StrictJSONParser
 from sessions_app.models import Session
-from tests.approvals.helpers import open_executing_run, raw_post
+from tests.helpers.http import raw_post
+from tests.helpers.runs import open_executing_run
 
 LIMIT = 4096
 
@@ -71,7 +72,7 @@ def test_a_body_exactly_at_the_limit_is_accepted(api, small_limit):
 
 
 def test_a_reviewers_decision_over_the_limit_is_refused(api, catalog, reviewer_http, small_limit):
-    from tests.approvals.helpers import approval_row, decide, suspend
+    from tests.helpers.approval_loop import approval_row, decide, suspend
 
     approval = suspend(api, open_executing_run(api))
     response = decide(reviewer_http, approval["id"], {"approved": False, "reason": "x" * LIMIT})

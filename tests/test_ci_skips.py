@@ -34,3 +34,17 @@ def test_a_skip_is_only_a_skip_outside_ci(tmp_path):
 
 def test_a_clean_run_passes_under_ci(tmp_path):
     assert run_pytest(tmp_path, "def test_passes():\n    pass\n", ci=True) == 0
+
+
+OUR_PACKAGES = ("condor", "approvals", "runs", "sessions_app", "tests", "condor_client")
+
+
+def test_our_own_modules_are_imported_plainly():
+    # importorskip turns a broken import of our own code into a skip; a plain import fails.
+    offenders = [
+        f"{path.relative_to(REPO)}:{number}"
+        for path in (REPO / "tests").rglob("*.py") if "node_modules" not in path.parts
+        for number, line in enumerate(path.read_text().splitlines(), 1)
+        if "importorskip(" in line and any(f'"{package}' in line or f"'{package}" in line for package in OUR_PACKAGES)
+    ]
+    assert offenders == []

@@ -10,7 +10,7 @@ from axes.models import AccessAttempt
 from django.conf import settings
 from django.test import Client
 
-from tests.conftest import PASSWORD
+from tests.helpers.personas import PASSWORD
 
 INBOX_LOGIN, ADMIN_LOGIN = "/accounts/login/", "/admin/login/"
 
@@ -61,9 +61,9 @@ def test_failures_below_the_limit_do_not_lock(rita):
 
 
 def test_another_reviewer_is_not_locked_by_someone_elses_failures(rita, db):
-    from tests.conftest import _person
+    from tests.helpers.personas import person
 
-    _person("rosa", "reviewers")
+    person("rosa", "reviewers")
     fail_until_locked(Client(), INBOX_LOGIN, "rita")
     assert sign_in(Client(), INBOX_LOGIN, "rosa", PASSWORD).status_code == 302
 

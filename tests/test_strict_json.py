@@ -10,7 +10,9 @@ import pytest
 from approvals.models import AuditEvent, ToolCall
 from condor.parsers import MAX_SAFE_INTEGER, StrictJSONError, loads_strict
 from sessions_app.models import Session
-from tests.approvals.helpers import gate, open_executing_run, raw_post
+from tests.helpers.approval_loop import gate
+from tests.helpers.http import raw_post
+from tests.helpers.runs import open_executing_run
 
 SESSIONS = "/api/v1/sessions/"
 

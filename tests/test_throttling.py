@@ -12,7 +12,8 @@ import pytest
 from django.core.cache import caches
 
 from condor import throttling
-from tests.approvals.helpers import clarify, gate, open_executing_run, suspend
+from tests.helpers.approval_loop import clarify, gate, suspend
+from tests.helpers.runs import open_executing_run
 
 NOW = 1_000_030.0  # 10 s into a one-minute window (1,000,020 is a multiple of 60)
 DEFAULT_LIMIT, GATE_LIMIT = 4, 2

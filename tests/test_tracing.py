@@ -6,7 +6,8 @@ from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
-from tests.approvals.helpers import approve, gate, open_executing_run, resume, suspend
+from tests.helpers.approval_loop import approve, gate, resume, suspend
+from tests.helpers.runs import open_executing_run
 
 _EXPORTER = InMemorySpanExporter()
 

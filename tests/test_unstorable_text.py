@@ -9,15 +9,10 @@ import pytest
 from approvals.models import Approval, AuditEvent, ToolCall
 from runs.models import Run
 from sessions_app.models import Session
-from tests.approvals.helpers import (
-    PRESCRIPTION,
-    approval_row,
-    gate,
-    open_executing_run,
-    raw_post,
-    suspend,
-)
-from tests.approvals.helpers import decide as post_decision
+from tests.helpers.approval_loop import PRESCRIPTION, approval_row, gate, suspend
+from tests.helpers.approval_loop import decide as post_decision
+from tests.helpers.http import raw_post
+from tests.helpers.runs import open_executing_run
 
 NUL = r"\u0000"  # as it travels: a JSON escape (a raw NUL byte is not valid JSON at all)
 

@@ -2,7 +2,7 @@
 
 from django.test import Client
 
-from tests.conftest import PASSWORD, logged_in
+from tests.helpers.personas import PASSWORD, logged_in
 
 
 def test_a_compliance_officer_on_the_inbox_is_sent_to_the_admin(carl):

@@ -6,7 +6,7 @@ audit log, with the object before and after, and never the key or its hash.
 """
 
 from approvals.models import ApiClient, ApiClientKey, AuditEvent
-from tests.conftest import logged_in
+from tests.helpers.personas import logged_in
 
 
 def post_form(admin, url: str, fields: dict):

@@ -13,7 +13,7 @@ from django.test.utils import CaptureQueriesContext
 
 from approvals import audit_admin
 from approvals.models import Approval, AuditEvent
-from tests.approvals.helpers import open_executing_run, suspend
+from tests.helpers.approval_loop import approval_row, parked_run
 from tests.test_admin import admin_client, post
 
 PAGE = "/admin/approvals/auditevent/"
@@ -22,8 +22,7 @@ PAGE = "/admin/approvals/auditevent/"
 @pytest.fixture
 def parked(api, catalog) -> Approval:
     """A prescription waiting for a reviewer, for patient MRN-30001."""
-    run_id = open_executing_run(api, patient_ref="MRN-30001")
-    return Approval.objects.get(pk=suspend(api, run_id)["id"])
+    return approval_row(parked_run(api, {"patient_ref": "MRN-30001"})[1]["id"])
 
 
 def bulk_rows(count: int, **columns):

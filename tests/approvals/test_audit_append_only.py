@@ -5,6 +5,7 @@ import os
 
 import psycopg
 import pytest
+from django.core.management.color import no_style
 from django.db import connection, transaction
 from django.db.utils import DatabaseError
 
@@ -115,3 +116,16 @@ def test_the_application_role_may_append_and_read_but_nothing_else(db):
                     "must be owner" in str(error) else str(error)
         conn.rollback()
     assert outcomes == {name: "permission denied" for name in ATTEMPTS}
+
+
+def test_the_suites_flush_between_transactional_tests_turns_the_triggers_back_on(logged):
+    # tests/conftest.py switches the triggers off for the flush after a transactional test;
+    # if it forgot to switch them back, every later test would run on an unguarded log.
+    tables = [AuditEvent._meta.db_table, AuditChainHead._meta.db_table]
+    with transaction.atomic(), connection.cursor() as cursor:
+        cursor.execute("SET CONSTRAINTS ALL IMMEDIATE")  # as in refused(): TRUNCATE needs no pending checks
+        for statement in connection.ops.sql_flush(no_style(), tables):
+            cursor.execute(statement)
+        assert "the audit log is append-only" in refused(REFUSALS["update of nothing"])
+        transaction.set_rollback(True)  # the logged row comes back
+    assert AuditEvent.objects.filter(pk=logged.pk).exists()

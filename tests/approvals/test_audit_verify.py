@@ -11,7 +11,7 @@ from django.db import connection
 from approvals import audit, audit_chain
 from approvals.models import AuditEvent
 from runs.models import Run
-from tests.approvals.helpers import open_executing_run
+from tests.helpers.runs import open_executing_run
 from tests.test_admin import admin_client, post
 
 pytestmark = pytest.mark.skipif(not os.environ.get("DATABASE_URL", "").startswith("postgres"),

@@ -12,7 +12,7 @@ from approvals import cards
 from approvals.hashing import canonical_json, payload_hash
 from approvals.models import Approval
 from runs.models import RunEvent
-from tests.approvals.helpers import open_executing_run, suspend
+from tests.helpers.approval_loop import approval_row, parked_run
 
 LIMIT = 256
 SMALL = {"drug": "amoxicillin", "dose": "500 mg"}
@@ -26,7 +26,7 @@ def small_limit(settings):
 
 
 def parked_with(api, args) -> Approval:
-    return Approval.objects.get(pk=suspend(api, open_executing_run(api), args=args)["id"])
+    return approval_row(parked_run(api, args=args)[1]["id"])
 
 
 def test_args_within_the_limit_travel_whole(api):

@@ -5,7 +5,8 @@ the result that tainted it."""
 from approvals import cards
 from approvals.card_context import RATIONALE_MAX_CHARS
 from approvals.models import Approval, ToolCall
-from tests.approvals.helpers import gate, open_executing_run, suspend
+from tests.helpers.approval_loop import gate, suspend
+from tests.helpers.runs import open_executing_run
 
 
 def card_of(approval_id) -> dict:

@@ -15,10 +15,12 @@ from django.utils import timezone
 from approvals import cards
 from approvals.models import Approval, AuditEvent
 from runs.models import RunEvent
-from tests.approvals.helpers import (
-    all_at_once, approval_row, approve, decide, frozen_clock, open_executing_run, post_json, suspend,
-)
-from tests.conftest import logged_in
+from tests.helpers.approval_loop import approval_row, approve, decide, parked_run, suspend
+from tests.helpers.clock import frozen_clock
+from tests.helpers.http import post_json
+from tests.helpers.races import all_at_once
+from tests.helpers.runs import open_executing_run
+from tests.helpers.personas import logged_in
 
 
 @pytest.fixture
@@ -28,7 +30,7 @@ def rob_http(rob):
 
 @pytest.fixture
 def parked(api) -> str:
-    return suspend(api, open_executing_run(api))["id"]
+    return parked_run(api)[1]["id"]
 
 
 def claim(http, approval_id):

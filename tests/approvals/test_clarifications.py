@@ -4,17 +4,10 @@ import pytest
 
 from approvals.models import Approval, AuditEvent
 from runs.models import RunEvent
-from tests.approvals.helpers import (
-    approval_row,
-    clarify,
-    decide,
-    open_executing_run,
-    raw_post,
-    resume,
-    run_state,
-    suspend,
-)
-from tests.conftest import _agent, _api_for
+from tests.helpers.approval_loop import approval_row, asked_run, clarify, decide, resume, suspend
+from tests.helpers.http import raw_post
+from tests.helpers.runs import open_executing_run, run_state
+from tests.helpers.personas import agent, api_for
 
 ROUTE = {"name": "route", "hint": {"options": ["oral", "iv"], "radio": True, "label": "Route"}}
 START = {"name": "start", "type": "date", "hint": {"min": "2025-01-01", "max": "2025-12-31"}}
@@ -34,10 +27,7 @@ GOOD_VALUES = {"route": "oral", "symptoms": ["rash"], "start": "2025-03-04",
 @pytest.fixture
 def asked(api):
     """(run id, approval) for the full clarification form above."""
-    run_id = open_executing_run(api)
-    response = clarify(api, run_id, FORM)
-    assert response.status_code == 202, response.content
-    return run_id, response.json()["approval"]
+    return asked_run(api, FORM)
 
 
 def properties(approval):
@@ -233,7 +223,7 @@ def test_values_the_form_refuses_deny_the_tool_call_on_the_stream(asked, reviewe
 @pytest.fixture
 def hurried_api(db):
     """`create_api_client --cannot-park`: an agent with no way to wait for a human."""
-    return _api_for(_agent("batch-agent", can_park=False))
+    return api_for(agent("batch-agent", can_park=False))
 
 
 def test_a_client_that_cannot_park_is_blocked_instead_of_asked(hurried_api):

@@ -3,20 +3,9 @@
 import pytest
 
 from approvals.models import AuditEvent
-from tests.approvals.helpers import (
-    PRESCRIPTION,
-    approval_row,
-    approve,
-    clarify,
-    decide,
-    frozen_clock,
-    gate,
-    later,
-    open_executing_run,
-    resume,
-    run_state,
-    suspend,
-)
+from tests.helpers.approval_loop import PRESCRIPTION, approval_row, approve, clarify, decide, gate, resume, suspend
+from tests.helpers.clock import frozen_clock, later
+from tests.helpers.runs import open_executing_run, run_state
 
 
 def open_next_run(api, run_id) -> str:

@@ -12,7 +12,7 @@ from rest_framework.test import APIClient
 
 from approvals.management.commands import seed_demo
 from approvals.models import ApiClient, AuditEvent, ToolDescriptor
-from tests.conftest import PASSWORD
+from tests.helpers.personas import PASSWORD
 
 
 def run(*args) -> str:

@@ -6,19 +6,11 @@ import pytest
 
 from approvals.models import AuditEvent
 from runs.models import RunEvent
-from tests.approvals.helpers import (
-    PRESCRIPTION,
-    approval_row,
-    approve,
-    decide,
-    frozen_clock,
-    later,
-    open_executing_run,
-    raw_post,
-    run_state,
-    suspend,
-)
-from tests.conftest import logged_in
+from tests.helpers.approval_loop import PRESCRIPTION, approval_row, approve, decide, parked_run, suspend
+from tests.helpers.clock import frozen_clock, later
+from tests.helpers.http import raw_post
+from tests.helpers.runs import open_executing_run, run_state
+from tests.helpers.personas import logged_in
 
 EDITED = {**PRESCRIPTION, "dose": "250 mg"}
 
@@ -26,8 +18,7 @@ EDITED = {**PRESCRIPTION, "dose": "250 mg"}
 @pytest.fixture
 def parked(api):
     """(run id, approval) for a high-tier prescription waiting for a reviewer."""
-    run_id = open_executing_run(api)
-    return run_id, suspend(api, run_id)
+    return parked_run(api)
 
 
 # --- who may decide -------------------------------------------------------------------
@@ -287,8 +278,8 @@ EMAIL = {"host": "smtp.clinic.example", "to": "gp@example.org", "body": "Dischar
 @pytest.fixture
 def parked_email(api):
     """(run id, approval) for an email a guarded session must have approved (allowed host smtp.clinic.example)."""
-    run_id = open_executing_run(api, autonomy="guarded", age_band="adult")
-    approval = suspend(api, run_id, tool="send_email", op="send", args=EMAIL)
+    run_id, approval = parked_run(api, {"autonomy": "guarded", "age_band": "adult"}, tool="send_email", op="send",
+                                  args=EMAIL)
     assert approval["rule_id"] == "comms.approval"
     return run_id, approval
 

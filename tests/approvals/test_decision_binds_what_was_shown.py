@@ -11,8 +11,9 @@ import pytest
 
 from approvals.hashing import payload_hash
 from approvals.models import AuditEvent
-from tests.approvals.helpers import approval_row, approve, decide, open_executing_run, suspend
-from tests.conftest import logged_in
+from tests.helpers.approval_loop import approval_row, approve, decide, suspend
+from tests.helpers.runs import open_executing_run
+from tests.helpers.personas import logged_in
 
 SIGNATURE = {"document_id": "d-7", "signer": "Dr. Okafor"}
 EDITED = {"document_id": "d-7", "signer": "Dr. Mensah"}

@@ -4,15 +4,8 @@ import pytest
 
 from approvals.models import AuditEvent
 from runs.models import RunEvent
-from tests.approvals.helpers import (
-    approval_row,
-    clarify,
-    decide,
-    open_executing_run,
-    resume,
-    run_state,
-    suspend,
-)
+from tests.helpers.approval_loop import approval_row, asked_run, clarify, decide, resume, suspend
+from tests.helpers.runs import open_executing_run, run_state
 
 ROUTE = [{"name": "route", "hint": {"options": ["oral", "iv"], "label": "Route"}}]
 DECLINE = {"approved": False, "reason": "Route is for the prescriber to decide, not the ward."}
@@ -21,10 +14,7 @@ DECLINE = {"approved": False, "reason": "Route is for the prescriber to decide, 
 @pytest.fixture
 def asked(api):
     """(run id, approval) for a clarification waiting for a reviewer."""
-    run_id = open_executing_run(api)
-    response = clarify(api, run_id, ROUTE)
-    assert response.status_code == 202, response.content
-    return run_id, response.json()["approval"]
+    return asked_run(api, ROUTE)
 
 
 def test_declining_denies_the_question_and_the_run_executes_again(asked, reviewer_http):

@@ -9,7 +9,8 @@ import pytest
 
 from condor.display import contains_hidden, has_hidden, reveal
 from approvals.models import Approval, ToolCall
-from tests.approvals.helpers import open_executing_run, suspend
+from tests.helpers.approval_loop import suspend
+from tests.helpers.runs import open_executing_run
 from tests.test_admin import admin_client, change_url
 
 TRICK = {"drug": "amoxicillin", "dose": "\u202e5.2\u202c mg", "dr\u0435g": "x"}

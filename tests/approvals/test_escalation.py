@@ -15,13 +15,15 @@ from approvals.escalation import escalate_due
 from approvals.models import AuditEvent, ReviewTeam
 from runs.models import RunEvent
 from runs.sweep import sweep
-from tests.approvals.helpers import all_at_once, approval_row, approve, open_executing_run, suspend
-from tests.conftest import _person
+from tests.helpers.approval_loop import approval_row, approve, parked_run, suspend
+from tests.helpers.races import all_at_once
+from tests.helpers.runs import open_executing_run
+from tests.helpers.personas import person
 
 
 @pytest.fixture
 def parked(api) -> str:
-    return suspend(api, open_executing_run(api, care_unit="ICU"))["id"]
+    return parked_run(api, {"care_unit": "ICU"})[1]["id"]
 
 
 def at_fraction(approval_id, fraction: float):
@@ -90,7 +92,7 @@ def test_the_sweep_escalates(parked):
 @pytest.mark.django_db(transaction=True, serialized_rollback=True)
 def test_two_sweeps_at_once_escalate_it_once(api):
     parked = suspend(api, open_executing_run(api))["id"]
-    rita = _person("rita", "reviewers")
+    rita = person("rita", "reviewers")
     rita.email = "rita@ward.example"
     rita.save()
     now = at_fraction(parked, 0.6)

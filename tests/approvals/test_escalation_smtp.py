@@ -13,7 +13,8 @@ from django.test import override_settings
 
 from approvals.escalation import escalate_due
 from condor.env import env_email
-from tests.approvals.helpers import approval_row, open_executing_run, suspend
+from tests.helpers.approval_loop import approval_row, suspend
+from tests.helpers.runs import open_executing_run
 
 
 class _Smtp(socketserver.StreamRequestHandler):

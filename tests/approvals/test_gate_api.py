@@ -4,15 +4,10 @@ import pytest
 
 from approvals.models import ApiClientKey, Approval, AuditEvent, ToolCall
 from runs.models import RunEvent
-from tests.approvals.helpers import (
-    CHART_READ,
-    PRESCRIPTION,
-    gate,
-    open_executing_run,
-    raw_post,
-    run_state,
-)
-from tests.conftest import _agent, _api_for
+from tests.helpers.approval_loop import CHART_READ, PRESCRIPTION, gate
+from tests.helpers.http import raw_post
+from tests.helpers.runs import open_executing_run, run_state
+from tests.helpers.personas import agent, api_for
 
 EMAIL = {"host": "smtp.clinic.example", "to": "pt@example.org", "body": "Your results are in."}
 
@@ -125,7 +120,7 @@ def test_a_call_without_an_api_key_is_refused(api, client):
 @pytest.fixture
 def hurried_api(db):
     """`create_api_client --cannot-park`: an agent with no way to wait for a human."""
-    return _api_for(_agent("batch-agent", can_park=False))
+    return api_for(agent("batch-agent", can_park=False))
 
 
 def test_a_client_that_cannot_park_gets_blocked_instead_of_a_suspend(hurried_api):

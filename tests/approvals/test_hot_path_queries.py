@@ -16,7 +16,8 @@ import pytest
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
-from tests.approvals.helpers import CHART_READ, approve, decide, gate, open_executing_run, resume, suspend
+from tests.helpers.approval_loop import CHART_READ, approve, decide, gate, resume, suspend
+from tests.helpers.runs import open_executing_run
 
 pytestmark = pytest.mark.django_db(transaction=True, serialized_rollback=True)
 

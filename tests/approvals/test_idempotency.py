@@ -4,7 +4,9 @@ import pytest
 
 from approvals.models import AuditEvent, IdempotencyRecord
 from runs.models import RunEvent
-from tests.approvals.helpers import PRESCRIPTION, approve, open_executing_run, raw_post, resume, suspend
+from tests.helpers.approval_loop import PRESCRIPTION, approve, resume, suspend
+from tests.helpers.http import raw_post
+from tests.helpers.runs import open_executing_run
 
 
 @pytest.fixture

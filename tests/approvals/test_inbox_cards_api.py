@@ -12,8 +12,10 @@ from django.test.utils import CaptureQueriesContext
 from approvals import cards
 from approvals.models import Approval
 from approvals.visibility import ReviewerScope
-from tests.approvals.helpers import approve, later, open_executing_run, suspend
-from tests.conftest import logged_in
+from tests.helpers.approval_loop import approve, suspend
+from tests.helpers.clock import later
+from tests.helpers.runs import open_executing_run
+from tests.helpers.personas import logged_in
 
 URL = "/api/v1/inbox/cards/"
 

@@ -7,8 +7,9 @@ patient_ref, each with args, edits, who, when and what the run did next.
 from datetime import timedelta
 
 from approvals.models import Approval, ReviewTeam
-from tests.approvals.helpers import PRESCRIPTION, approve, decide, open_executing_run, suspend
-from tests.conftest import logged_in
+from tests.helpers.approval_loop import PRESCRIPTION, approve, decide, suspend
+from tests.helpers.runs import open_executing_run
+from tests.helpers.personas import logged_in
 
 URL = "/api/v1/inbox/decided/"
 

@@ -15,7 +15,7 @@ from approvals import inbox_pages
 from approvals.models import Approval, ApprovalStatus, ReviewTeam
 from approvals.visibility import reviewer_scope
 from condor.errors import InvalidCursor
-from tests.approvals.helpers import pending_cards_in_bulk
+from tests.helpers.bulk import pending_cards_in_bulk
 
 pytestmark = pytest.mark.django_db
 

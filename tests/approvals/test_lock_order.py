@@ -18,7 +18,9 @@ from runs import spine
 from runs.models import Run
 from runs.states import ACTIVE_STATES
 from sessions_app.models import Session
-from tests.approvals.helpers import backend_pid, gate, lock_waiters, open_executing_run, suspend
+from tests.helpers.approval_loop import gate, parked_run
+from tests.helpers.races import backend_pid, lock_waiters
+from tests.helpers.runs import open_executing_run
 
 pytestmark = pytest.mark.django_db(transaction=True, serialized_rollback=True)
 
@@ -91,8 +93,7 @@ def test_a_taint_committed_while_the_gate_waits_for_the_run_sees_no_allow(api, w
 @pytest.fixture
 def parked(api):
     """(session id, approval id) of a prescription parked on its session's only run."""
-    run_id = open_executing_run(api)
-    approval = suspend(api, run_id)
+    run_id, approval = parked_run(api)
     return Run.objects.get(pk=run_id).session_id, approval["id"]
 
 

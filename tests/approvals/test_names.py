@@ -13,7 +13,8 @@ from django.core.exceptions import ValidationError
 from django.core.management import CommandError, call_command
 
 from approvals.models import ApiClient, Approval, AuditEvent, ToolCall, ToolDescriptor
-from tests.approvals.helpers import clarify, gate, open_executing_run
+from tests.helpers.approval_loop import clarify, gate
+from tests.helpers.runs import open_executing_run
 
 LOOKALIKES = [
     "d\u0435lete",  # Cyrillic е

@@ -4,15 +4,9 @@ from datetime import timedelta
 
 from django.utils import timezone
 
-from tests.approvals.helpers import (
-    PRESCRIPTION,
-    approve,
-    frozen_clock,
-    open_executing_run,
-    resume,
-    run_state,
-    suspend,
-)
+from tests.helpers.approval_loop import PRESCRIPTION, approve, resume, suspend
+from tests.helpers.clock import frozen_clock
+from tests.helpers.runs import open_executing_run, run_state
 
 
 def park_three(api, run_id):

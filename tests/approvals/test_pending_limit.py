@@ -9,7 +9,9 @@ import pytest
 
 from approvals.models import Approval, ApprovalStatus, ToolCall
 from runs.models import RunEvent
-from tests.approvals.helpers import PRESCRIPTION, approve, gate, later, open_executing_run, run_state, suspend
+from tests.helpers.approval_loop import PRESCRIPTION, approve, gate, suspend
+from tests.helpers.clock import later
+from tests.helpers.runs import open_executing_run, run_state
 
 LIMIT = 2
 

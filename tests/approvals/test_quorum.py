@@ -12,10 +12,10 @@ from django.core.management import call_command
 from approvals.hashing import payload_hash
 from approvals.models import Approval, AuditEvent, ToolDescriptor
 from runs.models import RunEvent
-from tests.approvals.helpers import (
-    all_at_once, approval_row, approve, decide, open_executing_run, resume, run_state, suspend,
-)
-from tests.conftest import _person, logged_in
+from tests.helpers.approval_loop import approval_row, approve, decide, resume, suspend
+from tests.helpers.races import all_at_once
+from tests.helpers.runs import open_executing_run, run_state
+from tests.helpers.personas import logged_in, person
 
 SIGNATURE = {"document_id": "d-7", "signer": "Dr. Okafor"}
 
@@ -152,7 +152,7 @@ def test_sixteen_concurrent_second_approvals_approve_it_exactly_once(api, rita):
     run_id = open_executing_run(api)
     approval = suspend(api, run_id, tool="sign_document", op="sign", args=SIGNATURE)["id"]
     approve(logged_in(rita), approval)
-    browsers = [logged_in(_person(f"reviewer{n}", "reviewers")) for n in range(16)]
+    browsers = [logged_in(person(f"reviewer{n}", "reviewers")) for n in range(16)]
 
     def second(http):
         response = decide(http, approval, {"approved": True})

@@ -13,7 +13,7 @@ from approvals import registry_changes
 from approvals.models import AuditEvent, ToolChange, ToolDescriptor
 from approvals.registry import register, snapshot
 from condor.errors import NotGovernanceAdmin, ToolChangeAlreadyPending, ToolChangeNeedsSecondAdmin, ToolChangeStale
-from tests.conftest import _person
+from tests.helpers.personas import person
 from tests.test_admin import TOOL_FORM, admin_client, change_url, post
 
 TOOL = "prescribe_medication"
@@ -21,7 +21,7 @@ TOOL = "prescribe_medication"
 
 @pytest.fixture
 def gwen(db):
-    return _person("gwen", "governance")
+    return person("gwen", "governance")
 
 
 def tool_row(name=TOOL) -> ToolDescriptor:

@@ -7,19 +7,9 @@ import pytest
 
 from approvals.models import AuditEvent
 from runs.models import RunEvent
-from tests.approvals.helpers import (
-    PRESCRIPTION,
-    approval_row,
-    approve,
-    clarify,
-    decide,
-    gate,
-    open_executing_run,
-    resume,
-    run_state,
-    suspend,
-)
-from tests.conftest import logged_in
+from tests.helpers.approval_loop import PRESCRIPTION, approval_row, approve, clarify, decide, gate, resume, suspend
+from tests.helpers.runs import open_executing_run, run_state
+from tests.helpers.personas import logged_in
 
 REASON = "Penicillin allergy on file; propose an alternative."
 OTHER = {"drug": "metformin", "dose": "500 mg", "route": "oral", "days": 30}
@@ -38,7 +28,7 @@ def reject(http, approval_id, reason=REASON, **extra):
 
 
 def stop(http, run_id, body):
-    from tests.approvals.helpers import post_json
+    from tests.helpers.http import post_json
 
     return post_json(http, f"/api/v1/runs/{run_id}/stop/", body)
 
@@ -234,7 +224,7 @@ def test_compliance_and_governance_cannot_stop_a_run(api, run_id, carl, gina):
 
 
 def test_stopping_without_the_csrf_token_is_refused(api, run_id, reviewer_http):
-    from tests.approvals.helpers import post_json
+    from tests.helpers.http import post_json
 
     response = post_json(reviewer_http, f"/api/v1/runs/{run_id}/stop/", {"reason": "x"}, csrf=False)
     assert response.status_code == 403

@@ -5,27 +5,17 @@ from datetime import timedelta
 import pytest
 
 from approvals.models import AuditEvent
-from tests.approvals.helpers import (
-    PRESCRIPTION,
-    approval_row,
-    approve,
-    decide,
-    frozen_clock,
-    later,
-    open_executing_run,
-    raw_post,
-    resume,
-    run_state,
-    suspend,
-)
+from tests.helpers.approval_loop import PRESCRIPTION, approval_row, approve, decide, parked_run, resume, suspend
+from tests.helpers.clock import frozen_clock, later
+from tests.helpers.http import raw_post
+from tests.helpers.runs import open_executing_run, run_state
 
 NESTED = {"drug": "amoxicillin", "dose": {"value": 1, "unit": "g"}, "note": "café", "days": [1, 2.5]}
 
 
 @pytest.fixture
 def parked(api):
-    run_id = open_executing_run(api)
-    return run_id, suspend(api, run_id)
+    return parked_run(api)
 
 
 @pytest.fixture

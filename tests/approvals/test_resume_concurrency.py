@@ -9,13 +9,14 @@ import time
 
 import pytest
 from django.db import connection, transaction
-from rest_framework.test import APIClient
 
 from approvals.models import Approval, AuditEvent
 from approvals.resume import resume as resume_service
 from condor.errors import CondorError
 from runs.models import Run, RunEvent
-from tests.approvals.helpers import PRESCRIPTION, approve, lock_waiters, open_executing_run, suspend
+from tests.helpers.approval_loop import PRESCRIPTION, approve, parked_run
+from tests.helpers.races import all_at_once, lock_waiters
+from tests.helpers.personas import api_for
 
 pytestmark = pytest.mark.django_db(transaction=True, serialized_rollback=True)
 
@@ -25,34 +26,15 @@ THREADS = 16
 @pytest.fixture
 def approved(api, reviewer_http):
     """(run id, approval id) of a parked prescription a reviewer has approved."""
-    run_id = open_executing_run(api)
-    approval = suspend(api, run_id)
+    run_id, approval = parked_run(api)
     approve(reviewer_http, approval["id"])
     return run_id, approval["id"]
 
 
 def in_threads(attempt, count=THREADS) -> list:
-    """Run `attempt(barrier)` in `count` threads at once; returns each thread's outcome."""
-    barrier = threading.Barrier(count)
-    outcomes = []
-
-    def worker():
-        try:
-            outcomes.append(attempt(barrier))
-        except CondorError as error:
-            outcomes.append(error.code)
-        except Exception as error:  # anything unexpected fails the assertions below, visibly
-            outcomes.append(repr(error))
-        finally:
-            connection.close()
-
-    threads = [threading.Thread(target=worker) for _ in range(count)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join(timeout=60)
-    assert not any(thread.is_alive() for thread in threads), "a resume never returned"
-    return outcomes
+    """`attempt()` in `count` threads at once: what each returned, or the code it was refused with."""
+    return [outcome.code if isinstance(outcome, CondorError) else repr(outcome) if isinstance(outcome, Exception)
+            else outcome for outcome in all_at_once([attempt] * count)]
 
 
 def assert_consumed_once(run_id, approval_id):
@@ -67,10 +49,8 @@ def assert_consumed_once(run_id, approval_id):
 def test_exactly_one_of_sixteen_concurrent_resumes_wins(approved, ward_agent, round_):
     run_id, approval_id = approved
 
-    def attempt(barrier):
-        run = Run.objects.get(pk=run_id)  # opens this thread's connection before the race
-        barrier.wait(timeout=10)
-        resume_service(run, approval_id, PRESCRIPTION, client=ward_agent)
+    def attempt():
+        resume_service(Run.objects.get(pk=run_id), approval_id, PRESCRIPTION, client=ward_agent)
         return "won"
 
     outcomes = in_threads(attempt)
@@ -83,11 +63,8 @@ def test_exactly_one_of_sixteen_concurrent_resume_requests_wins(approved, ward_a
     run_id, approval_id = approved
     body = {"approval_id": approval_id, "args": PRESCRIPTION}
 
-    def attempt(barrier):
-        api = APIClient()
-        api.credentials(HTTP_AUTHORIZATION=f"Api-Key {ward_agent.raw_key}")
-        barrier.wait(timeout=10)
-        response = api.post(f"/api/v1/runs/{run_id}/resume/", body, format="json")
+    def attempt():
+        response = api_for(ward_agent).post(f"/api/v1/runs/{run_id}/resume/", body, format="json")
         return "won" if response.status_code == 200 else response.json()["error"]
 
     outcomes = in_threads(attempt)
@@ -100,11 +77,9 @@ def test_concurrent_retries_with_one_key_consume_once_and_agree(approved, ward_a
     run_id, approval_id = approved
     body = {"approval_id": approval_id, "args": PRESCRIPTION}
 
-    def attempt(barrier):
-        api = APIClient()
-        api.credentials(HTTP_AUTHORIZATION=f"Api-Key {ward_agent.raw_key}")
-        barrier.wait(timeout=10)
-        response = api.post(f"/api/v1/runs/{run_id}/resume/", body, format="json", HTTP_IDEMPOTENCY_KEY="k-1")
+    def attempt():
+        response = api_for(ward_agent).post(f"/api/v1/runs/{run_id}/resume/", body, format="json",
+                                            HTTP_IDEMPOTENCY_KEY="k-1")
         return response.status_code, response.json()
 
     outcomes = in_threads(attempt)

@@ -12,8 +12,10 @@ import pytest
 from approvals import cards
 from approvals.models import Approval, ApprovalStatus, AuditEvent, ReviewTeam
 from approvals.visibility import pending_approvals, reviewer_scope
-from tests.approvals.helpers import approval_row, decide, open_executing_run, post_json, run_state, suspend
-from tests.conftest import logged_in
+from tests.helpers.approval_loop import approval_row, decide, suspend
+from tests.helpers.http import post_json
+from tests.helpers.runs import open_executing_run, run_state
+from tests.helpers.personas import logged_in
 
 CARDS = "/api/v1/inbox/cards/"
 

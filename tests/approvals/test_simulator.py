@@ -8,7 +8,8 @@ import pytest
 from approvals.models import ToolDescriptor
 from approvals.policy import STATIC_REGISTRY, AgeBand, Autonomy, Context, evaluate
 from approvals.policy import ToolCall as PolicyCall
-from tests.approvals.helpers import gate, open_executing_run
+from tests.helpers.approval_loop import gate
+from tests.helpers.runs import open_executing_run
 from tests.test_admin import admin_client
 
 SIMULATOR = "/admin/approvals/tooldescriptor/simulator/"

@@ -10,20 +10,9 @@ from approvals import audit
 from approvals.models import Approval, AuditEvent, ReasonCode, ToolCall
 from approvals.suspend import SuspendRequest, persist_suspend, read_reason_code
 from runs.models import RunEvent
-from tests.approvals.helpers import (
-    PRESCRIPTION,
-    approval_row,
-    approve,
-    clarify,
-    decide,
-    frozen_clock,
-    gate,
-    later,
-    open_executing_run,
-    resume,
-    run_state,
-    suspend,
-)
+from tests.helpers.approval_loop import PRESCRIPTION, approval_row, approve, clarify, decide, gate, resume, suspend
+from tests.helpers.clock import frozen_clock, later
+from tests.helpers.runs import open_executing_run, run_state
 
 ROUTE = [{"name": "route", "hint": {"options": ["oral", "iv"]}}]
 

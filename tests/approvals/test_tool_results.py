@@ -9,18 +9,11 @@ from approvals.expiry import expire_due
 from approvals.models import AuditEvent, ToolCall
 from runs.models import RunEvent
 from sessions_app.models import Session
-from tests.approvals.helpers import (
-    CHART_READ,
-    approval_row,
-    approve,
-    frozen_clock,
-    gate,
-    open_executing_run,
-    raw_post,
-    resume,
-    run_state,
-)
-from tests.conftest import _agent, _api_for
+from tests.helpers.approval_loop import CHART_READ, approval_row, approve, gate, resume
+from tests.helpers.clock import frozen_clock
+from tests.helpers.http import raw_post
+from tests.helpers.runs import open_executing_run, run_state
+from tests.helpers.personas import agent, api_for
 
 SEARCH = {"query": "apixaban renal dosing"}
 EMAIL = {"host": "smtp.clinic.example", "to": "gp@example.org", "body": "Discharge letter attached."}
@@ -192,7 +185,7 @@ def test_a_blocked_call_takes_no_result(api):
 
 
 def test_a_call_blocked_because_the_client_cannot_park_takes_no_result(db):
-    hurried = _api_for(_agent("batch-agent", can_park=False))
+    hurried = api_for(agent("batch-agent", can_park=False))
     run_id = open_executing_run(hurried, age_band="adult")
     assert gate(hurried, run_id).json()["rule_id"] == "client.cannot-park"
     assert_refused_as_not_allowed(report(hurried, run_id, output={"prescription_id": "rx-1"}, untrusted=True),

@@ -12,7 +12,7 @@ import pytest
 from django.db import connection
 
 from approvals.models import Approval, ApprovalStatus
-from tests.approvals.helpers import decide
+from tests.helpers.approval_loop import decide
 from tests.live.conftest import daphne_server, live_agent, live_reviewer  # noqa: F401 - the live-wire fixtures
 
 
@@ -68,10 +68,10 @@ class Rita:
 
 @pytest.fixture
 def rita_deciding(live_reviewer, daphne_server):
-    from tests.conftest import _person
+    from tests.helpers.personas import person
     from tests.live.wire import LiveBrowser
 
-    second_eyes = LiveBrowser(daphne_server.host, _person("rob", "reviewers"))
+    second_eyes = LiveBrowser(daphne_server.host, person("rob", "reviewers"))
 
     def start(policy) -> Rita:
         return Rita(live_reviewer, policy, second_eyes)

@@ -1,6 +1,6 @@
 """The deployment tests: real gunicorn, daphne, celery worker and beat, and `make prod`, as subprocesses.
 
-They share this run's test database and Redis (the channel-layer prefix keeps
+They share this run's test database and Redis (the run's Redis key prefix keeps
 test runs apart), so they need `transactional_db`: another process only sees
 committed rows. Every process is stopped in a `finally` (the fixtures' context
 managers), whatever the test did.
@@ -21,7 +21,7 @@ def shared_env(transactional_db, django_db_serialized_rollback):
     return {
         "DATABASE_URL": database_url(database),
         "REDIS_URL": settings.REDIS_URL,
-        "CONDOR_CHANNEL_PREFIX": settings.CHANNEL_LAYERS["default"]["CONFIG"]["prefix"],
+        "CONDOR_CHANNEL_PREFIX": settings.REDIS_PREFIX,
         "SECRET_KEY": settings.SECRET_KEY,  # session cookies made here must verify there
         "CONDOR_DB_POOL_MIN": "1",
         "CONDOR_DB_POOL_MAX": "4",

@@ -7,7 +7,8 @@ from django.utils import timezone
 
 from approvals.models import Approval, AuditEvent, Heartbeat
 from runs.models import Run, RunEvent
-from tests.approvals.helpers import open_executing_run, suspend
+from tests.helpers.approval_loop import suspend
+from tests.helpers.runs import open_executing_run
 from tests.deploy.processes import celery_worker, passes, wait_for
 
 pytestmark = [pytest.mark.usefixtures("catalog", "empty_task_queue")]

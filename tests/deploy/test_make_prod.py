@@ -8,7 +8,8 @@ from pathlib import Path
 import pytest
 
 from approvals.models import Heartbeat
-from tests.approvals.helpers import open_executing_run, suspend
+from tests.helpers.approval_loop import suspend
+from tests.helpers.runs import open_executing_run
 from tests.deploy.processes import REPO, Service, alive, descendants, wait_for
 from tests.deploy.websocket import WebSocket
 from tests.live.wire import LiveAgent, LiveBrowser, SSEStream, chunk_type

@@ -9,7 +9,8 @@ import contextlib
 
 import pytest
 
-from tests.approvals.helpers import approve, open_executing_run, resume, suspend
+from tests.helpers.approval_loop import approve, resume, suspend
+from tests.helpers.runs import open_executing_run
 from tests.deploy.processes import gunicorn
 from tests.deploy.websocket import WebSocket
 from tests.live.server import DaphneServer

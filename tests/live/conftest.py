@@ -33,7 +33,7 @@ def _daphne(heartbeat_seconds: int):
     }
     if settings.REDIS_URL:
         env["REDIS_URL"] = settings.REDIS_URL
-        env["CONDOR_CHANNEL_PREFIX"] = settings.CHANNEL_LAYERS["default"]["CONFIG"]["prefix"]
+        env["CONDOR_CHANNEL_PREFIX"] = settings.REDIS_PREFIX
     return DaphneServer(env)
 
 

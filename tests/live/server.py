@@ -25,7 +25,7 @@ _LISTENING = re.compile(r"Listening on TCP address 127\.0\.0\.1:(\d+)")
 class DaphneServer:
     """`with DaphneServer(env) as server:` → daphne on 127.0.0.1:<free port>, its log in `server.log()`."""
 
-    def __init__(self, env: dict[str, str], *, startup_timeout: float = 30.0):
+    def __init__(self, env: dict[str, str], *, startup_timeout: float = 90.0):
         self.env = {**os.environ, "DJANGO_SETTINGS_MODULE": "condor.settings", **env}
         self.startup_timeout = startup_timeout
         self.port: int | None = None
@@ -56,8 +56,9 @@ class DaphneServer:
             if self.process.poll() is not None:
                 raise RuntimeError(f"daphne exited with {self.process.returncode}:\n{self.log()}")
             time.sleep(0.05)
+        log = self.log()  # read before stop() removes the file
         self.stop()
-        raise RuntimeError(f"daphne did not listen within {self.startup_timeout} s:\n{self.log()}")
+        raise RuntimeError(f"daphne did not listen within {self.startup_timeout} s:\n{log}")
 
     def stop(self) -> None:
         if self.process.poll() is None:

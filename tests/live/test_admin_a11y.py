@@ -10,7 +10,8 @@ from pathlib import Path
 import pytest
 
 from approvals.models import AuditEvent
-from tests.approvals.helpers import approve, open_executing_run, suspend
+from tests.helpers.approval_loop import approve, suspend
+from tests.helpers.runs import open_executing_run
 from tests.live.axe_scan import serious_violations
 from tests.live.e2e_fixtures import browser_page, chromium  # noqa: F401 - a browser per test, the live page
 from tests.live.e2e_helpers import PASSWORD

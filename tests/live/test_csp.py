@@ -12,7 +12,8 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import expect
 
-from tests.approvals.helpers import PRESCRIPTION, open_executing_run, suspend
+from tests.helpers.approval_loop import PRESCRIPTION, suspend
+from tests.helpers.runs import open_executing_run
 from tests.live.e2e_fixtures import browser_page, chromium  # noqa: F401 - a browser per test, the live page
 from tests.live.e2e_helpers import PASSWORD
 from tests.live.inbox_fixtures import page  # noqa: F401 - the fixture that keeps a screenshot when a test fails

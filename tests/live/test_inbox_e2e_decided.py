@@ -10,7 +10,8 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import expect
 
-from tests.approvals.helpers import PRESCRIPTION, open_executing_run, suspend
+from tests.helpers.approval_loop import PRESCRIPTION, suspend
+from tests.helpers.runs import open_executing_run
 from tests.live.axe_scan import serious_violations
 from tests.live.inbox_fixtures import page  # noqa: F401 - the fixture that keeps a screenshot on failure
 from tests.live.inbox_harness import ARTIFACTS_DIR, CHROMIUM

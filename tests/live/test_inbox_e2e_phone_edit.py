@@ -12,7 +12,7 @@ import pytest
 from playwright.sync_api import expect
 
 from approvals.models import Approval
-from tests.approvals.helpers import PRESCRIPTION, resume
+from tests.helpers.approval_loop import PRESCRIPTION, resume
 from tests.live.axe_scan import serious_violations
 from tests.live.e2e_fixtures import signed_in
 from tests.live.inbox_fixtures import page  # noqa: F401 - the fixture that keeps a screenshot on failure

@@ -11,15 +11,9 @@ from approvals.expiry import expire_due
 from approvals.models import Approval
 from runs.models import RunEvent
 from runs.publish import publish
-from tests.approvals.helpers import (
-    approve,
-    clarify,
-    decide,
-    later,
-    open_executing_run,
-    resume,
-    suspend,
-)
+from tests.helpers.approval_loop import approve, clarify, decide, resume, suspend
+from tests.helpers.clock import later
+from tests.helpers.runs import open_executing_run
 from tests.live.sockets import (
     connected_inbox,
     in_event_loop,
@@ -34,11 +28,6 @@ pytestmark = [
     pytest.mark.django_db(transaction=True, serialized_rollback=True),
     pytest.mark.usefixtures("fresh_channel_layer"),
 ]
-
-
-def parked_run(api, **call) -> tuple[str, dict]:
-    run_id = open_executing_run(api)
-    return run_id, suspend(api, run_id, **call)
 
 
 # ------------------------------------------------------------------ who may connect

@@ -14,8 +14,9 @@ from django.test import override_settings
 from approvals import socket_signals
 from approvals.consumers import NOT_A_REVIEWER, SIGNED_OUT
 from approvals.visibility import ReviewerScope
-from tests.approvals.helpers import open_executing_run, suspend
-from tests.conftest import logged_in
+from tests.helpers.approval_loop import suspend
+from tests.helpers.runs import open_executing_run
+from tests.helpers.personas import logged_in
 from tests.live.sockets import PUSH_TIMEOUT, connected_inbox, in_event_loop, next_message, pong_is_next, refused, sync
 
 pytestmark = [

@@ -10,8 +10,10 @@ import pytest
 from django.contrib.auth.models import User
 
 from approvals.models import ReviewTeam
-from tests.approvals.helpers import approve, open_executing_run, pending_cards_in_bulk, suspend
-from tests.conftest import logged_in
+from tests.helpers.approval_loop import approve, suspend
+from tests.helpers.bulk import pending_cards_in_bulk
+from tests.helpers.runs import open_executing_run
+from tests.helpers.personas import logged_in
 from tests.live.sockets import PUSH_TIMEOUT, all_pages, connected_inbox, in_event_loop, inbox_socket, next_message, sync
 
 pytestmark = [

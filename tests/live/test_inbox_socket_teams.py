@@ -8,8 +8,9 @@ fresh for each push, so a team edit applies to open sockets at once.
 import pytest
 
 from approvals.models import ReviewTeam
-from tests.approvals.helpers import approve, open_executing_run, suspend
-from tests.conftest import logged_in
+from tests.helpers.approval_loop import approve, suspend
+from tests.helpers.runs import open_executing_run
+from tests.helpers.personas import logged_in
 from tests.live.sockets import connected_inbox, in_event_loop, next_message, pong_is_next, sync
 
 pytestmark = [

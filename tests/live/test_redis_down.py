@@ -10,7 +10,8 @@ from django.test import override_settings
 from approvals.models import Approval, ApprovalStatus
 from runs.models import RunEvent
 from runs.publish import drain, publish_stats
-from tests.approvals.helpers import approve, open_executing_run, run_state, suspend
+from tests.helpers.approval_loop import approve, suspend
+from tests.helpers.runs import open_executing_run, run_state
 from tests.live.sockets import connected_inbox, in_event_loop, next_message, pong_is_next, sync
 
 pytestmark = [

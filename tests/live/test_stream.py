@@ -9,10 +9,11 @@ import time
 
 import pytest
 
-from tests.approvals.helpers import approve, decide, gate, open_executing_run, resume, suspend
+from tests.helpers.approval_loop import approve, decide, gate, parked_run, resume, suspend
+from tests.helpers.node import needs_ai_client
+from tests.helpers.runs import open_executing_run
 from tests.live.conftest import DB_POOL_MAX, STREAM_HEARTBEAT_SECONDS
 from tests.live.wire import (
-    HAS_AI_CLIENT,
     LiveAgent,
     SSEStream,
     chunk_type,
@@ -24,7 +25,6 @@ from tests.live.wire import (
 
 # The server is another process: it sees committed rows only.
 pytestmark = pytest.mark.django_db(transaction=True, serialized_rollback=True)
-needs_ai_client = pytest.mark.skipif(not HAS_AI_CLIENT, reason="needs node and tests/node_modules (cd tests && npm ci)")
 RESULT = {"prescription_id": "rx-2231", "status": "active"}
 # How long a push may take on a loaded machine: a bound on the wait, not a measure of speed.
 PUSH_WAIT = 30
@@ -72,8 +72,7 @@ def wait_for(predicate, timeout: float = 5.0) -> bool:
 @pytest.fixture
 def parked(live_agent):
     """(run id, approval) for a run parked on a high-tier prescription."""
-    run_id = open_executing_run(live_agent)
-    return run_id, suspend(live_agent, run_id)
+    return parked_run(live_agent)
 
 
 @pytest.fixture

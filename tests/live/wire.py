@@ -1,7 +1,7 @@
 """Talking to a live daphne over real sockets: an agent, a reviewer's browser, an SSE reader.
 
 `LiveAgent` and `LiveBrowser` answer like Django's test clients (`status_code`,
-`json()`, `cookies`), so the helpers in tests/approvals/helpers.py drive a live
+`json()`, `cookies`), so the helpers in tests/helpers/ drive a live
 server unchanged. Plain http.client: nothing between the test and the wire.
 """
 
@@ -12,7 +12,6 @@ import json
 import os
 import queue
 import secrets
-import shutil
 import socket
 import string
 import subprocess
@@ -20,7 +19,8 @@ import threading
 import time
 from dataclasses import dataclass
 from http.cookies import SimpleCookie
-from pathlib import Path
+
+from tests.helpers.node import NODE, TESTS_DIR
 
 
 @dataclass
@@ -189,10 +189,7 @@ def chunk_type(event: SSEEvent) -> str | None:
 
 
 # ---------------------------------------------------------------- the real `ai` client
-TESTS_DIR = Path(__file__).resolve().parents[1]
 READ_STREAM = TESTS_DIR / "js" / "read_stream.mjs"
-NODE = shutil.which("node")
-HAS_AI_CLIENT = NODE is not None and (TESTS_DIR / "node_modules" / "ai").is_dir()
 
 
 def start_ai_client(url: str, key: str | None, *, last_event_id: str | None = None,

@@ -7,7 +7,6 @@ with DefaultChatTransport.reconnectToStream + readUIMessageStream. If the strict
 
 import json
 import os
-import shutil
 import subprocess
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -17,18 +16,11 @@ import jsonschema
 import pytest
 
 from runs import frames, sse
+from tests.helpers.node import NODE, TESTS_DIR, needs_ai_client
 
-TESTS_DIR = Path(__file__).resolve().parents[1]
 SCRIPT = TESTS_DIR / "js" / "read_stream.mjs"
-NODE = shutil.which("node")
 
-pytestmark = [
-    pytest.mark.skipif(NODE is None, reason="node is not on PATH; the ai@6.0.0 harness needs it"),
-    pytest.mark.skipif(
-        not (TESTS_DIR / "node_modules" / "ai").is_dir(),
-        reason="tests/node_modules is missing; run `npm install` in tests/ (make test does)",
-    ),
-]
+pytestmark = needs_ai_client
 
 
 class StreamServer:

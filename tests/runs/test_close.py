@@ -4,7 +4,9 @@ import pytest
 
 from approvals.models import Approval, AuditEvent
 from runs.models import Run, RunEvent
-from tests.runs.helpers import close, decide, event_kinds, make_run, park, post, resume, stored_state, transition
+from tests.helpers.approval_loop import decide, park, resume
+from tests.helpers.http import post
+from tests.helpers.runs import close, event_kinds, make_run, stored_state, transition
 
 # SPEC section 3, written out here rather than imported, so the test checks the code's table.
 TERMINAL_STATE_OF = {
@@ -128,7 +130,7 @@ def test_a_rejected_run_cannot_be_resumed(api, reviewer_http):
     approval = park(api, run["id"])
     decide(reviewer_http, approval["id"], {"approved": False, "reason": "Not indicated."})
 
-    response = resume(api, run["id"], approval)
+    response = resume(api, run["id"], approval["id"], approval["args"])
 
     assert response.status_code == 409
     assert response.json()["error"] == "approval_rejected"

@@ -12,15 +12,9 @@ from django.utils import timezone
 from approvals.models import Approval
 from runs.models import RunEvent
 from runs.sweep import sweep
-from tests.approvals.helpers import (
-    PRESCRIPTION,
-    approve,
-    clarify,
-    decide,
-    open_executing_run,
-    post_json,
-    suspend,
-)
+from tests.helpers.approval_loop import PRESCRIPTION, approve, clarify, decide, suspend
+from tests.helpers.http import post_json
+from tests.helpers.runs import open_executing_run
 from tests.runs.test_frames import VALIDATOR
 
 EDITED = {**PRESCRIPTION, "dose": "250 mg"}

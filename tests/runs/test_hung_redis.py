@@ -10,7 +10,8 @@ from django.test import override_settings
 from approvals.models import ApprovalStatus
 from runs import publish
 from runs.models import RunEvent
-from tests.approvals.helpers import gate, open_executing_run
+from tests.helpers.approval_loop import gate
+from tests.helpers.runs import open_executing_run
 from tests.runs.silent_redis import SilentRedis
 
 pytestmark = pytest.mark.django_db(transaction=True, serialized_rollback=True)

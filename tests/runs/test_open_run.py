@@ -1,26 +1,18 @@
 """Opening runs: one active run per session, and a new one supersedes the old."""
 
-import threading
 
 import pytest
-from django.db import IntegrityError, connection, transaction
+from django.db import IntegrityError, transaction
 from django.utils import timezone
 
 from approvals.models import Approval
 from runs import spine
 from runs.models import Run
 from sessions_app.models import Session
-from tests.runs.helpers import (
-    decide,
-    make_run,
-    make_session,
-    open_run,
-    park,
-    post,
-    resume,
-    stored_state,
-    transition,
-)
+from tests.helpers.approval_loop import decide, park, resume
+from tests.helpers.http import post
+from tests.helpers.races import all_at_once
+from tests.helpers.runs import make_run, make_session, open_run, stored_state, transition
 
 
 def test_a_new_run_is_pending_with_the_session_autonomy(api):
@@ -104,7 +96,7 @@ def test_resuming_a_superseded_run_is_run_not_suspended(api, reviewer_http):
     decide(reviewer_http, approval["id"], {"approved": True})
     open_run(api, old["session"])
 
-    response = resume(api, old["id"], approval)
+    response = resume(api, old["id"], approval["id"], approval["args"])
 
     assert response.status_code == 409
     assert response.json()["error"] == "run_not_suspended"
@@ -123,26 +115,8 @@ def test_the_database_refuses_a_second_active_run(api):
 def test_two_concurrent_opens_leave_exactly_one_active_run(ward_agent):
     session = Session.objects.create(client=ward_agent, title="Race")
     Run.objects.create(session=session, autonomy="guarded", last_activity_at=timezone.now())
-    barrier = threading.Barrier(2)
-    opened, errors = [], []
+    opened = [run.pk for run in all_at_once([lambda: spine.open_run(session)] * 2)]
 
-    def open_one():
-        try:
-            barrier.wait(timeout=10)
-            opened.append(spine.open_run(session).pk)
-        except Exception as error:  # recorded, asserted on below
-            errors.append(error)
-        finally:
-            connection.close()
-
-    threads = [threading.Thread(target=open_one) for _ in range(2)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join(timeout=30)
-
-    assert errors == []
-    assert len(opened) == 2
     runs = Run.objects.filter(session=session)
     assert runs.count() == 3
     active = [run for run in runs if run.is_active]

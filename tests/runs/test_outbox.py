@@ -12,7 +12,8 @@ from runs import spine
 from runs.models import Run, RunEvent
 from runs.publish import INBOX_GROUP, drain, publish_stats, run_group
 from sessions_app.models import Session
-from tests.runs.helpers import close, make_run, park, stored_state, transition
+from tests.helpers.approval_loop import park
+from tests.helpers.runs import close, make_run, stored_state, transition
 
 
 class LayerDown(Exception):

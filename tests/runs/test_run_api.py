@@ -7,7 +7,8 @@ from django.db import connection
 from rest_framework.test import APIClient
 
 from runs.models import Run
-from tests.runs.helpers import close, event_kinds, make_run, make_session, post, stored_state, transition
+from tests.helpers.http import post
+from tests.helpers.runs import close, event_kinds, make_run, make_session, stored_state, transition
 
 
 def test_get_answers_the_run(api):

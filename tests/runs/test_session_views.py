@@ -5,7 +5,7 @@ from django.utils import timezone
 
 from runs.models import Run, RunEvent
 from sessions_app.models import Session
-from tests.runs.helpers import close, make_session, open_run
+from tests.helpers.runs import close, make_session, open_run
 
 
 @pytest.fixture

@@ -3,16 +3,8 @@
 import pytest
 
 from runs.models import Run
-from tests.runs.helpers import (
-    close,
-    decide,
-    event_kinds,
-    make_run,
-    park,
-    resume,
-    stored_state,
-    transition,
-)
+from tests.helpers.approval_loop import decide, park, resume
+from tests.helpers.runs import close, event_kinds, make_run, stored_state, transition
 
 STATES = ["pending", "planning", "executing", "suspended", "completed", "failed", "aborted"]
 # The only moves a client may ask for with POST runs/{id}/transition/ (SPEC section 3).
@@ -58,7 +50,7 @@ def test_resume_with_a_granted_approval_returns_the_run_to_executing(api, review
     approval = park(api, run["id"])
     assert decide(reviewer_http, approval["id"], {"approved": True}).status_code == 200
 
-    response = resume(api, run["id"], approval)
+    response = resume(api, run["id"], approval["id"], approval["args"])
 
     assert response.status_code == 200, response.json()
     assert response.json()["run"]["state"] == "executing"
@@ -122,7 +114,7 @@ def test_a_run_passes_several_approval_gates(api, reviewer_http):
         assert stored_state(run["id"]) == "suspended"
         assert decide(reviewer_http, approval["id"], {"approved": True}).status_code == 200
         assert stored_state(run["id"]) == "suspended"  # a decision alone does not unpark the run
-        response = resume(api, run["id"], approval)
+        response = resume(api, run["id"], approval["id"], approval["args"])
         assert response.status_code == 200, response.json()
         assert stored_state(run["id"]) == "executing"
 
@@ -134,9 +126,9 @@ def test_a_consumed_approval_cannot_resume_the_run_twice(api, reviewer_http):
     run = make_run(api, "executing")
     approval = park(api, run["id"])
     decide(reviewer_http, approval["id"], {"approved": True})
-    assert resume(api, run["id"], approval).status_code == 200
+    assert resume(api, run["id"], approval["id"], approval["args"]).status_code == 200
 
-    replay = resume(api, run["id"], approval)
+    replay = resume(api, run["id"], approval["id"], approval["args"])
 
     assert replay.status_code == 409
     assert replay.json()["error"] == "approval_consumed"

@@ -6,7 +6,8 @@ worker would.
 
 import pytest
 
-from tests.approvals.helpers import open_executing_run, suspend
+from tests.helpers.approval_loop import suspend
+from tests.helpers.runs import open_executing_run
 
 pytestmark = pytest.mark.django_db
 

@@ -8,13 +8,11 @@ from django.utils import timezone
 from approvals.models import Approval, IdempotencyRecord
 from runs import sweep as sweeps
 from runs.models import Run
-from tests.runs.helpers import decide, make_run, park, stored_state
+from tests.helpers.approval_loop import decide, park
+from tests.helpers.clock import later
+from tests.helpers.runs import make_run, stored_state
 
 pytestmark = pytest.mark.usefixtures("catalog")
-
-
-def later(seconds: int):
-    return timezone.now() + timedelta(seconds=seconds)
 
 
 def test_approvals_past_their_deadline_expire(api):

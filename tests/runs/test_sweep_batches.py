@@ -14,7 +14,8 @@ from runs import spine
 from runs import sweep as sweeps
 from runs import sweep_batches
 from runs.models import Run, RunEvent
-from tests.runs.helpers import make_run, park, stored_state
+from tests.helpers.approval_loop import park
+from tests.helpers.runs import make_run, stored_state
 
 pytestmark = pytest.mark.usefixtures("catalog")
 

@@ -18,7 +18,7 @@ from approvals.models import AuditEvent
 from runs import spine
 from runs import sweep as sweeps
 from runs.models import Run, RunEvent
-from tests.runs.helpers import make_run
+from tests.helpers.runs import make_run
 
 pytestmark = [pytest.mark.django_db(transaction=True, serialized_rollback=True), pytest.mark.usefixtures("catalog")]
 

@@ -2,8 +2,8 @@
 
 from sessions_app import pinned_cards
 from sessions_app.models import Session
-from tests.approvals.helpers import CHART_READ, gate, open_executing_run
-from tests.sessions_app.helpers import append, report
+from tests.helpers.approval_loop import CHART_READ, gate, report
+from tests.helpers.runs import append, open_executing_run
 from tests.test_admin import admin_client
 
 

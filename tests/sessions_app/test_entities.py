@@ -3,8 +3,8 @@
 import pytest
 
 from sessions_app.models import LinkedEntity, Session
-from tests.approvals.helpers import CHART_READ, gate, open_executing_run
-from tests.sessions_app.helpers import report
+from tests.helpers.approval_loop import CHART_READ, gate, report
+from tests.helpers.runs import open_executing_run
 
 
 @pytest.fixture

@@ -2,30 +2,24 @@
 checked by the real `ai` package's `validateUIMessages` (SPEC sections 5, 7)."""
 
 import json
-import shutil
 import subprocess
-from pathlib import Path
 
 import pytest
 
-from tests.approvals.helpers import (
+from tests.helpers.approval_loop import (
     CHART_READ,
     PRESCRIPTION,
     approve,
     clarify,
     decide,
     gate,
-    open_executing_run,
+    report,
     resume,
     suspend,
 )
-from tests.runs.helpers import open_run
-from tests.sessions_app.helpers import append, report
+from tests.helpers.node import NODE, TESTS_DIR, needs_ai_client
+from tests.helpers.runs import append, open_executing_run, open_run
 
-TESTS_DIR = Path(__file__).resolve().parents[1]
-NODE = shutil.which("node")
-needs_node = pytest.mark.skipif(NODE is None or not (TESTS_DIR / "node_modules" / "ai").is_dir(),
-                                reason="node and tests/node_modules (ai@6.0.0) are needed")
 
 
 def validate_with_ai(messages):
@@ -112,14 +106,14 @@ def test_decisions_are_data_parts_as_the_stream_sent_them(api, ward_round):
         ("rx", True), ("rx2", False), ("rx3", True)]
 
 
-@needs_node
+@needs_ai_client
 def test_the_real_ai_client_accepts_the_history(api, ward_round):
     messages = history(api, ward_round[0])
 
     assert validate_with_ai(messages) == messages
 
 
-@needs_node
+@needs_ai_client
 def test_a_pending_approval_an_expiry_and_a_clarification_validate_too(api, catalog, reviewer_http):
     run_id = open_executing_run(api)
     session_id = session_of(run_id)
@@ -157,7 +151,7 @@ def test_a_run_without_a_message_of_its_own_gets_one_where_its_first_call_happen
     assert messages[1]["parts"][0] == {"type": "step-start"}
 
 
-@needs_node
+@needs_ai_client
 def test_the_harness_refuses_what_the_ai_client_would(api):
     broken = [{"id": "a", "role": "assistant", "parts": [
         {"type": "tool-x", "toolCallId": "c", "state": "output-denied", "input": {},

@@ -3,7 +3,7 @@
 import pytest
 
 from sessions_app.memory import MAX_ITEMS, parse_summary, rolling_memory
-from tests.runs.helpers import close, make_session, open_run
+from tests.helpers.runs import close, make_session, open_run
 
 WELL_FORMED = """## Facts
 - Potassium 5.9 mmol/L

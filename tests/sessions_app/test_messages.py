@@ -3,8 +3,7 @@
 import pytest
 
 from sessions_app.models import Message, Session
-from tests.runs.helpers import make_session, open_run
-from tests.sessions_app.helpers import append
+from tests.helpers.runs import append, make_session, open_run
 
 
 @pytest.fixture

@@ -1,15 +1,15 @@
 """Pinned cards: one write path, validated specs, ranks always dense 0..n-1 (SPEC section 7)."""
 
-import threading
 
 import pytest
 from django.db import connection
 
 from sessions_app import pinned_cards
 from sessions_app.models import PinnedCard, ReportedCard, Session
-from tests.approvals.helpers import CHART_READ, gate, open_executing_run
-from tests.runs.helpers import make_session, post
-from tests.sessions_app.helpers import report
+from tests.helpers.approval_loop import CHART_READ, gate, report
+from tests.helpers.http import post
+from tests.helpers.races import all_at_once
+from tests.helpers.runs import make_session, open_executing_run
 
 CARD = {"kind": "lab_result", "title": "Potassium 5.9", "data": {"value": 5.9, "unit": "mmol/L"}}
 
@@ -192,24 +192,10 @@ def test_two_concurrent_pins_on_postgres_leave_dense_ranks(ward_agent):
         pytest.skip("the race needs real row locks")
     session = Session.objects.create(client=ward_agent)
     pinned_cards.pin(session.pk, spec={**CARD, "title": "seed"})
-    barrier, errors = threading.Barrier(2), []
+    pins = all_at_once([lambda: pinned_cards.pin(session.pk, spec={**CARD, "title": "x"}, order=0),
+                        lambda: pinned_cards.pin(session.pk, spec={**CARD, "title": "y"}, order=None)])
 
-    def worker(title, order):
-        try:
-            barrier.wait()
-            pinned_cards.pin(session.pk, spec={**CARD, "title": title}, order=order)
-        except Exception as error:  # pragma: no cover - reported below
-            errors.append(error)
-        finally:
-            connection.close()
-
-    threads = [threading.Thread(target=worker, args=("x", 0)), threading.Thread(target=worker, args=("y", None))]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join(30)
-
-    assert errors == []
+    assert [type(pin) for pin in pins] == [PinnedCard, PinnedCard]
     orders = sorted(PinnedCard.objects.filter(session=session).values_list("order", flat=True))
     assert orders == [0, 1, 2]
 
@@ -220,26 +206,8 @@ def test_a_concurrent_unpin_and_reorder_leave_dense_ranks(ward_agent):
         pytest.skip("the race needs real row locks")
     session = Session.objects.create(client=ward_agent)
     cards = [pinned_cards.pin(session.pk, spec={**CARD, "title": t}) for t in "abcd"]
-    barrier, outcomes = threading.Barrier(2), []
+    outcomes = all_at_once([lambda: pinned_cards.unpin(session.pk, cards[0].pk),
+                            lambda: pinned_cards.update(session.pk, cards[3].pk, {"order": 0})])
 
-    def run(action):
-        try:
-            barrier.wait()
-            action()
-            outcomes.append("ok")
-        except Exception as error:
-            outcomes.append(type(error).__name__)
-        finally:
-            connection.close()
-
-    threads = [
-        threading.Thread(target=run, args=(lambda: pinned_cards.unpin(session.pk, cards[0].pk),)),
-        threading.Thread(target=run, args=(lambda: pinned_cards.update(session.pk, cards[3].pk, {"order": 0}),)),
-    ]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join(30)
-
-    assert sorted(outcomes) == ["ok", "ok"]
+    assert not [outcome for outcome in outcomes if isinstance(outcome, Exception)]
     assert sorted(PinnedCard.objects.filter(session=session).values_list("order", flat=True)) == [0, 1, 2]

@@ -8,7 +8,8 @@ from django.utils import timezone
 from approvals.models import Approval, AuditEvent
 from runs.models import Run
 from sessions_app.models import Session
-from tests.runs.helpers import close, make_run, make_session, open_run, post
+from tests.helpers.http import post
+from tests.helpers.runs import close, make_run, make_session, open_run
 
 
 def patch(api, session_id, body):

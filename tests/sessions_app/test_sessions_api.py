@@ -5,7 +5,8 @@ import uuid
 import pytest
 
 from sessions_app.models import Session
-from tests.runs.helpers import make_session, post
+from tests.helpers.http import post
+from tests.helpers.runs import make_session
 
 
 def test_a_new_session_has_fail_closed_defaults(api, ward_agent):

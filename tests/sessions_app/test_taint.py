@@ -4,7 +4,8 @@ import pytest
 from django.db import DatabaseError, transaction
 
 from sessions_app.models import Session, TaintCannotBeCleared
-from tests.runs.helpers import make_session, post
+from tests.helpers.http import post
+from tests.helpers.runs import make_session
 
 
 @pytest.fixture

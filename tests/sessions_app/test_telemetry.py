@@ -9,7 +9,7 @@ from django.utils import timezone
 
 from runs import telemetry
 from runs.models import Run, RunDispatch
-from tests.runs.helpers import close, make_session, open_run
+from tests.helpers.runs import close, make_session, open_run
 
 
 @pytest.fixture
