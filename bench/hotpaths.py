@@ -2,7 +2,10 @@
 
 Run by hand from the repository root, against a scratch PostgreSQL database:
 
-    DATABASE_URL=postgres://postgres@127.0.0.1:5432/condor_bench .venv/bin/python bench/hotpaths.py
+    DATABASE_URL=postgres://postgres@127.0.0.1:5432/condor_bench .venv/bin/python bench/hotpaths.py [--inbox] [--sweep]
+
+`--inbox` and `--sweep` then run the issue's other two hot paths (bench/inbox_page.py,
+bench/sweep.py), each on a database of its own beside this one.
 
 Gate allow and resume run under gunicorn (gthread, 2 workers x 4 threads) against a
 bare DRF one-INSERT endpoint (bench/bare) served by the same gunicorn; the client is
@@ -260,6 +263,11 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--per-thread", type=int, default=40, help="requests each of the 16 threads sends")
     parser.add_argument("--cycles", type=int, default=30, help="HITL cycles a round, each side")
+    parser.add_argument("--inbox", action="store_true",
+                        help="then the inbox page of 100 from 10,000 pending (bench/inbox_page.py, its own database)")
+    parser.add_argument("--sweep", action="store_true",
+                        help="then the sweep over 100,000 and 200,000 idle runs (bench/sweep.py, its own database; "
+                             "many minutes)")
     options = parser.parse_args()
     url = os.environ["DATABASE_URL"]
     ensure_database(url)
@@ -301,6 +309,14 @@ def main() -> None:
         for server in (condor_server, bare_server):
             server.terminate()
             server.wait(timeout=10)
+    # The other two hot paths of issue 11 have scripts of their own (each fills a database
+    # of its own, kept between runs); run here, they report under the same load.
+    for wanted, script, database in ((options.inbox, "inbox_page.py", "condor_bench_inbox"),
+                                     (options.sweep, "sweep.py", "condor_bench_sweep")):
+        if wanted:
+            print(f"\n== bench/{script} (load average {os.getloadavg()})", flush=True)
+            subprocess.run([sys.executable, str(ROOT / "bench" / script)], cwd=ROOT, check=True,
+                           env={**os.environ, "DATABASE_URL": url.rsplit("/", 1)[0] + "/" + database})
 
 
 if __name__ == "__main__":

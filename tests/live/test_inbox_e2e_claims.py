@@ -1,7 +1,8 @@
-"""Claims end to end (SPEC section 10): two reviewers, two browsers, one card.
+"""Claims and four eyes end to end (SPEC section 10): two reviewers, two browsers, one card.
 
 Rob claims the card from his inbox; Rita's open inbox shows it live and will not let
-her decide, saying why; Rob releases it and Rita approves. Debian's Chromium on a real
+her decide, saying why; Rob releases it and Rita approves. A signature needs both:
+Rita's approval leaves it pending, counted live in Rob's inbox, until Rob approves. Debian's Chromium on a real
 daphne, PostgreSQL and Redis, as test_inbox_e2e.py.
 """
 
@@ -11,10 +12,14 @@ import pytest
 from playwright.sync_api import expect
 
 from approvals.models import Approval
+from tests.helpers.approval_loop import suspend
+from tests.helpers.runs import open_executing_run
 from tests.live.e2e_fixtures import signed_in
 from tests.live.inbox_fixtures import page  # noqa: F401 - the fixture that keeps a screenshot on failure
 from tests.live.inbox_harness import CHROMIUM
-from tests.live.test_inbox_e2e import browser_page, chromium, inbox, park_prescription  # noqa: F401 - fixtures
+from tests.live.test_inbox_e2e import (  # noqa: F401 - fixtures
+    WARD_SESSION, browser_page, chromium, inbox, park_prescription,
+)
 
 pytestmark = [
     pytest.mark.browser,
@@ -59,3 +64,28 @@ def test_a_claim_made_in_one_inbox_locks_the_other_until_it_is_released(inbox, r
     expect(robs_card).to_have_count(0)  # decided elsewhere: gone from rob's inbox too
     decided = Approval.objects.get(pk=approval["id"])
     assert (decided.status, decided.decided_by.username) == ("approved", "rita")
+
+
+def test_a_four_eyes_card_needs_both_reviewers(inbox, robs_inbox, live_agent):
+    run_id = open_executing_run(live_agent, **WARD_SESSION)
+    approval = suspend(live_agent, run_id, tool="sign_document", op="sign", args={"document_id": "d-7"})
+    ritas_card = inbox.open_card(approval["id"])
+    robs_card = robs_inbox.open_card(approval["id"])
+    expect(ritas_card.get_by_test_id("card-quorum")).to_have_text("0 of 2 approvals")
+
+    ritas_card.get_by_test_id("approve").click()
+    ritas_card.get_by_test_id("confirm-approve").click()  # a signature is high risk: confirmed first
+
+    # One approval of two: the card stays in both inboxes, and rob's shows the count live.
+    expect(robs_card.get_by_test_id("card-quorum")).to_have_text("1 of 2 approvals")
+    expect(ritas_card.get_by_test_id("card-quorum")).to_have_text("1 of 2 approvals")
+    assert Approval.objects.get(pk=approval["id"]).status == "pending"
+
+    robs_card.get_by_test_id("approve").click()
+    robs_card.get_by_test_id("confirm-approve").click()
+
+    expect(robs_card).to_have_count(0)
+    expect(ritas_card).to_have_count(0)
+    decided = Approval.objects.get(pk=approval["id"])
+    assert decided.status == "approved"
+    assert [vote["reviewer"] for vote in decided.approvals] == ["rita", "rob"]

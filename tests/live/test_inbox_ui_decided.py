@@ -1,4 +1,5 @@
-"""The Decided view in real Chromium, its endpoint played by Playwright (inbox/decided/).
+"""The Decided view in real Chromium, its endpoint (inbox/decided/) played by Playwright with the
+server's own serializer over rows the harness decided.
 
 What the server says is shown as text (an HTML payload does not run), a four-eyes
 decision lists its approvals, a page past the first is asked for by offset, the tabs
@@ -13,24 +14,34 @@ from urllib.parse import parse_qs, urlsplit
 
 import pytest
 from playwright.sync_api import expect
+from rest_framework.renderers import JSONRenderer
 
+from approvals.inbox_decided import DecidedSerializer
+from approvals.models import ApprovalStatus
+from runs.models import Run
+from runs.states import RunState, TerminalReason
 from tests.live.inbox_fixtures import chromium, inbox, page  # noqa: F401 - pytest fixtures
-from tests.live.inbox_rows import approval_card
+from tests.live.inbox_rows import Rows, approval_card, clarification_card
 
 pytestmark = pytest.mark.browser
 
 
-def decision(**extra) -> dict:
-    return {"id": "a1", "run": "r1", "patient_ref": "MRN-40001", "care_unit": "ICU", "session_title": "Bay 2",
-            "tool": "sign_document", "op": "sign", "reason_code": "approval", "status": "approved",
-            "args": {"document": "discharge letter"}, "approved_args": None, "edited": False, "resume_data": None,
-            "decided_by": "rob", "decided_at": "2030-01-14T09:05:00+00:00", "decision_reason": "",
-            "approvals_required": 1, "approvals": [], "run_state": "completed", "run_terminal_reason": "completed",
-            **extra}
+def decided(*, status: str = ApprovalStatus.APPROVED, by=("rob",), reason: str = "", values=None,
+            run_state: str = RunState.COMPLETED, terminal_reason: str = TerminalReason.COMPLETED,
+            card=None, **card_fields) -> dict:
+    """A decision as inbox/decided/ sends it: DecidedSerializer over a row the harness decided
+    as approvals/decisions.py would (each reviewer in `by` in turn), its run now in `run_state`."""
+    card = card or approval_card(**card_fields)
+    rows = Rows()
+    rows.keep(card.row, card.context)
+    for reviewer in by:
+        rows.decide(card["id"], status, reviewer, reason=reason, values=values)
+    card.row.run = Run(pk=card.row.run_id, session=card.row.session, state=run_state, terminal_reason=terminal_reason)
+    return json.loads(JSONRenderer().render(DecidedSerializer(card.row).data))
 
 
 @pytest.fixture
-def decided(inbox):
+def decided_view(inbox):
     """Answers inbox/decided/ with `decided.rows`, a page at a time; records the queries asked."""
     state = {"rows": [], "queries": []}
 
@@ -46,9 +57,9 @@ def decided(inbox):
     return state
 
 
-def test_what_the_server_sent_is_shown_as_text(inbox, decided):
+def test_what_the_server_sent_is_shown_as_text(inbox, decided_view):
     payload = "<img src=x onerror=\"window.__ran=1\">"
-    decided["rows"] = [decision(status="rejected", decision_reason=payload, patient_ref=payload)]
+    decided_view["rows"] = [decided(status=ApprovalStatus.REJECTED, reason=payload, patient_ref=payload)]
     inbox.open([])
     inbox.page.get_by_test_id("view-decided").click()
     item = inbox.page.get_by_test_id("decided-item")
@@ -57,12 +68,10 @@ def test_what_the_server_sent_is_shown_as_text(inbox, decided):
     assert inbox.page.evaluate("window.__ran") is None
 
 
-def test_a_four_eyes_decision_lists_its_approvals_and_an_answer_shows(inbox, decided):
-    decided["rows"] = [
-        decision(approvals_required=2, approvals=[{"reviewer": "rita", "at": "2030-01-14T09:01:00+00:00", "reason": ""},
-                                                  {"reviewer": "rob", "at": "2030-01-14T09:05:00+00:00", "reason": ""}]),
-        decision(id="a2", reason_code="clarification", resume_data={"route": "iv"}, run_state="executing",
-                 run_terminal_reason=""),
+def test_a_four_eyes_decision_lists_its_approvals_and_an_answer_shows(inbox, decided_view):
+    decided_view["rows"] = [
+        decided(tool="sign_document", op="sign", tier="high", args={"document_id": "d-7"}, by=("rita", "rob")),
+        decided(card=clarification_card(), values={"route": "iv"}, run_state=RunState.EXECUTING, terminal_reason=""),
     ]
     inbox.open([])
     inbox.page.get_by_test_id("view-decided").click()
@@ -75,18 +84,18 @@ def test_a_four_eyes_decision_lists_its_approvals_and_an_answer_shows(inbox, dec
     expect(second.get_by_test_id("decided-run")).to_have_text("still running")
 
 
-def test_older_decisions_are_a_page_away(inbox, decided):
-    decided["rows"] = [decision(id=f"a{n}", patient_ref=f"MRN-{n}") for n in range(25)]
+def test_older_decisions_are_a_page_away(inbox, decided_view):
+    decided_view["rows"] = [decided(patient_ref=f"MRN-{n}") for n in range(25)]
     inbox.open([])
     inbox.page.get_by_test_id("view-decided").click()
     expect(inbox.page.get_by_test_id("decided-item")).to_have_count(20)
     inbox.page.get_by_test_id("decided-next").click()
     expect(inbox.page.get_by_test_id("decided-item")).to_have_count(5)
     expect(inbox.page.get_by_test_id("decided-status")).to_contain_text("showing 21–25")
-    assert decided["queries"][-1] == {"limit": "20", "offset": "20"}
+    assert decided_view["queries"][-1] == {"limit": "20", "offset": "20"}
 
 
-def test_the_tabs_move_with_the_arrow_keys_and_shortcuts_rest_in_the_decided_view(inbox, decided):
+def test_the_tabs_move_with_the_arrow_keys_and_shortcuts_rest_in_the_decided_view(inbox, decided_view):
     card = approval_card()
     inbox.open([card])
     waiting = inbox.page.get_by_test_id("view-waiting")

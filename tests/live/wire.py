@@ -99,7 +99,6 @@ class SSEEvent:
     id: str | None = None
     data: str | None = None
     comment: str | None = None
-    at: float = 0.0  # time.monotonic() when its closing blank line arrived
 
     @property
     def chunk(self) -> dict | None:
@@ -126,7 +125,6 @@ class SSEStream:
             while line := self.response.readline():
                 line = line.decode().rstrip("\r\n")
                 if not line:
-                    event.at = time.monotonic()
                     self.events.put(event)
                     event = SSEEvent()
                     continue
