@@ -113,3 +113,17 @@ def test_the_admin_action_verifies_the_chains_of_the_selection(chain, carl):
     assert f"BROKEN: row id={chain[4]} " in page
     last = AuditEvent.objects.order_by("-id").first()
     assert (last.kind, last.actor, last.decision) == ("verify", "user:carl", "broken")
+
+
+def test_single_and_batched_appends_in_one_transaction_keep_one_chain(api):
+    # A decision that stops its run appends a row, then the close appends a batch, then more
+    # rows may follow, all in one transaction: each must link to the head as the last one left it.
+    run = Run.objects.select_related("session").get(pk=open_executing_run(api, patient_ref="MRN-9"))
+    audit.record(audit.Kind.VERDICT, run=run, actor_system=audit.SWEEP, decision="allow")
+    audit.record_all([audit.entry(audit.Kind.VERDICT, run=run, actor_system=audit.SWEEP, decision="allow")
+                      for _ in range(2)])
+    last = audit.record(audit.Kind.VERDICT, run=run, actor_system=audit.SWEEP, decision="allow")
+
+    assert [row.seq for row in AuditEvent.objects.filter(chain=last.chain).order_by("id")][-4:] == \
+        [last.seq - 3, last.seq - 2, last.seq - 1, last.seq]
+    call_command("verify_audit")  # raises CommandError on a broken chain
