@@ -10,7 +10,6 @@ from approvals import audit
 from approvals.admin_audited import AuditedChangesAdmin
 from approvals.audit_admin import AuditEventAdmin
 from approvals.models import ApiClient, ApiClientKey, AuditEvent
-from condor.readonly_admin import ReadOnlyModelAdmin
 
 
 class ApiClientKeyInline(admin.TabularInline):

@@ -32,7 +32,6 @@ from approvals.audit_filters import (
     RuleFilter,
     ToolFilter,
 )
-from approvals.models import AuditEvent
 from condor.readonly_admin import ReadOnlyModelAdmin
 
 COUNT_THRESHOLD = 10_000

@@ -11,7 +11,6 @@ Latin ones in otherwise Latin text) is kept and followed by its mark. Everything
 is HTML-escaped text.
 """
 
-import json
 import re
 import unicodedata
 

@@ -131,21 +131,29 @@ export function recheckField(entry, target) {
 /** POST a JSON body with the session cookie and CSRF token: {res (null on a network failure), detail, code}. */
 const postJson = (url, body) => sendJson(url, { method: 'POST', body });
 
+/** "Your approval is counted (1 of 2)…" when a four-eyes approval still needs another reviewer. */
+function stillShort(approval) {
+  if (!isObj(approval) || approval.status !== 'pending' || !Array.isArray(approval.approvals)) return '';
+  const required = Number.isInteger(approval.approvals_required) ? approval.approvals_required : 1;
+  return `Your approval is counted (${approval.approvals.length} of ${required}); it waits for another reviewer's.`;
+}
+
 async function submitDecision(entry, body, successText, { endsRun = false } = {}) {
   entry.busy = true;
   entry.removedInfo = null;
   showCardError(entry, '');
   syncControls(entry);
-  const { res, detail, code } = await postJson(config.decisionUrl.replace('{id}', encodeURIComponent(entry.id)), body);
+  const { res, data, detail, code } = await postJson(config.decisionUrl.replace('{id}', encodeURIComponent(entry.id)), body);
   entry.busy = false;
   const label = cardLabel(entry.card);
   const also = detail ? ` ${detail}` : '';
 
   if (res && res.ok) {
+    // This reviewer's part is done either way; under four eyes the card may still wait for another.
     markDecidedHere(entry.id);
     discard(entry);
     if (endsRun) withdrawRun(entry.card.run_id);
-    announce(successText, 'success');
+    announce(stillShort(data) || successText, 'success');
     return;
   }
   // Another reviewer holds the card, this one already approved it (four eyes), its args

@@ -272,7 +272,7 @@ class Rows:
         held = sorted((row for row in self.by_id.values() if row.status == ApprovalStatus.APPROVED
                        and row.expires_at > now and row.run_id in set(run_ids)), key=lambda row: row.decided_at)
         for row in held:
-            granted[row.run_id].append(cards._sibling(row))
+            granted[row.run_id].append(cards.sibling(row))
         return granted
 
     def contexts_for(self, approvals) -> dict:

@@ -2,7 +2,7 @@
 
 Rob claims the card from his inbox; Rita's open inbox shows it live and will not let
 her decide, saying why; Rob releases it and Rita approves. A signature needs both:
-Rita's approval leaves it pending, counted live in Rob's inbox, until Rob approves. Debian's Chromium on a real
+Rita's approval leaves it pending (her inbox says so), counted live in Rob's, until Rob approves. Debian's Chromium on a real
 daphne, PostgreSQL and Redis, as test_inbox_e2e.py.
 """
 
@@ -76,16 +76,17 @@ def test_a_four_eyes_card_needs_both_reviewers(inbox, robs_inbox, live_agent):
     ritas_card.get_by_test_id("approve").click()
     ritas_card.get_by_test_id("confirm-approve").click()  # a signature is high risk: confirmed first
 
-    # One approval of two: the card stays in both inboxes, and rob's shows the count live.
+    # One approval of two: Rita's part is done (the card leaves her inbox, saying it still waits);
+    # Rob's shows the count live.
+    expect(inbox.page.get_by_test_id("inbox-feedback")).to_contain_text("Your approval is counted (1 of 2)")
+    expect(ritas_card).to_have_count(0)
     expect(robs_card.get_by_test_id("card-quorum")).to_have_text("1 of 2 approvals")
-    expect(ritas_card.get_by_test_id("card-quorum")).to_have_text("1 of 2 approvals")
     assert Approval.objects.get(pk=approval["id"]).status == "pending"
 
     robs_card.get_by_test_id("approve").click()
     robs_card.get_by_test_id("confirm-approve").click()
 
     expect(robs_card).to_have_count(0)
-    expect(ritas_card).to_have_count(0)
     decided = Approval.objects.get(pk=approval["id"])
     assert decided.status == "approved"
     assert [vote["reviewer"] for vote in decided.approvals] == ["rita", "rob"]

@@ -11,7 +11,7 @@ from approvals.expiry import expire_due
 from approvals.models import Approval
 from runs.models import RunEvent
 from runs.publish import publish
-from tests.helpers.approval_loop import approve, clarify, decide, resume, suspend
+from tests.helpers.approval_loop import approve, clarify, decide, parked_run, resume
 from tests.helpers.clock import later
 from tests.helpers.runs import open_executing_run
 from tests.live.sockets import (

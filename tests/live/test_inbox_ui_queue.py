@@ -8,7 +8,6 @@ Run: .venv/bin/pytest tests/live/test_inbox_ui_queue.py -q
 
 from __future__ import annotations
 
-import re
 
 import pytest
 from playwright.sync_api import expect
