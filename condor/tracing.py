@@ -11,7 +11,8 @@ request as the client saw it (authentication, locks, commit, the after-commit
 push), and the services stay free of tracing code.
 """
 
-from opentelemetry import context, trace
+from django.urls import Resolver404, resolve
+from opentelemetry import trace
 
 # URL name → span name. Only these paths are traced; everything else passes by untouched.
 TRACED = {
@@ -29,30 +30,27 @@ def _tracer():
 
 
 class TracingMiddleware:
+    """The span opens and closes inside one call: under ASGI each middleware hook may run in a
+    context of its own, so a context attached in `process_view` could not be detached in `__call__`."""
+
     def __init__(self, get_response):
         self.get_response = get_response
 
     def __call__(self, request):
-        response = self.get_response(request)
-        traced = getattr(request, "_condor_span", None)
-        if traced is not None:
-            span, token = traced
-            _record_response(span, response)
-            span.end()
-            context.detach(token)
-        return response
-
-    def process_view(self, request, view_func, view_args, view_kwargs):
-        match = request.resolver_match
+        try:
+            match = resolve(request.path_info, getattr(request, "urlconf", None))
+        except Resolver404:
+            match = None
         name = TRACED.get(match.url_name) if match is not None else None
         if name is None:
-            return None
-        span = _tracer().start_span(name, kind=trace.SpanKind.SERVER)
-        for key in ("run_id", "approval_id"):
-            if key in view_kwargs:
-                span.set_attribute(f"condor.{key}", str(view_kwargs[key]))
-        request._condor_span = (span, context.attach(trace.set_span_in_context(span)))
-        return None
+            return self.get_response(request)
+        with _tracer().start_as_current_span(name, kind=trace.SpanKind.SERVER) as span:
+            for key in ("run_id", "approval_id"):
+                if key in match.kwargs:
+                    span.set_attribute(f"condor.{key}", str(match.kwargs[key]))
+            response = self.get_response(request)
+            _record_response(span, response)
+        return response
 
 
 def _record_response(span, response) -> None:
