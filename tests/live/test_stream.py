@@ -60,7 +60,7 @@ def run_group_size(run_id) -> int:
     return redis.Redis.from_url(settings.REDIS_URL).zcard(f"{prefix}:group:run.{run_id}")
 
 
-def wait_for(predicate, timeout: float = 5.0) -> bool:
+def wait_for(predicate, timeout: float = PUSH_WAIT) -> bool:
     deadline = time.monotonic() + timeout
     while not predicate():
         if time.monotonic() > deadline:
