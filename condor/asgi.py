@@ -14,6 +14,7 @@ from django.urls import path  # noqa: E402
 
 from approvals.consumers import InboxConsumer  # noqa: E402
 from condor.body_limit import BodySizeLimit  # noqa: E402
+from condor.startup_heap import freeze_startup_heap  # noqa: E402
 from condor.ws_origin import SameOriginValidator  # noqa: E402
 
 application = ProtocolTypeRouter({
@@ -22,3 +23,4 @@ application = ProtocolTypeRouter({
         AuthMiddlewareStack(URLRouter([path("ws/inbox/", InboxConsumer.as_asgi())]))
     ),
 })
+freeze_startup_heap()  # last: everything above is loaded
