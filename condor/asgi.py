@@ -14,7 +14,7 @@ from django.urls import path  # noqa: E402
 
 from approvals.consumers import InboxConsumer  # noqa: E402
 from condor.body_limit import BodySizeLimit  # noqa: E402
-from condor.startup_heap import freeze_startup_heap  # noqa: E402
+from condor.gc_settings import configure_gc_for_serving  # noqa: E402
 from condor.ws_origin import SameOriginValidator  # noqa: E402
 
 application = ProtocolTypeRouter({
@@ -23,4 +23,4 @@ application = ProtocolTypeRouter({
         AuthMiddlewareStack(URLRouter([path("ws/inbox/", InboxConsumer.as_asgi())]))
     ),
 })
-freeze_startup_heap()  # last: everything above is loaded
+configure_gc_for_serving()  # last: everything above is loaded

@@ -7,6 +7,6 @@ from django.core.wsgi import get_wsgi_application
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "condor.settings")
 application = get_wsgi_application()
 
-from condor.startup_heap import freeze_startup_heap  # noqa: E402  (after set-up: it freezes what is loaded)
+from condor.gc_settings import configure_gc_for_serving  # noqa: E402  (after set-up: it freezes what is loaded)
 
-freeze_startup_heap()
+configure_gc_for_serving()
