@@ -11,13 +11,19 @@ Django's test client (the whole request path: middleware, API-key auth, view,
 serializer; no socket), `GET sessions/` (first page and a page deep in the
 cursor) and `GET sessions/{id}/history/`, and counts each request's queries; beside them,
 as a reference taken in the same run, the history of a 10-message session.
-Figures: server time p50 / p99 per request, queries per request (target:
-≤ 50 ms a page).
+Figures: server time p50 / p99 per request, this thread's CPU time per request
+(p50, and p99 / p50), queries per request (target: ≤ 50 ms a page), and the full
+garbage collections that ran during each path's requests with their CPU time.
+
+The process is set up as the entry points set up a server (condor/wsgi.py and
+condor/asgi.py freeze the start-up heap and raise the youngest generation's GC
+threshold: condor/gc_settings.py); `--no-freeze` measures without that, for comparison.
 """
 
 from __future__ import annotations
 
 import argparse
+import gc
 import os
 import statistics
 import sys
@@ -79,30 +85,55 @@ def seed():
 
 
 def measure(http, key, paths, repeat):
-    """p50, p99 and queries of each path, taken round-robin so that a load spike hits them all alike."""
+    """Per path: p50 and p99 of server time, p50 and p99 of this thread's CPU time, p99 of the
+    garbage collector's CPU time in a request, the full collections during its requests (CPU ms
+    each) and queries; taken round-robin so that a load spike hits them all alike."""
     from django.db import connection
     from django.test.utils import CaptureQueriesContext
 
-    times, queries, last = {p: [] for p in paths}, {p: 0 for p in paths}, {}
-    for _ in range(repeat):
-        for path in paths:
-            with CaptureQueriesContext(connection) as captured:
-                started = time.perf_counter()
-                response = http.get(path, HTTP_AUTHORIZATION=f"Api-Key {key}")
-                times[path].append((time.perf_counter() - started) * 1000)
-            assert response.status_code == 200, response.content[:200]
-            queries[path], last[path] = max(queries[path], len(captured.captured_queries)), response
-    figures = {}
-    for path in paths:
-        ordered = sorted(times[path])
-        figures[path] = (statistics.median(ordered), ordered[min(len(ordered) - 1, int(len(ordered) * 0.99))],
-                         queries[path], last[path])
-    return figures
+    collected, started_at = [], [0.0]
+
+    def on_gc(phase, info):  # each collection's generation and CPU time
+        if phase == "start":
+            started_at[0] = time.thread_time()
+        else:
+            collected.append((info["generation"], (time.thread_time() - started_at[0]) * 1000))
+
+    times, cpus, queries, last = ({p: [] for p in paths}, {p: [] for p in paths}, {p: 0 for p in paths}, {})
+    gc_cpu, full_collections = {p: [] for p in paths}, {p: [] for p in paths}
+    gc.callbacks.append(on_gc)
+    try:
+        for _ in range(repeat):
+            for path in paths:
+                collected.clear()
+                with CaptureQueriesContext(connection) as captured:
+                    started, cpu = time.perf_counter(), time.thread_time()
+                    response = http.get(path, HTTP_AUTHORIZATION=f"Api-Key {key}")
+                    times[path].append((time.perf_counter() - started) * 1000)
+                    cpus[path].append((time.thread_time() - cpu) * 1000)
+                assert response.status_code == 200, response.content[:200]
+                queries[path], last[path] = max(queries[path], len(captured.captured_queries)), response
+                gc_cpu[path].append(sum(ms for _, ms in collected))
+                full_collections[path].extend(ms for generation, ms in collected if generation == 2)
+    finally:
+        gc.callbacks.remove(on_gc)
+
+    def p99(values):
+        ordered = sorted(values)
+        return ordered[min(len(ordered) - 1, int(len(ordered) * 0.99))]
+
+    return {path: {"p50": statistics.median(times[path]), "p99": p99(times[path]),
+                   "cpu50": statistics.median(cpus[path]), "cpu99": p99(cpus[path]), "queries": queries[path],
+                   "gc99": p99(gc_cpu[path]), "full_gc": full_collections[path], "response": last[path]}
+            for path in paths}
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--repeat", type=int, default=200)
+    parser.add_argument("--no-freeze", action="store_true",
+                        help="leave the collector as Python sets it (the servers freeze the start-up heap and "
+                             "raise the youngest generation's threshold: condor/gc_settings.py)")
     args = parser.parse_args()
     url = os.environ.get("DATABASE_URL")
     if not url:
@@ -112,6 +143,10 @@ def main() -> None:
     from django.test import Client
 
     key, long_id, short_id = seed()
+    if not args.no_freeze:
+        from condor.gc_settings import configure_gc_for_serving
+
+        configure_gc_for_serving()  # as condor/wsgi.py and condor/asgi.py do
     http = Client(HTTP_HOST="localhost")
     first = http.get("/api/v1/sessions/?limit=50", HTTP_AUTHORIZATION=f"Api-Key {key}")
     deep = first.json()["next"]
@@ -128,12 +163,18 @@ def main() -> None:
     ]
     load = os.getloadavg()[0]
     figures = measure(http, key, [path for _, path in rows], args.repeat)
-    print(f"load {load:.1f} → {os.getloadavg()[0]:.1f}; {args.repeat} requests each, round-robin")
+    print(f"load {load:.1f} → {os.getloadavg()[0]:.1f}; {args.repeat} requests each, round-robin; "
+          f"start-up heap {'left to the collector' if args.no_freeze else 'frozen'} ({gc.get_freeze_count()} objects), "
+          f"GC thresholds {gc.get_threshold()}")
+    print("| request | p50 | p99 | CPU p50 | CPU p99 / p50 | GC CPU p99 | full GCs (CPU ms each, max) | queries |")
     for label, path in rows:
-        p50, p99, queries, _ = figures[path]
-        print(f"| {label} | {p50:.1f} ms | {p99:.1f} ms | {queries} |")
-    gap = figures[rows[3][1]][0] - figures[rows[4][1]][0]
-    print(f"history of 500 messages over the reference: +{gap:.1f} ms p50")
+        f = figures[path]
+        full = f"{len(f['full_gc'])} ({max(f['full_gc']):.0f})" if f["full_gc"] else "0"
+        print(f"| {label} | {f['p50']:.1f} ms | {f['p99']:.1f} ms | {f['cpu50']:.1f} ms | {f['cpu99'] / f['cpu50']:.2f} "
+              f"| {f['gc99']:.1f} ms | {full} | {f['queries']} |")
+    long, short = figures[rows[3][1]], figures[rows[4][1]]
+    print(f"history of 500 messages over the reference: +{long['p50'] - short['p50']:.1f} ms p50, "
+          f"+{long['cpu50'] - short['cpu50']:.1f} ms CPU p50")
 
 
 if __name__ == "__main__":

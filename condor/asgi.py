@@ -14,6 +14,7 @@ from django.urls import path  # noqa: E402
 
 from approvals.consumers import InboxConsumer  # noqa: E402
 from condor.body_limit import BodySizeLimit  # noqa: E402
+from condor.gc_settings import configure_gc_for_serving  # noqa: E402
 from condor.ws_origin import SameOriginValidator  # noqa: E402
 
 application = ProtocolTypeRouter({
@@ -22,3 +23,4 @@ application = ProtocolTypeRouter({
         AuthMiddlewareStack(URLRouter([path("ws/inbox/", InboxConsumer.as_asgi())]))
     ),
 })
+configure_gc_for_serving()  # last: everything above is loaded

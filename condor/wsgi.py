@@ -6,3 +6,7 @@ from django.core.wsgi import get_wsgi_application
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "condor.settings")
 application = get_wsgi_application()
+
+from condor.gc_settings import configure_gc_for_serving  # noqa: E402  (after set-up: it freezes what is loaded)
+
+configure_gc_for_serving()

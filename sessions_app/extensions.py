@@ -24,7 +24,8 @@ class Slot:
         return self._function(*args, **kwargs)
 
 
-# (session) -> [(run_id, frames)]: its runs' persisted stream chunks in commit order, a row an event that had any.
+# (session) -> [(run id, frames)]: its runs' persisted stream chunks in commit order, a row an event that
+# had any; both as text, the id as the database writes it (Cast to text, as history reads its messages').
 run_frames = Slot("run_frames")
 # (run ids) -> {run_id: when its first frame was persisted}.
 first_frame_times = Slot("first_frame_times")

@@ -8,10 +8,19 @@ counts), else into an assistant message of its own, placed where its first call 
 At most five queries whatever the length: key, session, messages, frames (the
 runs app reads those: sessions_app/extensions.py), and the first-frame times of
 runs without a message of their own, if there are any.
+
+Built as the response body, not as Python values for a renderer: a long session is
+hundreds of JSON documents, and parsing each only to write it back out was most of the
+request (bench/README.md, "Sessions surface"). A message's parts are spliced in as the
+database returns them unless a run's parts may replace one of them; only the run
+frames, which have to be folded, are parsed. The body is the same JSON value DRF's
+renderer wrote (PostgreSQL's jsonb text keeps its own spacing inside the parts).
 """
 
 import json
 from bisect import bisect_right
+from datetime import datetime, timezone
+from uuid import UUID
 
 from django.db.models import TextField
 from django.db.models.functions import Cast
@@ -20,48 +29,70 @@ from sessions_app import extensions
 from sessions_app.models import Message
 from sessions_app.ui_parts import fold
 
+# As DRF's JSONRenderer writes (compact, UTF-8 rather than \u escapes, no NaN).
+_dumps = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), allow_nan=False).encode
+_string = json.encoder.encode_basestring  # a str as a JSON string, non-ASCII kept (the C encoder's)
+
+
+def history_json(session) -> bytes:
+    """The history as a UTF-8 JSON array of UIMessages: the response body."""
+    # Parts, run ids and times as text: Django's converters (JSON, timestamptz) and UUID objects cost
+    # more per row than the rest of the request; the times are needed only to place runs without a
+    # message. A run id is text here as in extensions.run_frames, so the two match as dict keys.
+    rows = list(Message.objects.filter(session=session).order_by("seq").values_list(
+        "message_id", "role", Cast("parts", TextField()), Cast("run_id", TextField()),
+        Cast("created_at", TextField())))
+    owner = {run_id: index for index, (_, role, _, run_id, _) in enumerate(rows)
+             if role == "assistant" and run_id is not None}  # the last one linked to a run wins
+    run_parts = _folded_runs(session)
+    pieces = [_message(message_id, role, parts, run_parts.get(run_id) if owner.get(run_id) == index else None)
+              for index, (message_id, role, parts, run_id, _) in enumerate(rows)]
+    unowned = {run_id: parts for run_id, parts in run_parts.items() if run_id not in owner}
+    if unowned:
+        pieces = _placed(pieces, [row[4] for row in rows], unowned)
+    # DRF escapes these two as well: JSON allows them raw, JavaScript string literals did not.
+    body = ("[" + ",".join(pieces) + "]").replace("\u2028", "\\u2028").replace("\u2029", "\\u2029")
+    return body.encode()
+
 
 def build_history(session) -> list[dict]:
-    # Parts as text, parsed here: Django's JSON converter costs more per row than the parse.
-    rows = list(Message.objects.filter(session=session).order_by("seq")
-                .values_list("message_id", "role", Cast("parts", TextField()), "run_id", "created_at"))
-    history = [{"id": message_id, "role": role, "parts": json.loads(parts)} for message_id, role, parts, *_ in rows]
-    owner = {run_id: message for (_, role, _, run_id, _), message in zip(rows, history)
-             if role == "assistant" and run_id is not None}  # the last one linked to a run wins
+    """The same history as Python values (the admin's session page)."""
+    return json.loads(history_json(session))
 
+
+def _folded_runs(session) -> dict:
+    """{run_id: its folded parts}, runs that left none out, in the order of their first frame."""
+    events = extensions.run_frames(session)
+    # One parse of all the rows together: a json.loads per row costs twice as much.
+    frames = json.loads("[" + ",".join(text for _, text in events) + "]")
     chunks: dict = {}
-    for run_id, frames in extensions.run_frames(session):
-        chunks.setdefault(run_id, []).extend(frames)
-    unowned = {}
-    for run_id, run_chunks in chunks.items():
-        parts = fold(run_chunks)
-        if parts and run_id in owner:
-            _merge(owner[run_id], parts)
-        elif parts:
-            unowned[run_id] = parts
-    if not unowned:
-        return history
-    # A run with no message of its own goes before the first message written after its first call:
-    # found by bisection over the messages' times (in conversation order), not by a scan per run.
-    # Only such runs need that time, so only they cost a query for it.
-    first_at = extensions.first_frame_times(list(unowned))
-    times = [row[4] for row in rows]
-    placed: dict[int, list] = {}
-    for run_id, parts in unowned.items():
-        placed.setdefault(bisect_right(times, first_at[run_id]), []).append(
-            (first_at[run_id], {"id": f"run_{run_id}", "role": "assistant", "parts": [{"type": "step-start"}, *parts]}))
-    ordered = []
-    for index, message in enumerate([*history, None]):
-        ordered.extend(run_message for _, run_message in sorted(placed.get(index, ()), key=lambda pair: pair[0]))
-        if message is not None:
-            ordered.append(message)
-    return ordered
+    for (run_id, _), event_frames in zip(events, frames):
+        chunks.setdefault(run_id, []).extend(event_frames)
+    folded = {run_id: fold(run_chunks) for run_id, run_chunks in chunks.items()}
+    return {run_id: parts for run_id, parts in folded.items() if parts}
 
 
-def _merge(message: dict, parts: list[dict]) -> None:
-    ours = {_key(part): part for part in parts}
-    merged = [ours.pop(_key(part), part) for part in message["parts"]]
-    message["parts"] = merged + [part for part in parts if _key(part) in ours]
+def _message(message_id: str, role: str, parts: str, run_parts: list | None) -> str:
+    if run_parts:
+        parts = _merged(parts, run_parts)
+    return '{"id":' + _string(message_id) + ',"role":' + _string(role) + ',"parts":' + parts + "}"
+
+
+def _merged(parts: str, run_parts: list[dict]) -> str:
+    """The client's parts (JSON text) with its run's: a client part for the same gated call or data
+    part is replaced where it stands, the other run parts follow the client's."""
+    if '"toolCallId"' in parts or '"data-' in parts or not parts.startswith("["):
+        # A client part the run's may replace (or parts of an unexpected shape): merge as values.
+        return _dumps(_merge(json.loads(parts), run_parts))
+    # Nothing to replace: the run's parts go after the client's, spliced as text.
+    head = parts.rstrip()[:-1].rstrip()
+    return head + ("," if head != "[" else "") + _dumps(run_parts)[1:]
+
+
+def _merge(parts, run_parts: list[dict]) -> list:
+    ours = {_key(part): part for part in run_parts}
+    merged = [ours.pop(_key(part), part) for part in parts]
+    return merged + [part for part in run_parts if _key(part) in ours]
 
 
 def _key(part) -> tuple:
@@ -72,3 +103,30 @@ def _key(part) -> tuple:
     if str(part.get("type", "")).startswith("data-") and "id" in part:
         return (part["type"], part["id"])
     return ("", id(part))
+
+
+def _placed(pieces: list[str], times: list[str], unowned: dict) -> list[str]:
+    """The messages with each run that has no message of its own before the first message written
+    after its first call: found by bisection over the messages' times (in conversation order), not
+    by a scan per run. Only such runs need that time, so only they cost a query for it."""
+    # The ids are text as the database wrote them (SQLite drops the hyphens): made UUIDs again here.
+    run_ids = {run_id: UUID(run_id) for run_id in unowned}
+    first_at = extensions.first_frame_times(list(run_ids.values()))
+    written = [_moment(text) for text in times]
+    placed: dict[int, list] = {}
+    for run_id, parts in unowned.items():
+        at = first_at[run_ids[run_id]]
+        message = _message(f"run_{run_ids[run_id]}", "assistant", _dumps([{"type": "step-start"}, *parts]), None)
+        placed.setdefault(bisect_right(written, at), []).append((at, message))
+    ordered = []
+    for index, piece in enumerate([*pieces, None]):
+        ordered.extend(run_message for _, run_message in sorted(placed.get(index, ()), key=lambda pair: pair[0]))
+        if piece is not None:
+            ordered.append(piece)
+    return ordered
+
+
+def _moment(text: str) -> datetime:
+    # PostgreSQL writes the offset ('…+00'); SQLite holds Django's naive UTC text.
+    moment = datetime.fromisoformat(text)
+    return moment if moment.tzinfo else moment.replace(tzinfo=timezone.utc)

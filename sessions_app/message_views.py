@@ -1,3 +1,4 @@
+from django.http import HttpResponse
 from drf_spectacular.utils import extend_schema
 from rest_framework import generics, status
 from rest_framework.response import Response
@@ -7,7 +8,7 @@ from condor.errors import NotFound
 from condor.schema import errors
 from condor.scoping import owned_session
 from condor.serializers import validated
-from sessions_app.history import build_history
+from sessions_app.history import history_json
 from sessions_app.messages import append_message, drop_message
 from sessions_app.models import Message
 from sessions_app.pagination import OldestFirst
@@ -57,4 +58,6 @@ class History(APIView):
                    description="The conversation as AI SDK v6 UIMessages, gated calls included with their "
                                "approval state, ready for `useChat({messages})`.")
     def get(self, request, session_id):
-        return Response(build_history(owned_session(request, session_id)))
+        # The body comes built (sessions_app/history.py): a DRF Response would parse nothing, but it
+        # would hold the whole conversation as Python values only to encode them again.
+        return HttpResponse(history_json(owned_session(request, session_id)), content_type="application/json")

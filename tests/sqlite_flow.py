@@ -53,6 +53,9 @@ def main(key_file: str) -> dict:
     run_id = agent.post(f"/api/v1/sessions/{session['id']}/runs/", {}, format="json").json()["id"]
     agent.post(f"/api/v1/runs/{run_id}/transition/", {"to": "executing"}, format="json")
     seen = {}
+    messages = f"/api/v1/sessions/{session['id']}/messages/"
+    agent.post(messages, {"id": "u1", "role": "user", "parts": [{"type": "text", "text": "Okafor, 7 days"}]},
+               format="json")
 
     def gate(call_id, tool, op, args):
         body = {"tool_call_id": call_id, "step_id": "step-1", "tool": tool, "op": op, "args": args}
@@ -83,6 +86,19 @@ def main(key_file: str) -> dict:
     replayed = resume()
     seen["replay"] = [replayed.status_code, replayed.json().get("error")]
     seen["audit_intact"] = verify().intact
+
+    # History reads ids, times and parts as SQLite writes them: the run, with no message of its own,
+    # goes between the messages written before and after its calls; once the client links one, the
+    # run's parts follow the client's own.
+    agent.post(messages, {"id": "u2", "role": "user", "parts": [{"type": "text", "text": "Thanks"}]}, format="json")
+    history = agent.get(f"/api/v1/sessions/{session['id']}/history/").json()
+    # The run's own message is named after it as the API writes its id (SQLite stores it without hyphens).
+    seen["history"] = [message["id"].replace(run_id, "<run>") for message in history]
+    agent.post(messages, {"id": "a1", "role": "assistant", "run": run_id,
+                          "parts": [{"type": "text", "text": "Prescribed."}]}, format="json")
+    history = agent.get(f"/api/v1/sessions/{session['id']}/history/").json()
+    seen["linked"] = [[message["id"], [part.get("state", part["type"]) for part in message["parts"]]]
+                      for message in history]
     return seen
 
 

@@ -161,3 +161,45 @@ def test_the_harness_refuses_what_the_ai_client_would(api):
                           capture_output=True, text=True, timeout=60)
 
     assert proc.returncode == 1
+
+
+def test_stored_parts_come_back_as_the_same_json_with_each_runs_parts_after_them(api):
+    """History splices a message's stored parts into the body as text: escapes, non-ASCII and an
+    empty list survive it, and the run's parts follow the client's whether spliced or merged."""
+    from django.utils import timezone
+
+    from runs import frames
+    from runs.models import Run, RunEvent
+    from sessions_app.models import Message, Session
+    from tests.helpers.runs import make_session
+
+    stored, now = Session.objects.get(pk=make_session(api)["id"]), timezone.now()
+    said = {"type": "text", "text": 'She said "no" \\ 50 µg — O\u2019Kafor\u2028next line'}
+    mentions = {"type": "text", "text": '"data-vitals" is not a part'}  # looks like a data part to a scan
+    runs = []
+    for n in range(3):
+        run = Run.objects.create(session=stored, state="completed", terminal_reason="completed",
+                                 last_activity_at=now, closed_at=now)
+        RunEvent.objects.create(run=run, kind="tool.result", published_at=now, frames=[
+            *frames.allowed_call_frames(f"call-{n}", "record_vitals", {"heart_rate": 70 + n}),
+            *frames.result_frames(f"call-{n}", {"saved": n})])
+        runs.append(run)
+    Message.objects.create(session=stored, role="user", message_id="u", parts=[said])
+    for n, parts in enumerate(([said], [], [mentions])):
+        Message.objects.create(session=stored, role="assistant", message_id=f"a{n}", run=runs[n], parts=parts)
+
+    response = api.get(f"/api/v1/sessions/{stored.pk}/history/")
+
+    def vitals(n):
+        return {"type": "tool-record_vitals", "toolCallId": f"call-{n}", "state": "output-available",
+                "input": {"heart_rate": 70 + n}, "output": {"saved": n}}
+
+    assert response["Content-Type"] == "application/json"
+    assert response.json() == [
+        {"id": "u", "role": "user", "parts": [said]},
+        {"id": "a0", "role": "assistant", "parts": [said, vitals(0)]},
+        {"id": "a1", "role": "assistant", "parts": [vitals(1)]},
+        {"id": "a2", "role": "assistant", "parts": [mentions, vitals(2)]},
+    ]
+    # As DRF's renderer wrote it: U+2028 escaped (JavaScript string literals refused it raw), UTF-8 otherwise.
+    assert "\u2028".encode() not in response.content and "µg".encode() in response.content
