@@ -31,13 +31,13 @@ def contexts_for(approvals) -> dict:
         return {}
     keys = {(a.run_id, a.tool_call_id) for a in approvals}
     tainted_runs = {a.run_id for a in approvals if a.session.tainted}  # the taint as the card says it
-    rows = (
-        ToolCall.objects.filter(run_id__in={run for run, _ in keys}, tool_call_id__in={call for _, call in keys})
-        .annotate(taint_tool=_for_runs(tainted_runs, _tainting_results().values("tool")[:1]),
-                  taint_at=_for_runs(tainted_runs, _tainting_results().values("reported_at")[:1]))
-        .values("run_id", "tool_call_id", "metadata", "run__autonomy", "taint_tool", "taint_at")
-        .order_by()  # read into a dict by key: the ledger's default order would only add a sort
-    )
+    rows = ToolCall.objects.filter(run_id__in={run for run, _ in keys}, tool_call_id__in={call for _, call in keys})
+    columns = ["run_id", "tool_call_id", "metadata", "run__autonomy"]
+    if tainted_runs:  # most pages have none: their query is built and run without the two subqueries
+        rows = rows.annotate(taint_tool=_for_runs(tainted_runs, _tainting_results().values("tool")[:1]),
+                             taint_at=_for_runs(tainted_runs, _tainting_results().values("reported_at")[:1]))
+        columns += ["taint_tool", "taint_at"]
+    rows = rows.values(*columns).order_by()  # read into a dict by key: the ledger's default order would only add a sort
     found = {}
     for row in rows:
         key = (row["run_id"], row["tool_call_id"])

@@ -45,6 +45,19 @@ def args_cut(args) -> bool:
     return len(canonical_json(args)) > settings.CONDOR_CARD_ARGS_MAX_BYTES
 
 
+# What card() reads of an approval and the rows it is joined to (`.only()` for a page of
+# them: inbox_pages.py). A field card() reads that is not named here is a query per card,
+# which the page's pinned query count catches.
+CARD_FIELDS = (
+    "id", "run_id", "tool", "op", "tool_call_id", "reason_code", "rule_id", "explanation", "hitl_tier",
+    "args", "approved_args", "payload_hash", "message", "resume_schema", "requested_at", "expires_at",
+    "status", "claimed_by_id", "claim_expires_at", "approvals_required", "approvals", "escalated_at",
+    "session__title", "session__patient_ref", "session__age_band", "session__consent", "session__tainted",
+    "session__care_unit", "session__client__name", "claimed_by__username",
+)
+CARD_RELATED = ("session__client", "claimed_by")
+
+
 def card(approval, *, run_granted: list[dict] | None = None, context: dict | None = None) -> dict:
     session = approval.session
     if context is None:
@@ -112,12 +125,16 @@ def granted_in_runs(run_ids) -> dict:
     rows = (
         Approval.objects.filter(run_id__in=list(run_ids), status=ApprovalStatus.APPROVED,
                                 expires_at__gt=timezone.now())
-        .select_related("decided_by").order_by("decided_at")
+        .select_related("decided_by").only(*_SIBLING_FIELDS).order_by("decided_at")
     )
     granted = defaultdict(list)
     for approval in rows:
         granted[approval.run_id].append(sibling(approval))
     return granted
+
+
+# What sibling() reads (`.only()` for a page's grants, as CARD_FIELDS for its cards).
+_SIBLING_FIELDS = ("id", "run_id", "tool", "op", "status", "decided_by_id", "decided_by__username")
 
 
 def sibling(approval) -> dict:

@@ -8,8 +8,9 @@ deep in 10,000 cards costs what the first one does, and a card decided meanwhile
 shifts nothing (an OFFSET would skip a card for every card removed before it).
 
 No frame is over PAGE_MAX_BYTES: a page that would pass it stops at the card before,
-and its cursor says where to continue. A lone card too big for a frame goes with its
-args cut (the page fetches them in full, as for any cut card: approvals/cards.py).
+and its cursor says where to continue. A lone card too big for a frame sheds what it
+can do without, a step at a time (_LAST_RESORT), until it fits: what is left is bounded
+by the limits on every field, so it always does.
 
 The cursor is signed, so a bad one is told apart from an old one: a forged or
 garbled cursor is an error (InvalidCursor), never a silent first page. It carries
@@ -74,9 +75,32 @@ def _size(value) -> int:
     return len(json.dumps(value).encode())
 
 
-def _cut(card: dict) -> dict:
-    """The card with its args cut, as approvals/cards.py cuts large args: the page loads them in full."""
-    return {**card, "args": None, "args_truncated": True, "args_preview": ""}
+# What a lone card too big for a frame drops, in turn, until it fits. First its args, as
+# approvals/cards.py cuts large args: "Show all" loads them from the approval, and nothing
+# approves or edits the card before that. Then the grants its run holds (an unbounded list):
+# the page keeps what it knows of them from the run's other cards and the removal notices
+# (static/inbox/runs.js). Last, what the approval says at length (its message, explanation,
+# form and counted approvals): the same "Show all" loads them from the approval with the args
+# (static/inbox/full_args.js). What is then left (ids, the session's and the call's short
+# fields, the rationale's 2000 characters) is bounded well under PAGE_MAX_BYTES.
+# `cut_fields` names what was dropped (set to null), so the page knows what to load.
+_LAST_RESORT = (
+    {"args": None, "args_truncated": True, "args_preview": ""},
+    {"run_granted": None},
+    {"message": None, "explanation": None, "resume_schema": None, "approvals": None},
+)
+
+
+def _shed(card: dict, room: int) -> tuple[dict, int]:
+    """`card` with as few of _LAST_RESORT's steps taken as make it fit `room` bytes, and its size."""
+    cut_fields = []
+    for step in _LAST_RESORT:
+        cut_fields += [name for name in step if name not in ("args_truncated", "args_preview")]
+        card = {**card, **step, "cut_fields": cut_fields[:]}
+        size = _size(card)
+        if size <= room:
+            break
+    return card, size
 
 
 def page(scope: ReviewerScope, cursor: str | None = None, *, max_bytes: int = PAGE_MAX_BYTES) -> dict:
@@ -90,10 +114,9 @@ def page(scope: ReviewerScope, cursor: str | None = None, *, max_bytes: int = PA
     ordered = queue_ordered(pending)
     if key is not None:
         ordered = ordered.filter(_after(key))
-    # The page's ids come from the queue index (a subquery on narrow rows); only those rows
-    # are read whole, with their joins: sorting every pending row whole cost ten times more.
-    approvals = list(queue_ordered(Approval.objects.filter(pk__in=ordered.values("pk")[:PAGE_CARDS + 1]))
-                     .select_related("session__client", "claimed_by"))
+    # One query for the page's rows, read down the queue index (approval_inbox_queue) until
+    # PAGE_CARDS + 1 are found, with only the columns a card shows.
+    approvals = list(ordered.select_related(*cards.CARD_RELATED).only(*cards.CARD_FIELDS)[:PAGE_CARDS + 1])
     return page_body(approvals, total=pending.count(), cursor=cursor, max_bytes=max_bytes)
 
 
@@ -113,8 +136,7 @@ def page_body(approvals: list, *, total: int, cursor: str | None, max_bytes: int
             if sent:
                 more = True
                 break
-            card = _cut(card)  # alone, and still too big
-            card_size = _size(card)
+            card, card_size = _shed(card, room)  # alone, and still too big
         body["cards"].append(card)
         size += card_size + 2
         sent += 1

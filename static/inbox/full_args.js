@@ -12,11 +12,17 @@ export const argsCut = (card) => isObj(card) && card.args_truncated === true;
 /** An approval that nobody may approve or edit yet: its full args were never shown. */
 export const awaitingFullArgs = (entry) => entry.kind === 'approval' && argsCut(entry.card);
 
-/** `card`, with the full args "Show all" loaded for this same payload put back in. */
+/* What a card too big for a websocket frame may go without besides its args, loaded from the
+ * approval with them (approvals/inbox_pages.py _LAST_RESORT; the card names them in `cut_fields`). */
+const FROM_APPROVAL = ['message', 'explanation', 'resume_schema', 'approvals'];
+
+/** `card`, with the full args "Show all" loaded for this same payload put back in (and any other cut field). */
 export function withLoadedArgs(entry, card) {
   const loaded = entry.fullArgs;
   if (!loaded || !argsCut(card) || card.payload_hash !== loaded.hash) return card;
-  return { ...card, args: loaded.args, args_truncated: false };
+  const cut = Array.isArray(card.cut_fields) ? card.cut_fields : [];
+  const restored = Object.fromEntries(FROM_APPROVAL.filter((name) => cut.includes(name)).map((name) => [name, loaded.fields[name]]));
+  return { ...card, ...restored, args: loaded.args, args_truncated: false };
 }
 
 function kib(bytes) {
@@ -50,6 +56,9 @@ export async function loadFullArgs(entry) {
   if (!isObj(data) || data.id !== entry.id || data.payload_hash !== entry.card.payload_hash || !isObj(args)) {
     throw new Error('The arguments changed since the card was sent; wait for the card to refresh.');
   }
-  entry.fullArgs = { hash: data.payload_hash, args };
+  // As the card says them (approvals/cards.py): an empty message is null there.
+  const fields = { message: data.message || null, explanation: data.explanation,
+    resume_schema: data.resume_schema, approvals: data.approvals };
+  entry.fullArgs = { hash: data.payload_hash, args, fields };
   return true;
 }

@@ -11,7 +11,11 @@ from django.contrib.auth.models import User
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
-from approvals import inbox_pages
+from datetime import timedelta
+
+from django.utils import timezone
+
+from approvals import cards, inbox_pages
 from approvals.models import Approval, ApprovalStatus, ReviewTeam
 from approvals.visibility import reviewer_scope
 from condor.errors import InvalidCursor
@@ -47,6 +51,27 @@ def test_pages_of_a_hundred_go_through_every_card_once_in_queue_order(ward_agent
         a.escalated_at is None, {"high": 0, "low": 1}.get(a.hitl_tier, 2), a.expires_at, str(a.pk)))]
     assert sent == sorted(sent, key=queue_key)
     assert sent[0]["escalated_at"] is not None and sent[0]["hitl_tier"] == "high"
+
+
+def test_each_card_of_a_page_is_the_card_built_for_that_approval_alone(ward_agent, rita, rob):
+    # The page reads only the columns a card shows (cards.CARD_FIELDS): what it sends must be byte for byte
+    # what a push of that approval sends, with claims, four eyes, edits, grants, escalation and taint in play.
+    made = pending_cards_in_bulk(ward_agent, 12, escalate_every=4)
+    now = timezone.now()
+    Approval.objects.filter(pk=made[0].pk).update(claimed_by=rob, claim_expires_at=now + timedelta(minutes=5))
+    Approval.objects.filter(pk=made[1].pk).update(claimed_by=rob, claim_expires_at=now - timedelta(minutes=5))
+    Approval.objects.filter(pk=made[2].pk).update(
+        approvals_required=2, approved_args={"dose_mg": 1}, payload_hash="1" * 64, message="Which ward?",
+        approvals=[{"reviewer": "rob", "at": now.isoformat(), "reason": "ok", "payload_hash": "1" * 64}])
+    Approval.objects.filter(pk=made[3].pk).update(status=ApprovalStatus.APPROVED, decided_by=rob, decided_at=now)
+    made[4].session.__class__.objects.filter(pk=made[4].session_id).update(tainted=True)
+
+    (page,) = every_page(rita)
+
+    assert len(page["cards"]) == 11
+    assert any(card["run_granted"] for card in page["cards"]) and any(card["claimed_by"] for card in page["cards"])
+    for card in page["cards"]:
+        assert card == cards.card(Approval.objects.get(pk=card["id"]))
 
 
 def test_a_card_decided_between_pages_shifts_nothing(ward_agent, rita):
