@@ -33,7 +33,7 @@ def park_in(api, care_unit: str) -> dict:
 def inbox_ids(http) -> set[str]:
     response = http.get(CARDS)
     assert response.status_code == 200, response.content
-    return {card["id"] for card in response.json()["results"]}
+    return {card["id"] for card in response.json()["cards"]}
 
 
 @pytest.fixture
@@ -66,7 +66,7 @@ def test_a_card_goes_to_the_team_listing_its_unit(api, wards, reviewer_http, rob
 
 def test_the_card_carries_its_care_unit(api, wards, reviewer_http):
     park_in(api, "ICU")
-    assert reviewer_http.get(CARDS).json()["results"][0]["session"]["care_unit"] == "ICU"
+    assert reviewer_http.get(CARDS).json()["cards"][0]["session"]["care_unit"] == "ICU"
 
 
 def test_an_unlisted_unit_goes_to_every_reviewer_without_a_default_team(api, wards, reviewer_http, rob_http):

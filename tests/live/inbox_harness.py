@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Callable
-from urllib.parse import urlsplit
+from urllib.parse import parse_qs, urlsplit
 
 if __name__ == "__main__":  # pragma: no cover - run by hand: the project's settings, as under pytest
     import django
@@ -182,7 +182,8 @@ class InboxHarness:
     cards_served: bool = False  # GET inbox/cards/ answered (else 404, as if the page never asked)
     cards_refusal: Exception | None = None  # ...or refused with this error
     poll_seconds: int = 10
-    polls: int = 0
+    polls: int = 0  # GET inbox/cards/ requests: a poll's pages and the pages asked for while polling
+    polled_cursors: list[Any] = field(default_factory=list)  # the `cursor` of each (None: the first page)
     frames_sent: int = 0  # to the page's sockets since it was (re)loaded
     # The layout the page opens in (static/inbox/settings.js): "full" shows every card, as the
     # card tests expect; "queue" is the compact queue with a detail pane (the page's default).
@@ -320,6 +321,10 @@ class InboxHarness:
         self._open.discard(id(ws))
         ws.close(code=code, reason=reason)
 
+    def wait_for_polls(self, count: int, timeout: float = 15.0) -> None:
+        """Until GET inbox/cards/ has been asked `count` times since the harness started."""
+        self._wait(lambda: self.polls >= count, timeout, f"{count} card list requests")
+
     def wait_for_connections(self, count: int, timeout: float = 15.0) -> None:
         self._wait(lambda: len(self.sockets) >= count, timeout, f"{count} websocket connections")
 
@@ -436,10 +441,12 @@ class InboxHarness:
             return
         if path == CARDS_URL and request.method == "GET" and self.cards_served:
             self.polls += 1
+            cursor = parse_qs(urlsplit(request.url).query, keep_blank_values=True).get("cursor", [None])[0]
+            self.polled_cursors.append(cursor)
             if self.cards_refusal is not None:
                 self._fulfil(route, *error_response(self.cards_refusal))
             else:
-                self._fulfil(route, 200, card_page(self.rows, request.url))
+                self._fulfil(route, *card_page(self.rows, cursor))
             return
         if path.startswith("/static/"):
             target = (STATIC_DIR / path[len("/static/"):]).resolve()
