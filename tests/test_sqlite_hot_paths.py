@@ -2,8 +2,8 @@
 
 tests/sqlite_flow.py runs in a subprocess on a scratch SQLite file: migrate,
 seed_tools and seed_demo (`make run`'s steps), then a gate allow, a retry and a
-reused call id, a suspend, a reviewer's approval, a resume and its replay, and
-verify_audit.
+reused call id, a suspend, a reviewer's approval, a resume and its replay,
+verify_audit, and the database guards (append-only audit, monotone taint) after every migration.
 """
 
 import json
@@ -31,4 +31,5 @@ def test_the_approval_loop_runs_on_sqlite(tmp_path):
         "resume": [200, True, "executing"],
         "replay": [409, "approval_consumed"],
         "audit_intact": True,
+        "guards": {"audit_update": "refused", "audit_delete": "refused", "taint_cleared": "refused"},
     }
