@@ -40,7 +40,7 @@ from rest_framework.renderers import JSONRenderer
 from approvals import cards, claims, identifiers, inbox_pages, quorum
 from approvals.card_context import empty_context
 from approvals.gate import CLARIFICATION_RULE, EXPLANATIONS
-from approvals.hashing import payload_hash
+from approvals.hashing import canonical, payload_hash
 from approvals.models import ApiClient, Approval, ApprovalStatus
 from approvals.policy import Context, Decision, ToolCall, ToolSpec, effective_spec, evaluate
 from approvals.serializers import ApprovalSerializer
@@ -342,9 +342,10 @@ class Rows:
         if status == ApprovalStatus.APPROVED:
             user = reviewer(by)
             proposed = edited_args if edited_args is not None else quorum.proposal(row)
-            if not quorum.count(row, user=user, approved_args=proposed, reason=reason, now=now):
+            approved = canonical(proposed)
+            if not quorum.count(row, user=user, approved=approved, reason=reason, now=now):
                 return False
-            row.approve(by=user, at=now, approved_args=proposed, payload_hash=payload_hash(proposed),
+            row.approve(by=user, at=now, approved_args=proposed, payload_hash=approved.hash,
                         expires_at=now + timedelta(seconds=settings.CONDOR_APPROVAL_TTL_SECONDS),
                         resume_data=values, reason=reason)
         elif status == ApprovalStatus.REJECTED:
