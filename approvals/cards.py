@@ -42,7 +42,12 @@ def _args(args) -> dict:
 
 def args_cut(args) -> bool:
     """True when a card shows only a preview of `args` (the reviewer must load them to approve)."""
-    return len(canonical_json(args)) > settings.CONDOR_CARD_ARGS_MAX_BYTES
+    return cut_at(len(canonical_json(args)))
+
+
+def cut_at(size: int) -> bool:
+    """True when args of `size` canonical bytes are shown as a preview only (args_cut, from a known size)."""
+    return size > settings.CONDOR_CARD_ARGS_MAX_BYTES
 
 
 # What card() reads of an approval and the rows it is joined to (`.only()` for a page of

@@ -35,7 +35,7 @@ from django.utils import timezone
 from approvals import audit, cards, claims, quorum, seen
 from approvals.decision_frames import decision_frames
 from approvals.gate import egress_block
-from approvals.hashing import payload_hash
+from approvals.hashing import canonical
 from approvals.locking import lock_pending
 from approvals.models import Approval, ReasonCode
 from approvals.resume_schemas import approval_resume_schema
@@ -119,17 +119,20 @@ def _decide(approval_id, body: dict, *, user) -> Approval:
         blocked = egress_block(approval.tool, edited_args)
         if blocked is not None:
             raise InvalidPayload(f"The edited arguments are not allowed: {blocked.explanation}")
-    if approval.reason_code == ReasonCode.APPROVAL:
-        seen.require_shown(approval, user=user, seen=shown_hash, edited=edited_args is not None)
-    now = timezone.now()
     approved_args = edited_args if edited_args is not None else quorum.proposal(approval)
+    # Canonicalised once (RFC 8785 costs milliseconds on args too long for a card), from the args
+    # themselves: whether the card was cut and the hash approved both come from what runs.
+    approved = canonical(approved_args)
+    if approval.reason_code == ReasonCode.APPROVAL:
+        seen.require_shown(approval, user=user, seen=shown_hash, edited=edited_args is not None, approved=approved)
+    now = timezone.now()
     reason = (payload.get("reason") or "") if approval.reason_code == ReasonCode.APPROVAL else ""
     if approval.reason_code == ReasonCode.APPROVAL and not quorum.count(
-        approval, user=user, approved_args=approved_args, reason=reason, now=now,
+        approval, user=user, approved=approved, reason=reason, now=now,
     ):
         return _count_towards_quorum(approval, run, user, edited=edited_args is not None)
     approval.approve(
-        by=user, at=now, approved_args=approved_args, payload_hash=payload_hash(approved_args),
+        by=user, at=now, approved_args=approved_args, payload_hash=approved.hash,
         expires_at=now + timedelta(seconds=settings.CONDOR_APPROVAL_TTL_SECONDS),
         resume_data=payload if approval.reason_code == ReasonCode.CLARIFICATION else None,
         reason=reason,

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+from dataclasses import dataclass
 
 import rfc8785
 
@@ -35,6 +36,21 @@ def canonical_json(value: object) -> bytes:
 def payload_hash(value: object) -> str:
     """SHA-256 hex digest (64 lowercase hex chars) of ``canonical_json(value)``."""
     return hashlib.sha256(canonical_json(value)).hexdigest()
+
+
+@dataclass(frozen=True)
+class Canonical:
+    """A JSON value with its canonical form taken once, for a caller that needs both its size
+    and its hash (a decision: is the card cut, and what is approved), never a stored copy."""
+
+    value: object
+    size: int  # bytes of canonical_json(value)
+    hash: str  # payload_hash(value)
+
+
+def canonical(value: object) -> Canonical:
+    text = canonical_json(value)
+    return Canonical(value, len(text), hashlib.sha256(text).hexdigest())
 
 
 _MAX_SAFE_INTEGER = 2**53 - 1

@@ -1,20 +1,22 @@
 """GET /api/v1/inbox/cards/ — the pending cards for an inbox whose websocket is down.
 
-With Redis out the inbox socket cannot run, so the page polls this instead: the
-same cards (approvals/cards.py), filtered by the same rule (approvals/visibility.py),
-as the socket's snapshot, a page at a time. Reviewers' session only; their
-standing is read again on every call, like the socket's on every push.
+With Redis out the inbox socket cannot run, so the page polls this instead. It answers
+exactly what the socket sends: the snapshot's pages (approvals/inbox_pages.py), each at
+most PAGE_CARDS cards and PAGE_MAX_BYTES, in the queue's order, with the total and a
+signed cursor; `?cursor=` asks for the page after one. The cards are approvals/cards.py's,
+filtered by the same rule (approvals/visibility.py). Reviewers' session only; their
+standing is read again on every call, like the socket's for every page and push.
 """
 
-from drf_spectacular.utils import extend_schema
+from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import serializers
 from rest_framework.exceptions import PermissionDenied
-from rest_framework.generics import ListAPIView
-from rest_framework.pagination import LimitOffsetPagination
+from rest_framework.generics import GenericAPIView, ListAPIView
+from rest_framework.response import Response
 
-from approvals import cards
+from approvals import inbox_pages
 from approvals.models import ApprovalStatus, ReasonCode
-from approvals.visibility import pending_approvals, reviewer_scope
+from approvals.visibility import reviewer_scope
 from condor.auth import ReviewerOnly
 from condor.schema import errors
 
@@ -38,15 +40,11 @@ class _ClientPart(serializers.Serializer):
     name = serializers.CharField()
 
 
-class CardListSerializer(serializers.ListSerializer):
-    """A page of cards with one query for all their runs' grants, not one per card."""
-
-    def to_representation(self, data):
-        return cards.cards_for(data)
-
-
 class CardSerializer(serializers.Serializer):
-    """A card as the inbox websocket sends it; `args` is null when `args_truncated` (fetch the approval)."""
+    """A card as the inbox websocket sends it; `args` is null when `args_truncated` (fetch the approval).
+
+    The schema only: approvals/cards.py builds the cards, for the socket and this endpoint alike.
+    """
 
     id = serializers.UUIDField()
     run_id = serializers.UUIDField()
@@ -84,22 +82,18 @@ class CardSerializer(serializers.Serializer):
                                       help_text="The approvals counted so far: `{reviewer, at, reason}`.")
     escalated_at = serializers.DateTimeField(allow_null=True, help_text="Set when the sweep escalated the card.")
 
-    class Meta:
-        list_serializer_class = CardListSerializer
 
-    def to_representation(self, approval):
-        return cards.card(approval)
+class CardPageSerializer(serializers.Serializer):
+    """One page of the pending cards, as the inbox websocket's snapshot and page frames carry it."""
 
-
-class CardPagination(LimitOffsetPagination):
-    default_limit = 100
-    max_limit = 500
+    cards = CardSerializer(many=True)
+    total = serializers.IntegerField(help_text="Every pending card this reviewer may see, on every page.")
+    cursor = serializers.CharField(allow_null=True, help_text="Pass as `?cursor=` for the next page; "
+                                                              "null on the last page.")
 
 
-class ReviewerList(ReviewerOnly, ListAPIView):
-    """A list for the inbox. Reviewers only, logged in with a Django session; API keys are refused (403)."""
-
-    filter_backends = []
+class ReviewerView(ReviewerOnly, GenericAPIView):
+    """An inbox endpoint. Reviewers only, logged in with a Django session; API keys are refused (403)."""
 
     def reviewer_scope(self):
         """The caller's scope, read again on every call (their standing may have changed)."""
@@ -109,13 +103,16 @@ class ReviewerList(ReviewerOnly, ListAPIView):
         return scope
 
 
-class PendingCards(ReviewerList):
-    serializer_class = CardSerializer
-    pagination_class = CardPagination
+class ReviewerList(ReviewerView, ListAPIView):
+    filter_backends = []
 
-    def get_queryset(self):
-        return pending_approvals(self.reviewer_scope())
 
-    @extend_schema(responses={200: CardSerializer(many=True), **errors(403)})
+class PendingCards(ReviewerView):
+    @extend_schema(
+        parameters=[OpenApiParameter("cursor", str, description="The `cursor` of the page before; "
+                                                                "absent for the first page.")],
+        responses={200: CardPageSerializer, **errors(
+            400, 403, e400="invalid_cursor: the cursor is not one the inbox sent; start again from the first page.")})
     def get(self, request, *args, **kwargs):
-        return super().get(request, *args, **kwargs)
+        scope = self.reviewer_scope()
+        return Response(inbox_pages.page(scope, request.query_params.get("cursor")))

@@ -8,7 +8,7 @@ edit changes the payload hash, so it restarts the count with the editor's approv
 (the edited args then stay on the table, in `approved_args`, while it is pending).
 """
 
-from approvals.hashing import payload_hash
+from approvals.hashing import Canonical
 from approvals.models import Approval
 from condor.errors import AlreadyApprovedByYou
 
@@ -18,9 +18,13 @@ def proposal(approval: Approval) -> dict:
     return approval.approved_args if approval.approved_args is not None else approval.args
 
 
-def count(approval: Approval, *, user, approved_args: dict, reason: str, now) -> bool:
-    """Count `user`'s approval of `approved_args` on the in-memory row; True once the quorum is met."""
-    digest = payload_hash(approved_args)
+def count(approval: Approval, *, user, approved: Canonical, reason: str, now) -> bool:
+    """Count `user`'s approval of `approved.value` on the in-memory row; True once the quorum is met.
+
+    `approved.hash` is taken from the args being approved, never from the row: it is
+    what the count compares with the payload on the table.
+    """
+    digest = approved.hash
     if digest == approval.payload_hash:
         votes = [vote for vote in approval.approvals or () if vote.get("payload_hash") == digest]
         if any(vote.get("reviewer_id") == user.pk for vote in votes):
@@ -28,7 +32,7 @@ def count(approval: Approval, *, user, approved_args: dict, reason: str, now) ->
                                        f"{approval.approvals_required} distinct reviewers.")
     else:
         # An edit: what earlier reviewers approved is not what would run any more.
-        approval.approved_args, approval.payload_hash = approved_args, digest
+        approval.approved_args, approval.payload_hash = approved.value, digest
         votes = []
     votes.append({"reviewer": user.get_username(), "reviewer_id": user.pk, "at": now.isoformat(),
                   "reason": reason, "payload_hash": digest})

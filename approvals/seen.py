@@ -17,6 +17,7 @@ Two ways the card and the approved payload could part, both refused here:
 import re
 
 from approvals import audit, cards, quorum
+from approvals.hashing import Canonical
 from approvals.models import Approval, ApprovalStatus, AuditEvent
 from condor.errors import FullArgsNotViewed, InvalidPayload, PayloadChanged
 
@@ -33,11 +34,15 @@ def seen_hash(body: dict) -> str | None:
     return value
 
 
-def require_shown(approval: Approval, *, user, seen: str | None, edited: bool) -> None:
-    """Refuse an approval of anything but the payload the reviewer was shown, whole."""
+def require_shown(approval: Approval, *, user, seen: str | None, edited: bool, approved: Canonical) -> None:
+    """Refuse an approval of anything but the payload the reviewer was shown, whole.
+
+    `approved` is the canonical form of the args approved (unedited: the payload on the
+    table), taken once by the decision for this check and its hash alike.
+    """
     if seen != approval.payload_hash if seen is not None else approval.approved_args is not None:
         raise PayloadChanged()
-    if not edited and cards.args_cut(quorum.proposal(approval)):
+    if not edited and cards.cut_at(approved.size):
         viewed = AuditEvent.objects.filter(kind=audit.Kind.ARGS_VIEWED, approval_id=approval.pk, actor_user=user,
                                            data__payload_hash=approval.payload_hash)
         if not viewed.exists():

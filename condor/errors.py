@@ -140,7 +140,7 @@ class TooManyPending(CondorError):
 
 
 class InvalidCursor(CondorError):
-    # The inbox websocket's page request (approvals/inbox_pages.py); sent as an error frame, not HTTP.
+    # A page of the inbox snapshot (approvals/inbox_pages.py): an error frame on the socket, a 400 when polled.
     status, code = 400, "invalid_cursor"
     default_detail = "This page cursor is not one the inbox sent: ask again from the first page (reconnect)."
 

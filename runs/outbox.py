@@ -11,13 +11,10 @@ def record_event(run, kind: str, *, step_id: str = "", data: dict | None = None,
     """Append an event for `run` and schedule its push for after the surrounding commit.
 
     Must be called inside the transaction that makes the fact true, so the state
-    and its event commit (or roll back) together.
+    and its event commit (or roll back) together. One event of `record_events`.
     """
-    event = RunEvent.objects.create(
-        run=run, kind=kind, step_id=step_id, data=data or {}, frames=frames or [], inbox=inbox
-    )
-    _push_on_commit([event])
-    return event
+    (recorded,) = record_events([event(run, kind, step_id=step_id, data=data, frames=frames, inbox=inbox)])
+    return recorded
 
 
 def _push_on_commit(events: list[RunEvent]) -> None:

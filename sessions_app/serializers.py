@@ -1,7 +1,15 @@
 from rest_framework import serializers
 
 from condor.serializers import JSONObjectField, StrictSerializer
-from sessions_app.models import AgeBandChoice, AutonomyChoice, LinkedEntity, Message, MessageRole, Session
+from sessions_app.models import (
+    CARE_UNIT_MAX_LENGTH,
+    AgeBandChoice,
+    AutonomyChoice,
+    LinkedEntity,
+    Message,
+    MessageRole,
+    Session,
+)
 
 
 class SessionSerializer(serializers.ModelSerializer):
@@ -34,7 +42,7 @@ class SessionDetailSerializer(SessionSerializer):
 class SessionCreateSerializer(StrictSerializer):
     title = serializers.CharField(max_length=200, required=False, allow_blank=True)
     patient_ref = serializers.CharField(max_length=120, required=False, allow_blank=True)
-    care_unit = serializers.CharField(max_length=64, required=False, allow_blank=True)  # SPEC section 10
+    care_unit = serializers.CharField(max_length=CARE_UNIT_MAX_LENGTH, required=False, allow_blank=True)
     autonomy = serializers.ChoiceField(choices=AutonomyChoice.choices, required=False)
     consent = serializers.BooleanField(required=False)
     age_band = serializers.ChoiceField(choices=AgeBandChoice.choices, required=False)
@@ -45,7 +53,7 @@ class SessionUpdateSerializer(StrictSerializer):
 
     title = serializers.CharField(max_length=200, required=False, allow_blank=True)
     patient_ref = serializers.CharField(max_length=120, required=False, allow_blank=True)
-    care_unit = serializers.CharField(max_length=64, required=False, allow_blank=True)  # SPEC section 10
+    care_unit = serializers.CharField(max_length=CARE_UNIT_MAX_LENGTH, required=False, allow_blank=True)
 
 
 class MessageCreateSerializer(StrictSerializer):

@@ -7,6 +7,7 @@
 """
 
 import os
+import sys
 
 import pytest
 from django.contrib.auth.models import User
@@ -38,6 +39,22 @@ def _isolate_redis():
 
 
 _isolate_redis()
+
+
+def pytest_sessionfinish(session, exitstatus):
+    """The run's own keys leave Redis with it (kombu's bindings have no expiry and piled up run after
+    run); only under this run's prefix, never FLUSHDB: other runs share the database."""
+    from django.conf import settings
+
+    if settings.REDIS_URL and settings.REDIS_PREFIX == f"condor-test-{RUN}":
+        import redis
+
+        from tests.helpers.redis_keys import forget_run_keys
+
+        try:
+            forget_run_keys(settings.REDIS_URL, settings.REDIS_PREFIX)
+        except redis.RedisError as error:  # best effort: the run's verdict stands
+            sys.stderr.write(f"\nthis run's Redis keys ({settings.REDIS_PREFIX}*) were left behind: {error}\n")
 
 
 @pytest.fixture(scope="session")

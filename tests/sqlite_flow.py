@@ -99,7 +99,29 @@ def main(key_file: str) -> dict:
     history = agent.get(f"/api/v1/sessions/{session['id']}/history/").json()
     seen["linked"] = [[message["id"], [part.get("state", part["type"]) for part in message["parts"]]]
                       for message in history]
+    seen["guards"] = guards_hold(session["id"])
     return seen
+
+
+def guards_hold(session_id: str) -> dict:
+    """Whether the SQLite triggers still refuse what they guard after every migration (a table
+    rebuild drops a table's triggers: sessions_app/sqlite_guards.py)."""
+    from django.db import IntegrityError, transaction
+    from sessions_app.models import Session
+
+    Session.objects.filter(pk=session_id).update(tainted=True)
+    statements = {"audit_update": "UPDATE approvals_auditevent SET decision = decision",
+                  "audit_delete": "DELETE FROM approvals_auditevent",
+                  "taint_cleared": "UPDATE sessions_app_session SET tainted = 0"}
+    held = {}
+    for name, sql in statements.items():
+        try:
+            with transaction.atomic(), connection.cursor() as cursor:
+                cursor.execute(sql)
+            held[name] = "allowed"
+        except IntegrityError:
+            held[name] = "refused"
+    return held
 
 
 if __name__ == "__main__":

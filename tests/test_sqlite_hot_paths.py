@@ -3,7 +3,8 @@
 tests/sqlite_flow.py runs in a subprocess on a scratch SQLite file: migrate,
 seed_tools and seed_demo (`make run`'s steps), then a gate allow, a retry and a
 reused call id, a suspend, a reviewer's approval, a resume and its replay,
-verify_audit, and the session's history (read as text: ids, times and parts).
+verify_audit, the session's history (read as text: ids, times and parts), and the
+database guards (append-only audit, monotone taint) after every migration.
 """
 
 import json
@@ -34,4 +35,5 @@ def test_the_approval_loop_runs_on_sqlite(tmp_path):
         "history": ["u1", "run_<run>", "u2"],
         "linked": [["u1", ["text"]], ["u2", ["text"]],
                    ["a1", ["text", "input-available", "approval-responded", "data-approval-decision"]]],
+        "guards": {"audit_update": "refused", "audit_delete": "refused", "taint_cleared": "refused"},
     }

@@ -2,8 +2,7 @@ from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.db import models
 
-# As long as a session's care_unit may be.
-CARE_UNIT_MAX_LENGTH = 120
+from sessions_app.models import CARE_UNIT_MAX_LENGTH
 
 
 class ReviewTeam(models.Model):
@@ -37,6 +36,7 @@ class ReviewTeam(models.Model):
                 "members": sorted(self.members.values_list("username", flat=True))}
 
     def clean(self):
+        # A unit longer than a session's care_unit may be could never match a session.
         units = self.care_units
         if not isinstance(units, list) or not all(
             isinstance(unit, str) and unit.strip() and len(unit) <= CARE_UNIT_MAX_LENGTH for unit in units

@@ -1,37 +1,20 @@
-"""The same database guards on SQLite that django-pgtrigger installs on PostgreSQL."""
+"""The same database guards on SQLite that django-pgtrigger installs on PostgreSQL (sessions_app/sqlite_guards.py)."""
 
 from django.db import migrations
 
-SQLITE_TRIGGERS = {
-    "condor_taint_is_monotone": """
-        CREATE TRIGGER IF NOT EXISTS condor_taint_is_monotone
-        BEFORE UPDATE OF tainted ON sessions_app_session
-        WHEN OLD.tainted = 1 AND NEW.tainted = 0
-        BEGIN SELECT RAISE(ABORT, 'a tainted session can never become untainted'); END;
-    """,
-    "condor_audit_no_update": """
-        CREATE TRIGGER IF NOT EXISTS condor_audit_no_update BEFORE UPDATE ON approvals_auditevent
-        BEGIN SELECT RAISE(ABORT, 'the audit log is append-only'); END;
-    """,
-    "condor_audit_no_delete": """
-        CREATE TRIGGER IF NOT EXISTS condor_audit_no_delete BEFORE DELETE ON approvals_auditevent
-        BEGIN SELECT RAISE(ABORT, 'the audit log is append-only'); END;
-    """,
-}
+from sessions_app import sqlite_guards
 
 
 def install(apps, schema_editor):
     if schema_editor.connection.vendor != "sqlite":
         return
-    for sql in SQLITE_TRIGGERS.values():
-        schema_editor.execute(sql)
+    sqlite_guards.install(schema_editor.execute)
 
 
 def uninstall(apps, schema_editor):
     if schema_editor.connection.vendor != "sqlite":
         return
-    for name in SQLITE_TRIGGERS:
-        schema_editor.execute(f"DROP TRIGGER IF EXISTS {name}")
+    sqlite_guards.uninstall(schema_editor.execute)
 
 
 class Migration(migrations.Migration):

@@ -30,6 +30,11 @@ class SessionQuerySet(models.QuerySet):
         return self.filter(deleted_at__isnull=True)
 
 
+# The longest care_unit a session may carry (SPEC section 10): the column, the API's
+# create and PATCH, and the units a review team may list all read this one number.
+CARE_UNIT_MAX_LENGTH = 64
+
+
 class Session(models.Model):
     """A conversation. Outlives its runs; carries the policy context of every call in it.
 
@@ -43,7 +48,7 @@ class Session(models.Model):
     title = models.CharField(max_length=200, blank=True)
     patient_ref = models.CharField(max_length=120, blank=True)
     # The ward that owns the patient: routes the session's cards to its review team (SPEC section 10).
-    care_unit = models.CharField(max_length=120, blank=True)
+    care_unit = models.CharField(max_length=CARE_UNIT_MAX_LENGTH, blank=True)
     # Fail-closed defaults: a client that says nothing is supervised, for a
     # patient of unknown age, without recorded consent.
     autonomy = models.CharField(max_length=16, choices=AutonomyChoice.choices, default=AutonomyChoice.GUARDED)

@@ -65,7 +65,7 @@ export function upsert(card) {
   return true;
 }
 
-/** The first page of the pending cards, on every (re)connect; or every card, from the polling fallback. */
+/** The first page of the pending cards, on every (re)connect; or from a poll, the first pages, covering what was loaded. */
 export function applySnapshot(cards, frame = null) {
   loaded = true;
   paging.asked = null; // a page asked on an older socket never comes

@@ -19,7 +19,7 @@ import { answer, approveEdited, recheckField, reject, stopRun, toggleClaim } fro
 import { announce, expireToasts } from './feedback.js';
 import { loadFullArgs } from './full_args.js';
 import { onShortcutKey, onSubmitKey } from './keyboard.js';
-import { applyNextPage, applySnapshot, isShown, noteTotal, pageRefused, refreshSummary, removeCard, reorder, select, shownEntries, upsert } from './list.js';
+import { applyNextPage, applySnapshot, isShown, noteTotal, pageRefused, pagingState, refreshSummary, removeCard, reorder, select, shownEntries, upsert } from './list.js';
 import { listEl, root } from './page.js';
 import { askForPermissionOnce, notifyIfHidden } from './notify.js';
 import { initQueue, tickQueue } from './queue.js';
@@ -161,5 +161,5 @@ if (root) {
   refreshSummary();
   askForPermissionOnce();
   setInterval(tick, 1000);
-  startSocket(handleFrame, applySnapshot);
+  startSocket(handleFrame, applySnapshot, () => pagingState().shown);
 }

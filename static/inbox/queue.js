@@ -14,7 +14,7 @@
  * follows the list through the `inbox:change` and `inbox:select` events list.js sends. */
 import { cardLabel } from './card.js';
 import { h } from './dom.js';
-import { listEl, root } from './page.js';
+import { config, listEl, root } from './page.js';
 import { entriesOfRun, loadMore, move, orderedEntries, pagingState, select, selectedEntry, showCards } from './list.js';
 import { revealedText } from './reveal.js';
 import { shortRun } from './runs.js';
@@ -80,7 +80,9 @@ function fillRow(row, entry) {
   parts.ward.textContent = ward ? revealedText(ward) : '';
   parts.ward.hidden = !ward;
   const claim = claimOf(card);
-  parts.claim.textContent = claim ? `${revealedText(claim)} is reviewing` : '';
+  // The reviewer's own claim reads as the card's claim control reads it (claim.js).
+  const mine = claim !== '' && claim === config.reviewer;
+  parts.claim.textContent = mine ? 'You are reviewing' : claim ? `${revealedText(claim)} is reviewing` : '';
   parts.claim.hidden = !claim;
   row.button.setAttribute('aria-label', `${parts.risk.textContent} risk: ${cardLabel(card)}${ward ? `, ${revealedText(ward)}` : ''}${claim ? `, ${parts.claim.textContent}` : ''}, ${entry.countdownText}`);
 }

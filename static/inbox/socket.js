@@ -1,10 +1,12 @@
 /* The inbox websocket: reconnects with jittered backoff, pings now and then, and shows
  * the connection state. Frames go to one handler; a snapshot (the first page of the
  * pending cards) makes the page "live"; requestPage asks for the next page.
- * While the socket is down the page polls the REST snapshot instead (poll.js), and a
- * socket closed because the login no longer holds stops everything until a reload. */
+ * While the socket is down the page polls the REST snapshot instead (poll.js), in the
+ * same pages: a poll re-reads the pages loaded so far, and requestPage fetches the next
+ * one over HTTP, answered as the socket would answer. A socket closed because the login
+ * no longer holds stops everything until a reload. */
 import { connEl, config, pausedEl, root, staleEl } from './page.js';
-import { fetchPendingCards } from './poll.js';
+import { fetchCardPage, fetchPolledPages } from './poll.js';
 
 const BACKOFF_MIN_MS = 500;
 const BACKOFF_MAX_MS = 10000;
@@ -17,8 +19,8 @@ const STATE_TEXT = {
 };
 
 const conn = {
-  ws: null, attempt: 0, timer: null, onFrame: null, onPolled: null, seconds: 0,
-  live: false, revoked: false, pollTimer: null, pollOk: false, generation: 0,
+  ws: null, attempt: 0, timer: null, onFrame: null, onPolled: null, shownCount: null, seconds: 0,
+  live: false, revoked: false, pollTimer: null, pollOk: false, generation: 0, pagesFetched: 0,
 };
 
 function setConnection(state) {
@@ -31,10 +33,12 @@ function setConnection(state) {
   if (pausedEl) pausedEl.hidden = state !== 'polling';
 }
 
-/** Connect and keep reconnecting; each parsed frame goes to onFrame(msg), each polled card list to onPolled(cards). */
-export function startSocket(onFrame, onPolled) {
+/** Connect and keep reconnecting; each parsed frame goes to onFrame(msg), each poll to onPolled(cards, frame).
+ * shownCount() says how many cards the page holds: a poll re-reads the pages that cover them. */
+export function startSocket(onFrame, onPolled, shownCount) {
   conn.onFrame = onFrame;
   conn.onPolled = onPolled;
+  conn.shownCount = shownCount;
   setConnection('connecting');
   connect();
 }
@@ -65,11 +69,34 @@ export function keepAlive() {
   }
 }
 
-/** Ask the server for the page after `cursor` (approvals/consumers.py); false while the socket is not live. */
+/** Ask the server for the page after `cursor`: over the socket (approvals/consumers.py), or while
+ * polling over HTTP; false when neither works now. The answer comes to onFrame as a page or error frame. */
 export function requestPage(cursor) {
-  if (!conn.live || !conn.ws || conn.ws.readyState !== WebSocket.OPEN) return false;
-  conn.ws.send(JSON.stringify({ type: 'page', cursor }));
+  if (conn.live && conn.ws && conn.ws.readyState === WebSocket.OPEN) {
+    conn.ws.send(JSON.stringify({ type: 'page', cursor }));
+    return true;
+  }
+  if (conn.live || conn.revoked || !conn.pollOk) return false;
+  fetchPageWhilePolling(cursor);
   return true;
+}
+
+async function fetchPageWhilePolling(cursor) {
+  // Counted as it starts and as it lands: a poll in flight across either covers less than the
+  // list will hold, and is dropped (poll()).
+  conn.pagesFetched += 1;
+  let frame;
+  try {
+    frame = { type: 'page', after: cursor, ...(await fetchCardPage(cursor)) };
+  } catch (err) {
+    if (err.status === 401 || err.status === 403) {
+      revoke();
+      return;
+    }
+    frame = { type: 'error', error: 'page_failed', detail: err.message };
+  }
+  conn.pagesFetched += 1;
+  if (!conn.live && !conn.revoked) conn.onFrame(frame); // once live again, the socket's snapshot is newer
 }
 
 function connect() {
@@ -131,10 +158,11 @@ function schedulePoll(delay) {
 
 async function poll() {
   const generation = conn.generation;
-  let cards = null;
+  const pagesFetched = conn.pagesFetched;
+  let polled = null;
   let status = 0;
   try {
-    cards = await fetchPendingCards();
+    polled = await fetchPolledPages(conn.shownCount());
   } catch (err) {
     status = err.status || 0;
   }
@@ -144,8 +172,10 @@ async function poll() {
     revoke();
     return;
   }
-  conn.pollOk = cards !== null;
-  if (cards) conn.onPolled(cards);
+  // A page the reviewer loaded meanwhile lies past what this poll read: applied, it would drop that page.
+  const overtaken = pagesFetched !== conn.pagesFetched;
+  conn.pollOk = polled !== null;
+  if (polled && !overtaken) conn.onPolled(polled.cards, polled);
   setConnection(conn.pollOk ? 'polling' : 'reconnecting');
   schedulePoll(config.pollSeconds * 1000);
 }

@@ -8,9 +8,10 @@ approved unedited only by a reviewer who loaded its full args (recorded as an
 """
 
 import pytest
+import rfc8785
 
 from approvals.hashing import payload_hash
-from approvals.models import AuditEvent
+from approvals.models import Approval, AuditEvent
 from tests.helpers.approval_loop import approval_row, approve, decide, suspend
 from tests.helpers.runs import open_executing_run
 from tests.helpers.personas import logged_in
@@ -107,3 +108,30 @@ def test_a_short_card_needs_no_reading(api, reviewer_http):
     approval = suspend(api, open_executing_run(api))["id"]
     assert approve(reviewer_http, approval)["status"] == "approved"
     assert not AuditEvent.objects.filter(kind="args_viewed").exists()
+
+
+def test_a_decision_canonicalises_the_approved_args_once(cut_card, reviewer_http, monkeypatch):
+    # RFC 8785 in pure Python costs milliseconds on args too long for a card: the decision takes
+    # their canonical form once, for the cut check and the hash alike (approvals/hashing.py Canonical).
+    reviewer_http.get(f"/api/v1/approvals/{cut_card}/")  # "Show all"
+    shown = payload_hash(LONG)
+    canonicalised = []
+    real = rfc8785.dumps
+    monkeypatch.setattr(rfc8785, "dumps", lambda value: (canonicalised.append(value), real(value))[1])
+
+    assert approve(reviewer_http, cut_card, payload_hash=shown)["status"] == "approved"
+
+    assert canonicalised.count(LONG) == 1
+
+
+def test_the_hash_approved_is_taken_from_the_args_never_copied_from_the_row(api, reviewer_http):
+    # A row whose args no longer match its stored hash (written past the services): what is
+    # approved is bound to the args the card showed and that will run, not to the stale hash.
+    approval = suspend(api, open_executing_run(api))["id"]
+    stored = approval_row(approval).payload_hash
+    shown = {"drug": "amoxicillin", "dose_mg": 250}
+    Approval.objects.filter(pk=approval).update(args=shown)
+
+    answer = approve(reviewer_http, approval, payload_hash=stored)
+
+    assert (answer["approved_args"], answer["payload_hash"]) == (shown, payload_hash(shown))

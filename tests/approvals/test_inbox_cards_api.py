@@ -1,18 +1,22 @@
 """GET /api/v1/inbox/cards/: the polling fallback of the inbox when its websocket (Redis) is down.
 
-The same cards as the socket's snapshot, a page at a time, for logged-in
-reviewers only, and the reviewer's standing is read again on every call.
+The same pages as the socket's snapshot (approvals/inbox_pages.py): at most a hundred
+cards and 256 KB each, in the queue's order, with the total and a signed cursor; for
+logged-in reviewers only, and the reviewer's standing is read again on every call.
 """
+
+import json
 
 import pytest
 from django.contrib.auth.models import Group
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
-from approvals import cards
-from approvals.models import Approval
-from approvals.visibility import ReviewerScope
+from approvals import cards, inbox_pages
+from approvals.models import Approval, ApprovalStatus, ReviewTeam
+from approvals.visibility import ReviewerScope, reviewer_scope
 from tests.helpers.approval_loop import approve, suspend
+from tests.helpers.bulk import pending_cards_in_bulk
 from tests.helpers.clock import later
 from tests.helpers.runs import open_executing_run
 from tests.helpers.personas import logged_in
@@ -26,7 +30,14 @@ def park(api, n: int = 1) -> list[str]:
 
 def ids(response) -> list[str]:
     assert response.status_code == 200, response.content
-    return [card["id"] for card in response.json()["results"]]
+    return [card["id"] for card in response.json()["cards"]]
+
+
+def every_page(http) -> list[dict]:
+    pages = [http.get(URL).json()]
+    while pages[-1]["cursor"] is not None:
+        pages.append(http.get(URL, {"cursor": pages[-1]["cursor"]}).json())
+    return pages
 
 
 def test_a_reviewer_reads_the_pending_cards_as_the_socket_sends_them(api, reviewer_http):
@@ -37,20 +48,75 @@ def test_a_reviewer_reads_the_pending_cards_as_the_socket_sends_them(api, review
     response = reviewer_http.get(URL)
 
     assert ids(response) == [waiting]
-    assert response.json()["results"] == [cards.card(Approval.objects.get(pk=waiting))]
+    assert response.json() == {"cards": [cards.card(Approval.objects.get(pk=waiting))], "total": 1, "cursor": None}
 
 
-def test_the_cards_come_a_page_at_a_time_soonest_deadline_first(api, reviewer_http):
-    parked = park(api, 3)
-    expected = [str(pk) for pk in Approval.objects.filter(pk__in=parked).order_by("expires_at", "pk")
-                .values_list("pk", flat=True)]
+def test_the_cards_come_in_the_sockets_pages_of_a_hundred(ward_agent, rita, reviewer_http):
+    pending_cards_in_bulk(ward_agent, 250, escalate_every=9)
 
-    first = reviewer_http.get(URL, {"limit": 2})
-    second = reviewer_http.get(first.json()["next"])
+    pages = every_page(reviewer_http)
 
-    assert first.json()["count"] == 3
-    assert ids(first) + ids(second) == expected
-    assert second.json()["next"] is None
+    assert [(len(page["cards"]), page["total"]) for page in pages] == [(100, 250), (100, 250), (50, 250)]
+    polled = [card["id"] for page in pages for card in page["cards"]]
+    socket = [card["id"] for page in every_socket_page(rita) for card in page["cards"]]
+    assert polled == socket and len(set(polled)) == 250
+
+
+def every_socket_page(user) -> list[dict]:
+    """What the inbox websocket sends the same reviewer: its snapshot, then each page asked for."""
+    scope = reviewer_scope(user)
+    pages = [inbox_pages.page(scope)]
+    while pages[-1]["cursor"] is not None:
+        pages.append(inbox_pages.page(scope, pages[-1]["cursor"]))
+    return pages
+
+
+def test_no_page_is_over_the_frame_limit(ward_agent, reviewer_http):
+    # Forty cards of ~15 KB each (under the card's own cut, so each is whole): 600 KB in all.
+    pending_cards_in_bulk(ward_agent, 40, args={"note": "x" * 15000})
+
+    pages = every_page(reviewer_http)
+
+    assert len(pages) > 2
+    assert all(len(json.dumps(page).encode()) <= inbox_pages.PAGE_MAX_BYTES for page in pages)
+    assert sum(len(page["cards"]) for page in pages) == 40
+
+
+def test_a_card_decided_between_polled_pages_shifts_nothing(ward_agent, reviewer_http):
+    pending_cards_in_bulk(ward_agent, 150)
+    first = reviewer_http.get(URL).json()
+    Approval.objects.filter(pk__in=[card["id"] for card in first["cards"][:20]]).update(
+        status=ApprovalStatus.REJECTED)
+
+    second = reviewer_http.get(URL, {"cursor": first["cursor"]})
+
+    assert (len(ids(second)), second.json()["total"], second.json()["cursor"]) == (50, 130, None)
+
+
+@pytest.mark.parametrize("cursor", ["", "not-a-cursor", "WzEsMiwiMjAzMC0wMS0wMVQwMDowMDowMCIsIngiXQ:forged"])
+def test_a_cursor_the_inbox_did_not_sign_is_refused(api, reviewer_http, cursor):
+    park(api)
+    response = reviewer_http.get(URL, {"cursor": cursor})
+    assert (response.status_code, response.json()["error"]) == (400, "invalid_cursor")
+
+
+def test_the_next_page_reads_the_reviewers_wards_again(ward_agent, rita, reviewer_http):
+    pending_cards_in_bulk(ward_agent, 150, care_unit="ICU")
+    first = reviewer_http.get(URL).json()
+    assert first["total"] == 150
+    ReviewTeam.objects.create(name="Intensive care", care_units=["ICU"])  # without rita
+    ReviewTeam.objects.create(name="Renal", care_units=["renal"]).members.add(rita)
+
+    second = reviewer_http.get(URL, {"cursor": first["cursor"]})
+
+    assert (ids(second), second.json()["total"]) == ([], 0)
+
+
+def test_a_reviewer_removed_from_the_group_gets_no_next_page(ward_agent, rita, reviewer_http):
+    pending_cards_in_bulk(ward_agent, 150)
+    first = reviewer_http.get(URL).json()
+    rita.groups.remove(Group.objects.get(name="reviewers"))
+    assert reviewer_http.get(URL, {"cursor": first["cursor"]}).status_code == 403
 
 
 def test_a_page_costs_the_same_queries_for_one_card_or_many(api, reviewer_http):
@@ -62,8 +128,8 @@ def test_a_page_costs_the_same_queries_for_one_card_or_many(api, reviewer_http):
     park(api)
     one = queries_for_a_page(1)
     park(api, 4)
-    # session, user, group (twice), review teams, count, the page with its joins, its runs' grants in one
-    # query, and its calls' context (rationale, autonomy, taint source) in one more
+    # session, user, group (twice), review teams, the page with its joins, the count, its runs' grants in
+    # one query, and its calls' context (rationale, autonomy, taint source) in one more
     assert queries_for_a_page(5) == one <= 9
 
 

@@ -8,10 +8,13 @@ the decision, the claim and the stop. (The websocket: tests/live/test_inbox_sock
 """
 
 import pytest
+from django.core.exceptions import ValidationError
 
 from approvals import cards
 from approvals.models import Approval, ApprovalStatus, AuditEvent, ReviewTeam
 from approvals.visibility import pending_approvals, reviewer_scope
+from sessions_app.models import CARE_UNIT_MAX_LENGTH, Session
+from sessions_app.serializers import SessionCreateSerializer, SessionUpdateSerializer
 from tests.helpers.approval_loop import approval_row, decide, suspend
 from tests.helpers.http import post_json
 from tests.helpers.runs import open_executing_run, run_state
@@ -33,7 +36,7 @@ def park_in(api, care_unit: str) -> dict:
 def inbox_ids(http) -> set[str]:
     response = http.get(CARDS)
     assert response.status_code == 200, response.content
-    return {card["id"] for card in response.json()["results"]}
+    return {card["id"] for card in response.json()["cards"]}
 
 
 @pytest.fixture
@@ -53,6 +56,29 @@ def test_a_session_carries_its_care_unit(api):
     assert created.json()["care_unit"] == "ICU"
 
 
+def test_a_care_unit_of_64_characters_is_the_longest_on_create_and_patch(api):
+    longest, too_long = "U" * 64, "U" * 65
+    created = api.post("/api/v1/sessions/", {"care_unit": longest}, format="json")
+    assert (created.status_code, created.json()["care_unit"]) == (201, longest)
+    refused = api.post("/api/v1/sessions/", {"care_unit": too_long}, format="json")
+    assert (refused.status_code, refused.json()["error"]) == (400, "invalid_payload")
+    assert Session.objects.count() == 1
+
+    patched = api.patch(f"/api/v1/sessions/{created.json()['id']}/", {"care_unit": too_long}, format="json")
+
+    assert (patched.status_code, patched.json()["error"]) == (400, "invalid_payload")
+    assert Session.objects.get().care_unit == longest
+
+
+def test_the_column_the_api_and_the_teams_share_one_care_unit_limit():
+    assert Session._meta.get_field("care_unit").max_length == CARE_UNIT_MAX_LENGTH == 64
+    for serializer in (SessionCreateSerializer, SessionUpdateSerializer):
+        assert serializer().fields["care_unit"].max_length == CARE_UNIT_MAX_LENGTH
+    ReviewTeam(name="ICU", care_units=["U" * CARE_UNIT_MAX_LENGTH]).clean()
+    with pytest.raises(ValidationError, match="each 1 to 64 characters"):
+        ReviewTeam(name="ICU", care_units=["U" * (CARE_UNIT_MAX_LENGTH + 1)]).clean()
+
+
 def test_without_teams_every_reviewer_sees_every_card(api, reviewer_http, rob_http):
     icu, cardio = park_in(api, "ICU")["id"], park_in(api, "CARDIO")["id"]
     assert inbox_ids(reviewer_http) == inbox_ids(rob_http) == {icu, cardio}
@@ -66,7 +92,7 @@ def test_a_card_goes_to_the_team_listing_its_unit(api, wards, reviewer_http, rob
 
 def test_the_card_carries_its_care_unit(api, wards, reviewer_http):
     park_in(api, "ICU")
-    assert reviewer_http.get(CARDS).json()["results"][0]["session"]["care_unit"] == "ICU"
+    assert reviewer_http.get(CARDS).json()["cards"][0]["session"]["care_unit"] == "ICU"
 
 
 def test_an_unlisted_unit_goes_to_every_reviewer_without_a_default_team(api, wards, reviewer_http, rob_http):

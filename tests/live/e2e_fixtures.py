@@ -13,7 +13,7 @@ from django.db import connections
 from playwright.sync_api import sync_playwright
 
 from tests.live.e2e_helpers import InboxPage
-from tests.live.inbox_harness import launch_chromium
+from tests.live.browser import launch_chromium
 
 
 @pytest.fixture

@@ -17,7 +17,8 @@ import re
 import pytest
 from playwright.sync_api import sync_playwright
 
-from tests.live.inbox_harness import ARTIFACTS_DIR, InboxHarness, launch_chromium
+from tests.live.browser import ARTIFACTS_DIR, launch_chromium
+from tests.live.inbox_harness import InboxHarness
 
 
 @pytest.fixture(scope="module")

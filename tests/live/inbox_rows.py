@@ -9,7 +9,8 @@ but nothing it sends is written by hand:
   approvals/suspend.py's SuspendRequest, payload hash from approvals/hashing.py, quorum
   from the tool's descriptor;
 * websocket messages are cards.added / updated / removed and the snapshot's pages
-  (approvals/inbox_pages.py's cursor and frame assembly over these rows);
+  (approvals/inbox_pages.py's cursor and frame assembly over these rows), which are
+  also what the polling endpoint answers;
 * a decision changes the row through the model's own transitions and quorum.count, and
   is answered with ApprovalSerializer; a refusal is a condor.errors exception through
   the API's exception handler.
@@ -35,18 +36,16 @@ from django.contrib.auth import get_user_model
 from django.utils import timezone
 from django.test import RequestFactory
 from rest_framework.renderers import JSONRenderer
-from rest_framework.request import Request
 
 from approvals import cards, claims, identifiers, inbox_pages, quorum
 from approvals.card_context import empty_context
 from approvals.gate import CLARIFICATION_RULE, EXPLANATIONS
-from approvals.hashing import payload_hash
-from approvals.inbox_cards import CardPagination, CardSerializer
+from approvals.hashing import canonical, payload_hash
 from approvals.models import ApiClient, Approval, ApprovalStatus
 from approvals.policy import Context, Decision, ToolCall, ToolSpec, effective_spec, evaluate
 from approvals.serializers import ApprovalSerializer
 from approvals.suspend import SuspendRequest
-from condor.errors import exception_handler, not_found
+from condor.errors import CondorError, exception_handler, not_found
 from runs.models import Run
 from runs.serializers import RunSerializer
 from runs.states import RunState, TerminalReason
@@ -214,14 +213,14 @@ def approval_body(row: Approval) -> dict:
     return json.loads(JSONRenderer().render(ApprovalSerializer(row).data))
 
 
-def card_page(rows: "Rows", url: str) -> dict:
-    """GET inbox/cards/'s 200 for `url`: approvals/inbox_cards.py's serializer and paginator over the pending rows."""
-    request = Request(RequestFactory().get(url))
-    pagination = CardPagination()
-    page = pagination.paginate_queryset(rows.pending(), request)
-    with rows.answering():
-        data = pagination.get_paginated_response(CardSerializer(page, many=True).data).data
-    return json.loads(JSONRenderer().render(data))
+def card_page(rows: "Rows", cursor: str | None) -> tuple[int, dict]:
+    """(status, body) of GET inbox/cards/?cursor=: approvals/inbox_cards.py answers inbox_pages.page,
+    or a bad cursor's 400, rendered as the API renders them."""
+    try:
+        body = rows.page(cursor)
+    except CondorError as refused:
+        return error_response(refused)
+    return 200, json.loads(JSONRenderer().render(body))
 
 
 def unrouted_response(path: str):
@@ -343,9 +342,10 @@ class Rows:
         if status == ApprovalStatus.APPROVED:
             user = reviewer(by)
             proposed = edited_args if edited_args is not None else quorum.proposal(row)
-            if not quorum.count(row, user=user, approved_args=proposed, reason=reason, now=now):
+            approved = canonical(proposed)
+            if not quorum.count(row, user=user, approved=approved, reason=reason, now=now):
                 return False
-            row.approve(by=user, at=now, approved_args=proposed, payload_hash=payload_hash(proposed),
+            row.approve(by=user, at=now, approved_args=proposed, payload_hash=approved.hash,
                         expires_at=now + timedelta(seconds=settings.CONDOR_APPROVAL_TTL_SECONDS),
                         resume_data=values, reason=reason)
         elif status == ApprovalStatus.REJECTED:

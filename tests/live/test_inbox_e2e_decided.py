@@ -14,7 +14,7 @@ from tests.helpers.approval_loop import PRESCRIPTION, suspend
 from tests.helpers.runs import open_executing_run
 from tests.live.axe_scan import serious_violations
 from tests.live.inbox_fixtures import page  # noqa: F401 - the fixture that keeps a screenshot on failure
-from tests.live.inbox_harness import ARTIFACTS_DIR, CHROMIUM
+from tests.live.browser import ARTIFACTS_DIR, CHROMIUM
 from tests.live.test_inbox_e2e import WARD_SESSION, browser_page, chromium, inbox  # noqa: F401 - fixtures
 
 pytestmark = [

@@ -15,7 +15,7 @@ from playwright.sync_api import expect
 from approvals.policy import RULES
 from tests.approvals.test_display import HIDDEN_OR_LOOKALIKE, ORDINARY
 from tests.live.inbox_fixtures import chromium, inbox, page  # noqa: F401 - pytest fixtures
-from tests.live.inbox_harness import CSRF_TOKEN, render_template
+from tests.live.inbox_page import CSRF_TOKEN, render_template
 from tests.live.inbox_rows import approval_card, clarification_card
 
 pytestmark = pytest.mark.browser

@@ -14,7 +14,7 @@ from tests.live.inbox_fixtures import chromium, inbox, page  # noqa: F401 - pyte
 from approvals.resume_validation import validate_resume_data
 from condor.auth import IsReviewer
 from condor.errors import InvalidPayload, ResumeSchemaRejected
-from tests.live.inbox_harness import CSRF_TOKEN
+from tests.live.inbox_page import CSRF_TOKEN
 from tests.live.inbox_rows import approval_card, clarification_card
 
 pytestmark = pytest.mark.browser

@@ -1,5 +1,5 @@
-"""The inbox in real Chromium when live updates fail: polling while the socket is down, a
-revoked login, and args too large for the live card. The websocket and the REST
+"""The inbox in real Chromium when live updates fail: polling while the socket is down (in
+the socket's pages), a revoked login, and args too large for the live card. The websocket and the REST
 endpoints are played by tests/live/inbox_harness.py.
 """
 
@@ -13,7 +13,9 @@ from rest_framework.exceptions import PermissionDenied
 
 from condor.auth import IsReviewer
 from condor.errors import DatabaseUnavailable
-from tests.live.inbox_rows import approval_card
+from tests.live.inbox_rows import approval_card, queue_key
+from tests.live.test_inbox_ui_paging import loaded, more, paged  # noqa: F401 - a pytest fixture
+from tests.live.test_inbox_ui_queue import hospital
 
 pytestmark = pytest.mark.browser
 
@@ -82,6 +84,54 @@ def test_with_socket_and_snapshot_both_down_the_list_is_marked_stale(inbox):
     expect(inbox.connection).to_have_attribute("data-state", "reconnecting")
     expect(inbox.page.get_by_test_id("stale-notice")).to_be_visible()
     expect(inbox.page.get_by_test_id("paused-notice")).to_be_hidden()
+
+
+# --------------------------------------------------------------------------- polling in pages
+
+
+# In the queue layout, where nothing loads more by itself while the reviewer is on the first lines.
+
+
+def test_polling_reads_the_first_page_not_every_card(paged):
+    polling_inbox(paged, hospital(150))
+
+    expect(loaded(paged)).to_have_text("100 of 150 shown")
+    paged.wait_for_polls(3)
+    assert paged.polled_cursors[:3] == [None, None, None]  # each poll: the one page the reviewer has
+    expect(loaded(paged)).to_have_text("100 of 150 shown")
+
+
+def test_load_more_while_polling_fetches_the_next_page_and_later_polls_refresh_both(paged):
+    cards = hospital(150)
+    polling_inbox(paged, cards)
+    expect(loaded(paged)).to_have_text("100 of 150 shown")
+
+    more(paged).click()
+
+    expect(loaded(paged)).to_be_hidden()  # all 150 loaded
+    assert [cursor for cursor in paged.polled_cursors if cursor is not None], "the next page was not asked for"
+    gone = sorted(cards, key=queue_key)[120]  # on the second page
+    paged.remove(gone["id"])  # decided elsewhere; with no socket only a poll can tell
+    expect(paged.page.get_by_test_id("pending-count")).to_have_text("149", timeout=4000)
+    polls = paged.polls
+    paged.wait_for_polls(polls + 4)  # two more polls (each reads both pages)
+    # Neither the second page fell away (a poll of the first page only) nor the decided card stayed.
+    expect(paged.page.get_by_test_id("queue-range")).to_have_text("1–50 of 149")
+    expect(loaded(paged)).to_be_hidden()
+
+
+def test_a_page_refused_while_polling_is_announced_and_can_be_tried_again(paged):
+    polling_inbox(paged, hospital(150), poll_seconds=60)
+    expect(loaded(paged)).to_have_text("100 of 150 shown")
+    paged.cards_refusal = DatabaseUnavailable()
+
+    more(paged).click()
+
+    expect(paged.feedback).to_contain_text("Could not load more requests: ")
+    paged.cards_refusal = None
+    expect(more(paged)).to_be_enabled()
+    more(paged).click()
+    expect(loaded(paged)).to_be_hidden()
 
 
 # --------------------------------------------------------------------------- a revoked login

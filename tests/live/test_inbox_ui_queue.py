@@ -8,12 +8,14 @@ Run: .venv/bin/pytest tests/live/test_inbox_ui_queue.py -q
 
 from __future__ import annotations
 
+import re
 
 import pytest
 from playwright.sync_api import expect
 
 from tests.live.inbox_fixtures import chromium, page  # noqa: F401 - pytest fixtures
-from tests.live.inbox_harness import ARTIFACTS_DIR, InboxHarness
+from tests.live.browser import ARTIFACTS_DIR
+from tests.live.inbox_harness import InboxHarness
 from tests.live.inbox_rows import approval_card, clarification_card
 
 pytestmark = pytest.mark.browser
@@ -188,14 +190,29 @@ def test_after_a_decision_j_opens_the_line_that_took_its_place(queue):
 
 
 def test_the_ward_and_the_claim_show_on_the_line_when_the_card_has_them(queue):
-    claimed = approval_card(claimed_by="rita", care_unit="Ward 7")
+    claimed = approval_card(claimed_by="bob", care_unit="Ward 7")
     plain = approval_card()
     queue.open([claimed, plain])
 
     expect(row(queue, claimed).get_by_test_id("queue-ward")).to_have_text("Ward 7")
-    expect(row(queue, claimed).get_by_test_id("queue-claim")).to_have_text("rita is reviewing")
+    expect(row(queue, claimed).get_by_test_id("queue-claim")).to_have_text("bob is reviewing")
+    expect(row(queue, claimed).get_by_test_id("queue-open")).to_have_attribute("aria-label", re.compile(", bob is reviewing, "))
     expect(row(queue, plain).get_by_test_id("queue-ward")).to_be_hidden()
     expect(row(queue, plain).get_by_test_id("queue-claim")).to_be_hidden()
+
+
+def test_the_reviewers_own_claim_says_you_are_reviewing_on_the_line_as_on_the_card(queue):
+    mine = approval_card(claimed_by="rita")  # the page is rita's
+    queue.open([mine])
+
+    expect(row(queue, mine).get_by_test_id("queue-claim")).to_have_text("You are reviewing")
+    expect(row(queue, mine).get_by_test_id("queue-open")).to_have_attribute("aria-label", re.compile(", You are reviewing, "))
+    row(queue, mine).get_by_test_id("queue-open").click()
+    expect(queue.card(mine["id"]).get_by_test_id("card-claim")).to_contain_text("You are reviewing")
+
+    queue.rows.release(mine["id"])
+    queue.update(mine["id"])
+    expect(row(queue, mine).get_by_test_id("queue-claim")).to_be_hidden()
 
 
 # --------------------------------------------------------------------------- context

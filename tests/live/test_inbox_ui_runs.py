@@ -11,7 +11,8 @@ from playwright.sync_api import expect
 
 from tests.live.inbox_fixtures import chromium, inbox, page  # noqa: F401 - pytest fixtures
 from condor.errors import RunNotActiveError
-from tests.live.inbox_harness import CSRF_TOKEN, Reply
+from tests.live.inbox_http import Reply
+from tests.live.inbox_page import CSRF_TOKEN
 from tests.live.inbox_rows import approval_card
 
 pytestmark = pytest.mark.browser

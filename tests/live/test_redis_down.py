@@ -104,4 +104,4 @@ def test_the_polling_snapshot_serves_the_card_while_redis_is_down(api, reviewer_
     with redis_down():
         response = reviewer_http.get("/api/v1/inbox/cards/")
     assert response.status_code == 200
-    assert [card["id"] for card in response.json()["results"]] == [approval["id"]]
+    assert [card["id"] for card in response.json()["cards"]] == [approval["id"]]

@@ -5,10 +5,11 @@ import asyncio
 import pytest
 from asgiref.sync import async_to_sync
 from channels.layers import get_channel_layer
+from django.db import transaction
 from django.utils import timezone
 
 from approvals.models import Approval
-from runs import spine
+from runs import outbox, spine
 from runs.models import Run, RunEvent
 from runs.publish import INBOX_GROUP, drain, publish_stats, run_group
 from sessions_app.models import Session
@@ -20,7 +21,7 @@ class LayerDown(Exception):
     pass
 
 
-def _refuse_event(**fields):
+def _refuse_event(*events, **fields):
     raise RuntimeError("the outbox table is unavailable")
 
 
@@ -48,7 +49,7 @@ def test_every_state_change_writes_its_event(api):
 
 def test_a_failed_event_write_rolls_back_the_transition(api, monkeypatch):
     run = make_run(api, "pending")
-    monkeypatch.setattr(RunEvent.objects, "create", _refuse_event)
+    monkeypatch.setattr(RunEvent.objects, "bulk_create", _refuse_event)  # every event write is one
 
     with pytest.raises(RuntimeError):
         spine.transition(run["id"], "planning")
@@ -60,7 +61,7 @@ def test_a_failed_event_write_rolls_back_the_close_and_its_expiries(api, monkeyp
     run = make_run(api, "executing")
     approval = park(api, run["id"])
     # A close writes its events (and its expiries') with one bulk INSERT.
-    monkeypatch.setattr(RunEvent.objects, "bulk_create", lambda events: _refuse_event())
+    monkeypatch.setattr(RunEvent.objects, "bulk_create", _refuse_event)
 
     with pytest.raises(RuntimeError):
         spine.close(run["id"], "user_stopped")
@@ -72,13 +73,30 @@ def test_a_failed_event_write_rolls_back_the_close_and_its_expiries(api, monkeyp
 
 def test_a_failed_event_write_opens_nothing_and_supersedes_nothing(api, monkeypatch):
     old = make_run(api, "executing")
-    monkeypatch.setattr(RunEvent.objects, "create", _refuse_event)
+    monkeypatch.setattr(RunEvent.objects, "bulk_create", _refuse_event)  # every event write is one
 
     with pytest.raises(RuntimeError):
         spine.open_run(Session.objects.get(pk=old["session"]))
 
     assert [(str(pk), state) for pk, state in Run.objects.filter(session_id=old["session"])
             .values_list("pk", "state")] == [(old["id"], "executing")]
+
+
+def test_one_event_is_a_batch_of_one_written_and_pushed_after_commit(api, monkeypatch,
+                                                                     django_capture_on_commit_callbacks):
+    run = Run.objects.get(pk=make_run(api, "pending")["id"])
+    pushed = []
+    monkeypatch.setattr(outbox, "publish", lambda events, wait: pushed.append([e.pk for e in events]))
+
+    with django_capture_on_commit_callbacks(execute=True), transaction.atomic():
+        recorded = outbox.record_event(run, "run.noted", step_id="s1", data={"n": 1})
+        assert pushed == []  # nothing leaves before the commit
+
+    assert pushed == [[recorded.pk]]
+    stored = RunEvent.objects.get(pk=recorded.pk)
+    assert (stored.kind, stored.step_id, stored.data, stored.frames, stored.inbox) == ("run.noted", "s1", {"n": 1},
+                                                                                        [], None)
+    assert stored.created_at is not None
 
 
 def test_events_are_published_only_after_commit(api, django_capture_on_commit_callbacks):
