@@ -55,7 +55,8 @@ class CardSerializer(serializers.Serializer):
     tool_call_id = serializers.CharField()
     reason_code = serializers.ChoiceField(choices=ReasonCode.choices)
     rule_id = serializers.CharField()
-    explanation = serializers.CharField(allow_blank=True)
+    explanation = serializers.CharField(allow_blank=True, allow_null=True,
+                                        help_text="Null only when named in `cut_fields`.")
     hitl_tier = serializers.CharField(allow_null=True)
     args = serializers.DictField(allow_null=True)
     args_truncated = serializers.BooleanField()
@@ -64,7 +65,7 @@ class CardSerializer(serializers.Serializer):
                                                                    "args' canonical JSON, to read, not to act on.")
     payload_hash = serializers.CharField()
     message = serializers.CharField(allow_null=True)
-    resume_schema = serializers.DictField()
+    resume_schema = serializers.DictField(allow_null=True, help_text="Null only when named in `cut_fields`.")
     requested_at = serializers.DateTimeField()
     expires_at = serializers.DateTimeField()
     status = serializers.ChoiceField(choices=[ApprovalStatus.PENDING])
@@ -73,14 +74,20 @@ class CardSerializer(serializers.Serializer):
     autonomy = serializers.CharField(allow_null=True, help_text="The run's autonomy, as the gate used it.")
     tainted_by = _TaintSource(allow_null=True, help_text="For a tainted session: the result that tainted it.")
     run_granted = serializers.ListField(
-        child=serializers.DictField(), help_text="The grants the card's run holds: approved, not yet used "
-                                                 "(`{id, tool, op, status, decided_by}`).")
+        child=serializers.DictField(), allow_null=True,
+        help_text="The grants the card's run holds: approved, not yet used (`{id, tool, op, status, decided_by}`); "
+                  "null only when named in `cut_fields`.")
     claimed_by = serializers.CharField(allow_null=True, help_text="The reviewer working the card (a live claim).")
     claim_expires_at = serializers.DateTimeField(allow_null=True)
     approvals_required = serializers.IntegerField(help_text="Four eyes: distinct reviewers who must approve.")
-    approvals = serializers.ListField(child=serializers.DictField(),
-                                      help_text="The approvals counted so far: `{reviewer, at, reason}`.")
+    approvals = serializers.ListField(child=serializers.DictField(), allow_null=True,
+                                      help_text="The approvals counted so far: `{reviewer, at, reason}`; "
+                                                "null only when named in `cut_fields`.")
     escalated_at = serializers.DateTimeField(allow_null=True, help_text="Set when the sweep escalated the card.")
+    cut_fields = serializers.ListField(
+        child=serializers.CharField(), required=False,
+        help_text="Only on a card too big for a page frame on its own: the fields sent as null, to load from "
+                  "the approval (`GET approvals/{id}/`) before acting on the card.")
 
 
 class CardPageSerializer(serializers.Serializer):
