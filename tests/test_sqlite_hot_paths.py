@@ -2,8 +2,9 @@
 
 tests/sqlite_flow.py runs in a subprocess on a scratch SQLite file: migrate,
 seed_tools and seed_demo (`make run`'s steps), then a gate allow, a retry and a
-reused call id, a suspend, a reviewer's approval, a resume and its replay, and
-verify_audit.
+reused call id, a suspend, the same suspend again, one refused over the pending
+limit, a reviewer's approval, a resume and its replay, a cold replay of another
+approved call, and verify_audit.
 """
 
 import json
@@ -27,8 +28,11 @@ def test_the_approval_loop_runs_on_sqlite(tmp_path):
         "allow_retry": 200,
         "reused_id": [409, "tool_call_conflict"],
         "suspend": [202, "suspended"],
+        "suspend_again": [202, True],
+        "over_limit": [429, "too_many_pending", False],
         "decision": [200, "approved"],
         "resume": [200, True, "executing"],
         "replay": [409, "approval_consumed"],
+        "prior_grant": [200, "approval.prior-grant", "executing"],
         "audit_intact": True,
     }
