@@ -11,12 +11,14 @@ Condor does by itself, a named system actor (`SWEEP`, `SUPERSEDE`, `RUN_CLOSE`,
 """
 
 import json
+from collections.abc import Sequence
 
 from django.db import transaction
 from django.utils import timezone
 
 from approvals import audit_chain
 from approvals.models.audit import AuditEvent, AuditKind
+from condor.sql import Write
 
 Kind = AuditKind
 
@@ -103,12 +105,15 @@ def entry(kind: str, *, run=None, approval=None, session=None, actor_user=None, 
     )
 
 
-def record(kind: str, **fields) -> AuditEvent:
-    """Append an audit row (`entry`'s fields) inside the caller's transaction (or its own, outside one)."""
+def record(kind: str, *, along: Sequence[Write] = (), **fields) -> AuditEvent:
+    """Append an audit row (`entry`'s fields) inside the caller's transaction (or its own, outside one).
+
+    `along`: the caller's own writes (condor.sql.Write), sent in the same statement as the row.
+    """
     event = entry(kind, **fields)
     # savepoint=False: inside the caller's transaction this adds no SAVEPOINT round trips.
     with transaction.atomic(savepoint=False):
-        return audit_chain.append(event)
+        return audit_chain.append(event, along=along)
 
 
 def record_all(events: list[AuditEvent]) -> list[AuditEvent]:

@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import UTC
 
@@ -34,7 +34,7 @@ from django.db import connection, transaction
 
 from approvals.hashing import canonical_json_fast, is_plain_json
 from approvals.models.audit import GENESIS_HASH, GLOBAL_CHAIN, AuditChainHead, AuditEvent
-from condor.sql import insert_sql
+from condor.sql import Write, insert_sql, run_together
 
 # The columns a row's hash covers, in the order verify_audit reads them.
 HASHED_FIELDS = ("chain", "seq", "prev_hash", "at", "kind", "actor", "actor_user_id", "actor_client_id",
@@ -132,31 +132,28 @@ def _hold(chain: str, seq: int, digest: str) -> None:
         connection._audit_held_heads[chain] = held
 
 
-def append(event: AuditEvent) -> AuditEvent:
+def append(event: AuditEvent, *, along: Sequence[Write] = ()) -> AuditEvent:
     """Link `event` to its chain and insert it. Needs the caller's transaction.
 
     Two round trips on PostgreSQL: the head's lock, then the row's INSERT and the
-    head's move in one statement (a data-modifying CTE), so a gate call pays one
-    statement less per row; a second row in the same transaction and chain skips
-    the lock (it is held already, see _HeldHead). SQLite has no such CTE: there the
-    head moves in a statement of its own (its transactions hold the whole database,
-    so nothing waits).
+    head's move in one statement (data-modifying CTEs, condor.sql.run_together), so
+    a gate call pays one statement less per row; a second row in the same
+    transaction and chain skips the lock (it is held already, see _HeldHead).
+    `along`: the caller's own writes, folded into that same statement (the gate's
+    outbox event). SQLite runs them one after another (its transactions hold the
+    whole database, so nothing waits).
     """
     head = _held_head(event.chain) or lock_head(event.chain)
     event.seq, event.prev_hash = head.seq + 1, head.hash
     event.hash = event_hash(event)
     insert, params = insert_sql(event)
+
+    def inserted(ids: list) -> None:
+        event.pk = ids[0]
+        event._state.adding, event._state.db = False, connection.alias
+
     move = f"UPDATE {AuditChainHead._meta.db_table} SET seq = %s, hash = %s WHERE chain = %s"
-    moved = [event.seq, event.hash, event.chain]
-    with connection.cursor() as cursor:
-        if connection.vendor == "postgresql":
-            cursor.execute(f"WITH moved AS ({move}) {insert}", [*moved, *params])
-            event.pk = cursor.fetchone()[0]
-        else:
-            cursor.execute(insert, params)
-            event.pk = cursor.fetchone()[0]
-            cursor.execute(move, moved)
-    event._state.adding, event._state.db = False, connection.alias
+    run_together([Write(insert, params, done=inserted), Write(move, [event.seq, event.hash, event.chain]), *along])
     _hold(event.chain, event.seq, event.hash)
     return event
 

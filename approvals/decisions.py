@@ -43,7 +43,7 @@ from approvals.resume_validation import validate_resume_data
 from approvals.suspend import unpark_if_nothing_open
 from condor.errors import InvalidPayload, ResumeSchemaRejected
 from runs import spine
-from runs.outbox import record_event
+from runs.outbox import event_write
 from runs.states import RunState, TerminalReason
 
 
@@ -138,10 +138,10 @@ def _decide(approval_id, body: dict, *, user) -> Approval:
         reason=reason,
     )
     approval.save()
-    record_event(run, "approval.approved", step_id=approval.step_id,
-                 data={"approval_id": str(approval.pk), "edited": edited_args is not None},
-                 frames=decision_frames(approval), inbox=cards.removed(approval))
-    _audit_decision(approval, user, "approved", edited=edited_args is not None)
+    _audit_decision(approval, user, "approved", edited=edited_args is not None, along=(
+        event_write(run, "approval.approved", step_id=approval.step_id,
+                    data={"approval_id": str(approval.pk), "edited": edited_args is not None},
+                    frames=decision_frames(approval), inbox=cards.removed(approval)),))
     return approval
 
 
@@ -150,11 +150,11 @@ def _count_towards_quorum(approval: Approval, run, user, *, edited: bool) -> App
     claims.end_claim(approval)
     approval.save()
     counted = len(approval.approvals)
-    record_event(run, "approval.counted", step_id=approval.step_id,
-                 data={"approval_id": str(approval.pk), "edited": edited, "approvals": counted},
-                 inbox=cards.updated(approval))
     _audit_decision(approval, user, "approval_counted", edited=edited, approvals=counted,
-                    approvals_required=approval.approvals_required)
+                    approvals_required=approval.approvals_required, along=(
+                        event_write(run, "approval.counted", step_id=approval.step_id,
+                                    data={"approval_id": str(approval.pk), "edited": edited, "approvals": counted},
+                                    inbox=cards.updated(approval)),))
     return approval
 
 
@@ -164,10 +164,10 @@ def _reject(approval: Approval, run, reason: str, *, user, stop_run: bool) -> Ap
         raise InvalidPayload("A rejection needs a reason.")
     approval.reject(by=user, at=timezone.now(), reason=reason)
     approval.save()
-    record_event(run, "approval.rejected", step_id=approval.step_id,
-                 data={"approval_id": str(approval.pk), "stop_run": stop_run},
-                 frames=decision_frames(approval), inbox=cards.removed(approval))
-    _audit_decision(approval, user, "rejected", stop_run=stop_run)
+    _audit_decision(approval, user, "rejected", stop_run=stop_run, along=(
+        event_write(run, "approval.rejected", step_id=approval.step_id,
+                    data={"approval_id": str(approval.pk), "stop_run": stop_run},
+                    frames=decision_frames(approval), inbox=cards.removed(approval)),))
     if stop_run:
         # The reviewer ends the run: its other open approvals, granted ones too, are withdrawn.
         spine._close(run, TerminalReason.APPROVAL_DENIED, actor_user=user, step_id=approval.step_id,
@@ -177,11 +177,13 @@ def _reject(approval: Approval, run, reason: str, *, user, stop_run: bool) -> Ap
     return approval
 
 
-def _audit_decision(approval: Approval, user, decision: str, **data) -> None:
+def _audit_decision(approval: Approval, user, decision: str, *, along: tuple = (), **data) -> None:
+    """The decision's audit row; `along`: its outbox event, sent in the same statement (condor.sql.run_together)."""
     audit.record(
         audit.Kind.DECISION, approval=approval, actor_user=user, decision=decision, rule_id=approval.rule_id,
         data={"reason": approval.decision_reason, "payload_hash": approval.payload_hash,
               "reason_code": approval.reason_code, **data},
+        along=along,
     )
 
 
@@ -191,9 +193,9 @@ def _fail_on_schema(approval_id, errors: list[str], *, user) -> None:
     approval, run = lock_pending(approval_id)
     approval.reject(by=user, at=timezone.now(), reason="resume schema rejected: " + " ".join(errors))
     approval.save()
-    record_event(run, "approval.rejected", step_id=approval.step_id,
-                 data={"approval_id": str(approval.pk), "schema_errors": errors},
-                 frames=decision_frames(approval), inbox=cards.removed(approval))
-    _audit_decision(approval, user, "resume_schema_rejected", errors=errors)
+    _audit_decision(approval, user, "resume_schema_rejected", errors=errors, along=(
+        event_write(run, "approval.rejected", step_id=approval.step_id,
+                    data={"approval_id": str(approval.pk), "schema_errors": errors},
+                    frames=decision_frames(approval), inbox=cards.removed(approval)),))
     if run.state == RunState.SUSPENDED:
         spine._close(run, TerminalReason.RESUME_SCHEMA_REJECTED, actor_user=user, step_id=approval.step_id)

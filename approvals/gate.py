@@ -15,7 +15,7 @@ from django.utils import timezone
 from approvals import audit, registry_cache
 from approvals.card_context import untainted_context
 from approvals.hashing import canonical_json, payload_hash
-from approvals.models import Approval, ApprovalStatus, ReasonCode, ToolCall, ToolDescriptor
+from approvals.models import Approval, ApprovalStatus, ToolCall, ToolDescriptor
 from approvals.models.approval import OPEN_STATUSES
 from approvals.policy import (
     Context,
@@ -28,11 +28,19 @@ from approvals.policy import (
     resolve_policy_class,
 )
 from approvals.policy import ToolCall as PolicyCall
-from approvals.suspend import GATEABLE_STATES, SuspendRequest, park_locked, persist_suspend, suspend_frames
+from approvals.suspend import (
+    GATEABLE_STATES,
+    KnownApprovals,
+    SuspendRequest,
+    park_locked,
+    persist_suspend,
+    read_known,
+    suspend_frames,
+)
 from condor.errors import NotFound, RunNotActiveError, ToolCallConflict
-from condor.sql import insert_sql
+from condor.sql import Write, insert_sql, run_together
 from runs import frames, spine
-from runs.outbox import record_event
+from runs.outbox import event_write
 from runs.states import RunState
 
 PRIOR_GRANT = "approval.prior-grant"
@@ -111,14 +119,23 @@ def gate_tool_call(run, call: GateCall, *, client, owned_by=None) -> GateResult:
         if verdict.decision != Decision.REQUIRE_APPROVAL:
             return _settle(run, call, verdict, untrusted, client=client,
                            decision=verdict.decision, rule_id=verdict.rule_id)
-        grant = _consume_prior_grant(run, call, verdict, untrusted, client=client)
+        request = SuspendRequest(
+            tool_call_id=call.tool_call_id, step_id=call.step_id, tool=call.tool, op=call.op, args=call.args,
+            rule_id=verdict.rule_id, explanation=verdict.explanation, hitl_tier=verdict.effective_tier,
+            approvals_required=_quorum(run, call.tool),
+        )
+        now = timezone.now()
+        # One read for the cold replay and, if there is none to use, the park.
+        known = read_known(run, request, now, prior_grants=True)
+        grant = _consume_prior_grant(run, call, verdict, untrusted, client=client, candidates=known.prior_grants,
+                                     now=now)
         if grant is not None:
             return grant
         if not client.can_park:
             return _settle(run, call, verdict, untrusted, client=client,
                            decision=Decision.BLOCKED, rule_id=CANNOT_PARK)
         # Parked through the one funnel, in this same transaction.
-        return _park(run, call, verdict, untrusted, client=client)
+        return _park(run, call, verdict, untrusted, client=client, request=request, known=known)
 
 
 def _locked_gateable_run(run_id, *, owned_by=None):
@@ -142,12 +159,12 @@ def _locked_gateable_run(run_id, *, owned_by=None):
 _LEDGER_UPDATE = ("step_id", "args", "metadata", "decision", "rule_id", "untrusted_tool")
 
 
-def _ledger(run, call: GateCall, *, decision: str, rule_id: str, untrusted: bool) -> None:
-    """Insert the ledger row, or update it for a retry of the same call: one statement.
+def _ledger(run, call: GateCall, *, decision: str, rule_id: str, untrusted: bool) -> Write:
+    """The statement that inserts the ledger row, or updates it for a retry of the same call.
 
     A tool_call_id already gated with another tool, op or args (jsonb equality:
-    the same JSON value, as payload_hash compares) updates nothing, and is refused.
-    SQLite (3.35 and later) runs the same statement.
+    the same JSON value, as payload_hash compares) updates nothing, and is refused
+    once the statement has run. SQLite (3.35 and later) runs the same statement.
     """
     args = call.args
     if connection.vendor == "sqlite":
@@ -160,18 +177,21 @@ def _ledger(run, call: GateCall, *, decision: str, rule_id: str, untrusted: bool
     table = ToolCall._meta.db_table
     updates = ", ".join(f'"{column}" = EXCLUDED."{column}"' for column in _LEDGER_UPDATE)
     same_call = " AND ".join(f'{table}."{column}" = EXCLUDED."{column}"' for column in ("tool", "op", "args"))
-    with connection.cursor() as cursor:
-        cursor.execute(f'{insert} ON CONFLICT ("run_id", "tool_call_id") DO UPDATE SET {updates} '
-                       f"WHERE {same_call} RETURNING 1", params)
-        if cursor.fetchone() is None:
+
+    def refuse_another_call(rows: list) -> None:
+        if not rows:
             raise ToolCallConflict(
                 f"Tool call {call.tool_call_id!r} was already gated with another tool, op or args.")
 
+    return Write(f'{insert} ON CONFLICT ("run_id", "tool_call_id") DO UPDATE SET {updates} '
+                 f"WHERE {same_call} RETURNING 1", params, done=refuse_another_call)
 
-def _audit_verdict(run, call: GateCall, verdict: Verdict, *, client, decision: str, rule_id: str) -> None:
+
+def _audit_verdict(run, call: GateCall, verdict: Verdict, *, client, decision: str, rule_id: str,
+                   along: tuple[Write, ...] = ()) -> None:
     audit.record(
         audit.Kind.VERDICT, run=run, actor_client=client, tool=call.tool, op=call.op, decision=decision,
-        rule_id=rule_id,
+        rule_id=rule_id, along=along,
         data={"op": call.op, "tool_call_id": call.tool_call_id, "step_id": call.step_id,
               "policy_class": verdict.policy_class, "engine_rule_id": verdict.rule_id,
               "payload_hash": payload_hash(call.args), "client_metadata": call.metadata},
@@ -181,29 +201,24 @@ def _audit_verdict(run, call: GateCall, verdict: Verdict, *, client, decision: s
 def _settle(run, call, verdict, untrusted, *, client, decision, rule_id) -> GateResult:
     """Allow or block straight away."""
     explanation = EXPLANATIONS.get(rule_id, verdict.explanation)
-    _ledger(run, call, decision=decision, rule_id=rule_id, untrusted=untrusted)
-    _audit_verdict(run, call, verdict, client=client, decision=decision, rule_id=rule_id)
+    run_together([_ledger(run, call, decision=decision, rule_id=rule_id, untrusted=untrusted)])
     chunks = frames.allowed_call_frames(call.tool_call_id, call.tool, call.args)
     if decision == Decision.BLOCKED:
         chunks += frames.result_frames(call.tool_call_id, explanation, is_error=True)
-    record_event(run, f"tool.{decision}", step_id=call.step_id, frames=chunks,
-                 data={"tool_call_id": call.tool_call_id, "rule_id": rule_id})
+    # The outbox event goes in the audit row's statement.
+    _audit_verdict(run, call, verdict, client=client, decision=decision, rule_id=rule_id, along=(
+        event_write(run, f"tool.{decision}", step_id=call.step_id, frames=chunks,
+                    data={"tool_call_id": call.tool_call_id, "rule_id": rule_id}),))
     return GateResult(200, {"decision": str(decision), "rule_id": rule_id, "explanation": explanation,
                             "tool_call_id": call.tool_call_id, "args": call.args})
 
 
-def _consume_prior_grant(run, call, verdict, untrusted, *, client) -> GateResult | None:
+def _consume_prior_grant(run, call, verdict, untrusted, *, client, candidates, now) -> GateResult | None:
     """Cold replay: an approved, unconsumed, unexpired approval of exactly this call in this session.
 
-    Only an approval proper counts: an answered clarification is `approved` too,
-    but nobody approved running the tool.
+    `candidates`: such grants as read (suspend.read_known), oldest decision first.
     """
     digest = payload_hash(call.args)
-    now = timezone.now()
-    candidates = Approval.objects.filter(
-        session_id=run.session_id, tool=call.tool, op=call.op, reason_code=ReasonCode.APPROVAL,
-        payload_hash=digest, status=ApprovalStatus.APPROVED, expires_at__gt=now,
-    ).order_by("decided_at")
     for grant in candidates:
         # The same conditional UPDATE as resume: only one caller can win a grant.
         won = Approval.objects.filter(
@@ -214,13 +229,14 @@ def _consume_prior_grant(run, call, verdict, untrusted, *, client) -> GateResult
     else:
         return None
     grant.status, grant.consumed_at = ApprovalStatus.CONSUMED, now
-    _ledger(run, call, decision=Decision.ALLOW, rule_id=PRIOR_GRANT, untrusted=untrusted)
+    run_together([_ledger(run, call, decision=Decision.ALLOW, rule_id=PRIOR_GRANT, untrusted=untrusted)])
     _audit_verdict(run, call, verdict, client=client, decision=Decision.ALLOW, rule_id=PRIOR_GRANT)
     audit.record(audit.Kind.CONSUME, approval=grant, run=run, actor_client=client, decision="consumed",
-                 rule_id=PRIOR_GRANT, data={"run_id": str(run.pk)})
-    record_event(run, "tool.allow", step_id=call.step_id,
-                 frames=frames.allowed_call_frames(call.tool_call_id, call.tool, grant.approved_args),
-                 data={"tool_call_id": call.tool_call_id, "rule_id": PRIOR_GRANT, "approval_id": str(grant.pk)})
+                 rule_id=PRIOR_GRANT, data={"run_id": str(run.pk)}, along=(
+                     event_write(run, "tool.allow", step_id=call.step_id,
+                                 frames=frames.allowed_call_frames(call.tool_call_id, call.tool, grant.approved_args),
+                                 data={"tool_call_id": call.tool_call_id, "rule_id": PRIOR_GRANT,
+                                       "approval_id": str(grant.pk)}),))
     if run.state == RunState.SUSPENDED and not Approval.objects.filter(
         run=run, status__in=OPEN_STATUSES, expires_at__gt=now
     ).exists():
@@ -231,21 +247,16 @@ def _consume_prior_grant(run, call, verdict, untrusted, *, client) -> GateResult
                             "args": grant.approved_args, "approval_id": str(grant.pk)})
 
 
-def _park(run, call, verdict, untrusted, *, client) -> GateResult:
-    def ledger_and_verdict(locked_run):
-        _ledger(locked_run, call, decision="suspended", rule_id=verdict.rule_id, untrusted=untrusted)
-        _audit_verdict(locked_run, call, verdict, client=client, decision=Decision.REQUIRE_APPROVAL,
+def _park(run, call, verdict, untrusted, *, client, request: SuspendRequest, known: KnownApprovals) -> GateResult:
+    def audit_verdict():
+        _audit_verdict(run, call, verdict, client=client, decision=Decision.REQUIRE_APPROVAL,
                        rule_id=verdict.rule_id)
 
-    request = SuspendRequest(
-        tool_call_id=call.tool_call_id, step_id=call.step_id, tool=call.tool, op=call.op, args=call.args,
-        rule_id=verdict.rule_id, explanation=verdict.explanation, hitl_tier=verdict.effective_tier,
-        approvals_required=_quorum(run, call.tool),
-    )
     # The card's context is what this call carries, unless a taint must be looked up (card_context).
     context = None if run.session.tainted else untainted_context(call.metadata, run.autonomy)
-    approval, _ = park_locked(run, request, request.resume_schema(), client=client, alongside=ledger_and_verdict,
-                              card_context=context)
+    ledger = _ledger(run, call, decision="suspended", rule_id=verdict.rule_id, untrusted=untrusted)
+    approval, _ = park_locked(run, request, request.resume_schema(), client=client, writes=(ledger,),
+                              audit_first=audit_verdict, known=known, card_context=context)
     return suspended_result(approval)
 
 

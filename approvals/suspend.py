@@ -6,12 +6,13 @@ audit entry happen in one transaction: a suspend whose audit row cannot be
 written does not happen. Do not add a second path that creates approvals.
 """
 
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import timedelta
 
 from django.conf import settings
-from django.db import transaction
-from django.db.models import Q
+from django.db import connection, transaction
+from django.db.models import BooleanField, ExpressionWrapper, Q
 from django.utils import timezone
 
 from approvals import audit, cards
@@ -20,8 +21,9 @@ from approvals.models import Approval, ApprovalStatus, ReasonCode
 from approvals.models.approval import OPEN_STATUSES
 from approvals.resume_schemas import approval_resume_schema, clarification_resume_schema
 from condor.errors import ApprovalConsumed, ApprovalExpired, ApprovalRejected, RunNotActiveError, TooManyPending
+from condor.sql import Write, insert_if_sql, run_together
 from runs import frames, spine
-from runs.outbox import record_event, record_events
+from runs.outbox import event_write, record_events
 from runs.states import RunState
 
 GATEABLE_STATES = (RunState.EXECUTING, RunState.SUSPENDED)
@@ -86,8 +88,52 @@ def _refuse_closed(existing: Approval, now) -> None:
         raise ApprovalExpired("This exact call's approval expired; the run cannot park on it again.")
 
 
-def _refuse_over_pending_limit(run, now) -> None:
-    """A client may keep at most CONDOR_MAX_PENDING_PER_CLIENT cards open (a runaway agent floods no inbox).
+@dataclass(frozen=True)
+class KnownApprovals:
+    """What parking a call needs to know of the approvals already there: one read (`read_known`)."""
+
+    existing: Approval | None  # the same suspend again: same run, step and contract
+    granted: list[dict]  # the run's live grants, which the new card names (cards.sibling)
+    prior_grants: list[Approval]  # the session's live grants of exactly this call (the gate's cold replay)
+
+
+def read_known(run, request: SuspendRequest, now, *, prior_grants: bool = False) -> KnownApprovals:
+    """One query for the questions a park asks, and the gate's cold replay too when `prior_grants`.
+
+    A prior grant is an approval proper (an answered clarification is `approved` too,
+    but nobody approved running the tool) of the same tool, op and payload anywhere
+    in the session, still unused and unexpired; they come oldest decision first.
+    """
+    live_grant = Q(status=ApprovalStatus.APPROVED, expires_at__gt=now)
+    questions = {
+        "same_suspend": Q(run=run, step_id=request.step_id, contract_hash=request.contract_hash),
+        "run_grant": Q(run=run) & live_grant,
+    }
+    if prior_grants:
+        questions["prior_grant"] = live_grant & Q(
+            session_id=run.session_id, tool=request.tool, op=request.op, reason_code=ReasonCode.APPROVAL,
+            payload_hash=payload_hash(request.args))
+    wanted = Q()
+    for question in questions.values():
+        wanted |= question
+    rows = (Approval.objects.filter(wanted)
+            .annotate(**{name: ExpressionWrapper(question, output_field=BooleanField())
+                         for name, question in questions.items()})
+            .select_related("decided_by").order_by("decided_at"))
+    existing, granted, grants = None, [], []
+    for row in rows:
+        if row.same_suspend:
+            existing = row
+        if row.run_grant:
+            granted.append(cards.sibling(row))
+        if getattr(row, "prior_grant", False):
+            grants.append(row)
+    return KnownApprovals(existing=existing, granted=granted, prior_grants=grants)
+
+
+def _insert_under_pending_limit(approval: Approval, run, now) -> Write:
+    """The approval's INSERT, made only while its client has fewer than CONDOR_MAX_PENDING_PER_CLIENT
+    cards open (a runaway agent floods no inbox): the count and the insert are one statement.
 
     Counted under the run lock but not a client lock: suspends racing on other
     runs of the same client may overshoot by a few, which a flood limit tolerates
@@ -97,64 +143,65 @@ def _refuse_over_pending_limit(run, now) -> None:
     # Past their deadline they are no longer open, whether or not the sweep has marked them yet.
     open_cards = Approval.objects.filter(
         session__client_id=run.session.client_id, status=ApprovalStatus.PENDING, expires_at__gt=now,
-    )
-    if open_cards.values("pk")[:limit].count() >= limit:
-        raise TooManyPending(
-            f"This client already has {limit} approvals waiting for a reviewer; "
-            "wait for decisions before parking more."
-        )
+    ).order_by().values("pk")[:limit]
+    counted, params = open_cards.query.get_compiler(connection=connection).as_sql()
+
+    def inserted(ids: list) -> None:
+        if not ids:
+            raise TooManyPending(
+                f"This client already has {limit} approvals waiting for a reviewer; "
+                "wait for decisions before parking more."
+            )
+        approval._state.adding, approval._state.db = False, connection.alias
+
+    return Write(*insert_if_sql(approval, (f"(SELECT COUNT(*) FROM ({counted}) AS open_cards) < %s",
+                                           [*params, limit])), done=inserted)
 
 
-def persist_suspend(run_id, request: SuspendRequest, *, client=None, alongside=None) -> tuple[Approval, bool]:
-    """Park `run_id` on `request`. Returns (approval, created); the same suspend twice is one approval.
-
-    `alongside(run)`, if given, writes the caller's own rows (the gate's ledger
-    and verdict) in the same transaction, so they commit or roll back with the park.
-    """
+def persist_suspend(run_id, request: SuspendRequest, *, client=None) -> tuple[Approval, bool]:
+    """Park `run_id` on `request`. Returns (approval, created); the same suspend twice is one approval."""
     schema = request.resume_schema()  # built first: a caller error must change nothing
     with transaction.atomic(durable=True):
         run = spine.lock_run(run_id)
         # State first: a retried suspend on a run that has ended must not answer "suspended".
         if run.state not in GATEABLE_STATES:
             raise RunNotActiveError(f"The run is {run.state}; only an executing or suspended run can park.")
-        return park_locked(run, request, schema, client=client, alongside=alongside)
+        return park_locked(run, request, schema, client=client)
 
 
-def park_locked(run, request: SuspendRequest, schema: dict, *, client=None, alongside=None,
+def park_locked(run, request: SuspendRequest, schema: dict, *, client=None, writes: Sequence[Write] = (),
+                audit_first: Callable[[], object] | None = None, known: KnownApprovals | None = None,
                 card_context: dict | None = None) -> tuple[Approval, bool]:
     """persist_suspend's work inside the caller's transaction, on a run it has locked and found gateable.
 
     The gate parks this way, in the transaction that judged the call (one
-    transaction a request, no savepoint). `card_context`: the new card's context
-    when the caller knows it (cards.card looks it up otherwise).
+    transaction a request, no savepoint), with its own rows: `writes` (its ledger
+    upsert) go in the approval's statement, `audit_first()` appends its verdict's
+    audit row before the suspend's. `known`: read_known's answer, when the caller
+    has it already. `card_context`: the new card's context when the caller knows it
+    (cards.card looks it up otherwise).
+
+    Round trips on PostgreSQL: the approval's INSERT carries the pending count,
+    the run's new state and the outbox event (condor.sql.run_together); then the
+    audit rows, the chain head locked last (lock order: run → approvals → head).
     """
-    contract_hash = request.contract_hash
-    if alongside is not None:
-        alongside(run)
     now = timezone.now()
-    # One read for two questions: is this the same suspend again, and which grants does
-    # the run hold (the new card names them).
-    existing, granted = None, []
-    for row in (Approval.objects.filter(run=run)
-                .filter(Q(step_id=request.step_id, contract_hash=contract_hash)
-                        | Q(status=ApprovalStatus.APPROVED, expires_at__gt=now))
-                .select_related("decided_by").order_by("decided_at")):
-        if row.step_id == request.step_id and row.contract_hash == contract_hash:
-            existing = row
-        if row.status == ApprovalStatus.APPROVED and row.expires_at > now:
-            granted.append(cards.sibling(row))
-    if existing is not None:
-        _refuse_closed(existing, now)
-        return existing, False
-    _refuse_over_pending_limit(run, now)
-    approval = Approval.objects.create(
+    if known is None:
+        known = read_known(run, request, now)
+    if known.existing is not None:
+        run_together(list(writes))
+        if audit_first is not None:
+            audit_first()
+        _refuse_closed(known.existing, now)
+        return known.existing, False
+    approval = Approval(
         run=run,
         session=run.session,
         tool=request.tool,
         op=request.op,
         tool_call_id=request.tool_call_id,
         step_id=request.step_id,
-        contract_hash=contract_hash,
+        contract_hash=request.contract_hash,
         reason_code=request.reason_code,
         rule_id=request.rule_id,
         explanation=request.explanation,
@@ -167,13 +214,16 @@ def park_locked(run, request: SuspendRequest, schema: dict, *, client=None, alon
         requested_at=now,
         expires_at=now + timedelta(seconds=settings.CONDOR_APPROVAL_TTL_SECONDS),
     )
-    spine._suspend(run)
-    record_event(
-        run, "approval.suspended", step_id=request.step_id,
-        data={"approval_id": str(approval.pk), "state": run.state},
-        frames=suspend_frames(approval),
-        inbox=cards.added(approval, run_granted=granted, context=card_context),
-    )
+    parked = spine._suspend(run)
+    run_together([
+        *writes, _insert_under_pending_limit(approval, run, now), parked,
+        event_write(run, "approval.suspended", step_id=request.step_id,
+                    data={"approval_id": str(approval.pk), "state": run.state},
+                    frames=suspend_frames(approval),
+                    inbox=cards.added(approval, run_granted=known.granted, context=card_context)),
+    ])
+    if audit_first is not None:
+        audit_first()
     audit.record(
         audit.Kind.SUSPEND, approval=approval, run=run, actor_client=client or run.session.client,
         decision="suspended",

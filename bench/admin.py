@@ -138,6 +138,7 @@ def gate_cost(calls: int, rounds: int) -> tuple[float, float]:
     from approvals.gate import GateCall, gate_tool_call
     from approvals.models import ApiClient
     from approvals.models.audit import AuditChainHead
+    from condor.sql import run_together
     from runs import spine
     from sessions_app.models import Session
 
@@ -151,11 +152,12 @@ def gate_cost(calls: int, rounds: int) -> tuple[float, float]:
     tip = {}
     written = []
 
-    def headless(event):  # linked from the in-process tip: no head lock, no head update
+    def headless(event, *, along=()):  # linked from the in-process tip: no head lock, no head update
         event.seq, event.prev_hash = tip[event.chain]
         event.seq += 1
         event.hash = audit_chain.event_hash(event)
         event.save(force_insert=True)
+        run_together(list(along))  # the caller's own writes (the gate's outbox event)
         tip[event.chain] = (event.seq, event.hash)
         written.append((event.chain, event.seq, event.hash))
         return event

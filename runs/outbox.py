@@ -1,7 +1,8 @@
 """Writing outbox events: always inside the caller's transaction, pushed after commit."""
 
-from django.db import transaction
+from django.db import connection, transaction
 
+from condor.sql import Write, insert_sql
 from runs.models import RunEvent
 from runs.publish import handoff_seconds, publish
 
@@ -15,6 +16,20 @@ def record_event(run, kind: str, *, step_id: str = "", data: dict | None = None,
     """
     (recorded,) = record_events([event(run, kind, step_id=step_id, data=data, frames=frames, inbox=inbox)])
     return recorded
+
+
+def event_write(run, kind: str, *, step_id: str = "", data: dict | None = None,
+                frames: list | None = None, inbox: dict | None = None) -> Write:
+    """`record_event` as a statement to fold into another (condor.sql.run_together): same row, same push."""
+    row = event(run, kind, step_id=step_id, data=data, frames=frames, inbox=inbox)
+    sql, params = insert_sql(row)
+
+    def saved(ids: list) -> None:
+        row.pk = ids[0]
+        row._state.adding, row._state.db = False, connection.alias
+        _push_on_commit([row])
+
+    return Write(sql, params, done=saved)
 
 
 def _push_on_commit(events: list[RunEvent]) -> None:

@@ -11,7 +11,7 @@ from django_fsm import TransitionNotAllowed
 
 from approvals import audit
 from condor.errors import InvalidPayload, NotFound, RunNotActiveError, RunStateTransitionError
-from condor.sql import db_value
+from condor.sql import Write, db_value, update_sql
 from runs import telemetry
 from runs.models import Run
 from runs.outbox import event, record_event, record_events
@@ -187,12 +187,16 @@ def close_locked(runs: list[Run], reason: TerminalReason, *, summary: str = "", 
     telemetry.record_dispatches(runs)
 
 
-def _suspend(run: Run) -> None:
-    """Park a locked executing run. A run already suspended (parallel calls) stays so."""
+def _suspend(run: Run) -> Write:
+    """Park a locked executing run (one already suspended by parallel calls stays so).
+
+    Returns the UPDATE that saves it, for the caller to send with its own writes
+    (condor.sql.run_together) in the same transaction.
+    """
     if run.state != RunState.SUSPENDED:
         run.suspend()
     _touch(run)
-    run.save()
+    return Write(*update_sql(Run, run.pk, state=run.state, last_activity_at=run.last_activity_at))
 
 
 def _resume(run: Run, *, step_id: str = "", along: list | tuple = ()) -> None:

@@ -1,8 +1,9 @@
 """The approval loop on SQLite, as `make run` serves it: run by tests/test_sqlite_hot_paths.py in a subprocess.
 
 The suite runs on PostgreSQL; the hot paths' raw SQL has SQLite forms (the audit
-append, the registry stamp, the ledger upsert, the UPDATE … RETURNING locks),
-and this is where they run. It does `make run`'s database steps (migrate,
+append, the registry stamp, the ledger upsert, the UPDATE … RETURNING locks, the
+writes PostgreSQL folds into one statement, the approval's INSERT under the
+pending limit), and this is where they run. It does `make run`'s database steps (migrate,
 seed_tools, seed_demo) on the SQLite file named by DATABASE_URL, then one
 approval loop over HTTP, and prints what it saw as JSON on its last line.
 
@@ -24,15 +25,17 @@ django.setup()
 from django.contrib.auth.models import User  # noqa: E402
 from django.core.management import call_command  # noqa: E402
 from django.db import connection  # noqa: E402
-from django.test import Client  # noqa: E402
+from django.test import Client, override_settings  # noqa: E402
 from django.test.utils import setup_test_environment  # noqa: E402
 from rest_framework.test import APIClient  # noqa: E402
 
 from approvals.audit_chain import verify  # noqa: E402
 from approvals.management.commands import seed_demo  # noqa: E402
+from approvals.models import Approval  # noqa: E402
 from runs.models import Run  # noqa: E402
 
 PRESCRIPTION = {"drug": "amoxicillin", "dose": "500 mg", "route": "oral", "days": 7}
+REFILL = {**PRESCRIPTION, "drug": "doxycycline"}
 
 
 def main(key_file: str) -> dict:
@@ -72,9 +75,18 @@ def main(key_file: str) -> dict:
     parked = gate("rx-1", "prescribe_medication", "create", PRESCRIPTION)
     approval_id = parked.json()["approval"]["id"]
     seen["suspend"] = [parked.status_code, Run.objects.get(pk=run_id).state]
+    again = gate("rx-1", "prescribe_medication", "create", PRESCRIPTION)
+    seen["suspend_again"] = [again.status_code, again.json()["approval"]["id"] == approval_id]
+    with override_settings(CONDOR_MAX_PENDING_PER_CLIENT=1):  # rx-1 is pending: no room for another
+        refused = gate("rx-2", "prescribe_medication", "create", REFILL)
+    seen["over_limit"] = [refused.status_code, refused.json().get("error"),
+                          Approval.objects.filter(tool_call_id="rx-2").exists()]
 
-    decided = reviewer.post(f"/api/v1/approvals/{approval_id}/decision/", json.dumps({"approved": True}),
-                            content_type="application/json")
+    def decide(approval):
+        return reviewer.post(f"/api/v1/approvals/{approval}/decision/", json.dumps({"approved": True}),
+                             content_type="application/json")
+
+    decided = decide(approval_id)
     seen["decision"] = [decided.status_code, decided.json().get("status")]
 
     def resume():
@@ -85,6 +97,11 @@ def main(key_file: str) -> dict:
     seen["resume"] = [resumed.status_code, resumed.json().get("proceed"), Run.objects.get(pk=run_id).state]
     replayed = resume()
     seen["replay"] = [replayed.status_code, replayed.json().get("error")]
+
+    # Cold replay: the same call again, once approved, runs on that grant (and unparks the run).
+    decide(gate("rx-3", "prescribe_medication", "create", REFILL).json()["approval"]["id"])
+    granted = gate("rx-3b", "prescribe_medication", "create", REFILL)
+    seen["prior_grant"] = [granted.status_code, granted.json().get("rule_id"), Run.objects.get(pk=run_id).state]
     seen["audit_intact"] = verify().intact
 
     # History reads ids, times and parts as SQLite writes them: the run, with no message of its own,

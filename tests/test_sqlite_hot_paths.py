@@ -2,9 +2,10 @@
 
 tests/sqlite_flow.py runs in a subprocess on a scratch SQLite file: migrate,
 seed_tools and seed_demo (`make run`'s steps), then a gate allow, a retry and a
-reused call id, a suspend, a reviewer's approval, a resume and its replay,
-verify_audit, the session's history (read as text: ids, times and parts), and the
-database guards (append-only audit, monotone taint) after every migration.
+reused call id, a suspend, the same suspend again, one refused over the pending
+limit, a reviewer's approval, a resume and its replay, a cold replay of another
+approved call, verify_audit, the session's history (read as text: ids, times and
+parts), and the database guards (append-only audit, monotone taint) after every migration.
 """
 
 import json
@@ -28,12 +29,17 @@ def test_the_approval_loop_runs_on_sqlite(tmp_path):
         "allow_retry": 200,
         "reused_id": [409, "tool_call_conflict"],
         "suspend": [202, "suspended"],
+        "suspend_again": [202, True],
+        "over_limit": [429, "too_many_pending", False],
         "decision": [200, "approved"],
         "resume": [200, True, "executing"],
         "replay": [409, "approval_consumed"],
+        "prior_grant": [200, "approval.prior-grant", "executing"],
         "audit_intact": True,
         "history": ["u1", "run_<run>", "u2"],
         "linked": [["u1", ["text"]], ["u2", ["text"]],
-                   ["a1", ["text", "input-available", "approval-responded", "data-approval-decision"]]],
+                   # read-1 (allowed), rx-1 (approved, resumed), rx-3 (approved), rx-3b (ran on rx-3's grant)
+                   ["a1", ["text", "input-available", "approval-responded", "data-approval-decision",
+                           "approval-responded", "data-approval-decision", "input-available"]]],
         "guards": {"audit_update": "refused", "audit_delete": "refused", "taint_cleared": "refused"},
     }

@@ -7,9 +7,8 @@ after COMMIT are not part of it. One transaction a request, no savepoint. A
 change that adds a statement fails here and prints every statement, so the new
 one is easy to spot; a statement saved must lower a pin here.
 
-Issue 11 aims at 7 (allow), 9 (suspend), 8 (decision) and 8 (resume). The
-decision and resume are there; allow and suspend are pinned where they are, and
-bench/README.md ("Hot paths") says which statements are left and why.
+Issue 11 aims at 7 (allow), 9 (suspend), 8 (decision) and 8 (resume): all four
+are there (the decision at 7). bench/README.md ("Hot paths") says what each statement is.
 """
 
 import pytest
@@ -53,20 +52,20 @@ def warm(api, run_id):
                 tool_call_id="warm").status_code == 200
 
 
-def test_an_allowed_gate_call_takes_eight_statements(api, catalog):
+def test_an_allowed_gate_call_takes_seven_statements(api, catalog):
     run_id = open_executing_run(api)
     warm(api, run_id)
     response, sqls = statements(lambda: gate(api, run_id, tool="get_patient_summary", op="", args=CHART_READ))
     assert response.status_code == 200, response.content
-    assert_statements(sqls, 8)
+    assert_statements(sqls, 7)
 
 
-def test_a_suspending_gate_call_takes_fourteen_statements(api, catalog):
+def test_a_suspending_gate_call_takes_nine_statements(api, catalog):
     run_id = open_executing_run(api)
     warm(api, run_id)
     response, sqls = statements(lambda: gate(api, run_id))
     assert response.status_code == 202, response.content
-    assert_statements(sqls, 14)
+    assert_statements(sqls, 9)
 
 
 def test_a_resume_takes_eight_statements(api, catalog, reviewer_http):
@@ -79,10 +78,10 @@ def test_a_resume_takes_eight_statements(api, catalog, reviewer_http):
     assert_statements(sqls, 8)
 
 
-def test_a_decision_takes_eight_statements(api, catalog, reviewer_http):
+def test_a_decision_takes_seven_statements(api, catalog, reviewer_http):
     run_id = open_executing_run(api)
     warm(api, run_id)
     approval = suspend(api, run_id)
     response, sqls = statements(lambda: decide(reviewer_http, approval["id"], {"approved": True}))
     assert response.status_code == 200, response.content
-    assert_statements(sqls, 8)
+    assert_statements(sqls, 7)

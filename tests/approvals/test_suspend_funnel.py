@@ -1,5 +1,6 @@
 """The one suspend funnel (SPEC sections 4 and 5): identity, and one transaction with its audit row."""
 
+import dataclasses
 import hashlib
 from datetime import timedelta
 
@@ -7,6 +8,7 @@ import pytest
 import rfc8785
 
 from approvals import audit
+from approvals import suspend as suspend_module
 from approvals.models import Approval, AuditEvent, ReasonCode, ToolCall
 from approvals.suspend import SuspendRequest, persist_suspend, read_reason_code
 from runs.models import RunEvent
@@ -90,8 +92,8 @@ def test_the_ttl_comes_from_the_setting(api, settings):
     assert row.expires_at - row.requested_at == timedelta(seconds=120)
 
 
-def test_a_suspend_whose_audit_row_cannot_be_written_does_not_happen(api, monkeypatch):
-    # No best-effort audit: the row commits with the park or neither does.
+def audit_down(monkeypatch):
+    """The suspend's own audit row fails: the last write of a park, after the gate's verdict row."""
     real_record = audit.record
 
     def broken_for_suspends(kind, **fields):
@@ -100,6 +102,11 @@ def test_a_suspend_whose_audit_row_cannot_be_written_does_not_happen(api, monkey
         return real_record(kind, **fields)
 
     monkeypatch.setattr(audit, "record", broken_for_suspends)
+
+
+def test_a_suspend_whose_audit_row_cannot_be_written_does_not_happen(api, monkeypatch):
+    # No best-effort audit: the row commits with the park or neither does.
+    audit_down(monkeypatch)
     run_id = open_executing_run(api)
     with pytest.raises(RuntimeError):
         persist_suspend(run_id, request())
@@ -108,36 +115,40 @@ def test_a_suspend_whose_audit_row_cannot_be_written_does_not_happen(api, monkey
     assert not AuditEvent.objects.filter(kind=AuditEvent.Kind.SUSPEND).exists()
 
 
-def test_a_failing_event_write_leaves_no_approval_and_the_run_executing(api, monkeypatch):
-    run_id = open_executing_run(api)
+def outbox_down(monkeypatch):
+    """The suspend's event fails once its statement has run: the approval, the run's state
+    (and a gate's ledger row) are written by then, in the same transaction."""
+    real_event_write = suspend_module.event_write
 
-    def outbox_down(*args, **kwargs):
+    def failed(ids):
         raise RuntimeError("outbox insert failed")
 
-    monkeypatch.setattr("approvals.suspend.record_event", outbox_down)
+    monkeypatch.setattr(suspend_module, "event_write",
+                        lambda *args, **kwargs: dataclasses.replace(real_event_write(*args, **kwargs), done=failed))
+
+
+def test_a_failing_event_write_leaves_no_approval_and_the_run_executing(api, monkeypatch):
+    run_id = open_executing_run(api)
+    outbox_down(monkeypatch)
     with pytest.raises(RuntimeError):
         persist_suspend(run_id, request())
     assert not Approval.objects.exists()
     assert run_state(run_id) == ("executing", "")
 
 
-def test_a_gate_call_whose_park_fails_leaves_no_ledger_row_or_verdict(api, monkeypatch):
+@pytest.mark.parametrize("failure", [outbox_down, audit_down])
+def test_a_gate_call_whose_park_fails_leaves_no_ledger_row_or_verdict(api, monkeypatch, failure):
     from django.test import Client
 
-    from approvals.models import ToolCall
-
     run_id = open_executing_run(api)
-
-    def outbox_down(*args, **kwargs):
-        raise RuntimeError("outbox insert failed")
-
-    monkeypatch.setattr("approvals.suspend.record_event", outbox_down)
+    failure(monkeypatch)
     agent = Client(raise_request_exception=False)
     response = agent.post(f"/api/v1/runs/{run_id}/tool-calls/", {
         "tool_call_id": "call-1", "step_id": "step-1", "tool": "prescribe_medication", "args": PRESCRIPTION,
     }, content_type="application/json", HTTP_AUTHORIZATION=api._credentials["HTTP_AUTHORIZATION"])
     assert response.status_code == 500
     assert not ToolCall.objects.exists()
+    assert not Approval.objects.exists()
     assert not AuditEvent.objects.filter(kind=AuditEvent.Kind.VERDICT).exists()
     assert run_state(run_id) == ("executing", "")
 
