@@ -1,8 +1,10 @@
-"""Answer serializers build their fields once per class (condor/serializers.py ReadOnlyModelSerializer).
+"""Serializers that build their fields once per class (condor/serializers.py).
 
-What they write must be exactly what DRF's ModelSerializer, building its fields for
-every instance, writes: for approvals in every state a hot path answers with, and for
-runs. Each instance binds fields of its own, so method fields answer for their own row.
+Answers (ReadOnlyModelSerializer) must be exactly what DRF's ModelSerializer, building
+its fields for every instance, writes: for approvals in every state a hot path answers
+with, and for runs. Each instance binds fields of its own, so method fields answer for
+their own row. Request bodies (StrictSerializer) must validate, and fail, exactly as
+with DRF's deep copies of the declared fields.
 """
 
 import pytest
@@ -10,7 +12,7 @@ from django.core.exceptions import ImproperlyConfigured
 from rest_framework import serializers
 
 from approvals.models import Approval
-from approvals.serializers import ApprovalSerializer
+from approvals.serializers import ApprovalSerializer, ClarificationSerializer, ResumeSerializer, ToolCallSerializer
 from condor.serializers import ReadOnlyModelSerializer
 from runs.models import Run
 from runs.serializers import RunSerializer
@@ -71,3 +73,38 @@ def test_a_writable_field_is_refused(api, catalog):
     run = Run.objects.get(pk=open_executing_run(api))
     with pytest.raises(ImproperlyConfigured):
         SummaryIn(run).data
+
+
+def fields_deep_copied(serializer_class):
+    """`serializer_class` with DRF's own Serializer.get_fields: deep copies of the declared fields."""
+    return type(f"DeepCopied{serializer_class.__name__}", (serializer_class,),
+                {"get_fields": serializers.Serializer.get_fields})
+
+
+BODIES = {
+    ToolCallSerializer: [
+        {"tool_call_id": "c-1", "step_id": "s", "tool": "get_patient_summary", "op": "", "args": {"p": 1}},
+        {"tool_call_id": "c 1", "step_id": "", "tool": "Bad Tool!", "args": []},
+        {"tool_call_id": "c-1", "step_id": "s", "tool": "t", "args": {}, "metadata": {"k": "v"}, "extra": 1},
+        {"tool_call_id": "c-2" * 60, "step_id": "s", "tool": "t", "op": "x" * 61, "args": {}},
+        {},
+    ],
+    ResumeSerializer: [
+        {"approval_id": "00000000-0000-0000-0000-000000000000", "args": {"a": 1}},
+        {"approval_id": "not-a-uuid", "args": None},
+    ],
+    ClarificationSerializer: [  # a ListField inside: DRF's deep copies, as before
+        {"tool_call_id": "c-1", "step_id": "s", "tool": "t", "message": "Which route?", "missing": [{"name": "route"}]},
+        {"tool_call_id": "c-1", "step_id": "s", "tool": "t", "message": "Which route?", "missing": ["route"]},
+    ],
+}
+
+
+@pytest.mark.parametrize("serializer_class", list(BODIES))
+def test_a_body_validates_and_fails_as_with_drfs_copies(serializer_class):
+    reference = fields_deep_copied(serializer_class)
+    for body in BODIES[serializer_class] * 2:  # twice: the second round runs on the kept fields
+        ours, theirs = serializer_class(data=body), reference(data=body)
+        assert ours.is_valid() == theirs.is_valid(), body
+        assert ours.errors == theirs.errors, body
+        assert ours.validated_data == theirs.validated_data, body
