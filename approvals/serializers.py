@@ -3,11 +3,11 @@ from rest_framework import serializers
 
 from approvals import cards, identifiers
 from approvals.models import Approval, ReasonCode
-from condor.serializers import JSONObjectField, StrictSerializer
+from condor.serializers import JSONObjectField, ReadOnlyModelSerializer, StrictSerializer
 from runs.serializers import RunSerializer
 
 
-class ApprovalSerializer(serializers.ModelSerializer):
+class ApprovalSerializer(ReadOnlyModelSerializer):
     run = serializers.UUIDField(source="run_id", read_only=True)
     session = serializers.UUIDField(source="session_id", read_only=True)
     decided_by = serializers.SerializerMethodField()

@@ -37,6 +37,13 @@ os.environ.setdefault("DJANGO_SETTINGS_MODULE", "condor.settings")
 from bench.scratch_db import ensure_database  # noqa: E402
 
 CONNECTIONS = 16
+# gunicorn closes a kept-alive connection after --keep-alive seconds (2 by default), and
+# does so with a plain close(): a request the client sends on it at that moment is answered
+# with a TCP reset ("Connection reset by peer"). httpx reuses an idle connection for up to
+# 5 s, and a client here idles for seconds while the others prepare their requests, so the
+# server must keep connections open longer than the client does: this many seconds.
+CLIENT_KEEPALIVE_SECONDS = 5.0
+SERVER_KEEPALIVE_SECONDS = 30
 READ = {"patient_id": "p-1042"}
 PRESCRIPTION = {"drug": "amoxicillin", "dose": "500 mg", "route": "oral", "days": 7}
 
@@ -52,7 +59,8 @@ def serve(app: str, settings_module: str) -> tuple[subprocess.Popen, str]:
     env = {**os.environ, "DJANGO_SETTINGS_MODULE": settings_module}
     process = subprocess.Popen(
         [sys.executable, "-m", "gunicorn", app, "-k", "gthread", "--workers", "2", "--threads", "4",
-         "-b", f"127.0.0.1:{port}", "--log-level", "warning"], cwd=ROOT, env=env)
+         "--keep-alive", str(SERVER_KEEPALIVE_SECONDS), "-b", f"127.0.0.1:{port}", "--log-level", "warning"],
+        cwd=ROOT, env=env)
     base = f"http://127.0.0.1:{port}"
     import httpx
 
@@ -65,17 +73,33 @@ def serve(app: str, settings_module: str) -> tuple[subprocess.Popen, str]:
     raise SystemExit(f"{app} did not start")
 
 
+def http_client(base_url: str, **options):
+    import httpx
+
+    return httpx.Client(base_url=base_url, timeout=30,
+                        limits=httpx.Limits(keepalive_expiry=CLIENT_KEEPALIVE_SECONDS), **options)
+
+
 def hammer(requests_per_thread) -> tuple[float, float]:
-    """Run each thread's request iterator to exhaustion; (requests/s, p50 ms)."""
+    """Run each thread's request iterator to exhaustion; (requests/s, p50 ms).
+
+    A request that fails ends the bench with the failures listed: a thread that died
+    quietly would leave its requests out of the rate.
+    """
     latencies: list[float] = []
+    failures: list[str] = []
     lock = threading.Lock()
 
     def worker(requests):
         mine = []
-        for send in requests:
-            started = time.perf_counter()
-            send()
-            mine.append(time.perf_counter() - started)
+        try:
+            for send in requests:
+                started = time.perf_counter()
+                send()
+                mine.append(time.perf_counter() - started)
+        except BaseException as failure:  # SystemExit from checked() too
+            with lock:
+                failures.append(repr(failure))
         with lock:
             latencies.extend(mine)
 
@@ -86,6 +110,8 @@ def hammer(requests_per_thread) -> tuple[float, float]:
     for thread in threads:
         thread.join()
     elapsed = time.perf_counter() - started
+    if failures:
+        raise SystemExit(f"{len(failures)} of {len(threads)} client threads failed: {failures}")
     return len(latencies) / elapsed, statistics.median(latencies) * 1000
 
 
@@ -102,8 +128,6 @@ class Condor:
         django.setup()
         import logging
 
-        import httpx
-
         logging.getLogger("httpx").setLevel(logging.WARNING)  # not a line per request
         from django.contrib.auth.models import Group, User
 
@@ -117,12 +141,10 @@ class Condor:
         self.reviewer.groups.add(Group.objects.get(name="reviewers"))
         self.base = base
         self.headers = {"Authorization": f"Api-Key {self.key}"}
-        self.http = httpx.Client(base_url=base + "/api/v1", headers=self.headers, timeout=30)
+        self.http = http_client(base + "/api/v1", headers=self.headers)
 
     def agent(self):
-        import httpx
-
-        return httpx.Client(base_url=self.base + "/api/v1", headers=self.headers, timeout=30)
+        return http_client(self.base + "/api/v1", headers=self.headers)
 
     def executing_run(self, http) -> str:
         session = checked(http.post("/sessions/", json={}), 201)
@@ -132,7 +154,6 @@ class Condor:
 
     def reviewer_http(self):
         """A browser session for the reviewer, made in-process (no password round trip)."""
-        import httpx
         from django.conf import settings
         from django.contrib.auth import BACKEND_SESSION_KEY, HASH_SESSION_KEY, SESSION_KEY
         from django.contrib.sessions.backends.db import SessionStore
@@ -147,10 +168,10 @@ class Condor:
         store[HASH_SESSION_KEY] = self.reviewer.get_session_auth_hash()
         store.save()
         token = _get_new_csrf_string()
-        http = httpx.Client(base_url=self.base + "/api/v1", timeout=30,
-                            headers={"X-CSRFToken": token, "Referer": self.base + "/inbox/"},
-                            cookies={settings.SESSION_COOKIE_NAME: store.session_key,
-                                     settings.CSRF_COOKIE_NAME: token})
+        http = http_client(self.base + "/api/v1",
+                           headers={"X-CSRFToken": token, "Referer": self.base + "/inbox/"},
+                           cookies={settings.SESSION_COOKIE_NAME: store.session_key,
+                                    settings.CSRF_COOKIE_NAME: token})
         return http
 
     def gate_requests(self, n: int, tag: str):
@@ -185,9 +206,7 @@ class Condor:
 
 
 def bare_requests(base: str, n: int):
-    import httpx
-
-    http = httpx.Client(base_url=base, timeout=30)
+    http = http_client(base)
     return [lambda: checked(http.post("/insert/", json={"tool": "get_patient_summary", "args": READ}), 200)
             for _ in range(n)]
 
@@ -309,9 +328,9 @@ def main() -> None:
         for server in (condor_server, bare_server):
             server.terminate()
         for server in (condor_server, bare_server):
-            try:
+            try:  # a loaded machine can take gunicorn past 10 s to stop; never leave one behind
                 server.wait(timeout=30)
-            except subprocess.TimeoutExpired:  # under load gunicorn's graceful stop can take longer
+            except subprocess.TimeoutExpired:
                 server.kill()
                 server.wait()
     # The other two hot paths of issue 11 have scripts of their own (each fills a database

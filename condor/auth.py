@@ -69,10 +69,21 @@ def calling_client(request) -> ApiClient | None:
 
 
 def is_reviewer(user) -> bool:
-    """A logged-in person in the reviewers group (never an API client)."""
+    """A logged-in person in the reviewers group (never an API client).
+
+    Read once per user object: a request's permission check and its visibility check
+    both ask (one query, not two). Django loads the user afresh for every request (and
+    the inbox socket for every re-check of its session), and caches the user's
+    permissions on the object the same way (ModelBackend's _perm_cache), so a change
+    of groups applies from the next request on.
+    """
     if not getattr(user, "is_authenticated", False) or isinstance(user, ClientPrincipal):
         return False
-    return user.groups.filter(name=REVIEWERS).exists()
+    try:
+        return user._condor_is_reviewer
+    except AttributeError:
+        user._condor_is_reviewer = user.groups.filter(name=REVIEWERS).exists()
+        return user._condor_is_reviewer
 
 
 class IsAgent(permissions.BasePermission):

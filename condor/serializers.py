@@ -1,8 +1,43 @@
+from django.core.exceptions import ImproperlyConfigured
 from rest_framework import serializers
 
 
+def _is_flat(field) -> bool:
+    """A field with no fields inside it (no nested serializer, no ListField/DictField child),
+    so a shallow copy of it shares nothing that is bound to its parent."""
+    return not isinstance(field, serializers.BaseSerializer) and not hasattr(field, "child")
+
+
+def _shallow_copy(field):
+    # What copy.copy does for a plain object, without its generic __reduce_ex__ round (~5x faster).
+    clone = object.__new__(type(field))
+    clone.__dict__.update(field.__dict__)
+    return clone
+
+
+def _prototypes(serializer, build):
+    """The fields of `serializer`'s class as `build()` makes them, made once per class (None: not flat)."""
+    cls = type(serializer)
+    if "_field_prototypes" not in cls.__dict__:  # per class: a subclass builds its own
+        fields = build()
+        cls._field_prototypes = fields if all(_is_flat(field) for field in fields.values()) else None
+    return cls._field_prototypes
+
+
 class StrictSerializer(serializers.Serializer):
-    """Input serializer that refuses fields it does not know, instead of silently dropping them."""
+    """Input serializer that refuses fields it does not know, instead of silently dropping them.
+
+    A request body's serializer is made for every request, and DRF deep-copies every
+    declared field for it (a third of a gate call's validation). A flat serializer (no
+    nested serializer or child field) binds shallow copies of fields made once per class
+    instead: validating a value reads a field's settings and validators, never writes them.
+    """
+
+    def get_fields(self):
+        prototypes = _prototypes(self, super().get_fields)
+        if prototypes is None:
+            return super().get_fields()
+        return {name: _shallow_copy(field) for name, field in prototypes.items()}
 
     def to_internal_value(self, data):
         if isinstance(data, dict):
@@ -19,6 +54,24 @@ class JSONObjectField(serializers.JSONField):
         if not isinstance(data, dict):
             self.fail("not_object")
         return data
+
+
+class ReadOnlyModelSerializer(serializers.ModelSerializer):
+    """A ModelSerializer for answers only, whose fields are worked out once per class.
+
+    DRF builds a ModelSerializer's fields afresh for every instance, from the model's
+    metadata: about 3 ms of CPU for an approval's 29 fields, on every gate suspend,
+    decision and resume. The fields depend on the class alone (Meta and the declared
+    fields), so they are built once and each instance binds shallow copies of them.
+    A shallow copy is enough because nothing here writes to a field: every field is
+    read-only and flat (checked when they are built).
+    """
+
+    def get_fields(self):
+        prototypes = _prototypes(self, super().get_fields)
+        if prototypes is None or not all(field.read_only for field in prototypes.values()):
+            raise ImproperlyConfigured(f"{type(self).__name__}: every field must be read-only, with no fields inside.")
+        return {name: _shallow_copy(field) for name, field in prototypes.items()}
 
 
 def validated(serializer_class, data) -> dict:

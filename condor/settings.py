@@ -56,7 +56,8 @@ MIDDLEWARE = [
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
-    "csp.middleware.CSPMiddleware",
+    # django-csp's, with the (unchanging) policy header built once (condor/csp_header.py).
+    "condor.csp_header.CSPHeaderMiddleware",
     # Spans around gate, clarification, decision and resume (a no-op without an OpenTelemetry SDK).
     "condor.tracing.TracingMiddleware",
     # Last, so it sees a view's database error first: 503 with Retry-After instead of 500.

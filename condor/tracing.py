@@ -24,6 +24,13 @@ TRACED = {
 _RESULT_KEYS = ("decision", "rule_id", "status", "error")
 
 
+def _tracing_configured() -> bool:
+    """Whether spans go anywhere: a TracerProvider was set (in code, by an SDK or through
+    OTEL_PYTHON_TRACER_PROVIDER). Without one, the API hands out non-recording spans, and
+    resolving the path and opening such a span on every request would be work for nothing."""
+    return not isinstance(trace.get_tracer_provider(), trace.ProxyTracerProvider | trace.NoOpTracerProvider)
+
+
 def _tracer():
     # Looked up per request: a TracerProvider set after import (tests, late SDK set-up) is used.
     return trace.get_tracer("condor")
@@ -37,6 +44,8 @@ class TracingMiddleware:
         self.get_response = get_response
 
     def __call__(self, request):
+        if not _tracing_configured():
+            return self.get_response(request)  # no SDK: the spans would record nothing
         try:
             match = resolve(request.path_info, getattr(request, "urlconf", None))
         except Resolver404:

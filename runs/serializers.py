@@ -1,6 +1,6 @@
 from rest_framework import serializers
 
-from condor.serializers import JSONObjectField, StrictSerializer
+from condor.serializers import JSONObjectField, ReadOnlyModelSerializer, StrictSerializer
 from runs.models import Run
 from runs.states import RunState, TerminalReason
 from sessions_app.models import AutonomyChoice
@@ -13,7 +13,7 @@ class _TerminalReasonField(serializers.ChoiceField):
         return value or None
 
 
-class RunSerializer(serializers.ModelSerializer):
+class RunSerializer(ReadOnlyModelSerializer):
     session = serializers.UUIDField(source="session_id", read_only=True)
     terminal_reason = _TerminalReasonField(choices=[r.value for r in TerminalReason], allow_null=True,
                                            read_only=True, help_text="Why the run ended; null while it is active.")

@@ -66,3 +66,16 @@ def test_a_refusal_is_a_span_with_its_error_code(api, catalog, spans):
 def test_other_endpoints_are_not_traced(api, catalog, spans):
     open_executing_run(api)
     assert spans.get_finished_spans() == ()
+
+
+def test_without_a_tracer_provider_no_span_is_opened(api, catalog, monkeypatch):
+    """No SDK configured: the middleware lets the request by without resolving its path for a span."""
+    from condor import tracing
+
+    def no_resolving(*args, **kwargs):
+        raise AssertionError("resolved a path for a span nothing would record")
+
+    monkeypatch.setattr(tracing.trace, "get_tracer_provider", lambda: trace.ProxyTracerProvider())
+    monkeypatch.setattr(tracing, "resolve", no_resolving)
+    run_id = open_executing_run(api)
+    assert gate(api, run_id, tool="get_patient_summary", op="", args={"patient_id": "p-1"}).status_code == 200
