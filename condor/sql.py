@@ -5,6 +5,7 @@ the value adaptation and `auto_now_add` from the ORM keeps them in step with the
 """
 
 from django.db import connection
+from django.db.models.lookups import In
 from django.db.models.sql import InsertQuery
 
 
@@ -37,3 +38,22 @@ def deferred_instance(model, **values):
     """
     names = [field.attname for field in model._meta.concrete_fields if field.attname in values]
     return model.from_db(connection.alias, names, [values[name] for name in names])
+
+
+class AnyOf(In):
+    """`field__any=values`: `field IN (values)`, but on PostgreSQL `field = ANY(%s)` with one array parameter.
+
+    A sweep batch filters by a thousand ids several times; as an IN list each id is
+    a placeholder that Django and psycopg process one by one and PostgreSQL parses
+    anew, while an array is one value. Registered on every field by runs/apps.py.
+    """
+
+    lookup_name = "any"
+
+    def as_postgresql(self, compiler, connection):
+        if not self.rhs_is_direct_value():  # a subquery stays `IN (SELECT ...)`
+            return self.as_sql(compiler, connection)
+        lhs, lhs_params = self.process_lhs(compiler, connection)
+        field = self.lhs.output_field
+        values = [field.get_db_prep_value(value, connection, prepared=True) for value in self.rhs if value is not None]
+        return f"{lhs} = ANY(%s::{field.db_type(connection)}[])", [*lhs_params, values]

@@ -1,9 +1,27 @@
 """Writing outbox events: always inside the caller's transaction, pushed after commit."""
 
+from contextlib import contextmanager
+from contextvars import ContextVar
+
 from django.db import transaction
 
+from condor.bulk import insert_all
 from runs.models import RunEvent
-from runs.publish import handoff_seconds, publish
+from runs.publish import handoff_seconds, publish, publish_batch
+
+# Set while a sweep walks its batches (runs/sweep_batches.py): see `batch_pushes`.
+_batch_pushes: ContextVar[bool] = ContextVar("condor_batch_pushes", default=False)
+
+
+@contextmanager
+def batch_pushes():
+    """Inside, events are pushed with `publish_batch`: a batch's wake-ups in one Redis round
+    trip, and the caller waits for its push, so a sweep's pushes cannot pile up behind its closes."""
+    token = _batch_pushes.set(True)
+    try:
+        yield
+    finally:
+        _batch_pushes.reset(token)
 
 
 def record_event(run, kind: str, *, step_id: str = "", data: dict | None = None,
@@ -21,6 +39,9 @@ def record_event(run, kind: str, *, step_id: str = "", data: dict | None = None,
 
 
 def _push_on_commit(events: list[RunEvent]) -> None:
+    if _batch_pushes.get():
+        transaction.on_commit(lambda: publish_batch(events), robust=True)
+        return
     # The request waits for its push only briefly (a hung Redis must not add
     # seconds to it); a push still on its way then is left to the drainer.
     transaction.on_commit(lambda: publish(events, wait=handoff_seconds()), robust=True)
@@ -28,13 +49,13 @@ def _push_on_commit(events: list[RunEvent]) -> None:
 
 def event(run, kind: str, *, step_id: str = "", data: dict | None = None,
           frames: list | None = None, inbox: dict | None = None) -> RunEvent:
-    """An event for `record_events`, not yet saved."""
-    return RunEvent(run=run, kind=kind, step_id=step_id, data=data or {}, frames=frames or [], inbox=inbox)
+    """An event for `record_events`, not yet saved. `run`: a Run, or anything with its `pk` (runs/closing.py)."""
+    return RunEvent(run_id=run.pk, kind=kind, step_id=step_id, data=data or {}, frames=frames or [], inbox=inbox)
 
 
 def record_events(events: list[RunEvent]) -> list[RunEvent]:
-    """`record_event` for many at once: one INSERT, one push of them all after the commit."""
+    """`record_event` for many at once: one INSERT (a COPY on PostgreSQL), one push of them all after the commit."""
     if events:
-        RunEvent.objects.bulk_create(events)
+        insert_all(events, ids=True)  # the pushes name the events by id
         _push_on_commit(events)
     return events

@@ -11,6 +11,8 @@ still due; two beats leapfrog each other's batches instead of queueing.
 
 A batch that fails is rolled back whole and retried row by row, each in its own
 transaction, so one bad row is logged and skipped and never holds back the rest.
+Each batch's events are pushed after its commit in the batch form
+(runs/outbox.batch_pushes), and the walk waits for that push before the next batch.
 """
 
 import logging
@@ -19,6 +21,8 @@ from collections.abc import Callable
 
 from django.conf import settings
 from django.db import transaction
+
+from runs.outbox import batch_pushes
 
 logger = logging.getLogger(__name__)
 
@@ -33,6 +37,11 @@ def walk(due, close_batch: Callable[[list], int], *, until: float, what: str) ->
 
     At least one batch runs however late it is, so no step starves behind another's backlog.
     """
+    with batch_pushes():
+        return _walk(due, close_batch, until, what)
+
+
+def _walk(due, close_batch: Callable[[list], int], until: float, what: str) -> int:
     size = settings.CONDOR_SWEEP_BATCH_SIZE
     closed, last = 0, None
     while True:

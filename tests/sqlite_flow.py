@@ -2,7 +2,8 @@
 
 The suite runs on PostgreSQL; the hot paths' raw SQL has SQLite forms (the audit
 append, the registry stamp, the ledger upsert, the UPDATE … RETURNING locks),
-and this is where they run. It does `make run`'s database steps (migrate,
+and this is where they run, and so does a sweep pass (bulk_create and IN lists where
+PostgreSQL has COPY and arrays). It does `make run`'s database steps (migrate,
 seed_tools, seed_demo) on the SQLite file named by DATABASE_URL, then one
 approval loop over HTTP, and prints what it saw as JSON on its last line.
 
@@ -12,6 +13,7 @@ approval loop over HTTP, and prints what it saw as JSON on its last line.
 import json
 import os
 import sys
+from datetime import timedelta
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
@@ -26,11 +28,13 @@ from django.core.management import call_command  # noqa: E402
 from django.db import connection  # noqa: E402
 from django.test import Client  # noqa: E402
 from django.test.utils import setup_test_environment  # noqa: E402
+from django.utils import timezone  # noqa: E402
 from rest_framework.test import APIClient  # noqa: E402
 
 from approvals.audit_chain import verify  # noqa: E402
 from approvals.management.commands import seed_demo  # noqa: E402
 from runs.models import Run  # noqa: E402
+from runs.sweep import sweep  # noqa: E402
 
 PRESCRIPTION = {"drug": "amoxicillin", "dose": "500 mg", "route": "oral", "days": 7}
 
@@ -82,6 +86,10 @@ def main(key_file: str) -> dict:
     seen["resume"] = [resumed.status_code, resumed.json().get("proceed"), Run.objects.get(pk=run_id).state]
     replayed = resume()
     seen["replay"] = [replayed.status_code, replayed.json().get("error")]
+    # The sweep's portable path (bulk_create, IN lists, one UPDATE per chain head): the run,
+    # left idle, is closed by a pass, and its session's chain still holds.
+    Run.objects.filter(pk=run_id).update(last_activity_at=timezone.now() - timedelta(days=2))
+    seen["sweep_idle"] = [sweep()["runs_idle"], Run.objects.get(pk=run_id).terminal_reason]
     seen["audit_intact"] = verify().intact
     return seen
 

@@ -30,5 +30,6 @@ def test_the_approval_loop_runs_on_sqlite(tmp_path):
         "decision": [200, "approved"],
         "resume": [200, True, "executing"],
         "replay": [409, "approval_consumed"],
+        "sweep_idle": [1, "sweep_idle"],
         "audit_intact": True,
     }
