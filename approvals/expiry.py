@@ -10,7 +10,7 @@ from approvals.models import Approval, ApprovalStatus
 from approvals.models.approval import OPEN_STATUSES
 from runs.models import Run
 from runs.outbox import event, record_events
-from runs.sweep_batches import budget_deadline, walk
+from runs.sweep_batches import WHOLE, Share, budget_deadline, walk
 
 
 def _expire(approvals, runs: dict, *, now, actor_system: str, why: dict, actor_user=None) -> int:
@@ -61,7 +61,7 @@ def expire_pending_for_runs(runs, *, now=None, include_approved: bool = False, a
                    why={"cause": "run closed", "terminal_reason": reason})
 
 
-def expire_due(*, now=None, until: float | None = None) -> int:
+def expire_due(*, now=None, until: float | None = None, share: Share = WHOLE) -> int:
     """Expire pending and approved approvals past `expires_at`, a batch a transaction (runs/sweep_batches.py)."""
     now = now or timezone.now()
     due = Approval.objects.filter(status__in=OPEN_STATUSES, expires_at__lte=now)
@@ -79,4 +79,4 @@ def expire_due(*, now=None, until: float | None = None) -> int:
         return _expire(rows, {approval.run_id: approval.run for approval in rows}, now=now,
                        actor_system=audit.SWEEP, why={"cause": "deadline passed"})
 
-    return walk(due, expire_batch, until=until or budget_deadline(), what="approvals (deadline passed)")
+    return walk(due, expire_batch, until=until or budget_deadline(), what="approvals (deadline passed)", share=share)

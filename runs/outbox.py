@@ -5,7 +5,7 @@ from contextvars import ContextVar
 
 from django.db import transaction
 
-from condor.bulk import insert_all
+from condor.bulk import insert_all, instance
 from runs.models import RunEvent
 from runs.publish import handoff_seconds, publish, publish_batch
 
@@ -50,7 +50,8 @@ def _push_on_commit(events: list[RunEvent]) -> None:
 def event(run, kind: str, *, step_id: str = "", data: dict | None = None,
           frames: list | None = None, inbox: dict | None = None) -> RunEvent:
     """An event for `record_events`, not yet saved. `run`: a Run, or anything with its `pk` (runs/closing.py)."""
-    return RunEvent(run_id=run.pk, kind=kind, step_id=step_id, data=data or {}, frames=frames or [], inbox=inbox)
+    return instance(RunEvent, run_id=run.pk, kind=kind, step_id=step_id, data=data or {}, frames=frames or [],
+                    inbox=inbox)
 
 
 def record_events(events: list[RunEvent]) -> list[RunEvent]:
