@@ -11,7 +11,7 @@ One query for a whole page of cards, however many: the taint source is a correla
 subquery on the same rows, not a query per session.
 """
 
-from django.db.models import OuterRef, Q, Subquery
+from django.db.models import Case, OuterRef, Q, Subquery, When
 
 from approvals.models import ToolCall
 
@@ -33,9 +33,10 @@ def contexts_for(approvals) -> dict:
     tainted_runs = {a.run_id for a in approvals if a.session.tainted}  # the taint as the card says it
     rows = (
         ToolCall.objects.filter(run_id__in={run for run, _ in keys}, tool_call_id__in={call for _, call in keys})
-        .annotate(taint_tool=Subquery(_tainting_results().values("tool")[:1]),
-                  taint_at=Subquery(_tainting_results().values("reported_at")[:1]))
+        .annotate(taint_tool=_for_runs(tainted_runs, _tainting_results().values("tool")[:1]),
+                  taint_at=_for_runs(tainted_runs, _tainting_results().values("reported_at")[:1]))
         .values("run_id", "tool_call_id", "metadata", "run__autonomy", "taint_tool", "taint_at")
+        .order_by()  # read into a dict by key: the ledger's default order would only add a sort
     )
     found = {}
     for row in rows:
@@ -49,6 +50,12 @@ def contexts_for(approvals) -> dict:
                            if row["run_id"] in tainted_runs and row["taint_tool"] else None),
         }
     return found
+
+
+def _for_runs(run_ids, subquery):
+    """`subquery` for the rows of `run_ids` only, NULL for the others: the database looks for
+    a taint source only in tainted sessions (most cards' sessions are not), not once per card."""
+    return Case(When(run_id__in=list(run_ids), then=Subquery(subquery)), default=None)
 
 
 def untainted_context(metadata, autonomy: str) -> dict:

@@ -52,6 +52,9 @@ class _SchemaRejected(Exception):
         self.errors = errors
 
 
+# A reviewer's reason is shown on the card (four eyes), in the Decided view and the audit log.
+REASON_MAX_CHARS = 4000  # as a stop reason (runs/serializers.py StopSerializer)
+
 # Fields of a decision body that are not part of the resume schema's payload.
 _DECISION_FIELDS = ("edited_args", "stop_run", "payload_hash")
 
@@ -87,6 +90,10 @@ def _without(body: dict, *keys: str) -> dict:
 
 def decide(approval_id, body: dict, *, user) -> Approval:
     """Apply `user`'s decision. Raises ResumeSchemaRejected after failing the run on a bad payload."""
+    reason = body.get("reason") if isinstance(body, dict) else None
+    if isinstance(reason, str) and len(reason) > REASON_MAX_CHARS:
+        # Refused before anything is locked or written (a schema rejection would fail the run).
+        raise InvalidPayload(f"'reason' may be at most {REASON_MAX_CHARS} characters.")
     try:
         return _decide(approval_id, body, user=user)
     except _SchemaRejected as rejected:

@@ -43,6 +43,7 @@ the answers object keyed by it, where ``__proto__`` and friends are not plain ke
 
 from __future__ import annotations
 
+import json
 import math
 
 from approvals.identifiers import FIELD_NAME_RULE, is_field_name
@@ -53,6 +54,12 @@ WIDGET_KEY = "x-condor-widget"
 
 class InvalidClarificationRequest(ValueError):
     """The clarification request itself is unusable (bad message, names); maps to 400."""
+
+
+# A form goes out on its card to every inbox that may see it, and a card must fit one
+# websocket frame (approvals/inbox_pages.py PAGE_MAX_BYTES, 256 KB, args aside): the
+# form built from the agent's fields is capped well below that.
+FORM_MAX_BYTES = 64 * 1024
 
 
 def approval_resume_schema() -> dict:
@@ -93,13 +100,18 @@ def clarification_resume_schema(message: str, missing: list) -> dict:
         properties[item["name"]] = prop
         if is_required:
             required.append(item["name"])
-    return {
+    schema = {
         "type": "object",
         "description": message,
         "properties": properties,
         "required": required,
         "additionalProperties": False,
     }
+    size = len(json.dumps(schema).encode())
+    if size > FORM_MAX_BYTES:
+        raise InvalidClarificationRequest(f"the form built from 'missing' is {size} bytes; a card carries "
+                                          f"at most {FORM_MAX_BYTES} (fewer fields, options or shorter labels)")
+    return schema
 
 
 # --- building one field ---------------------------------------------------------

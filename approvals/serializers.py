@@ -108,7 +108,8 @@ class DecisionSerializer(StrictSerializer):
     only; add `stop_run: true` to end the run as well (`approval_denied`). Any other field is refused."""
 
     approved = serializers.BooleanField(required=False)
-    reason = serializers.CharField(required=False, help_text="Required when rejecting or declining.")
+    reason = serializers.CharField(required=False, max_length=4000,
+                                   help_text="Required when rejecting or declining; at most 4000 characters.")
     edited_args = serializers.DictField(required=False, help_text="Approve these arguments instead of the "
                                                                   "original ones; only with approved=true.")
     values = serializers.DictField(required=False, help_text="Answers to a clarification, validated against "

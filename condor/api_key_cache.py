@@ -14,11 +14,14 @@ import threading
 import time
 
 from django.conf import settings
+from django.db import transaction
 from django.db.models.signals import post_delete, post_save
 from django.utils import timezone
 
 _lock = threading.Lock()
 _entries: dict[str, tuple[float, object, object]] = {}  # digest -> (fetched at, client, expiry_date)
+# Bumped by every clear: a lookup that began before a clear does not store its answer after it.
+_generation = 0
 
 
 def _digest(raw_key: str) -> str:
@@ -38,18 +41,28 @@ def cached_client(raw_key: str, lookup):
         _, client, expiry = entry
         if expiry is None or expiry > timezone.now():
             return client
+    generation = _generation
     client, expiry = lookup(raw_key)
     with _lock:
         if client is None:
             _entries.pop(digest, None)
-        else:
+        elif generation == _generation:
             _entries[digest] = (now, client, expiry)
     return client
 
 
-def clear(**_) -> None:
+def _clear_now() -> None:
+    global _generation
     with _lock:
+        _generation += 1
         _entries.clear()
+
+
+def clear(**_) -> None:
+    """Forget every key now, and again when the writing transaction commits: until then another
+    thread still reads the key as it was, and would keep that answer for the whole window."""
+    _clear_now()
+    transaction.on_commit(_clear_now)
 
 
 def connect() -> None:

@@ -34,12 +34,19 @@ logger = logging.getLogger(__name__)
 IDLE_STATES = (RunState.PENDING, RunState.PLANNING, RunState.EXECUTING)
 
 
-def _close_all(due, reason: TerminalReason, until: float | None, share: Share) -> int:
+def _close_all(due, reason: TerminalReason, until: float | None, share: Share, *, recheck: bool = False) -> int:
+    """`recheck`: `due` reads other tables (a subquery), so it is asked again once the runs are locked."""
     def close_batch(ids) -> int:
         # The lock re-checks `due`: a run touched, resumed or closed since its id was read stays as it is.
         # Read as values (ClosingRun), not models: a thousand Run and Session instances cost more than the close.
         locked = due.select_for_update(skip_locked=True, of=("self",)).filter(pk__any=ids)
         runs = [ClosingRun(*row) for row in locked.values_list(*ClosingRun.COLUMNS)]
+        if recheck and runs:
+            # That re-check covers only the run's own columns: a subquery answers from the
+            # statement's start, before its lock waits. Under the lock nothing can open an
+            # approval of these runs, so a fresh read is the last word.
+            still_due = set(due.filter(pk__any=[run.pk for run in runs]).values_list("pk", flat=True))
+            runs = [run for run in runs if run.pk in still_due]
         spine.close_locked(runs, reason)
         return len(runs)
 
@@ -49,7 +56,7 @@ def _close_all(due, reason: TerminalReason, until: float | None, share: Share) -
 def abort_orphaned_suspends(*, until: float | None = None, share: Share = WHOLE) -> int:
     """Suspended runs whose approvals have all expired (or were never created)."""
     due = Run.objects.filter(state=RunState.SUSPENDED).exclude(approvals__status__in=OPEN_STATUSES)
-    return _close_all(due, TerminalReason.APPROVAL_EXPIRED, until, share)
+    return _close_all(due, TerminalReason.APPROVAL_EXPIRED, until, share, recheck=True)
 
 
 def abort_overdue_suspends(now, *, until: float | None = None, share: Share = WHOLE) -> int:

@@ -59,3 +59,18 @@ def test_a_tainted_sessions_card_names_the_result_that_tainted_it(api):
 def test_the_single_card_and_the_page_agree(api):
     approval = suspend(api, open_executing_run(api), metadata={"rationale": "Because."})
     assert cards.card(Approval.objects.get(pk=approval["id"])) == card_of(approval["id"])
+
+
+def test_a_page_of_tainted_and_untainted_sessions_names_each_taint_once(api):
+    # The page looks for taint sources only in tainted sessions' rows (card_context._for_runs).
+    tainted_run = open_executing_run(api)
+    assert gate(api, tainted_run, tool="web_search", op="", args={"q": "x"}, tool_call_id="search-1").json()["decision"] == "allow"
+    api.post(f"/api/v1/runs/{tainted_run}/tool-calls/search-1/result/", {"output": {"hits": 1}}, format="json")
+    tainted = suspend(api, tainted_run, tool_call_id="call-2", step_id="step-2")
+    clean = suspend(api, open_executing_run(api))
+
+    page = cards.cards_for(Approval.objects.filter(pk__in=[tainted["id"], clean["id"]]).select_related("session__client"))
+
+    by_id = {card["id"]: card for card in page}
+    assert by_id[tainted["id"]]["tainted_by"]["tool"] == "web_search"
+    assert by_id[clean["id"]]["tainted_by"] is None
