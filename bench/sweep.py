@@ -13,9 +13,9 @@ with CONDOR_SWEEP_PARTS (runs/tasks.py: each walks its slice of the key space; t
 code the beat task runs, with a budget large enough to drain everything). Printed: the
 wall time from the first share's start to the last one's end, the CPU time of all of
 them (and of their PostgreSQL backends, read from /proc when the server is local), and
-the largest peak RSS of one: a child does nothing else, so its ru_maxrss is
-its share's memory. `--workers 1` is one process doing the whole pass. Each close
-writes what a real one writes: the run UPDATE, its `run.closed` outbox event, its
+the largest peak RSS of one: a child does nothing else, so its peak (VmHWM, its own; not
+ru_maxrss, which Linux carries over from the parent it was forked from) is its share's
+memory. `--workers 1` is one process doing the whole pass. Each close writes what a real one writes: the run UPDATE, its `run.closed` outbox event, its
 `run_close` audit row linked into its session's chain, its telemetry row, and after
 each batch's commit the push (Redis channel layer when REDIS_URL is set). A sample of
 the closed chains is then verified. Target (issue 15): at most 30 s per 100,000 runs on
@@ -107,9 +107,18 @@ def sweep_child(part: int, parts: int) -> None:
     counts = sweep(share=Share(0, parts)) if part == 0 else sweep_share(Share(part, parts))
     wall, cpu = time.perf_counter() - began, time.process_time() - began_cpu
     db_cpu = _cpu_of(backend) - began_db if began_db is not None and _backend_pid() == backend else None
-    peak_kib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss  # KiB on Linux
-    print(json.dumps({"counts": counts, "wall": wall, "cpu": cpu, "db_cpu": db_cpu, "peak_mib": peak_kib / 1024,
+    print(json.dumps({"counts": counts, "wall": wall, "cpu": cpu, "db_cpu": db_cpu, "peak_mib": _peak_rss_mib(),
                       "began": stamp, "ended": stamp + wall}))
+
+
+def _peak_rss_mib() -> float:
+    """This process's own peak RSS. Not ru_maxrss: Linux carries that across exec, so a child
+    started from this bench's parent (large after seeding) would report the parent's peak."""
+    try:
+        status = Path("/proc/self/status").read_text()
+    except OSError:
+        return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    return int(status.split("VmHWM:")[1].split()[0]) / 1024  # kB
 
 
 def _backend_pid() -> int:
