@@ -9,19 +9,24 @@ from condor.bulk import insert_all, instance
 from runs.models import RunEvent
 from runs.publish import handoff_seconds, publish, publish_batch
 
-# Set while a sweep walks its batches (runs/sweep_batches.py): see `batch_pushes`.
-_batch_pushes: ContextVar[bool] = ContextVar("condor_batch_pushes", default=False)
+# Set while a sweep walks its batches (runs/sweep_batches.py): see `sweep_batches`.
+_in_sweep_batches: ContextVar[bool] = ContextVar("condor_sweep_batches", default=False)
 
 
 @contextmanager
-def batch_pushes():
-    """Inside, events are pushed with `publish_batch`: a batch's wake-ups in one Redis round
-    trip, and the caller waits for its push, so a sweep's pushes cannot pile up behind its closes."""
-    token = _batch_pushes.set(True)
+def sweep_batches():
+    """Inside, events are written and pushed the way a batch of a thousand is best served.
+
+    Written with COPY (PostgreSQL), their ids drawn from the sequence first: one
+    statement more than a request's INSERT … RETURNING, so only worth it at a
+    batch's size. Pushed with `publish_batch`: a batch's wake-ups in one Redis round
+    trip, and the caller waits for its push, so pushes cannot pile up behind the closes.
+    """
+    token = _in_sweep_batches.set(True)
     try:
         yield
     finally:
-        _batch_pushes.reset(token)
+        _in_sweep_batches.reset(token)
 
 
 def record_event(run, kind: str, *, step_id: str = "", data: dict | None = None,
@@ -39,7 +44,7 @@ def record_event(run, kind: str, *, step_id: str = "", data: dict | None = None,
 
 
 def _push_on_commit(events: list[RunEvent]) -> None:
-    if _batch_pushes.get():
+    if _in_sweep_batches.get():
         transaction.on_commit(lambda: publish_batch(events), robust=True)
         return
     # The request waits for its push only briefly (a hung Redis must not add
@@ -55,8 +60,11 @@ def event(run, kind: str, *, step_id: str = "", data: dict | None = None,
 
 
 def record_events(events: list[RunEvent]) -> list[RunEvent]:
-    """`record_event` for many at once: one INSERT (a COPY on PostgreSQL), one push of them all after the commit."""
+    """`record_event` for many at once: one INSERT (in a sweep batch a COPY), one push of them all after the commit."""
     if events:
-        insert_all(events, ids=True)  # the pushes name the events by id
+        if _in_sweep_batches.get():
+            insert_all(events, ids=True)  # the pushes name the events by id
+        else:
+            RunEvent.objects.bulk_create(events)
         _push_on_commit(events)
     return events

@@ -11,8 +11,8 @@ still due; two beats leapfrog each other's batches instead of queueing.
 
 A batch that fails is rolled back whole and retried row by row, each in its own
 transaction, so one bad row is logged and skipped and never holds back the rest.
-Each batch's events are pushed after its commit in the batch form
-(runs/outbox.batch_pushes), and the walk waits for that push before the next batch.
+Each batch's events are written with COPY and pushed after its commit in the batch
+form (runs/outbox.sweep_batches); the walk waits for that push before the next batch.
 """
 
 import logging
@@ -24,7 +24,7 @@ from typing import NamedTuple
 from django.conf import settings
 from django.db import transaction
 
-from runs.outbox import batch_pushes
+from runs import outbox
 
 logger = logging.getLogger(__name__)
 
@@ -64,7 +64,7 @@ def walk(due, close_batch: Callable[[list], int], *, until: float, what: str, sh
 
     At least one batch runs however late it is, so no step starves behind another's backlog.
     """
-    with batch_pushes():
+    with outbox.sweep_batches():
         return _walk(share.of(due), close_batch, until, what)
 
 

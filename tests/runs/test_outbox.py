@@ -8,7 +8,7 @@ from channels.layers import get_channel_layer
 from django.utils import timezone
 
 from approvals.models import Approval
-from runs import outbox, spine
+from runs import spine
 from runs.models import Run, RunEvent
 from runs.publish import INBOX_GROUP, drain, publish_stats, run_group
 from sessions_app.models import Session
@@ -59,8 +59,8 @@ def test_a_failed_event_write_rolls_back_the_transition(api, monkeypatch):
 def test_a_failed_event_write_rolls_back_the_close_and_its_expiries(api, monkeypatch):
     run = make_run(api, "executing")
     approval = park(api, run["id"])
-    # A close writes its events (and its expiries') with one bulk write (a COPY on PostgreSQL).
-    monkeypatch.setattr(outbox, "insert_all", lambda events, **options: _refuse_event())
+    # A close writes its events (and its expiries') with one bulk INSERT.
+    monkeypatch.setattr(RunEvent.objects, "bulk_create", lambda events: _refuse_event())
 
     with pytest.raises(RuntimeError):
         spine.close(run["id"], "user_stopped")
