@@ -188,7 +188,8 @@ def append(event: AuditEvent) -> AuditEvent:
 
 
 def _lock_heads(chains: set[str]) -> dict[str, list]:
-    """[seq, hash] of each of `chains`' heads, locked in name order (created on first use), as `lock_head` does for one."""
+    """[seq, hash] of each of `chains`' heads, locked in name order (created on first use),
+    as `lock_head` does for one; values, not model instances: a sweep batch locks a thousand."""
     locked = AuditChainHead.objects.select_for_update().order_by("chain")
     heads = {chain: [seq, digest] for chain, seq, digest in
              locked.filter(chain__any=list(chains)).values_list("chain", "seq", "hash")}

@@ -27,7 +27,8 @@ def _expire(approvals, runs: dict, *, now, actor_system: str, why: dict, actor_u
         approval.status = ApprovalStatus.EXPIRED
     # The agent hears it like any decision: approved false, reason "expired", then the denial.
     record_events([
-        event(runs[approval.run_id], "approval.expired", step_id=approval.step_id, data={"approval_id": str(approval.pk)},
+        event(runs[approval.run_id], "approval.expired", step_id=approval.step_id,
+              data={"approval_id": str(approval.pk)},
               frames=decision_frames(approval), inbox=cards.removed(approval))
         for approval in approvals
     ])

@@ -15,12 +15,13 @@ wall time from the first share's start to the last one's end, the CPU time of al
 them (and of their PostgreSQL backends, read from /proc when the server is local), and
 the largest peak RSS of one: a child does nothing else, so its peak (VmHWM, its own; not
 ru_maxrss, which Linux carries over from the parent it was forked from) is its share's
-memory. `--workers 1` is one process doing the whole pass. Each close writes what a real one writes: the run UPDATE, its `run.closed` outbox event, its
-`run_close` audit row linked into its session's chain, its telemetry row, and after
-each batch's commit the push (Redis channel layer when REDIS_URL is set). A sample of
-the closed chains is then verified. Target (issue 15): at most 30 s per 100,000 runs on
-this 2-core machine, time linear in the backlog, memory flat. Rows are left in the
-database (the audit log is append-only): point DATABASE_URL at a scratch database.
+memory. `--workers 1` is one process doing the whole pass. Each close writes what a
+real one writes: the run UPDATE, its `run.closed` outbox event, its `run_close` audit
+row linked into its session's chain, its telemetry row, and after each batch's commit
+the push (Redis channel layer when REDIS_URL is set). A sample of the closed chains is
+then verified. Target (issue 15): at most 30 s per 100,000 runs on this 2-core machine,
+time linear in the backlog, memory flat. Rows are left in the database (the audit log
+is append-only): point DATABASE_URL at a scratch database.
 """
 
 from __future__ import annotations

@@ -42,7 +42,10 @@ def _money(value) -> Decimal:
 
 
 def dispatch_fields(run) -> dict:
-    """What a closed run's telemetry row says, read leniently from the agent's `usage` (`run`: a Run or a ClosingRun)."""
+    """What a closed run's telemetry row says, read leniently from the agent's `usage`.
+
+    `run`: a Run, or the ClosingRun a sweep batch closes (runs/closing.py).
+    """
     usage = run.usage if isinstance(run.usage, dict) else {}
     latency = (run.closed_at - run.created_at).total_seconds() * 1000 if run.closed_at and run.created_at else 0
     return {

@@ -1,4 +1,5 @@
-"""A pass split over worker processes (CONDOR_SWEEP_PARTS): each share walks its slice, together they close each run once."""
+"""A pass split over worker processes (CONDOR_SWEEP_PARTS): each share walks its slice,
+and together they close each run once."""
 
 import uuid
 from collections import Counter
