@@ -18,6 +18,7 @@ from django.utils import timezone
 
 from approvals import audit_chain
 from approvals.models.audit import AuditEvent, AuditKind
+from condor.bulk import instance
 from condor.sql import Write
 
 Kind = AuditKind
@@ -84,11 +85,13 @@ def entry(kind: str, *, run=None, approval=None, session=None, actor_user=None, 
     if session is None:
         # A locked run carries its session already (spine.lock_run joins it).
         session = run.session if run is not None else (approval.session if approval is not None else None)
-    return AuditEvent(
+    # Built by position (condor/bulk.instance): a sweep batch builds a thousand.
+    return instance(
+        AuditEvent,
         at=timezone.now(),
         kind=Kind(kind),  # a kind named by string (condor/audit.py) must be one the log knows
-        actor_user=actor_user,
-        actor_client=actor_client,
+        actor_user_id=actor_user.pk if actor_user is not None else None,
+        actor_client_id=actor_client.pk if actor_client is not None else None,
         actor=actor,
         session_id=session.pk if session is not None else None,
         run_id=approval.run_id if approval is not None else (run.pk if run is not None else None),

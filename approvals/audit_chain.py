@@ -30,10 +30,11 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import UTC
 
-from django.db import connection, transaction
+from django.db import DEFAULT_DB_ALIAS, connection, connections, transaction
 
 from approvals.hashing import canonical_json_fast, is_plain_json
 from approvals.models.audit import GENESIS_HASH, GLOBAL_CHAIN, AuditChainHead, AuditEvent
+from condor.bulk import insert_all
 from condor.sql import Write, insert_sql, run_together
 
 # The columns a row's hash covers, in the order verify_audit reads them.
@@ -88,48 +89,70 @@ def lock_head(chain: str) -> AuditChainHead:
     return head
 
 
-class _HeldHead:
-    """The head a transaction has locked and moved, as it left it: a later append in the
-    same transaction links to it without locking and reading the head again.
+class _HeldHeads:
+    """Heads a transaction has locked and moved, as it left them: a later append in the
+    same transaction links to them without locking and reading the head again.
 
     Registered as a (no-op) on-commit callback, so Django itself says whether it is
     still current: a commit or rollback empties the list, and rolling back a savepoint
-    drops what was registered inside it, exactly when the head's move is undone too.
+    drops what was registered inside it, exactly when the heads' move is undone too.
     Checked at the index it was registered at (O(1), however many rows a transaction
-    appends); a list that has shifted only costs a fresh lock.
+    appends); a list that has shifted only costs a fresh lock. One callback holds every
+    head one append moved: a sweep batch moves a thousand.
     """
 
-    __slots__ = ("chain", "seq", "hash", "index")
+    __slots__ = ("heads", "index")
 
-    def __init__(self, chain: str, seq: int, digest: str):
-        self.chain, self.seq, self.hash = chain, seq, digest
-        self.index = -1
+    def __init__(self, heads: dict[str, tuple[int, str]]):
+        self.heads, self.index = heads, -1
 
     def __call__(self) -> None:
         pass
 
 
-def _held_head(chain: str) -> _HeldHead | None:
-    held = getattr(connection, "_audit_held_heads", {}).get(chain)
-    hooks = connection.run_on_commit
+def _registry(db) -> dict[str, _HeldHeads]:
+    """This transaction's held heads by chain. Django starts a new on-commit list at every commit
+    and rollback (of a savepoint too): the registry kept for an older list is dropped with it,
+    so it never outgrows a transaction (a sweep pass appends to a hundred thousand chains)."""
+    hooks = db.run_on_commit
+    registry = getattr(db, "_audit_held_heads", None)
+    if registry is None or registry[0] is not hooks:
+        registry = db._audit_held_heads = (hooks, {})
+    return registry[1]
+
+
+def _current(held: _HeldHeads | None, hooks: list) -> _HeldHeads | None:
     if held is not None and 0 <= held.index < len(hooks) and hooks[held.index][1] is held:
         return held
     return None
 
 
-def _hold(chain: str, seq: int, digest: str) -> None:
-    held = _held_head(chain)
-    if held is not None and connection.run_on_commit[held.index][0] == set(connection.savepoint_ids):
-        # Same savepoint as its registration: a rollback that undoes this move drops it too.
-        held.seq, held.hash = seq, digest
+def _held_head(chain: str) -> tuple[int, str] | None:
+    """(seq, hash) of `chain`'s head as this transaction left it, if it holds the lock already."""
+    db = connections[DEFAULT_DB_ALIAS]
+    held = _current(_registry(db).get(chain), db.run_on_commit)
+    return held.heads[chain] if held is not None else None
+
+
+def _hold(moved: dict[str, tuple[int, str]]) -> None:
+    """Remember the heads an append moved (chain: (seq, hash)) for the rest of the transaction."""
+    db = connections[DEFAULT_DB_ALIAS]
+    registry, hooks, savepoints = _registry(db), db.run_on_commit, set(db.savepoint_ids)
+    fresh = {}
+    for chain, head in moved.items():
+        held = _current(registry.get(chain), hooks)
+        if held is not None and hooks[held.index][0] == savepoints:
+            # Same savepoint as its registration: a rollback that undoes this move drops it too.
+            held.heads[chain] = head
+        else:
+            fresh[chain] = head
+    if not fresh:
         return
-    held = _HeldHead(chain, seq, digest)
+    held = _HeldHeads(fresh)
     transaction.on_commit(held)
-    if connection.in_atomic_block:
-        held.index = len(connection.run_on_commit) - 1
-        if not hasattr(connection, "_audit_held_heads"):
-            connection._audit_held_heads = {}
-        connection._audit_held_heads[chain] = held
+    if db.in_atomic_block:
+        held.index = len(db.run_on_commit) - 1
+        _registry(db).update(dict.fromkeys(fresh, held))
 
 
 def append(event: AuditEvent, *, along: Sequence[Write] = ()) -> AuditEvent:
@@ -143,8 +166,11 @@ def append(event: AuditEvent, *, along: Sequence[Write] = ()) -> AuditEvent:
     outbox event). SQLite runs them one after another (its transactions hold the
     whole database, so nothing waits).
     """
-    head = _held_head(event.chain) or lock_head(event.chain)
-    event.seq, event.prev_hash = head.seq + 1, head.hash
+    held = _held_head(event.chain)
+    if held is None:
+        head = lock_head(event.chain)
+        held = head.seq, head.hash
+    event.seq, event.prev_hash = held[0] + 1, held[1]
     event.hash = event_hash(event)
     insert, params = insert_sql(event)
 
@@ -154,31 +180,41 @@ def append(event: AuditEvent, *, along: Sequence[Write] = ()) -> AuditEvent:
 
     move = f"UPDATE {AuditChainHead._meta.db_table} SET seq = %s, hash = %s WHERE chain = %s"
     run_together([Write(insert, params, done=inserted), Write(move, [event.seq, event.hash, event.chain]), *along])
-    _hold(event.chain, event.seq, event.hash)
+    _hold({event.chain: (event.seq, event.hash)})
     return event
 
 
-def _lock_heads(chains: set[str]) -> dict[str, AuditChainHead]:
-    """The heads of `chains`, locked in name order (created on first use), as `lock_head` does for one."""
+def _lock_heads(chains: set[str]) -> dict[str, list]:
+    """[seq, hash] of each of `chains`' heads, locked in name order (created on first use),
+    as `lock_head` does for one; values, not model instances: a sweep batch locks a thousand."""
     locked = AuditChainHead.objects.select_for_update().order_by("chain")
-    heads = {head.chain: head for head in locked.filter(chain__in=chains)}
+    heads = {chain: [seq, digest] for chain, seq, digest in
+             locked.filter(chain__any=list(chains)).values_list("chain", "seq", "hash")}
     missing = chains - heads.keys()
     if missing:
         AuditChainHead.objects.bulk_create([AuditChainHead(chain=chain) for chain in missing], ignore_conflicts=True)
-        heads.update((head.chain, head) for head in locked.filter(chain__in=missing))
+        heads.update((chain, [seq, digest]) for chain, seq, digest in
+                     locked.filter(chain__any=list(missing)).values_list("chain", "seq", "hash"))
     return heads
 
 
 def _advance(heads: list[tuple[int, str, str]]) -> None:
-    """Move each head (seq, hash, chain) on by one link: one statement, sent as a batch.
+    """Move each head (seq, hash, chain) on by one link, in one statement.
 
-    executemany rather than bulk_update: its CASE over a thousand chains cost more
-    Python than the whole rest of a sweep batch (bench/sweep.py), and it is plain SQL
-    that SQLite runs too.
+    On PostgreSQL an UPDATE joined to the new values as arrays (a thousand chains of a
+    sweep batch at the cost of one statement); elsewhere (SQLite) one UPDATE per head,
+    sent as a batch. Never bulk_update: its CASE over a thousand chains cost more Python
+    than the whole rest of a sweep batch (bench/sweep.py).
     """
     table = connection.ops.quote_name(AuditChainHead._meta.db_table)
     with connection.cursor() as cursor:
-        cursor.executemany(f"UPDATE {table} SET seq = %s, hash = %s WHERE chain = %s", heads)
+        if connection.vendor == "postgresql":
+            seqs, hashes, chains = (list(column) for column in zip(*heads, strict=True))
+            cursor.execute(f"UPDATE {table} AS head SET seq = moved.seq, hash = moved.hash "
+                           "FROM unnest(%s::bigint[], %s::text[], %s::text[]) AS moved (seq, hash, chain) "
+                           "WHERE head.chain = moved.chain", [seqs, hashes, chains])
+        else:
+            cursor.executemany(f"UPDATE {table} SET seq = %s, hash = %s WHERE chain = %s", heads)
 
 
 def append_many(events: list[AuditEvent]) -> list[AuditEvent]:
@@ -197,18 +233,18 @@ def append_many(events: list[AuditEvent]) -> list[AuditEvent]:
     gained: dict[str, int] = {}
     for event in events:
         head = heads[event.chain]
-        event.seq, event.prev_hash = head.seq + 1, head.hash
-        event.hash = head.hash = event_hash(event)
-        head.seq = event.seq
+        event.seq, event.prev_hash = head[0] + 1, head[1]
+        event.hash = head[1] = event_hash(event)
+        head[0] = event.seq
         step = gained[event.chain] = gained.get(event.chain, 0) + 1
         if step > len(rounds):
             rounds.append([])
         rounds[step - 1].append((event.seq, event.hash, event.chain))
-    AuditEvent.objects.bulk_create(events)
+    insert_all(events)
     for moved in rounds:
         _advance(moved)
-    for chain in gained:  # a later `append` in this transaction links to the heads as moved here
-        _hold(chain, heads[chain].seq, heads[chain].hash)
+    # A later `append` in this transaction links to the heads as moved here.
+    _hold({chain: tuple(heads[chain]) for chain in gained})
     return events
 
 

@@ -10,21 +10,25 @@ from approvals.models import Approval, ApprovalStatus
 from approvals.models.approval import OPEN_STATUSES
 from runs.models import Run
 from runs.outbox import event, record_events
-from runs.sweep_batches import budget_deadline, walk
+from runs.sweep_batches import WHOLE, Share, budget_deadline, walk
 
 
-def _expire(approvals, *, now, actor_system: str, why: dict, actor_user=None) -> int:
-    """Expire `approvals`, locked by the caller, with one UPDATE; their events and audit rows go in at once."""
+def _expire(approvals, runs: dict, *, now, actor_system: str, why: dict, actor_user=None) -> int:
+    """Expire `approvals`, locked by the caller, with one UPDATE; their events and audit rows go in at once.
+
+    `runs`: each approval's run by id (a Run, or the ClosingRun a sweep batch is closing).
+    """
     if not approvals:
         return 0
-    Approval.objects.filter(pk__in=[approval.pk for approval in approvals]).update(
+    Approval.objects.filter(pk__any=[approval.pk for approval in approvals]).update(
         status=ApprovalStatus.EXPIRED, decided_at=Coalesce("decided_at", Value(now))
     )
     for approval in approvals:
         approval.status = ApprovalStatus.EXPIRED
     # The agent hears it like any decision: approved false, reason "expired", then the denial.
     record_events([
-        event(approval.run, "approval.expired", step_id=approval.step_id, data={"approval_id": str(approval.pk)},
+        event(runs[approval.run_id], "approval.expired", step_id=approval.step_id,
+              data={"approval_id": str(approval.pk)},
               frames=decision_frames(approval), inbox=cards.removed(approval))
         for approval in approvals
     ])
@@ -50,17 +54,15 @@ def expire_pending_for_runs(runs, *, now=None, include_approved: bool = False, a
     open_approvals = list(
         Approval.objects.select_for_update(of=("self",))
         .select_related("session", "decided_by")
-        .filter(run_id__in=by_id, status__in=statuses).order_by("requested_at", "pk")
+        .filter(run_id__any=list(by_id), status__in=statuses).order_by("requested_at", "pk")
     )
-    for approval in open_approvals:
-        approval.run = by_id[approval.run_id]
     reason = runs[0].terminal_reason
-    return _expire(open_approvals, now=now or timezone.now(), actor_user=actor_user,
+    return _expire(open_approvals, by_id, now=now or timezone.now(), actor_user=actor_user,
                    actor_system=audit.closing_actor(reason),
                    why={"cause": "run closed", "terminal_reason": reason})
 
 
-def expire_due(*, now=None, until: float | None = None) -> int:
+def expire_due(*, now=None, until: float | None = None, share: Share = WHOLE) -> int:
     """Expire pending and approved approvals past `expires_at`, a batch a transaction (runs/sweep_batches.py)."""
     now = now or timezone.now()
     due = Approval.objects.filter(status__in=OPEN_STATUSES, expires_at__lte=now)
@@ -75,6 +77,7 @@ def expire_due(*, now=None, until: float | None = None) -> int:
             .select_related("run", "session", "decided_by")
             .filter(pk__in=ids, run_id__in=list(runs.values_list("pk", flat=True))).order_by("requested_at", "pk")
         )
-        return _expire(rows, now=now, actor_system=audit.SWEEP, why={"cause": "deadline passed"})
+        return _expire(rows, {approval.run_id: approval.run for approval in rows}, now=now,
+                       actor_system=audit.SWEEP, why={"cause": "deadline passed"})
 
-    return walk(due, expire_batch, until=until or budget_deadline(), what="approvals (deadline passed)")
+    return walk(due, expire_batch, until=until or budget_deadline(), what="approvals (deadline passed)", share=share)

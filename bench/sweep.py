@@ -7,16 +7,21 @@ Run by hand from the repository root, against a scratch PostgreSQL database:
 
 The database is created and migrated if needed. For each size, the backlog is seeded
 here (sessions, executing runs last touched an hour ago, each with its opened and
-transitioned events and a verdict audit row, so every session chain exists), then a
-child process runs one sweep pass (runs/sweep.py, the code the beat task runs, with a
-budget large enough to drain everything) and reports its wall time, CPU time and peak
-RSS: the child does nothing else, so its ru_maxrss is the pass's memory. Each close
-writes what a real one writes: the run UPDATE, its `run.closed` outbox event, its
-`run_close` audit row linked into its session's chain, its telemetry row, and after
-each batch's commit the push (Redis channel layer when REDIS_URL is set). A sample of
-the closed chains is then verified. Target (issue 15): at most 30 s per 100,000 runs on
-this 2-core machine, time linear in the backlog, memory flat. Rows are left in the
-database (the audit log is append-only): point DATABASE_URL at a scratch database.
+transitioned events and a verdict audit row, so every session chain exists), then one
+sweep pass runs, split over `--workers` child processes as the Celery tasks split it
+with CONDOR_SWEEP_PARTS (runs/tasks.py: each walks its slice of the key space; the
+code the beat task runs, with a budget large enough to drain everything). Printed: the
+wall time from the first share's start to the last one's end, the CPU time of all of
+them (and of their PostgreSQL backends, read from /proc when the server is local), and
+the largest peak RSS of one: a child does nothing else, so its peak (VmHWM, its own; not
+ru_maxrss, which Linux carries over from the parent it was forked from) is its share's
+memory. `--workers 1` is one process doing the whole pass. Each close writes what a
+real one writes: the run UPDATE, its `run.closed` outbox event, its `run_close` audit
+row linked into its session's chain, its telemetry row, and after each batch's commit
+the push (Redis channel layer when REDIS_URL is set). A sample of the closed chains is
+then verified. Target (issue 15): at most 30 s per 100,000 runs on this 2-core machine,
+time linear in the backlog, memory flat. Rows are left in the database (the audit log
+is append-only): point DATABASE_URL at a scratch database.
 """
 
 from __future__ import annotations
@@ -88,24 +93,75 @@ def seed(count: int, client_id: int) -> None:
         cursor.execute("ANALYZE")
 
 
-def sweep_child() -> None:
-    """One sweep pass in this (child) process; prints its figures as JSON on the last line."""
+def sweep_child(part: int, parts: int) -> None:
+    """Share `part` of `parts` of one sweep pass in this (child) process, as the Celery tasks run it
+    (runs/tasks.py: part 0 the whole pass over its slice, the others `sweep_share`); prints its
+    figures as JSON on the last line. Starts when the parent says so, so the shares run at once."""
     setup_django()
-    from runs.sweep import sweep
+    from runs.sweep import sweep, sweep_share
+    from runs.sweep_batches import Share
 
-    began, began_cpu = time.perf_counter(), time.process_time()
-    counts = sweep()
+    backend = _backend_pid()
+    print("ready", flush=True)
+    sys.stdin.readline()
+    began, began_cpu, began_db, stamp = time.perf_counter(), time.process_time(), _cpu_of(backend), time.time()
+    counts = sweep(share=Share(0, parts)) if part == 0 else sweep_share(Share(part, parts))
     wall, cpu = time.perf_counter() - began, time.process_time() - began_cpu
-    peak_kib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss  # KiB on Linux
-    print(json.dumps({"counts": counts, "wall": wall, "cpu": cpu, "peak_mib": peak_kib / 1024}))
+    db_cpu = _cpu_of(backend) - began_db if began_db is not None and _backend_pid() == backend else None
+    print(json.dumps({"counts": counts, "wall": wall, "cpu": cpu, "db_cpu": db_cpu, "peak_mib": _peak_rss_mib(),
+                      "began": stamp, "ended": stamp + wall}))
 
 
-def run_child(batch: int) -> dict:
+def _peak_rss_mib() -> float:
+    """This process's own peak RSS. Not ru_maxrss: Linux carries that across exec, so a child
+    started from this bench's parent (large after seeding) would report the parent's peak."""
+    try:
+        status = Path("/proc/self/status").read_text()
+    except OSError:
+        return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    return int(status.split("VmHWM:")[1].split()[0]) / 1024  # kB
+
+
+def _backend_pid() -> int:
+    from django.db import connection
+
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT pg_backend_pid()")
+        return cursor.fetchone()[0]
+
+
+def _cpu_of(pid: int) -> float | None:
+    """CPU seconds a local PostgreSQL backend has used (from /proc); None when the server is elsewhere."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return None
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")  # utime + stime
+
+
+def run_children(batch: int, workers: int) -> dict:
+    """One pass split over `workers` child processes; their figures combined (wall: first start to last end)."""
     env = {**os.environ, "CONDOR_SWEEP_BUDGET_SECONDS": "3600", "CONDOR_SWEEP_BATCH_SIZE": str(batch)}
-    done = subprocess.run([sys.executable, __file__, "--child"], env=env, cwd=ROOT, capture_output=True, text=True)
-    if done.returncode:
-        sys.exit(f"the sweep pass failed:\n{done.stderr[-3000:]}")
-    return json.loads(done.stdout.strip().splitlines()[-1])
+    children = [subprocess.Popen([sys.executable, __file__, "--child", str(part), str(workers)], env=env, cwd=ROOT,
+                                 stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                for part in range(workers)]
+    for child in children:
+        if child.stdout.readline().strip() != "ready":
+            sys.exit(f"a sweep child did not start:\n{child.communicate()[1][-3000:]}")
+    for child in children:
+        child.stdin.write("go\n")
+        child.stdin.flush()
+    figures = []
+    for child in children:
+        out, err = child.communicate()
+        if child.returncode:
+            sys.exit(f"the sweep pass failed:\n{err[-3000:]}")
+        figures.append(json.loads(out.strip().splitlines()[-1]))
+    return {"closed": sum(f["counts"]["runs_idle"] for f in figures),
+            "wall": max(f["ended"] for f in figures) - min(f["began"] for f in figures),
+            "cpu": sum(f["cpu"] for f in figures), "peak_mib": max(f["peak_mib"] for f in figures),
+            "db_cpu": None if None in [f["db_cpu"] for f in figures] else sum(f["db_cpu"] for f in figures),
+            "counts": [f["counts"] for f in figures]}
 
 
 def verify_sample(sample: int) -> str:
@@ -123,10 +179,12 @@ def main() -> None:
     parser.add_argument("--sizes", type=int, nargs="+", default=[100_000, 200_000])
     parser.add_argument("--batch", type=int, default=1000, help="CONDOR_SWEEP_BATCH_SIZE for the pass")
     parser.add_argument("--verify-sample", type=int, default=2000, help="closed session chains to verify")
-    parser.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
+    parser.add_argument("--workers", type=int, default=2,
+                        help="worker processes the pass is split over (CONDOR_SWEEP_PARTS, runs/tasks.py)")
+    parser.add_argument("--child", type=int, nargs=2, metavar=("PART", "PARTS"), help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
-        sweep_child()
+        sweep_child(*args.child)
         return
 
     url = os.environ.get("DATABASE_URL")
@@ -147,20 +205,24 @@ def main() -> None:
         pg_version = cursor.fetchone()[0]
     layer = settings.CHANNEL_LAYERS["default"]["BACKEND"].rsplit(".", 1)[-1]
     print(f"Python {platform.python_version()} on {platform.machine()}, {os.cpu_count()} CPUs; "
-          f"PostgreSQL {pg_version}; channel layer {layer}; batch {args.batch}")
-    print(f"{'runs':>8} {'closed':>8} {'seed s':>7} {'pass s':>7} {'cpu s':>6} {'s/100k':>7} {'runs/s':>7} "
-          f"{'peak MiB':>9} {'load before/after':>18}")
+          f"PostgreSQL {pg_version}; channel layer {layer}; batch {args.batch}; "
+          f"the pass split over {args.workers} worker process(es)")
+    print(f"{'runs':>8} {'closed':>8} {'seed s':>7} {'pass s':>7} {'cpu s':>6} {'cpu/100k':>8} {'pg cpu/100k':>11} "
+          f"{'s/100k':>7} {'runs/s':>7} {'peak MiB':>9} {'load before/after':>18}")
     for size in args.sizes:
         began = time.perf_counter()
         seed(size, client.pk)
         seeded = time.perf_counter() - began
         connection.close()  # the child must not queue behind this process's connection
         load_before = os.getloadavg()[0]
-        figures = run_child(args.batch)
-        closed = figures["counts"]["runs_idle"]
+        figures = run_children(args.batch, args.workers)
+        closed = figures["closed"]
         print(f"{size:8,} {closed:8,} {seeded:7.1f} {figures['wall']:7.1f} {figures['cpu']:6.1f} "
-              f"{figures['wall'] / size * 100_000:7.1f} {closed / figures['wall']:7.0f} "
-              f"{figures['peak_mib']:9.1f} {load_before:8.1f} / {os.getloadavg()[0]:.1f}", flush=True)
+              f"{figures['cpu'] / size * 100_000:8.1f} "
+              f"{'-' if figures['db_cpu'] is None else format(figures['db_cpu'] / size * 100_000, '.1f'):>11} "
+              f"{figures['wall'] / size * 100_000:7.1f} "
+              f"{closed / figures['wall']:7.0f} {figures['peak_mib']:9.1f} "
+              f"{load_before:8.1f} / {os.getloadavg()[0]:.1f}", flush=True)
         if closed != size:
             sys.exit(f"the pass closed {closed} of {size}: {figures['counts']}")
     print(verify_sample(args.verify_sample))

@@ -296,6 +296,9 @@ CONDOR_SWEEP_INTERVAL_SECONDS = env_int("CONDOR_SWEEP_INTERVAL_SECONDS", 30)
 CONDOR_SWEEP_BATCH_SIZE = env_int("CONDOR_SWEEP_BATCH_SIZE", 1000)
 # ...batch after batch until nothing is due or the pass has run this long (each step still gets one batch).
 CONDOR_SWEEP_BUDGET_SECONDS = env_int("CONDOR_SWEEP_BUDGET_SECONDS", 20)
+# Worker processes a Celery pass is split over (runs/tasks.py): each walks its own slice of the
+# key space. Up to the worker's --concurrency; a large backlog drains that many times faster.
+CONDOR_SWEEP_PARTS = env_int("CONDOR_SWEEP_PARTS", 1)
 CONDOR_IDEMPOTENCY_TTL_SECONDS = env_int("CONDOR_IDEMPOTENCY_TTL_SECONDS", 86400)
 # Largest request body accepted (413 payload_too_large beyond it); see condor/body_limit.py.
 CONDOR_MAX_BODY_BYTES = env_int("CONDOR_MAX_BODY_BYTES", 1024 * 1024)

@@ -1,10 +1,33 @@
 """Writing outbox events: always inside the caller's transaction, pushed after commit."""
 
+from contextlib import contextmanager
+from contextvars import ContextVar
+
 from django.db import connection, transaction
 
+from condor.bulk import insert_all, instance
 from condor.sql import Write, insert_sql
 from runs.models import RunEvent
-from runs.publish import handoff_seconds, publish
+from runs.publish import handoff_seconds, publish, publish_batch
+
+# Set while a sweep walks its batches (runs/sweep_batches.py): see `sweep_batches`.
+_in_sweep_batches: ContextVar[bool] = ContextVar("condor_sweep_batches", default=False)
+
+
+@contextmanager
+def sweep_batches():
+    """Inside, events are written and pushed the way a batch of a thousand is best served.
+
+    Written with COPY (PostgreSQL), their ids drawn from the sequence first: one
+    statement more than a request's INSERT … RETURNING, so only worth it at a
+    batch's size. Pushed with `publish_batch`: a batch's wake-ups in one Redis round
+    trip, and the caller waits for its push, so pushes cannot pile up behind the closes.
+    """
+    token = _in_sweep_batches.set(True)
+    try:
+        yield
+    finally:
+        _in_sweep_batches.reset(token)
 
 
 def record_event(run, kind: str, *, step_id: str = "", data: dict | None = None,
@@ -33,6 +56,9 @@ def event_write(run, kind: str, *, step_id: str = "", data: dict | None = None,
 
 
 def _push_on_commit(events: list[RunEvent]) -> None:
+    if _in_sweep_batches.get():
+        transaction.on_commit(lambda: publish_batch(events), robust=True)
+        return
     # The request waits for its push only briefly (a hung Redis must not add
     # seconds to it); a push still on its way then is left to the drainer.
     transaction.on_commit(lambda: publish(events, wait=handoff_seconds()), robust=True)
@@ -40,13 +66,17 @@ def _push_on_commit(events: list[RunEvent]) -> None:
 
 def event(run, kind: str, *, step_id: str = "", data: dict | None = None,
           frames: list | None = None, inbox: dict | None = None) -> RunEvent:
-    """An event for `record_events`, not yet saved."""
-    return RunEvent(run=run, kind=kind, step_id=step_id, data=data or {}, frames=frames or [], inbox=inbox)
+    """An event for `record_events`, not yet saved. `run`: a Run, or anything with its `pk` (runs/closing.py)."""
+    return instance(RunEvent, run_id=run.pk, kind=kind, step_id=step_id, data=data or {}, frames=frames or [],
+                    inbox=inbox)
 
 
 def record_events(events: list[RunEvent]) -> list[RunEvent]:
-    """`record_event` for many at once: one INSERT, one push of them all after the commit."""
+    """`record_event` for many at once: one INSERT (in a sweep batch a COPY), one push of them all after the commit."""
     if events:
-        RunEvent.objects.bulk_create(events)
+        if _in_sweep_batches.get():
+            insert_all(events, ids=True)  # the pushes name the events by id
+        else:
+            RunEvent.objects.bulk_create(events)
         _push_on_commit(events)
     return events

@@ -13,6 +13,7 @@ from approvals import audit
 from condor.errors import InvalidPayload, NotFound, RunNotActiveError, RunStateTransitionError
 from condor.sql import Write, db_value, update_sql
 from runs import telemetry
+from runs.closing import ClosingRun
 from runs.models import Run
 from runs.outbox import event, record_event, record_events
 from runs.states import ACTIVE_STATES, CLIENT_TRANSITIONS, RunState, TerminalReason
@@ -142,15 +143,17 @@ def _close(run: Run, reason: TerminalReason, **options) -> None:
     close_locked([run], reason, **options)
 
 
-def close_locked(runs: list[Run], reason: TerminalReason, *, summary: str = "", usage: dict | None = None,
-                 actor_client=None, actor_user=None, frames: list | None = None, step_id: str = "",
-                 withdraw_grants: bool = False, stop_reason: str = "") -> None:
+def close_locked(runs: list[Run | ClosingRun], reason: TerminalReason, *, summary: str = "",
+                 usage: dict | None = None, actor_client=None, actor_user=None, frames: list | None = None,
+                 step_id: str = "", withdraw_grants: bool = False, stop_reason: str = "") -> None:
     """Move locked active runs to the terminal state of `reason` and expire their pending approvals.
 
     Set-based: one UPDATE of the runs, the approvals expired together, one INSERT
     of the events and one chain append of the audit rows, whether one run closes
-    (a request) or a thousand (a sweep batch). `withdraw_grants` (a reviewer's stop)
-    expires approved, unconsumed approvals too.
+    (a request) or a thousand (a sweep batch). `runs` are Run instances (with their
+    session loaded) or, from a sweep batch, ClosingRun rows: the same attributes are
+    read from both. `withdraw_grants` (a reviewer's stop) expires approved,
+    unconsumed approvals too.
     """
     from approvals.expiry import expire_pending_for_runs
 
@@ -171,7 +174,7 @@ def close_locked(runs: list[Run], reason: TerminalReason, *, summary: str = "", 
         for name, value in changes.items():
             setattr(run, name, value)
     closing = runs[0]
-    Run.objects.filter(pk__in=[run.pk for run in runs]).update(
+    Run.objects.filter(pk__any=[run.pk for run in runs]).update(
         state=closing.state, terminal_reason=closing.terminal_reason, **changes
     )
     expire_pending_for_runs(runs, now=now, include_approved=withdraw_grants, actor_user=actor_user)

@@ -11,14 +11,20 @@ still due; two beats leapfrog each other's batches instead of queueing.
 
 A batch that fails is rolled back whole and retried row by row, each in its own
 transaction, so one bad row is logged and skipped and never holds back the rest.
+Each batch's events are written with COPY and pushed after its commit in the batch
+form (runs/outbox.sweep_batches); the walk waits for that push before the next batch.
 """
 
 import logging
 import time
+import uuid
 from collections.abc import Callable
+from typing import NamedTuple
 
 from django.conf import settings
 from django.db import transaction
+
+from runs import outbox
 
 logger = logging.getLogger(__name__)
 
@@ -28,11 +34,41 @@ def budget_deadline() -> float:
     return time.monotonic() + settings.CONDOR_SWEEP_BUDGET_SECONDS
 
 
-def walk(due, close_batch: Callable[[list], int], *, until: float, what: str) -> int:
-    """Close the rows of `due` batch by batch until none is left or `until` has passed; returns how many closed.
+class Share(NamedTuple):
+    """The slice `part` of `parts` of the key space: what one of several passes running at once walks.
+
+    A backlog too large for one process is split over worker processes (runs/tasks.py),
+    each walking the due rows whose (random, uniform) UUID key falls in its slice, so
+    they never contend for the same batch; SKIP LOCKED still keeps them, and any other
+    pass, from closing a row twice.
+    """
+
+    part: int = 0
+    parts: int = 1
+
+    def of(self, due):
+        if self.parts == 1:
+            return due
+        due = due.filter(pk__gte=uuid.UUID(int=self.part * 2**128 // self.parts))
+        if self.part < self.parts - 1:
+            due = due.filter(pk__lt=uuid.UUID(int=(self.part + 1) * 2**128 // self.parts))
+        return due
+
+
+WHOLE = Share()
+
+
+def walk(due, close_batch: Callable[[list], int], *, until: float, what: str, share: Share = WHOLE) -> int:
+    """Close the rows of `due` (in `share` of the key space) batch by batch until none is left or
+    `until` has passed; returns how many closed.
 
     At least one batch runs however late it is, so no step starves behind another's backlog.
     """
+    with outbox.sweep_batches():
+        return _walk(share.of(due), close_batch, until, what)
+
+
+def _walk(due, close_batch: Callable[[list], int], until: float, what: str) -> int:
     size = settings.CONDOR_SWEEP_BATCH_SIZE
     closed, last = 0, None
     while True:

@@ -11,7 +11,8 @@ from decimal import Decimal, InvalidOperation
 from django.db import transaction
 from django.db.models import Count, Sum
 
-from runs.models import Run, RunDispatch
+from condor.bulk import insert_all, instance
+from runs.models import RunDispatch
 
 logger = logging.getLogger(__name__)
 
@@ -40,8 +41,11 @@ def _money(value) -> Decimal:
     return amount if amount.is_finite() and Decimal(0) <= amount < Decimal(10) ** 8 else Decimal(0)
 
 
-def dispatch_fields(run: Run) -> dict:
-    """What a closed run's telemetry row says, read leniently from the agent's `usage`."""
+def dispatch_fields(run) -> dict:
+    """What a closed run's telemetry row says, read leniently from the agent's `usage`.
+
+    `run`: a Run, or the ClosingRun a sweep batch closes (runs/closing.py).
+    """
     usage = run.usage if isinstance(run.usage, dict) else {}
     latency = (run.closed_at - run.created_at).total_seconds() * 1000 if run.closed_at and run.created_at else 0
     return {
@@ -53,11 +57,11 @@ def dispatch_fields(run: Run) -> dict:
     }
 
 
-def record_dispatches(runs: list[Run]) -> bool:
+def record_dispatches(runs: list) -> bool:
     """Write the closed runs' dispatch rows at once; never raises. Returns whether they were written."""
     try:
         with transaction.atomic():  # a savepoint: a failure here leaves the close intact
-            RunDispatch.objects.bulk_create([RunDispatch(run=run, **dispatch_fields(run)) for run in runs])
+            insert_all([instance(RunDispatch, run_id=run.pk, **dispatch_fields(run)) for run in runs])
         return True
     except Exception:
         logger.warning("telemetry: no dispatch rows for %d runs (%s, ...)", len(runs), runs[0].pk, exc_info=True)

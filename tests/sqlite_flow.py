@@ -3,7 +3,8 @@
 The suite runs on PostgreSQL; the hot paths' raw SQL has SQLite forms (the audit
 append, the registry stamp, the ledger upsert, the UPDATE … RETURNING locks, the
 writes PostgreSQL folds into one statement, the approval's INSERT under the
-pending limit), and this is where they run. It does `make run`'s database steps (migrate,
+pending limit), and this is where they run, and so does a sweep pass (bulk_create and
+IN lists where PostgreSQL has COPY and arrays). It does `make run`'s database steps (migrate,
 seed_tools, seed_demo) on the SQLite file named by DATABASE_URL, then one
 approval loop over HTTP, and prints what it saw as JSON on its last line.
 
@@ -13,6 +14,7 @@ approval loop over HTTP, and prints what it saw as JSON on its last line.
 import json
 import os
 import sys
+from datetime import timedelta
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
@@ -27,12 +29,14 @@ from django.core.management import call_command  # noqa: E402
 from django.db import connection  # noqa: E402
 from django.test import Client, override_settings  # noqa: E402
 from django.test.utils import setup_test_environment  # noqa: E402
+from django.utils import timezone  # noqa: E402
 from rest_framework.test import APIClient  # noqa: E402
 
 from approvals.audit_chain import verify  # noqa: E402
 from approvals.management.commands import seed_demo  # noqa: E402
 from approvals.models import Approval  # noqa: E402
 from runs.models import Run  # noqa: E402
+from runs.sweep import sweep  # noqa: E402
 
 PRESCRIPTION = {"drug": "amoxicillin", "dose": "500 mg", "route": "oral", "days": 7}
 REFILL = {**PRESCRIPTION, "drug": "doxycycline"}
@@ -102,7 +106,6 @@ def main(key_file: str) -> dict:
     decide(gate("rx-3", "prescribe_medication", "create", REFILL).json()["approval"]["id"])
     granted = gate("rx-3b", "prescribe_medication", "create", REFILL)
     seen["prior_grant"] = [granted.status_code, granted.json().get("rule_id"), Run.objects.get(pk=run_id).state]
-    seen["audit_intact"] = verify().intact
 
     # History reads ids, times and parts as SQLite writes them: the run, with no message of its own,
     # goes between the messages written before and after its calls; once the client links one, the
@@ -116,6 +119,11 @@ def main(key_file: str) -> dict:
     history = agent.get(f"/api/v1/sessions/{session['id']}/history/").json()
     seen["linked"] = [[message["id"], [part.get("state", part["type"]) for part in message["parts"]]]
                       for message in history]
+    # The sweep's portable path (bulk_create, IN lists, one UPDATE per chain head): the run,
+    # left idle, is closed by a pass, and its session's chain still holds.
+    Run.objects.filter(pk=run_id).update(last_activity_at=timezone.now() - timedelta(days=2))
+    seen["sweep_idle"] = [sweep()["runs_idle"], Run.objects.get(pk=run_id).terminal_reason]
+    seen["audit_intact"] = verify().intact
     seen["guards"] = guards_hold(session["id"])
     return seen
 

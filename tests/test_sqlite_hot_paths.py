@@ -35,6 +35,7 @@ def test_the_approval_loop_runs_on_sqlite(tmp_path):
         "resume": [200, True, "executing"],
         "replay": [409, "approval_consumed"],
         "prior_grant": [200, "approval.prior-grant", "executing"],
+        "sweep_idle": [1, "sweep_idle"],
         "audit_intact": True,
         "history": ["u1", "run_<run>", "u2"],
         "linked": [["u1", ["text"]], ["u2", ["text"]],

@@ -1,0 +1,98 @@
+"""A sweep batch's pushes (runs/publish.publish_batch): one Redis round trip finds who listens, only they are pushed,
+and the sweep waits for its push (so pushes never pile up behind the closes)."""
+
+import asyncio
+from datetime import timedelta
+
+import pytest
+from asgiref.sync import async_to_sync
+from channels.layers import get_channel_layer
+from django.utils import timezone
+
+from runs import publish
+from runs import sweep as sweeps
+from runs.models import Run, RunEvent
+from runs.publish import publish_stats, run_group
+from tests.helpers.runs import make_run
+
+pytestmark = pytest.mark.usefixtures("catalog")
+
+
+@pytest.fixture
+def layer():
+    layer = get_channel_layer()
+    if not publish._knows_listeners(layer):
+        pytest.skip("the batch form asks Redis who listens: needs REDIS_URL (CI sets it)")
+    return layer
+
+
+def make_idle(api, count: int) -> list[str]:
+    ids = [make_run(api, "executing")["id"] for _ in range(count)]
+    Run.objects.filter(pk__in=ids).update(last_activity_at=timezone.now() - timedelta(hours=1))
+    return ids
+
+
+def listen(layer, run_id) -> str:
+    async def join():
+        channel = await layer.new_channel()
+        await layer.group_add(run_group(run_id), channel)
+        return channel
+    return async_to_sync(join)()
+
+
+def closed_events(runs):
+    return RunEvent.objects.filter(run_id__in=runs, kind="run.closed")
+
+
+def test_a_sweep_batch_pushes_only_to_the_runs_someone_streams(api, layer, monkeypatch,
+                                                                 django_capture_on_commit_callbacks):
+    runs = make_idle(api, 3)
+    channel = listen(layer, runs[0])
+    sent, real_send = [], layer.group_send
+
+    async def counted(group, message):
+        sent.append(group)
+        await real_send(group, message)
+
+    monkeypatch.setattr(layer, "group_send", counted)
+    with django_capture_on_commit_callbacks(execute=True):
+        assert sweeps.abort_idle_runs(timezone.now()) == 3
+
+    assert sent == [run_group(runs[0])]  # nobody streams the other two: no push for them
+    assert not closed_events(runs).filter(published_at__isnull=True).exists()  # yet none is left for the drainer
+    async def receive():
+        return await asyncio.wait_for(layer.receive(channel), timeout=5)
+
+    message = async_to_sync(receive)()
+    assert (message["event_id"], message["terminal"]) == (closed_events(runs[:1]).get().pk, True)
+
+
+def test_a_slow_push_is_waited_for_not_left_behind(api, layer, monkeypatch, settings,
+                                                   django_capture_on_commit_callbacks):
+    settings.CONDOR_PUBLISH_HANDOFF_MS = 10  # a request would stop waiting long before the push is done
+    runs = make_idle(api, 2)
+    listen(layer, runs[1])
+    real_send, late_before = layer.group_send, publish_stats["late"]
+
+    async def slow(group, message):
+        await asyncio.sleep(0.3)
+        await real_send(group, message)
+
+    monkeypatch.setattr(layer, "group_send", slow)
+    with django_capture_on_commit_callbacks(execute=True):
+        sweeps.abort_idle_runs(timezone.now())
+
+    assert publish_stats["late"] == late_before
+    assert not closed_events(runs).filter(published_at__isnull=True).exists()
+
+
+def test_a_stuck_publisher_leaves_the_batch_to_the_drainer(api, layer, monkeypatch, django_capture_on_commit_callbacks):
+    runs = make_idle(api, 2)
+    monkeypatch.setattr(publish, "MAX_IN_FLIGHT", 0)  # every slot held by pushes stuck in Redis
+    skipped_before = publish_stats["skipped"]
+
+    with django_capture_on_commit_callbacks(execute=True):
+        sweeps.abort_idle_runs(timezone.now())
+
+    assert publish_stats["skipped"] == skipped_before + 2
+    assert closed_events(runs).filter(published_at__isnull=True).count() == 2
