@@ -40,6 +40,7 @@ if __name__ == "__main__":  # pragma: no cover - run by hand: the project's sett
 from approvals.consumers import COUNTED_PUSHES
 from approvals.models import ApprovalStatus
 from condor.errors import ApprovalNotPending, CondorError, NotFound
+from tests.helpers.waits import HANG_MS, HANG_SECONDS
 from tests.live.inbox_rows import (
     Card,
     Rows,
@@ -84,7 +85,13 @@ CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networki
 
 
 def launch_chromium(playwright, **kwargs):
-    """Debian's Chromium; never a Playwright-downloaded browser."""
+    """Debian's Chromium; never a Playwright-downloaded browser.
+
+    Also sets `expect`'s wait, which is Playwright's own (5 s) and not the context's.
+    """
+    from playwright.sync_api import expect
+
+    expect.set_options(timeout=HANG_MS)
     return playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True, **kwargs)
 
 
@@ -320,7 +327,7 @@ class InboxHarness:
         self._open.discard(id(ws))
         ws.close(code=code, reason=reason)
 
-    def wait_for_connections(self, count: int, timeout: float = 15.0) -> None:
+    def wait_for_connections(self, count: int, timeout: float = HANG_SECONDS) -> None:
         self._wait(lambda: len(self.sockets) >= count, timeout, f"{count} websocket connections")
 
     def round_trip(self) -> None:
@@ -358,7 +365,7 @@ class InboxHarness:
     def fail_network_next(self, approval_id: str) -> None:
         self.replies.setdefault(approval_id, []).append(Reply(network_error=True))
 
-    def wait_for_decisions(self, count: int = 1, timeout: float = 5.0) -> list[Decision]:
+    def wait_for_decisions(self, count: int = 1, timeout: float = HANG_SECONDS) -> list[Decision]:
         self._wait(lambda: len(self.decisions) >= count, timeout, f"{count} decision request(s)")
         return self.decisions
 
@@ -395,7 +402,7 @@ class InboxHarness:
         self._push(self.rows.removed(approval_id) if met else self.rows.updated(approval_id))
         self._fulfil(route, 200, approval_body(row))
 
-    def wait_for_stops(self, count: int = 1, timeout: float = 5.0) -> list[Decision]:
+    def wait_for_stops(self, count: int = 1, timeout: float = HANG_SECONDS) -> list[Decision]:
         self._wait(lambda: len(self.stops) >= count, timeout, f"{count} stop request(s)")
         return self.stops
 

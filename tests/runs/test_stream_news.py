@@ -13,10 +13,9 @@ from channels.layers import DEFAULT_CHANNEL_LAYER, InMemoryChannelLayer, channel
 
 from runs import stream, stream_news
 from runs.publish import run_group
+from tests.helpers.waits import HANG_SECONDS as HANG
 
 RUN_ID = "6f1c1b7e-2f0a-4a8e-9d0c-6a1c2b3d4e5f"
-# A bound on waits that only a hang reaches, not a measure of speed.
-HANG = 30
 
 
 class CancelLosingLayer(InMemoryChannelLayer):
