@@ -154,11 +154,19 @@ REDIS_URL = env_url("REDIS_URL", {"redis", "rediss", "unix"})
 # Every key Condor puts in Redis starts with this (channel groups, throttle counters, the
 # Celery queue), so several deployments (or test runs) on one Redis database stay apart.
 REDIS_PREFIX = env_str("CONDOR_CHANNEL_PREFIX", "condor")
+# A receive() waits in Redis with BZPOPMIN blocking 5 s a round (channels_redis'
+# brpop_timeout), and redis-py 8 gives up a read after its default socket timeout, also
+# 5 s: an idle receive then failed with "Timeout reading", which ended an inbox socket
+# and sent a stream to polling. The read timeout must outlast a round.
+CHANNEL_LAYER_SOCKET_TIMEOUT_SECONDS = 15
 if REDIS_URL:
     CHANNEL_LAYERS = {
         "default": {
             "BACKEND": "channels_redis.core.RedisChannelLayer",
-            "CONFIG": {"hosts": [REDIS_URL], "capacity": 1500, "expiry": 30, "prefix": REDIS_PREFIX},
+            "CONFIG": {
+                "hosts": [{"address": REDIS_URL, "socket_timeout": CHANNEL_LAYER_SOCKET_TIMEOUT_SECONDS}],
+                "capacity": 1500, "expiry": 30, "prefix": REDIS_PREFIX,
+            },
         }
     }
 else:

@@ -1,18 +1,16 @@
 """GET runs/{id}/stream — the run as an AI SDK v6 UI message stream over SSE.
 
 Replays the frames persisted in the run's outbox events, then follows the run
-live through its Channels group until it is terminal. The database is the
-source of truth: a live message only says "something new happened", and the
-view re-reads events after the last one it sent, so a missed or duplicated
+live through its Channels group (runs/stream_news.py) until it is terminal. The
+database is the source of truth: a live message only says "something new happened",
+and the view re-reads events after the last one it sent, so a missed or duplicated
 push can neither skip nor repeat a frame. Heartbeats also re-read, which
 covers a channel layer that is down.
 """
 
-import asyncio
 import logging
 
 from asgiref.sync import sync_to_async
-from channels.layers import get_channel_layer
 from django.conf import settings
 from django.core.handlers.asgi import ASGIRequest
 from django.db import connection
@@ -23,8 +21,8 @@ from condor.auth import client_for_key
 from condor.errors import error_body
 from runs import frames, sse
 from runs.models import Run, RunEvent
-from runs.publish import run_group
 from runs.states import TERMINAL_STATES
+from runs.stream_news import RunNews
 
 logger = logging.getLogger(__name__)
 
@@ -82,17 +80,10 @@ def _events_after(run_id, after: tuple[int, int] | None):
 
 
 async def _stream(run_id, after):
-    layer = get_channel_layer()
-    channel = group = None
-    if layer is not None:
-        try:
-            channel, group = await layer.new_channel(), run_group(run_id)
-            # Subscribe before the replay so nothing committed in between is missed.
-            await layer.group_add(group, channel)
-        except Exception:
-            logger.warning("channel layer unavailable; stream %s falls back to polling", run_id, exc_info=True)
-            channel = None
+    news = RunNews(run_id)
     try:
+        # Subscribe before the replay so nothing committed in between is missed.
+        await news.join()
         yield sse.encode(frames.start(str(run_id)))
         yield sse.encode(frames.start_step())
         position = after
@@ -105,31 +96,11 @@ async def _stream(run_id, after):
                 yield sse.encode(frames.finish())
                 yield sse.DONE
                 return
-            if not await _wait_for_news(layer, channel):
+            if not await news.wait(settings.CONDOR_STREAM_HEARTBEAT_SECONDS):
                 yield sse.heartbeat()
     finally:
-        if channel is not None:
-            try:
-                await layer.group_discard(group, channel)
-            except Exception:
-                logger.debug("group_discard failed for %s", channel, exc_info=True)
-
-
-async def _wait_for_news(layer, channel) -> bool:
-    """True when a live push arrived, False when the heartbeat interval passed first."""
-    timeout = settings.CONDOR_STREAM_HEARTBEAT_SECONDS
-    if channel is None:
-        await asyncio.sleep(timeout)
-        return False
-    try:
-        await asyncio.wait_for(layer.receive(channel), timeout=timeout)
-        return True
-    except asyncio.TimeoutError:
-        return False
-    except Exception:
-        logger.warning("channel receive failed; polling instead", exc_info=True)
-        await asyncio.sleep(timeout)
-        return False
+        # Also when the client went away: Django cancels the view's generator then.
+        await news.leave()
 
 
 async def run_stream(request, run_id):

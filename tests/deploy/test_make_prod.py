@@ -69,7 +69,7 @@ def test_make_prod_answers_on_one_port_and_stops_on_ctrl_c(prod, ward_agent, rit
             approval = suspend(agent, run_id)
             # Both pushed live through nginx: the card to the socket, the chunks to the unbuffered stream.
             assert inbox.receive_until(lambda message: message["type"] == "card.added")[-1]["card"]["id"] == approval["id"]
-            stream.until(lambda event: chunk_type(event) == "tool-approval-request", timeout=10)
+            stream.until(lambda event: chunk_type(event) == "tool-approval-request")
     # The worker and beat are up too: a sweep pass has run.
     wait_for(lambda: Heartbeat.objects.filter(name="sweep").exists(), 60, "a sweep pass", service.log)
 

@@ -58,7 +58,7 @@ def test_a_run_crosses_three_web_nodes_and_its_stream_survives_a_move(nodes, war
         approve(LiveBrowser(a.host, rita), approval["id"])  # through daphne A
         removed = socket_b.receive_until(lambda message: message["type"] == "card.removed")[-1]
         assert (removed["id"], removed["status"]) == (approval["id"], "approved")
-        seen_on_b = on_b.until(lambda event: chunk_type(event) == "data-approval-decision", timeout=10)
+        seen_on_b = on_b.until(lambda event: chunk_type(event) == "data-approval-decision")
 
     # The agent goes on through gunicorn while its stream is away; it comes back on daphne A.
     assert resume(agent, run_id, approval["id"], approval["args"]).status_code == 200
@@ -66,7 +66,7 @@ def test_a_run_crosses_three_web_nodes_and_its_stream_survives_a_move(nodes, war
     assert reported.status_code == 200, reported.content
     last_id = frames(seen_on_b)[-1][0]
     with stream(a, agent, run_id, **{"Last-Event-ID": last_id}) as on_a:
-        seen_on_a = on_a.until(lambda event: chunk_type(event) == "tool-output-available", timeout=10)
+        seen_on_a = on_a.until(lambda event: chunk_type(event) == "tool-output-available")
         assert agent.post(f"/api/v1/runs/{run_id}/close/", {"reason": "completed"}).status_code == 200
         seen_on_a += on_a.rest()
     assert seen_on_a[-1].data == "[DONE]"

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from tests.helpers.waits import HANG_MS
+
 REPO = Path(__file__).resolve().parents[2]
 ARTIFACTS_DIR = REPO / "test-artifacts"
 
@@ -12,6 +14,12 @@ CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networki
 
 
 def launch_chromium(playwright, **kwargs):
-    """Debian's Chromium; never a Playwright-downloaded browser."""
+    """Debian's Chromium; never a Playwright-downloaded browser.
+
+    Also sets `expect`'s wait, which is Playwright's own (5 s) and not the context's.
+    """
+    from playwright.sync_api import expect
+
+    expect.set_options(timeout=HANG_MS)
     return playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True, **kwargs)
 

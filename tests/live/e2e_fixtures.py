@@ -12,6 +12,7 @@ import pytest
 from django.db import connections
 from playwright.sync_api import sync_playwright
 
+from tests.helpers.waits import HANG_MS
 from tests.live.e2e_helpers import InboxPage
 from tests.live.browser import launch_chromium
 
@@ -54,7 +55,7 @@ def signed_in(chromium, server, username: str, **context_options):
     For tests with two reviewers at once, or a phone beside the desktop page.
     """
     context = chromium.new_context(**{"viewport": {"width": 1280, "height": 900}, **context_options})
-    context.set_default_timeout(5000)
+    context.set_default_timeout(HANG_MS)
     try:
         inbox = InboxPage(context.new_page(), server)
         inbox.sign_in(username)

@@ -17,6 +17,7 @@ import re
 import pytest
 from playwright.sync_api import sync_playwright
 
+from tests.helpers.waits import HANG_MS
 from tests.live.browser import ARTIFACTS_DIR, launch_chromium
 from tests.live.inbox_harness import InboxHarness
 
@@ -33,7 +34,7 @@ def chromium():
 def page(chromium, request):
     # Not UTC, so date-time bounds and answers prove they carry the right offset.
     context = chromium.new_context(viewport={"width": 1280, "height": 900}, timezone_id="Europe/Paris")
-    context.set_default_timeout(5000)
+    context.set_default_timeout(HANG_MS)
     page = context.new_page()
     failures_before = request.session.testsfailed
     yield page

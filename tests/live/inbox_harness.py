@@ -28,6 +28,7 @@ from urllib.parse import urlsplit
 from approvals.consumers import COUNTED_PUSHES
 from approvals.models import ApprovalStatus
 from condor.errors import CondorError
+from tests.helpers.waits import HANG_SECONDS
 from tests.live.inbox_http import Decision, InboxHttp, Reply
 from tests.live.inbox_page import (
     APPROVAL_URL_TEMPLATE,
@@ -225,7 +226,7 @@ class InboxHarness(InboxHttp):
         """Until GET inbox/cards/ has been asked `count` times since the harness started."""
         self._wait(lambda: self.polls >= count, timeout, f"{count} card list requests")
 
-    def wait_for_connections(self, count: int, timeout: float = 15.0) -> None:
+    def wait_for_connections(self, count: int, timeout: float = HANG_SECONDS) -> None:
         self._wait(lambda: len(self.sockets) >= count, timeout, f"{count} websocket connections")
 
     def round_trip(self) -> None:

@@ -12,6 +12,7 @@ from urllib.parse import parse_qs, urlsplit
 
 from approvals.models import ApprovalStatus
 from condor.errors import ApprovalNotPending, CondorError, NotFound
+from tests.helpers.waits import HANG_SECONDS
 from tests.live.inbox_page import CARDS_URL, INBOX_PATH, STATIC_DIR, render_inbox
 from tests.live.inbox_rows import approval_body, card_page, error_response, stopped_run_body, unrouted_response
 
@@ -48,7 +49,7 @@ class InboxHttp:
     def fail_network_next(self, approval_id: str) -> None:
         self.replies.setdefault(approval_id, []).append(Reply(network_error=True))
 
-    def wait_for_decisions(self, count: int = 1, timeout: float = 5.0) -> list[Decision]:
+    def wait_for_decisions(self, count: int = 1, timeout: float = HANG_SECONDS) -> list[Decision]:
         self._wait(lambda: len(self.decisions) >= count, timeout, f"{count} decision request(s)")
         return self.decisions
 
@@ -85,7 +86,7 @@ class InboxHttp:
         self._push(self.rows.removed(approval_id) if met else self.rows.updated(approval_id))
         self._fulfil(route, 200, approval_body(row))
 
-    def wait_for_stops(self, count: int = 1, timeout: float = 5.0) -> list[Decision]:
+    def wait_for_stops(self, count: int = 1, timeout: float = HANG_SECONDS) -> list[Decision]:
         self._wait(lambda: len(self.stops) >= count, timeout, f"{count} stop request(s)")
         return self.stops
 

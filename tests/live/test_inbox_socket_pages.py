@@ -26,7 +26,7 @@ pytestmark = [
 async def first_page(user):
     """A reviewer's inbox socket and its snapshot, the pages after it left to the test."""
     socket = await inbox_socket(user)
-    connected, code = await socket.connect(timeout=5)
+    connected, code = await socket.connect(timeout=PUSH_TIMEOUT)
     assert connected, code
     try:
         snapshot = await next_message(socket)
@@ -62,7 +62,7 @@ async def test_no_frame_is_over_256_kb(ward_agent, rita, settings):
     settings.CONDOR_CARD_ARGS_MAX_BYTES = 64 * 1024
     await sync(pending_cards_in_bulk, ward_agent, 40, args={"note": "x" * 30_000})
     socket = await inbox_socket(rita)
-    assert (await socket.connect(timeout=5))[0]
+    assert (await socket.connect(timeout=PUSH_TIMEOUT))[0]
     try:
         frames = [json.loads(await socket.receive_from(timeout=PUSH_TIMEOUT))]
         sizes = [len(json.dumps(frames[0]).encode())]

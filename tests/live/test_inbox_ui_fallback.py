@@ -45,9 +45,9 @@ def test_with_the_socket_down_the_inbox_polls_and_says_live_updates_are_paused(i
 
     second = approval_card()
     inbox.add(second)  # no socket: only the next poll can bring it
-    expect(inbox.card(second["id"])).to_be_visible(timeout=4000)
+    expect(inbox.card(second["id"])).to_be_visible()
     inbox.remove(first["id"])
-    expect(inbox.card(first["id"])).to_have_count(0, timeout=4000)
+    expect(inbox.card(first["id"])).to_have_count(0)
 
 
 def test_a_decision_still_works_while_polling(inbox):

@@ -12,7 +12,8 @@ import pytest
 from tests.helpers.approval_loop import approve, decide, gate, parked_run, resume, suspend
 from tests.helpers.node import needs_ai_client
 from tests.helpers.runs import open_executing_run
-from tests.live.conftest import DB_POOL_MAX, STREAM_HEARTBEAT_SECONDS
+from tests.helpers.waits import HANG_SECONDS
+from tests.live.conftest import DB_POOL_MAX
 from tests.live.wire import (
     LiveAgent,
     SSEStream,
@@ -27,7 +28,7 @@ from tests.live.wire import (
 pytestmark = pytest.mark.django_db(transaction=True, serialized_rollback=True)
 RESULT = {"prescription_id": "rx-2231", "status": "active"}
 # How long a push may take on a loaded machine: a bound on the wait, not a measure of speed.
-PUSH_WAIT = 30
+PUSH_WAIT = HANG_SECONDS
 
 
 def stream_path(run_id) -> str:
@@ -204,7 +205,7 @@ def test_an_unreadable_last_event_id_replays_everything(daphne_server, live_agen
 def test_a_last_event_id_past_the_end_of_a_closed_run_still_finishes(daphne_server, live_agent, rejected):
     run_id, _ = rejected
     with open_stream(daphne_server, live_agent, run_id, **{"Last-Event-ID": "999999999.0"}) as stream:
-        events = stream.rest(timeout=STREAM_HEARTBEAT_SECONDS * 3)
+        events = stream.rest()
     assert [chunk_type(event) for event in events] == ["start", "start-step", "finish-step", "finish", None]
 
 
@@ -225,7 +226,7 @@ def test_a_suspend_arrives_live_without_a_reconnect(push_only_server, ward_agent
 def test_an_idle_stream_sends_heartbeat_comments(daphne_server, live_agent, parked):
     run_id, _ = parked
     with open_stream(daphne_server, live_agent, run_id) as stream:
-        events = stream.until(lambda event: event.comment is not None, timeout=STREAM_HEARTBEAT_SECONDS + 3)
+        events = stream.until(lambda event: event.comment is not None)
     assert events[-1].comment == "keep-alive"
     assert events[-1].data is None
     assert "[DONE]" not in [event.data for event in events]  # still parked: the stream stays open

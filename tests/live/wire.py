@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from http.cookies import SimpleCookie
 
 from tests.helpers.node import NODE, TESTS_DIR
+from tests.helpers.waits import HANG_SECONDS
 
 
 @dataclass
@@ -138,11 +139,11 @@ class SSEStream:
             pass
         self.events.put(None)
 
-    def next(self, timeout: float = 5.0) -> SSEEvent | None:
+    def next(self, timeout: float = HANG_SECONDS) -> SSEEvent | None:
         """The next event (comments included); None once the body ended."""
         return self.events.get(timeout=timeout)
 
-    def until(self, predicate, timeout: float = 5.0) -> list[SSEEvent]:
+    def until(self, predicate, timeout: float = HANG_SECONDS) -> list[SSEEvent]:
         """Events up to and including the first that satisfies `predicate`."""
         seen, deadline = [], time.monotonic() + timeout
         while True:
@@ -156,7 +157,7 @@ class SSEStream:
             if predicate(event):
                 return seen
 
-    def rest(self, timeout: float = 10.0) -> list[SSEEvent]:
+    def rest(self, timeout: float = HANG_SECONDS) -> list[SSEEvent]:
         """Every event until the server closes the body, which it must do within `timeout`."""
         seen, deadline = [], time.monotonic() + timeout
         try:
