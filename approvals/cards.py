@@ -17,7 +17,7 @@ from approvals.models import Approval, ApprovalStatus
 
 from django.conf import settings
 
-from approvals.hashing import canonical_json
+from approvals.hashing import canonical_json_fast
 
 
 def _args(args) -> dict:
@@ -27,7 +27,7 @@ def _args(args) -> dict:
     read), so nothing can approve or edit it until the full args are fetched from
     the approval itself: what the reviewer approves is always what they were shown.
     """
-    text = canonical_json(args)
+    text = canonical_json_fast(args)  # the same bytes, without the reference encoder's cost per card
     limit = settings.CONDOR_CARD_ARGS_MAX_BYTES
     if len(text) <= limit:
         return {"args": args, "args_truncated": False, "args_bytes": len(text)}
@@ -42,7 +42,7 @@ def _args(args) -> dict:
 
 def args_cut(args) -> bool:
     """True when a card shows only a preview of `args` (the reviewer must load them to approve)."""
-    return cut_at(len(canonical_json(args)))
+    return cut_at(len(canonical_json_fast(args)))
 
 
 def cut_at(size: int) -> bool:
