@@ -272,8 +272,6 @@ def publish_batch(events) -> int:
     sweep's pushes never pile up on the publisher loop behind its closes: memory stays
     one batch, however long the backlog.
     """
-    from runs.models import RunEvent
-
     events = list(events)
     layer = get_channel_layer()
     if not events or layer is None or not _knows_listeners(layer):
@@ -293,7 +291,7 @@ def publish_batch(events) -> int:
             return 0
     unheard = [event.pk for event in events if event.inbox is None and run_group(event.run_id) not in listened]
     if unheard:
-        RunEvent.objects.filter(pk__in=unheard, published_at__isnull=True).update(published_at=timezone.now())
+        mark_published(unheard)
         publish_stats["published"] += len(unheard)
     skipped = set(unheard)
     return len(unheard) + publish([event for event in events if event.pk not in skipped])
