@@ -79,7 +79,9 @@ export async function toggleClaim(entry) {
     // The push (card.updated) says the same a moment later; show it now.
     const held = releasing || !isObj(data) ? { claimed_by: null, claim_expires_at: null }
       : { claimed_by: data.claimed_by, claim_expires_at: data.claim_expires_at };
-    applyCard(entry, { ...entry.card, ...held });
+    // When the push came first this changes nothing on the card (applyCard returns false), yet
+    // the button was held off only while the request was out: free it either way.
+    if (!applyCard(entry, { ...entry.card, ...held })) syncControls(entry);
     announce(releasing ? `Released: ${cardLabel(entry.card)}. Any reviewer can take it.`
       : `Claimed: ${cardLabel(entry.card)}. Other reviewers see that you are reviewing it.`, 'success');
     return;

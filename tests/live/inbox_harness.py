@@ -32,6 +32,7 @@ from tests.helpers.waits import HANG_SECONDS
 from tests.live.inbox_http import Decision, InboxHttp, Reply
 from tests.live.inbox_page import (
     APPROVAL_URL_TEMPLATE,
+    CLAIM_URL_TEMPLATE,
     CSRF_TOKEN,
     DECISION_URL_TEMPLATE,
     INBOX_PATH,
@@ -99,6 +100,8 @@ class InboxHarness(InboxHttp):
         self._stop_re = re.compile(f"^{stop_pattern}$")
         approval_pattern = re.escape(APPROVAL_URL_TEMPLATE).replace(re.escape("{id}"), r"(?P<id>[^/]+)")
         self._approval_re = re.compile(f"^{approval_pattern}$")
+        claim_pattern = re.escape(CLAIM_URL_TEMPLATE).replace(re.escape("{id}"), r"(?P<id>[^/]+)")
+        self._claim_re = re.compile(f"^{claim_pattern}$")
         self.page.context.add_cookies([{"name": "csrftoken", "value": CSRF_TOKEN, "url": ORIGIN}])
         self.page.on("pageerror", lambda err: self.page_errors.append(str(err)))
         self.page.route(f"{ORIGIN}/**", self._serve)

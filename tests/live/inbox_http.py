@@ -10,11 +10,16 @@ from dataclasses import dataclass
 from typing import Any, Callable
 from urllib.parse import parse_qs, urlsplit
 
+from django.utils import timezone
+
+from approvals import claims
 from approvals.models import ApprovalStatus
 from condor.errors import ApprovalNotPending, CondorError, NotFound
 from tests.helpers.waits import HANG_SECONDS
 from tests.live.inbox_page import CARDS_URL, INBOX_PATH, STATIC_DIR, render_inbox
-from tests.live.inbox_rows import approval_body, card_page, error_response, stopped_run_body, unrouted_response
+from tests.live.inbox_rows import (
+    approval_body, card_page, error_response, reviewer, stopped_run_body, unrouted_response,
+)
 
 
 @dataclass
@@ -103,6 +108,32 @@ class InboxHttp:
             return
         self._fulfil(route, 200, stopped_run_body(held[0]))
 
+    # ---- claims
+
+    def _claim(self, route, approval_id: str, *, releasing: bool) -> None:
+        """As approvals/claim_views.py: the row changes, its push (sent on commit) goes out, then the answer."""
+        row = self.rows.by_id.get(approval_id)
+        error = (NotFound() if row is None else None) or \
+            (ApprovalNotPending() if row.status != ApprovalStatus.PENDING else None)
+        if error is None:
+            try:
+                claims.refuse_if_claimed_by_other(row, reviewer(self.username), timezone.now())
+            except CondorError as refused:
+                error = refused
+        if error is not None:
+            self._fulfil(route, *error_response(error))
+            return
+        if releasing:
+            self.rows.release(approval_id)
+        else:
+            self.rows.claim(approval_id, self.username)
+        # The push can beat the answer to the page (it does on a real server, often).
+        self._push(self.rows.updated(approval_id))
+        if releasing:
+            route.fulfill(status=204, body="")
+        else:
+            self._fulfil(route, 200, {"claimed_by": self.username, "claim_expires_at": row.claim_expires_at.isoformat()})
+
     # ---- HTTP
 
     @staticmethod
@@ -147,6 +178,10 @@ class InboxHttp:
         stop = self._stop_re.match(path)
         if stop and request.method == "POST":
             self._stop(route, stop.group("id"))
+            return
+        claim = self._claim_re.match(path)
+        if claim and request.method in ("POST", "DELETE"):
+            self._claim(route, claim.group("id"), releasing=request.method == "DELETE")
             return
         approval = self._approval_re.match(path)
         if approval and request.method == "GET":

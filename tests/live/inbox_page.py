@@ -18,6 +18,7 @@ WS_PATH = "/ws/inbox/"
 DECISION_URL_TEMPLATE = "/api/v1/approvals/{id}/decision/"
 STOP_URL_TEMPLATE = "/api/v1/runs/{id}/stop/"
 APPROVAL_URL_TEMPLATE = "/api/v1/approvals/{id}/"
+CLAIM_URL_TEMPLATE = "/api/v1/approvals/{id}/claim/"
 CARDS_URL = "/api/v1/inbox/cards/"
 CSRF_TOKEN = "harnessCsrfToken0123456789abcdefABCDEF0123456789abcdefABCD"
 
@@ -61,5 +62,6 @@ def render_inbox(username: str = "rita", poll_seconds: int = 10) -> str:
         "inbox/inbox.html",
         {"ws_path": WS_PATH, "decision_url_template": DECISION_URL_TEMPLATE, "stop_url_template": STOP_URL_TEMPLATE,
          "user": FakeUser(username), "approval_url_template": APPROVAL_URL_TEMPLATE, "cards_url": CARDS_URL,
+         "claim_url_template": CLAIM_URL_TEMPLATE,
          "poll_seconds": poll_seconds},
     )

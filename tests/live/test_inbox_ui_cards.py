@@ -127,6 +127,25 @@ def test_card_added_twice_is_treated_as_an_update(inbox):
     expect(inbox.cards()).to_have_count(1)
 
 
+def test_claim_and_release_work_when_the_push_beats_the_answer(inbox):
+    # The server pushes card.updated on commit, so the socket often brings the claim before the
+    # HTTP answer does; the answer then changes nothing on the card, but must still free Release.
+    card = approval_card()
+    inbox.open([card])
+    toggle = inbox.card(card["id"]).get_by_test_id("claim-toggle")
+
+    toggle.click()
+    expect(inbox.card(card["id"]).get_by_test_id("card-claim")).to_contain_text("You are reviewing")
+    expect(toggle).to_have_text("Release")
+    expect(toggle).to_be_enabled()
+
+    toggle.click()
+    expect(toggle).to_have_text("Claim")
+    expect(toggle).to_be_enabled()
+    expect(inbox.card(card["id"]).get_by_test_id("card-claim")).to_be_hidden()
+    assert inbox.rows.by_id[card["id"]].claimed_by is None
+
+
 def test_card_removed_elsewhere_tells_the_reviewer_working_on_it(inbox):
     selected = approval_card(tier="high")
     other = approval_card(tier="low")
