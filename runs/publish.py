@@ -77,9 +77,9 @@ def _stale_cards(pushes: list[Push]) -> set[int]:
 
 
 async def _send(layer, pushes: list[Push], stale: set[int], sent: list[int], done: list[int]) -> None:
-    """Push each event; `sent` collects the ids that went out, `done` those tried, as it goes.
+    """Push each event, filling `sent` (ids that went out) and `done` (ids tried) as it goes.
 
-    Filled as it goes, so a batch cut short by its timeout still marks what went out.
+    As it goes, so a batch cut short by its timeout still marks what went out.
     """
     for push in pushes:
         try:
