@@ -13,12 +13,13 @@ from django.db import connection, transaction
 from approvals import decisions
 from approvals.gate import GateCall, gate_tool_call
 from approvals.models import Approval
+from approvals.resume import resume
 from condor.errors import CondorError
 from runs import spine
 from runs.models import Run
-from runs.states import ACTIVE_STATES
+from runs.states import ACTIVE_STATES, TerminalReason
 from sessions_app.models import Session
-from tests.helpers.approval_loop import gate, parked_run
+from tests.helpers.approval_loop import PRESCRIPTION, gate, parked_run
 from tests.helpers.races import backend_pid, lock_waiters
 from tests.helpers.runs import open_executing_run
 
@@ -149,3 +150,36 @@ def test_a_decision_queued_behind_the_approval_does_not_deadlock_the_supersede_b
         thread.join(timeout=30)
     assert (decider.outcome, opener.outcome) == ("approved", "pending")
     assert_both_finished_cleanly(decider, opener, session_id, approval_id)
+
+
+# --- a resume presented again waits for its grant's own run ----------------------------------------
+
+
+def test_a_cold_replay_waits_for_the_lock_on_the_grants_own_run(parked, rita, ward_agent):
+    # The agent presents an approved grant again (a retry the Idempotency-Key cache does not
+    # answer) while a reviewer's stop holds the grant's run and has not yet withdrawn the grant.
+    # The replay locks that run first (session, run, approvals), so it waits and then hears the
+    # stop's outcome. Were it to read or consume the grant without the run, it would take the
+    # grant the stop is about to withdraw: the stop would then wait on the grant while the
+    # replay waits on the run to unpark it, a deadlock, or an agent running a stopped call.
+    _, approval_id = parked
+    assert decisions.decide(approval_id, {"approved": True}, user=rita).status == "approved"
+    run_id = Approval.objects.get(pk=approval_id).run_id
+
+    def replay():
+        approval, run = resume(run_id, approval_id, PRESCRIPTION, client=ward_agent, owned_by=ward_agent)
+        return approval.status, run.state
+
+    replayer = Contender(replay)
+    with transaction.atomic():
+        run = spine.lock_run(run_id)  # as spine.stop does, before it reaches the approvals
+        replayer.start()
+        wait_until_queued(replayer)
+        replayer.join(timeout=0.3)
+        assert replayer.is_alive(), "the replay answered while the grant's run was locked"
+        spine._close(run, TerminalReason.USER_STOPPED, actor_user=rita, withdraw_grants=True,
+                     stop_reason="wrong patient")
+    replayer.join(timeout=10)
+    assert replayer.outcome == "approval_expired"
+    assert Approval.objects.get(pk=approval_id).status == "expired"
+    assert Run.objects.get(pk=run_id).terminal_reason == "user_stopped"
