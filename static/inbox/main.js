@@ -78,7 +78,7 @@ async function showAllArgs(entry, button) {
 function tick() {
   const now = Date.now();
   for (const entry of shownEntries()) updateClock(entry, now);
-  tickQueue();
+  tickQueue(now);
   expireToasts(now);
   keepAlive();
 }

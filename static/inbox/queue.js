@@ -13,8 +13,9 @@
  * The cards stay owned by list.js/card.js; this module only reads their entries, and
  * follows the list through the `inbox:change` and `inbox:select` events list.js sends. */
 import { cardLabel } from './card.js';
+import { claimAt } from './claim.js';
 import { h } from './dom.js';
-import { config, listEl, root } from './page.js';
+import { listEl, root } from './page.js';
 import { entriesOfRun, loadMore, move, orderedEntries, pagingState, select, selectedEntry, showCards } from './list.js';
 import { revealedText } from './reveal.js';
 import { shortRun } from './runs.js';
@@ -42,11 +43,6 @@ let moreInView = false; // the reviewer has scrolled down to the "Load more" but
 export const wardOf = (card) => (isObj(card.session) ? str(card.session.care_unit) : '');
 export const patientOf = (card) => (isObj(card.session) ? str(card.session.patient_ref) : '');
 
-/** Who holds the card, if the server says (claims: SPEC section 10). */
-function claimOf(card) {
-  if (str(card.claimed_by)) return str(card.claimed_by);
-  return isObj(card.claim) ? str(card.claim.claimed_by) || str(card.claim.by) : '';
-}
 
 function buildRow(entry) {
   const parts = {
@@ -60,13 +56,14 @@ function buildRow(entry) {
   const button = h('button', { type: 'button', class: 'qrow', 'data-testid': 'queue-open' },
     parts.risk, ' ', parts.tool, ' ', h('span', { class: 'qrow__who' }, parts.patient, ' ', parts.ward), ' ', parts.claim, ' ', parts.time);
   const el = h('li', { class: 'qrow-item', 'data-testid': 'queue-row', 'data-approval-id': entry.id }, button);
-  const row = { el, button, parts, json: '', time: '' };
+  const row = { el, button, parts, json: '', time: '', claimUntil: 0 };
   rows.set(entry.id, row);
   return row;
 }
 
-function fillRow(row, entry) {
-  if (row.json === entry.json) return;
+/** Write the card into its line; again only when the card changed or the claim shown on it ran out at `now`. */
+function fillRow(row, entry, now) {
+  if (row.json === entry.json && !(row.claimUntil && row.claimUntil <= now)) return;
   row.json = entry.json;
   const card = entry.card;
   const { parts } = row;
@@ -79,12 +76,12 @@ function fillRow(row, entry) {
   const ward = wardOf(card);
   parts.ward.textContent = ward ? revealedText(ward) : '';
   parts.ward.hidden = !ward;
-  const claim = claimOf(card);
-  // The reviewer's own claim reads as the card's claim control reads it (claim.js).
-  const mine = claim !== '' && claim === config.reviewer;
-  parts.claim.textContent = mine ? 'You are reviewing' : claim ? `${revealedText(claim)} is reviewing` : '';
-  parts.claim.hidden = !claim;
-  row.button.setAttribute('aria-label', `${parts.risk.textContent} risk: ${cardLabel(card)}${ward ? `, ${revealedText(ward)}` : ''}${claim ? `, ${parts.claim.textContent}` : ''}, ${entry.countdownText}`);
+  // A live claim only, as the card reads it (claim.js): one that ran out goes on the tick (tickQueue).
+  const claim = claimAt(card, now);
+  row.claimUntil = claim.live ? claim.until : 0;
+  parts.claim.textContent = claim.mine ? 'You are reviewing' : claim.live ? `${revealedText(claim.holder)} is reviewing` : '';
+  parts.claim.hidden = !claim.live;
+  row.button.setAttribute('aria-label', `${parts.risk.textContent} risk: ${cardLabel(card)}${ward ? `, ${revealedText(ward)}` : ''}${claim.live ? `, ${parts.claim.textContent}` : ''}, ${entry.countdownText}`);
 }
 
 function fillTime(row, entry) {
@@ -166,6 +163,7 @@ export function render() {
   refreshOptions(els.tool, new Set(all.map((e) => str(e.card.tool)).filter(Boolean)), 'All tools');
   els.ward.disabled = els.ward.options.length < 2;
 
+  const now = Date.now();
   const grouped = queueOrder(all.filter(matches));
   shownIds = grouped.flatMap((g) => g.entries.map((e) => e.id));
   const pages = Math.max(1, Math.ceil(shownIds.length / PAGE_SIZE));
@@ -186,7 +184,7 @@ export function render() {
     group.entries.forEach((entry, i) => {
       if (start + i < from || start + i >= to) return;
       const row = rows.get(entry.id) || buildRow(entry);
-      fillRow(row, entry);
+      fillRow(row, entry, now);
       fillTime(row, entry);
       const inRun = runSizes.get(entry.runId) > 1;
       row.el.dataset.run = inRun ? shortRun(entry.runId) : '';
@@ -298,12 +296,14 @@ function closeDetail() {
   else els.search.focus();
 }
 
-/** Once a second: the time left on the lines of this page. */
-export function tickQueue() {
+/** Once a second: the time left on the lines of this page, and the claims that ran out. */
+export function tickQueue(now) {
   if (view() !== 'queue') return;
   for (const entry of orderedEntries()) {
     const row = rows.get(entry.id);
-    if (row && row.el.isConnected) fillTime(row, entry);
+    if (!row || !row.el.isConnected) continue;
+    fillRow(row, entry, now);
+    fillTime(row, entry);
   }
 }
 
