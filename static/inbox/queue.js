@@ -19,6 +19,7 @@ import { listEl, root } from './page.js';
 import { entriesOfRun, loadMore, move, orderedEntries, pagingState, select, selectedEntry, showCards } from './list.js';
 import { revealedText } from './reveal.js';
 import { shortRun } from './runs.js';
+import { pageBlockedReason } from './socket.js';
 import { onSettingsChange, view } from './settings.js';
 import { isObj, str } from './values.js';
 
@@ -222,7 +223,7 @@ export function render() {
 
 const count = (n) => n.toLocaleString('en-GB');
 
-/** "100 of 10,000 shown", and the way to load more while the server has more. */
+/** "100 of 10,000 shown", and the way to load more while the server has more (or why it must wait). */
 function renderPaging() {
   if (!els.loaded) return;
   const { shown, total, more, loading } = pagingState();
@@ -231,10 +232,20 @@ function renderPaging() {
     ? `${count(shown)} of ${count(total)} shown${filtered || state.sort !== 'risk' ? ` · search, filters and sort apply to these ${count(shown)}` : ''}`
     : '';
   els.loaded.hidden = total <= shown;
+  // Off rather than dead while no page can be asked for (socket down before a poll answers, signed out).
+  const blocked = more && !loading ? pageBlockedReason() : '';
   els.more.hidden = !more;
-  els.more.disabled = loading;
+  els.more.disabled = loading || blocked !== '';
+  els.moreWhy.textContent = blocked;
+  els.moreWhy.hidden = !blocked;
   const next = Math.min(100, total - shown); // a page is 100 cards (approvals/inbox_pages.py)
   els.more.textContent = loading ? 'Loading…' : `Load ${next > 0 ? `${count(next)} ` : ''}more`;
+}
+
+/** The connection changed (socket.js): whether a page can be asked for may have too. */
+export function refreshPaging() {
+  renderPaging();
+  nearTheEnd(); // the button waited on screen for the connection
 }
 
 /** The "Load more" button is on screen below the last loaded lines: fetch the next page. */
@@ -314,6 +325,7 @@ export function initQueue() {
     prev: part('queue-prev'), next: part('queue-next'), search: part('queue-search'),
     ward: part('filter-ward'), tool: part('filter-tool'), risk: part('filter-risk'), sort: part('queue-sort'),
     detailEmpty: part('detail-empty'), back: part('detail-back'), loaded: part('queue-loaded'), more: part('queue-more'),
+    moreWhy: part('queue-more-why'),
   });
   if (!els.rows) return;
   els.search.addEventListener('input', () => {
