@@ -21,7 +21,7 @@ import json
 import re
 import time
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from typing import Any, Callable
 from urllib.parse import urlsplit
 
@@ -118,6 +118,20 @@ class InboxHarness(InboxHttp):
         self.page.goto(f"{ORIGIN}{INBOX_PATH}")
         if wait_live:
             self.page.locator('[data-testid="connection-state"][data-state="live"]').wait_for()
+
+    def open_with_clock_stopped(self, cards: list[Card] = ()) -> datetime:
+        """`open`, then stop the page's clock an hour ahead (past however slow the load was): the instant it stands at.
+
+        From here the page's timers (the 1 s tick, polls, reconnects, animation frames) run
+        only as `page.clock.run_for` moves the clock; cards parked `now=` that instant have
+        one right countdown.
+        """
+        start = datetime.now(UTC)
+        self.page.clock.install(time=start)
+        self.open(cards)
+        frozen = start + timedelta(hours=1)
+        self.page.clock.pause_at(frozen)
+        return frozen
 
     def card(self, approval_id: str):
         return self.page.locator(f'[data-testid="approval-card"][data-approval-id="{approval_id}"]')

@@ -7,7 +7,6 @@ Run: .venv/bin/pytest tests/live/test_inbox_ui_*.py -q
 from __future__ import annotations
 
 import re
-from datetime import UTC, datetime, timedelta
 
 import pytest
 from playwright.sync_api import expect
@@ -202,13 +201,8 @@ def test_untrusted_args_are_shown_as_text_never_markup(inbox):
 
 
 def test_countdown_turns_urgent_then_expired_disables_actions(inbox):
-    start = datetime.now(UTC)
-    inbox.page.clock.install(time=start)
-    inbox.open([])
-    # The page's clock stands still from here on (an hour ahead: past it however slow the load
-    # was), and the card is parked at that very instant, so the countdown has one right value.
-    frozen = start + timedelta(hours=1)
-    inbox.page.clock.pause_at(frozen)
+    # The card is parked at the instant the page's clock stands at: the countdown has one right value.
+    frozen = inbox.open_with_clock_stopped()
     card = approval_card(expires_in=90, now=frozen)
     inbox.add(card)
     shown = inbox.card(card["id"])
