@@ -138,3 +138,17 @@ def test_the_real_ai_client_accepts_the_fixture():
     fixture = json.loads(FIXTURE.read_text())
 
     assert validate_with_ai(fixture) == fixture
+
+
+def test_an_indent_in_the_accept_header_indents_the_history_as_drf_would(api):
+    from rest_framework.renderers import JSONRenderer
+
+    session, fixture = seed(api), json.loads(FIXTURE.read_text())
+
+    indented = api.get(f"/api/v1/sessions/{session.pk}/history/", HTTP_ACCEPT="application/json; indent=2")
+    compact = api.get(f"/api/v1/sessions/{session.pk}/history/", HTTP_ACCEPT="application/json")
+
+    assert indented.status_code == 200 and indented["Content-Type"] == "application/json"
+    assert indented.content == JSONRenderer().render(fixture, "application/json; indent=2")
+    assert indented.content.startswith(b'[\n  {\n    "id": "u1"')
+    assert b"\n" not in compact.content and compact.json() == fixture
