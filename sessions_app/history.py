@@ -25,6 +25,7 @@ from uuid import UUID
 from django.db.models import TextField
 from django.db.models.functions import Cast
 
+from condor import compiled_queries
 from sessions_app import extensions
 from sessions_app.models import Message
 from sessions_app.ui_parts import fold
@@ -40,9 +41,7 @@ def history_json(session) -> bytes:
     # Parts, run ids and times as text: Django's converters (JSON, timestamptz) and UUID objects cost
     # more per row than the rest of the request; the times are needed only to place runs without a
     # message. A run id is text here as in extensions.run_frames, so the two match as dict keys.
-    rows = list(Message.objects.filter(session=session).order_by("seq").values_list(
-        "message_id", "role", Cast("parts", TextField()), Cast("run_id", TextField()),
-        Cast("created_at", TextField())))
+    rows = compiled_queries.rows(_messages, Message, "session", session.pk)
     owner = {run_id: index for index, (_, role, _, run_id, _) in enumerate(rows)
              if role == "assistant" and run_id is not None}  # the last one linked to a run wins
     runs = _frames_by_run(session)
@@ -60,6 +59,11 @@ def history_json(session) -> bytes:
     # DRF escapes these two as well: JSON allows them raw, JavaScript string literals did not.
     body = ("[" + ",".join(pieces) + "]").replace("\u2028", "\\u2028").replace("\u2029", "\\u2029")
     return body.encode()
+
+
+def _messages(session_id):
+    return Message.objects.filter(session=session_id).order_by("seq").values_list(
+        "message_id", "role", Cast("parts", TextField()), Cast("run_id", TextField()), Cast("created_at", TextField()))
 
 
 def build_history(session) -> list[dict]:
