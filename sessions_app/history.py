@@ -20,6 +20,7 @@ renderer wrote (PostgreSQL's jsonb text keeps its own spacing inside the parts).
 import json
 from bisect import bisect_right
 from datetime import datetime, timezone
+from json.encoder import c_make_encoder, encode_basestring
 from uuid import UUID
 
 from django.db.models import TextField
@@ -30,9 +31,23 @@ from sessions_app import extensions
 from sessions_app.models import Message
 from sessions_app.ui_parts import fold
 
-# As DRF's JSONRenderer writes (compact, UTF-8 rather than \u escapes, no NaN).
-_dumps = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), allow_nan=False).encode
-_string = json.encoder.encode_basestring  # a str as a JSON string, non-ASCII kept (the C encoder's)
+
+def _not_json(value):
+    raise TypeError(f"{type(value).__name__} is not JSON")
+
+
+# As DRF's JSONRenderer writes (compact, UTF-8 rather than \u escapes, no NaN): the C encoder that
+# json.JSONEncoder.encode makes anew on each call (with a dict for spotting cycles, and a closure), made
+# once; what it encodes here comes from json.loads, so it cannot hold a cycle.
+_encoder = c_make_encoder(None, _not_json, encode_basestring, None, ":", ",", False, False, False)
+
+
+def _dumps(value) -> str:
+    return "".join(_encoder(value, 0))
+
+
+_string = encode_basestring  # a str as a JSON string, non-ASCII kept (the C encoder's)
+_ROLES = {role: ',"role":' + _string(role) + ',"parts":' for role in ("user", "assistant", "system")}
 _STEP_START = '[{"type":"step-start"},'  # what opens the message of a run that has none of its own
 
 
@@ -99,7 +114,8 @@ def _run_message(run_id: str, texts: list[str]) -> str | None:
 def _message(message_id: str, role: str, parts: str, run_parts: list | None) -> str:
     if run_parts:
         parts = _merged(parts, run_parts)
-    return '{"id":' + _string(message_id) + ',"role":' + _string(role) + ',"parts":' + parts + "}"
+    role_key = _ROLES.get(role) or ',"role":' + _string(role) + ',"parts":'
+    return '{"id":' + _string(message_id) + role_key + parts + "}"
 
 
 def _merged(parts: str, run_parts: list[dict]) -> str:
