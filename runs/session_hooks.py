@@ -15,7 +15,7 @@ from runs.states import RunState, TerminalReason
 def run_frames(session) -> list[tuple]:
     # Through the join rather than a list of the session's run ids: no query for the ids and no
     # IN list of hundreds of parameters. Text columns only: the frames as JSON for the caller to
-    # parse (all rows in one go: Django's JSON converter costs more per row than the parse), the run
+    # parse (a run's rows in one go: Django's JSON converter costs more per row than the parse), the run
     # id as the database writes it (UUID objects cost more to build and to hash than the rest), and
     # no times, whose parsing costs as much.
     # Compiled once (condor/compiled_queries.py): the ORM's building and compiling were a tenth of a

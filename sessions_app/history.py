@@ -13,7 +13,8 @@ Built as the response body, not as Python values for a renderer: a long session 
 hundreds of JSON documents, and parsing each only to write it back out was most of the
 request (bench/README.md, "Sessions surface"). A message's parts are spliced in as the
 database returns them unless a run's parts may replace one of them; only the run
-frames, which have to be folded, are parsed. The body is the same JSON value DRF's
+frames, which have to be folded, are parsed, one run at a time (a long session's parsed
+frames all alive at once drove the garbage collector: bench/README.md, "#12"). The body is the same JSON value DRF's
 renderer wrote (PostgreSQL's jsonb text keeps its own spacing inside the parts).
 """
 
