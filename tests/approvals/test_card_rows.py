@@ -25,7 +25,8 @@ ODD_ARGS = {"dose_mg_per_kg": 7.5, "weight_kg": 72.0, "tiny": 1e-7, "note": "é 
 def approvals_in_every_state(api, ward_agent, rob) -> list:
     """Pending approvals with everything a card can say: a live and an expired claim, four eyes
     with an edit and a counted vote, a grant in the run, escalation, a message and form, a
-    tainted session with its source and rationale, floats and text past the BMP in the args."""
+    tainted session with its source and rationale, calls with a long and a non-text rationale,
+    floats and text past the BMP in the args."""
     made = pending_cards_in_bulk(ward_agent, 8, escalate_every=3, args=ODD_ARGS)
     now = timezone.now()
     Approval.objects.filter(pk=made[0].pk).update(claimed_by=rob, claim_expires_at=now + timedelta(minutes=5))
@@ -42,7 +43,8 @@ def approvals_in_every_state(api, ward_agent, rob) -> list:
     assert gate(api, tainted_run, tool="web_search", op="", args={"q": "x"}, tool_call_id="search-1").json()["decision"] == "allow"
     api.post(f"/api/v1/runs/{tainted_run}/tool-calls/search-1/result/", {"output": {"hits": 1}}, format="json")
     tainted = suspend(api, tainted_run, tool_call_id="call-2", step_id="step-2", metadata={"rationale": "Because ✓."})
-    return [a.pk for a in made if a.pk != made[3].pk] + [tainted["id"]]
+    clean = [suspend(api, open_executing_run(api), metadata={"rationale": why}) for why in ("x" * 2100, {"why": 1})]
+    return [a.pk for a in made if a.pk != made[3].pk] + [tainted["id"]] + [approval["id"] for approval in clean]
 
 
 def test_a_card_from_its_row_is_the_pushed_card_byte_for_byte(approvals_in_every_state):
