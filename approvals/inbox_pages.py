@@ -117,10 +117,12 @@ class Page:
     def body(self) -> dict:
         return {"cards": self.cards, "total": self.total, "cursor": self.cursor}
 
-    def message(self, head: dict) -> str:
-        """`json.dumps({**head, **self.body()})`, the socket's message, from the cards' texts as written."""
+    def message(self, head: dict | None = None) -> str:
+        """`json.dumps({**head, **self.body()})`, from the cards' texts as written: the socket's
+        message, or with no head the polling endpoint's body (approvals/inbox_cards.py)."""
+        start = json.dumps(head)[:-1] + ", " if head else "{"
         tail = json.dumps({"total": self.total, "cursor": self.cursor})
-        return f'{json.dumps(head)[:-1]}, "cards": [{", ".join(self.texts)}], {tail[1:]}'
+        return f'{start}"cards": [{", ".join(self.texts)}], {tail[1:]}'
 
 
 def page(scope: ReviewerScope, cursor: str | None = None, *, max_bytes: int = PAGE_MAX_BYTES) -> dict:

@@ -82,6 +82,7 @@ def test_the_sockets_message_is_the_page_encoded_once(ward_agent, rita):
     second = inbox_pages.frame(scope(rita), first["cursor"])
     assert second == json.dumps({"type": "page", "after": first["cursor"], **inbox_pages.page(scope(rita), first["cursor"])})
     assert len(json.loads(second)["cards"]) == 30 and len(second.encode()) <= inbox_pages.PAGE_MAX_BYTES
+    assert inbox_pages.build(scope(rita)).message() == json.dumps(first)  # the polling endpoint's body
 
 
 def test_a_card_decided_between_pages_shifts_nothing(ward_agent, rita):
