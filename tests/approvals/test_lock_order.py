@@ -80,8 +80,7 @@ def test_a_taint_committed_while_the_gate_waits_for_the_run_sees_no_allow(api, w
         Run.objects.select_for_update().get(pk=run_id)
         assert Session.objects.get(runs__pk=run_id).mark_tainted()
         b.start()
-        wait_until_queued(b)
-        b.join(timeout=0.3)
+        wait_until_queued(b)  # queued on the run's lock until A commits: it cannot judge before
         assert b.is_alive(), "the gate judged while the run was locked"
     b.join(timeout=10)
     assert b.outcome == (202, "taint.external-approval")

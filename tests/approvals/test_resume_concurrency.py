@@ -117,8 +117,8 @@ def test_a_resume_blocked_on_the_row_lock_loses_to_the_holder(approved, ward_age
         deadline = time.monotonic() + 10
         while not (b_pid and lock_waiters(b_pid[0]) == ["Lock"]) and time.monotonic() < deadline:
             time.sleep(0.02)
+        # Queued on the lock until A commits: no pause needed to see that B has not finished.
         assert b_pid and lock_waiters(b_pid[0]) == ["Lock"], "B never waited on A's row locks"
-        b.join(timeout=0.3)
         assert b.is_alive(), "B finished while A still held the row"
         # A consumes through the same service, inside its transaction, and commits.
         resume_service(Run.objects.get(pk=run_id), approval_id, PRESCRIPTION, client=ward_agent)
