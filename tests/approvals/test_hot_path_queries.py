@@ -21,20 +21,19 @@ from tests.helpers.runs import open_executing_run
 pytestmark = pytest.mark.django_db(transaction=True, serialized_rollback=True)
 
 
-def statements(request):
-    with CaptureQueriesContext(connection) as queries:
-        response = request()
-    return response, [query["sql"] for query in queries.captured_queries]
-
-
-def assert_statements(sqls, expected):
-    """`expected` statements from BEGIN to COMMIT; after the commit only the push's own work.
+def assert_statements(request, status: int, expected: int):
+    """`request()` answers `status`, with `expected` statements from BEGIN to COMMIT and after
+    the commit only the push's own work.
 
     That is the stale-card check (runs/publish.py) and the outbox's published marks,
     left out of the pin: whether a push finishes inside its hand-off wait
     (CONDOR_PUBLISH_HANDOFF_MS) depends on the machine's load, and one that does not
     is marked by the drainer instead.
     """
+    with CaptureQueriesContext(connection) as queries:
+        response = request()
+    assert response.status_code == status, response.content
+    sqls = [query["sql"] for query in queries.captured_queries]
     listing = "\n".join(f"{n:2}. {sql[:300]}" for n, sql in enumerate(sqls, 1))
     begin = next(i for i, sql in enumerate(sqls) if sql.upper() == "BEGIN")
     commit = next(i for i, sql in enumerate(sqls) if sql.upper() == "COMMIT")
@@ -46,42 +45,30 @@ def assert_statements(sqls, expected):
     assert not any(sql.upper().startswith(("SAVEPOINT", "RELEASE SAVEPOINT")) for sql in sqls), listing
 
 
-def warm(api, run_id):
-    # The first request of a process fills its caches (registry, API key): count a later one.
+@pytest.fixture
+def run_id(api, catalog):
+    """An executing run whose process has warmed up: the first request fills its caches
+    (registry, API key), so the pins count a later one."""
+    run_id = open_executing_run(api)
     assert gate(api, run_id, tool="get_patient_summary", op="", args=CHART_READ,
                 tool_call_id="warm").status_code == 200
+    return run_id
 
 
-def test_an_allowed_gate_call_takes_seven_statements(api, catalog):
-    run_id = open_executing_run(api)
-    warm(api, run_id)
-    response, sqls = statements(lambda: gate(api, run_id, tool="get_patient_summary", op="", args=CHART_READ))
-    assert response.status_code == 200, response.content
-    assert_statements(sqls, 7)
+def test_an_allowed_gate_call_takes_seven_statements(api, run_id):
+    assert_statements(lambda: gate(api, run_id, tool="get_patient_summary", op="", args=CHART_READ), 200, 7)
 
 
-def test_a_suspending_gate_call_takes_nine_statements(api, catalog):
-    run_id = open_executing_run(api)
-    warm(api, run_id)
-    response, sqls = statements(lambda: gate(api, run_id))
-    assert response.status_code == 202, response.content
-    assert_statements(sqls, 9)
+def test_a_suspending_gate_call_takes_nine_statements(api, run_id):
+    assert_statements(lambda: gate(api, run_id), 202, 9)
 
 
-def test_a_resume_takes_eight_statements(api, catalog, reviewer_http):
-    run_id = open_executing_run(api)
-    warm(api, run_id)
+def test_a_resume_takes_eight_statements(api, run_id, reviewer_http):
     approval = suspend(api, run_id)
     approve(reviewer_http, approval["id"])
-    response, sqls = statements(lambda: resume(api, run_id, approval["id"]))
-    assert response.status_code == 200, response.content
-    assert_statements(sqls, 8)
+    assert_statements(lambda: resume(api, run_id, approval["id"]), 200, 8)
 
 
-def test_a_decision_takes_seven_statements(api, catalog, reviewer_http):
-    run_id = open_executing_run(api)
-    warm(api, run_id)
+def test_a_decision_takes_seven_statements(api, run_id, reviewer_http):
     approval = suspend(api, run_id)
-    response, sqls = statements(lambda: decide(reviewer_http, approval["id"], {"approved": True}))
-    assert response.status_code == 200, response.content
-    assert_statements(sqls, 7)
+    assert_statements(lambda: decide(reviewer_http, approval["id"], {"approved": True}), 200, 7)
