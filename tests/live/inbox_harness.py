@@ -141,6 +141,11 @@ class InboxHarness(InboxHttp):
         if wait_live:
             self.page.locator('[data-testid="connection-state"][data-state="live"]').wait_for()
 
+    def open_one(self, card: Card):
+        """Load the page with `card` as the server's one row; its card on the page."""
+        self.open([card])
+        return self.card(card["id"])
+
     def card(self, approval_id: str):
         return self.page.locator(f'[data-testid="approval-card"][data-approval-id="{approval_id}"]')
 

@@ -13,7 +13,6 @@ from __future__ import annotations
 import pytest
 from playwright.sync_api import expect
 
-from tests.live.inbox_fixtures import chromium, page  # noqa: F401 - pytest fixtures
 from tests.live.inbox_harness import InboxHarness
 from tests.live.inbox_rows import approval_card, queue_key
 from tests.live.test_inbox_ui_queue import hospital, row, rows
