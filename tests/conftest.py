@@ -17,6 +17,7 @@ from rest_framework.test import APIClient
 from approvals.registry import seed_static_catalog
 from tests.helpers.approval_loop import parked_run
 from tests.helpers.personas import agent, api_for, logged_in, person
+from tests.helpers.runs import open_executing_run
 
 pytest_plugins = ["tests.ci_skips"]
 
@@ -118,6 +119,12 @@ gina = _persona("gina", "governance")
 @pytest.fixture
 def reviewer_http(rita) -> Client:
     return logged_in(rita)
+
+
+@pytest.fixture
+def run_id(api, catalog) -> str:
+    """A new executing run of the owner client's, with the tool catalog seeded."""
+    return open_executing_run(api)
 
 
 @pytest.fixture

@@ -12,7 +12,6 @@ from condor.parsers import MAX_SAFE_INTEGER, StrictJSONError, loads_strict
 from sessions_app.models import Session
 from tests.helpers.approval_loop import assert_nothing_gated, gate, raw_gate
 from tests.helpers.http import raw_post
-from tests.helpers.runs import open_executing_run
 
 SESSIONS = "/api/v1/sessions/"
 
@@ -96,11 +95,6 @@ def test_an_empty_body_creates_a_session_with_defaults(api):
 
 
 # --- Where big integers are legal: a tool call's args ----------------------------------------
-
-@pytest.fixture
-def run_id(api, catalog):
-    return open_executing_run(api)
-
 
 @pytest.mark.parametrize("limit", [MAX_SAFE_INTEGER, -MAX_SAFE_INTEGER])
 def test_the_largest_safe_integers_are_accepted_exactly(api, run_id, limit):

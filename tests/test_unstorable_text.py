@@ -12,7 +12,6 @@ from sessions_app.models import Session
 from tests.helpers.approval_loop import PRESCRIPTION, approval_row, assert_nothing_gated, gate, raw_gate, suspend
 from tests.helpers.approval_loop import decide as post_decision
 from tests.helpers.http import raw_post
-from tests.helpers.runs import open_executing_run
 
 NUL = r"\u0000"  # as it travels: a JSON escape (a raw NUL byte is not valid JSON at all)
 
@@ -22,11 +21,6 @@ def assert_refused_for_nul(response):
     body = response.json()
     assert body["error"] == "invalid_payload"
     assert "NUL" in body["detail"]
-
-
-@pytest.fixture
-def run_id(api, catalog):
-    return open_executing_run(api)
 
 
 @pytest.mark.parametrize("body", [

@@ -16,7 +16,6 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
 from tests.helpers.approval_loop import CHART_READ, approve, decide, gate, resume, suspend
-from tests.helpers.runs import open_executing_run
 
 pytestmark = pytest.mark.django_db(transaction=True, serialized_rollback=True)
 
@@ -46,29 +45,28 @@ def assert_statements(request, status: int, expected: int):
 
 
 @pytest.fixture
-def run_id(api, catalog):
-    """An executing run whose process has warmed up: the first request fills its caches
-    (registry, API key), so the pins count a later one."""
-    run_id = open_executing_run(api)
+def warm_run(api, run_id):
+    """`run_id` after a first request has filled this process's caches (registry, API key):
+    the pins count a later one."""
     assert gate(api, run_id, tool="get_patient_summary", op="", args=CHART_READ,
                 tool_call_id="warm").status_code == 200
     return run_id
 
 
-def test_an_allowed_gate_call_takes_seven_statements(api, run_id):
-    assert_statements(lambda: gate(api, run_id, tool="get_patient_summary", op="", args=CHART_READ), 200, 7)
+def test_an_allowed_gate_call_takes_seven_statements(api, warm_run):
+    assert_statements(lambda: gate(api, warm_run, tool="get_patient_summary", op="", args=CHART_READ), 200, 7)
 
 
-def test_a_suspending_gate_call_takes_nine_statements(api, run_id):
-    assert_statements(lambda: gate(api, run_id), 202, 9)
+def test_a_suspending_gate_call_takes_nine_statements(api, warm_run):
+    assert_statements(lambda: gate(api, warm_run), 202, 9)
 
 
-def test_a_resume_takes_eight_statements(api, run_id, reviewer_http):
-    approval = suspend(api, run_id)
+def test_a_resume_takes_eight_statements(api, warm_run, reviewer_http):
+    approval = suspend(api, warm_run)
     approve(reviewer_http, approval["id"])
-    assert_statements(lambda: resume(api, run_id, approval["id"]), 200, 8)
+    assert_statements(lambda: resume(api, warm_run, approval["id"]), 200, 8)
 
 
-def test_a_decision_takes_seven_statements(api, run_id, reviewer_http):
-    approval = suspend(api, run_id)
+def test_a_decision_takes_seven_statements(api, warm_run, reviewer_http):
+    approval = suspend(api, warm_run)
     assert_statements(lambda: decide(reviewer_http, approval["id"], {"approved": True}), 200, 7)
