@@ -5,7 +5,6 @@ Each thread has its own database connection (Django's are per thread) and closes
 """
 
 import threading
-import time
 
 import pytest
 from django.db import connection, transaction
@@ -19,7 +18,8 @@ from runs.models import Run
 from runs.states import ACTIVE_STATES
 from sessions_app.models import Session
 from tests.helpers.approval_loop import gate, parked_run
-from tests.helpers.races import backend_pid, lock_waiters
+from tests.helpers import races
+from tests.helpers.races import backend_pid
 from tests.helpers.runs import open_executing_run
 
 pytestmark = pytest.mark.django_db(transaction=True, serialized_rollback=True)
@@ -46,14 +46,8 @@ class Contender(threading.Thread):
             connection.close()
 
 
-def wait_until_queued(*threads):
-    """Until every thread is waiting on a row lock (PostgreSQL's wait_event_type `Lock`)."""
-    deadline = time.monotonic() + 10
-    while time.monotonic() < deadline:
-        if all(thread.pid and lock_waiters(thread.pid) == ["Lock"] for thread in threads):
-            return
-        time.sleep(0.02)
-    pytest.fail("a thread never queued for the row lock")
+def wait_until_queued(*threads: Contender) -> None:
+    races.wait_until_queued(*(lambda thread=thread: thread.pid for thread in threads))
 
 
 def active_runs(session_id) -> int:

@@ -5,7 +5,6 @@ released together by a barrier, and each closes its connection when done.
 """
 
 import threading
-import time
 
 import pytest
 from django.db import connection, transaction
@@ -15,7 +14,7 @@ from approvals.resume import resume as resume_service
 from condor.errors import CondorError
 from runs.models import Run, RunEvent
 from tests.helpers.approval_loop import PRESCRIPTION, approve, parked_run, resume
-from tests.helpers.races import all_at_once, lock_waiters
+from tests.helpers.races import all_at_once, wait_until_queued
 from tests.helpers.personas import api_for
 
 pytestmark = pytest.mark.django_db(transaction=True, serialized_rollback=True)
@@ -111,11 +110,8 @@ def test_a_resume_blocked_on_the_row_lock_loses_to_the_holder(approved, ward_age
         Run.objects.select_for_update().get(pk=run_id)
         Approval.objects.select_for_update().get(pk=approval_id)
         b.start()
-        deadline = time.monotonic() + 10
-        while not (b_pid and lock_waiters(b_pid[0]) == ["Lock"]) and time.monotonic() < deadline:
-            time.sleep(0.02)
         # Queued on the lock until A commits: no pause needed to see that B has not finished.
-        assert b_pid and lock_waiters(b_pid[0]) == ["Lock"], "B never waited on A's row locks"
+        wait_until_queued(lambda: b_pid[0] if b_pid else None)
         assert b.is_alive(), "B finished while A still held the row"
         # A consumes through the same service, inside its transaction, and commits.
         resume_service(Run.objects.get(pk=run_id), approval_id, PRESCRIPTION, client=ward_agent)
