@@ -17,25 +17,23 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
 from tests.helpers.approval_loop import CHART_READ, approve, decide, gate, resume, suspend
-from tests.helpers.runs import open_executing_run
 
 pytestmark = pytest.mark.django_db(transaction=True, serialized_rollback=True)
 
 
-def statements(request):
-    with CaptureQueriesContext(connection) as queries:
-        response = request()
-    return response, [query["sql"] for query in queries.captured_queries]
-
-
-def assert_statements(sqls, expected):
-    """`expected` statements from BEGIN to COMMIT, and none after the COMMIT in the request's thread.
+def assert_statements(request, status: int, expected: int):
+    """`request()` answers `status`, with `expected` statements from BEGIN to COMMIT and
+    none after the COMMIT in the request's thread.
 
     The push's own work (the stale-card check, runs/publish.py, and the published
     mark) is the push thread's, on its own connection (runs/push_queue.py): the request
     neither runs it nor waits for it. Only with the in-memory channel layer (no
     REDIS_URL: one process, no network to wait on) does the request push, and run it, itself.
     """
+    with CaptureQueriesContext(connection) as queries:
+        response = request()
+    assert response.status_code == status, response.content
+    sqls = [query["sql"] for query in queries.captured_queries]
     listing = "\n".join(f"{n:2}. {sql[:300]}" for n, sql in enumerate(sqls, 1))
     begin = next(i for i, sql in enumerate(sqls) if sql.upper() == "BEGIN")
     commit = next(i for i, sql in enumerate(sqls) if sql.upper() == "COMMIT")
@@ -50,42 +48,29 @@ def assert_statements(sqls, expected):
     assert not any(sql.upper().startswith(("SAVEPOINT", "RELEASE SAVEPOINT")) for sql in sqls), listing
 
 
-def warm(api, run_id):
-    # The first request of a process fills its caches (registry, API key): count a later one.
+@pytest.fixture
+def warm_run(api, run_id):
+    """`run_id` after a first request has filled this process's caches (registry, API key):
+    the pins count a later one."""
     assert gate(api, run_id, tool="get_patient_summary", op="", args=CHART_READ,
                 tool_call_id="warm").status_code == 200
+    return run_id
 
 
-def test_an_allowed_gate_call_takes_seven_statements(api, catalog):
-    run_id = open_executing_run(api)
-    warm(api, run_id)
-    response, sqls = statements(lambda: gate(api, run_id, tool="get_patient_summary", op="", args=CHART_READ))
-    assert response.status_code == 200, response.content
-    assert_statements(sqls, 7)
+def test_an_allowed_gate_call_takes_seven_statements(api, warm_run):
+    assert_statements(lambda: gate(api, warm_run, tool="get_patient_summary", op="", args=CHART_READ), 200, 7)
 
 
-def test_a_suspending_gate_call_takes_nine_statements(api, catalog):
-    run_id = open_executing_run(api)
-    warm(api, run_id)
-    response, sqls = statements(lambda: gate(api, run_id))
-    assert response.status_code == 202, response.content
-    assert_statements(sqls, 9)
+def test_a_suspending_gate_call_takes_nine_statements(api, warm_run):
+    assert_statements(lambda: gate(api, warm_run), 202, 9)
 
 
-def test_a_resume_takes_eight_statements(api, catalog, reviewer_http):
-    run_id = open_executing_run(api)
-    warm(api, run_id)
-    approval = suspend(api, run_id)
+def test_a_resume_takes_eight_statements(api, warm_run, reviewer_http):
+    approval = suspend(api, warm_run)
     approve(reviewer_http, approval["id"])
-    response, sqls = statements(lambda: resume(api, run_id, approval["id"]))
-    assert response.status_code == 200, response.content
-    assert_statements(sqls, 8)
+    assert_statements(lambda: resume(api, warm_run, approval["id"]), 200, 8)
 
 
-def test_a_decision_takes_seven_statements(api, catalog, reviewer_http):
-    run_id = open_executing_run(api)
-    warm(api, run_id)
-    approval = suspend(api, run_id)
-    response, sqls = statements(lambda: decide(reviewer_http, approval["id"], {"approved": True}))
-    assert response.status_code == 200, response.content
-    assert_statements(sqls, 7)
+def test_a_decision_takes_seven_statements(api, warm_run, reviewer_http):
+    approval = suspend(api, warm_run)
+    assert_statements(lambda: decide(reviewer_http, approval["id"], {"approved": True}), 200, 7)

@@ -5,7 +5,6 @@ Each thread has its own database connection (Django's are per thread) and closes
 """
 
 import threading
-import time
 
 import pytest
 from django.db import connection, transaction
@@ -19,8 +18,9 @@ from runs import spine
 from runs.models import Run
 from runs.states import ACTIVE_STATES, TerminalReason
 from sessions_app.models import Session
+from tests.helpers import races
 from tests.helpers.approval_loop import PRESCRIPTION, gate, parked_run
-from tests.helpers.races import backend_pid, lock_waiters
+from tests.helpers.races import backend_pid
 from tests.helpers.runs import open_executing_run
 
 pytestmark = pytest.mark.django_db(transaction=True, serialized_rollback=True)
@@ -47,14 +47,8 @@ class Contender(threading.Thread):
             connection.close()
 
 
-def wait_until_queued(*threads):
-    """Until every thread is waiting on a row lock (PostgreSQL's wait_event_type `Lock`)."""
-    deadline = time.monotonic() + 10
-    while time.monotonic() < deadline:
-        if all(thread.pid and lock_waiters(thread.pid) == ["Lock"] for thread in threads):
-            return
-        time.sleep(0.02)
-    pytest.fail("a thread never queued for the row lock")
+def wait_until_queued(*threads: Contender) -> None:
+    races.wait_until_queued(*(lambda thread=thread: thread.pid for thread in threads))
 
 
 def active_runs(session_id) -> int:
@@ -81,8 +75,7 @@ def test_a_taint_committed_while_the_gate_waits_for_the_run_sees_no_allow(api, w
         Run.objects.select_for_update().get(pk=run_id)
         assert Session.objects.get(runs__pk=run_id).mark_tainted()
         b.start()
-        wait_until_queued(b)
-        b.join(timeout=0.3)
+        wait_until_queued(b)  # queued on the run's lock until A commits: it cannot judge before
         assert b.is_alive(), "the gate judged while the run was locked"
     b.join(timeout=10)
     assert b.outcome == (202, "taint.external-approval")
@@ -169,9 +162,7 @@ def outcome_beside_a_stop(run_id, presenter: Contender, rita):
     with transaction.atomic():
         run = spine.lock_run(run_id)
         presenter.start()
-        wait_until_queued(presenter)
-        presenter.join(timeout=0.3)
-        assert presenter.is_alive(), "the grant was answered for while its run was locked"
+        wait_until_queued(presenter)  # queued on the run's lock: it cannot answer before the stop commits
         spine._close(run, TerminalReason.USER_STOPPED, actor_user=rita, withdraw_grants=True,
                      stop_reason="wrong patient")
     presenter.join(timeout=10)

@@ -1,7 +1,6 @@
 """The inbox list in real Chromium, websocket mocked: rendering, order, live add/remove, time, scale, reconnect.
 
-The page is the production template; tests/live/inbox_harness.py plays the server.
-Run: .venv/bin/pytest tests/live/test_inbox_ui_*.py -q
+The page is the production template and tests/live/inbox_harness.py plays the server.
 """
 
 from __future__ import annotations
@@ -13,7 +12,6 @@ from playwright.sync_api import expect
 
 from approvals.policy import RULES
 from tests.approvals.test_display import HIDDEN_OR_LOOKALIKE, ORDINARY
-from tests.live.inbox_fixtures import chromium, inbox, page  # noqa: F401 - pytest fixtures
 from tests.live.inbox_page import CSRF_TOKEN, render_template
 from tests.live.inbox_rows import approval_card, clarification_card
 

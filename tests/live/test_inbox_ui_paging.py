@@ -13,7 +13,6 @@ from __future__ import annotations
 import pytest
 from playwright.sync_api import expect
 
-from tests.live.inbox_fixtures import chromium, page  # noqa: F401 - pytest fixtures
 from tests.live.inbox_harness import InboxHarness
 from tests.live.inbox_rows import approval_card, queue_key
 from tests.live.test_inbox_ui_queue import hospital, row, rows
@@ -79,7 +78,8 @@ def test_load_more_by_keyboard_brings_the_next_page(paged):
 def test_scrolling_to_the_end_of_what_is_loaded_loads_the_next_page(paged):
     paged.open(hospital(500))
     more(paged).scroll_into_view_if_needed()
-    paged.page.wait_for_timeout(300)
+    paged.seen_in_view(more(paged))
+    paged.socket_round_trip()
     assert paged.page_requests == []  # the reviewer is on the first 50 lines of 100: not the end yet
     paged.page.get_by_test_id("queue-next").click()
     more(paged).scroll_into_view_if_needed()

@@ -12,7 +12,6 @@ import pytest
 from playwright.sync_api import expect
 
 from condor.errors import ApprovalClaimed
-from tests.live.inbox_fixtures import chromium, inbox, page  # noqa: F401 - pytest fixtures
 from tests.live.inbox_rows import approval_card
 
 pytestmark = pytest.mark.browser
