@@ -140,7 +140,8 @@ class TooManyPending(CondorError):
 
 
 class InvalidCursor(CondorError):
-    # A page of the inbox snapshot (approvals/inbox_pages.py): an error frame on the socket, a 400 when polled.
+    # A page of the inbox snapshot (approvals/inbox_pages.py): an error frame on the socket, a 400 when polled;
+    # a 400 on the cursor-paged session lists (sessions_app/pagination.py).
     status, code = 400, "invalid_cursor"
     default_detail = "This page cursor is not one the inbox sent: ask again from the first page (reconnect)."
 

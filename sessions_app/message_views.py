@@ -20,7 +20,8 @@ class MessageListAppend(generics.GenericAPIView):
     pagination_class = OldestFirst
     queryset = Message.objects.none()  # for the schema; get() scopes to the owned session
 
-    @extend_schema(responses={200: MessageSerializer(many=True), **errors(401, 404)})
+    @extend_schema(responses={200: MessageSerializer(many=True), **errors(
+        400, 401, 404, e400="invalid_cursor: a cursor the server did not send; ask for the first page again.")})
     def get(self, request, session_id):
         session = owned_session(request, session_id)
         page = self.paginate_queryset(Message.objects.filter(session=session))

@@ -26,7 +26,8 @@ class SessionListCreate(generics.GenericAPIView):
     def get_queryset(self):
         return Session.objects.live().filter(client=calling_client(self.request))
 
-    # 400: a filter value outside its choices (tainted=maybe, autonomy=…). `tainted` is
+    # 400: a filter value outside its choices (tainted=maybe, autonomy=…), or a cursor the server
+    # did not send (invalid_cursor, sessions_app/pagination.py). `tainted` is
     # the strings true/false (drf-spectacular would call it a boolean with string values).
     @extend_schema(responses={200: SessionSerializer(many=True), **errors(400, 401)},
                    parameters=[OpenApiParameter("tainted", str, enum=["true", "false"])])

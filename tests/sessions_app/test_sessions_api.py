@@ -1,6 +1,7 @@
 """Sessions: create, fetch and list, all scoped to the calling client."""
 
 import uuid
+from base64 import b64encode
 
 import pytest
 
@@ -84,6 +85,22 @@ def test_the_list_is_paginated_by_cursor(api):
     assert [row["id"] for row in first["results"] + second["results"] + last["results"]] == ids
     assert first["previous"] is None and last["next"] is None
     assert [row["id"] for row in api.get(last["previous"]).json()["results"]] == ids[2:4]
+
+
+@pytest.mark.parametrize("cursor", [
+    "%C2%86",  # not ASCII
+    "not-base64!",
+    b64encode(b"p=not-a-time").decode(),  # decodes, but to a position the ordering cannot hold
+    b64encode(b"o=-1").decode(),
+])
+@pytest.mark.parametrize("path", ["/api/v1/sessions/", "/api/v1/sessions/{session}/messages/"])
+def test_a_cursor_the_server_did_not_send_is_invalid_cursor(api, path, cursor):
+    session = make_session(api)["id"]
+
+    response = api.get(f"{path.format(session=session)}?cursor={cursor}")
+
+    assert response.status_code == 400, response.content
+    assert response.json()["error"] == "invalid_cursor"
 
 
 def test_a_page_is_stable_while_new_sessions_arrive(api):
