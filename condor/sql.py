@@ -8,23 +8,179 @@ step with the model.
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from django.db import connection
+from django.db import DEFAULT_DB_ALIAS, connection, connections
 from django.db.models import Q
 from django.db.models.lookups import In
 from django.db.models.sql import InsertQuery, UpdateQuery
 
 
-def insert_sql(obj, *, returning: bool = True) -> tuple[str, list]:
-    """`INSERT INTO table (...) VALUES (...)` for `obj` (every concrete column but an auto pk), RETURNING pk."""
+def kept(key, build: Callable, *, model=None, db=None):
+    """`build(db)` for `key`, kept on the connection `db` (default: this thread's default connection).
+
+    A hot path's statement text (and how to read its rows) is the same every
+    request, while the ORM compiles it anew each time: on a gate call that was a
+    third of its Python time (bench/README.md, issue 11). Kept on the connection
+    wrapper, whose vendor, quoting and features never change, so SQLite and
+    PostgreSQL never share a text. `model`: the text is built from this model's
+    columns; a change to them (its table renamed, fields added: Django rebuilds
+    `concrete_fields` when the app registry changes) builds it again.
+    """
+    db = connections[DEFAULT_DB_ALIAS] if db is None else db
+    try:
+        store = db.condor_kept
+    except AttributeError:
+        store = db.condor_kept = {}
+    entry = store.get(key)
+    if model is None:
+        if entry is None:
+            entry = store[key] = build(db)
+        return entry
+    meta = model._meta
+    if entry is None or entry[0] is not meta.concrete_fields or entry[1] != meta.db_table:
+        entry = store[key] = (meta.concrete_fields, meta.db_table, build(db))
+    return entry[2]
+
+
+def _insert_fields(model) -> list:
+    return [field for field in model._meta.concrete_fields
+            if not (field.primary_key and field.get_internal_type() in ("AutoField", "BigAutoField"))]
+
+
+def _inserted_fields(model) -> list | None:
+    """The fields an INSERT of `model` names (every concrete one but an auto pk); None if a
+    field's placeholder may depend on its value (`get_placeholder`), so no text can be kept."""
+    fields = _insert_fields(model)
+    return None if any(hasattr(field, "get_placeholder") for field in fields) else fields
+
+
+def _compiled_insert(obj, returning: bool, db) -> tuple[str, list]:
     model = type(obj)
-    fields = [field for field in model._meta.concrete_fields
-              if not (field.primary_key and field.get_internal_type() in ("AutoField", "BigAutoField"))]
     query = InsertQuery(model)
-    query.insert_values(fields, [obj])
-    compiler = query.get_compiler(connection=connection)
+    query.insert_values(_insert_fields(model), [obj])
+    compiler = query.get_compiler(connection=db)
     compiler.returning_fields = [model._meta.pk] if returning else None
     [(sql, params)] = compiler.as_sql()
     return sql, list(params)
+
+
+def insert_sql(obj, *, returning: bool = True, db=None) -> tuple[str, list]:
+    """`INSERT INTO table (...) VALUES (...)` for `obj` (every concrete column but an auto pk), RETURNING pk.
+
+    The text is the ORM's, compiled on the first insert of its kind on a connection
+    and kept (`kept`); later calls only adapt the values as the ORM's compiler does
+    (`pre_save`, then `get_db_prep_save`). A value that is an expression (a
+    `DatabaseDefault`, an F()) changes the text: that insert is compiled by the ORM.
+    """
+    db = connections[DEFAULT_DB_ALIAS] if db is None else db
+    model = type(obj)
+    fields = kept(("insert-fields", model), lambda db: _inserted_fields(model), model=model, db=db)
+    if fields is None:
+        return _compiled_insert(obj, returning, db)
+    values = [field.pre_save(obj, True) for field in fields]
+    if any(hasattr(value, "resolve_expression") for value in values):
+        return _compiled_insert(obj, returning, db)
+    compiled = []
+
+    def build(db):
+        compiled.append(_compiled_insert(obj, returning, db))
+        return compiled[0][0]
+
+    sql = kept(("insert", model, returning), build, model=model, db=db)
+    if compiled:  # compiled just now: the ORM's own parameters
+        return compiled[0]
+    return sql, [field.get_db_prep_save(value, connection=db) for field, value in zip(fields, values)]
+
+
+def columns(model, table: str | None = None, *, db=None) -> str:
+    """`model`'s columns in field order, for a SELECT or RETURNING, each qualified by `table`
+    (default: the model's table; "": unqualified, as SQLite's RETURNING wants them).
+
+    Named rather than `*`: `*` follows the table's physical column order, which a
+    migration that adds a column can make differ from the model's.
+    """
+    def build(db):
+        name = model._meta.db_table if table is None else table
+        qualifier = f"{db.ops.quote_name(name)}." if name else ""
+        return ", ".join(f"{qualifier}{db.ops.quote_name(field.column)}" for field in model._meta.concrete_fields)
+    return kept(("columns", model, table), build, model=model, db=db)
+
+
+def reader(model, *, db=None) -> Callable[[tuple], object]:
+    """A function building a `model` instance from the values of its `columns()` (in that order), as the ORM would.
+
+    Each value goes through the converters the ORM's compiler applies to that
+    column on this database (JSON text decoded, SQLite's datetimes and UUIDs parsed),
+    then `model.from_db` (so a model's own `from_db` runs too).
+    """
+    def build(db):
+        fields = model._meta.concrete_fields
+        alias, names, converters = db.alias, [field.attname for field in fields], {}
+        for index, field in enumerate(fields):
+            column = field.get_col(model._meta.db_table)
+            functions = db.ops.get_db_converters(column) + column.get_db_converters(db)
+            if functions:
+                converters[index] = (functions, column)
+        return lambda row: model.from_db(alias, names, _converted(row, converters, db))
+    return kept(("reader", model), build, model=model, db=db)
+
+
+def _converted(row: tuple, converters: dict, db):
+    """`row` through the ORM's converters ({index: (functions, expression)}, as SQLCompiler.get_converters gives them)."""
+    if not converters:
+        return row
+    row = list(row)
+    for index, (functions, expression) in converters.items():
+        value = row[index]
+        for function in functions:
+            value = function(value, expression, db)
+        row[index] = value
+    return row
+
+
+@dataclass(frozen=True)
+class Compiled:
+    """A queryset's SELECT as the ORM compiled it, and how to build its instances from a row."""
+
+    sql: str
+    read: Callable[[tuple], object]  # a row → the model instance, its select_related ones attached
+
+
+def _populate(info: dict, row: tuple, db):
+    fields = [row[index] for index in info["select_fields"]]
+    obj = info["model"].from_db(db.alias, info["names"], fields) if fields[info["pk"]] is not None else None
+    for related in info.get("related_klass_infos", ()):
+        child = _populate(related, row, db)
+        if obj is not None:
+            related["local_setter"](obj, child)
+            if child is not None:
+                related["remote_setter"](child, obj)
+    return obj
+
+
+def _names(info: dict, select: list) -> None:
+    targets = [select[index][0].target for index in info["select_fields"]]
+    info["names"] = [field.attname for field in targets]
+    info["pk"] = next(n for n, field in enumerate(targets) if field.primary_key)
+    for related in info.get("related_klass_infos", ()):
+        _names(related, select)
+
+
+def compiled(key, queryset: Callable[[], object], *, model, db=None) -> Compiled:
+    """The SELECT of `queryset()` (select_related, select_for_update and all; no annotations), compiled once per connection.
+
+    `queryset()` is built with stand-in values where the caller's own go: the
+    caller executes `.sql` with its parameters, in the order the ORM would send
+    them, and reads each row with `.read`, which applies the ORM's converters and
+    attaches the select_related instances as the ORM's iterator would.
+    """
+    def build(db):
+        compiler = queryset().query.get_compiler(connection=db)
+        sql, _ = compiler.as_sql()
+        converters = compiler.get_converters([column for column, _, _ in compiler.select])
+        info = compiler.klass_info
+        _names(info, compiler.select)
+        return Compiled(sql, lambda row: _populate(info, _converted(row, converters, db), db))
+    return kept(key, build, model=model, db=db)
 
 
 def db_value(model, field_name: str, value):
