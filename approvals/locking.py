@@ -11,6 +11,9 @@ from condor.sql import compiled, db_value
 from runs import spine
 
 
+_ANY = uuid.UUID(int=0)  # the approval id lock_pending's statement is compiled with
+
+
 def lock_pending(approval_id, *, touch: bool = False):
     """(approval, its run), both locked, the run first (the lock order everywhere: session, run, approvals).
 
@@ -27,9 +30,10 @@ def lock_pending(approval_id, *, touch: bool = False):
         run_id = Approval.objects.filter(pk=approval_id).values_list("run_id", flat=True).get()
         run = spine.lock_run(run_id)
     locking = compiled("lock_pending", lambda: Approval.objects.select_for_update(of=("self",)).select_related(
-        "session", "decided_by", "claimed_by").filter(pk=uuid.UUID(int=0)), model=Approval)
+        "session", "decided_by", "claimed_by").filter(pk=_ANY), model=Approval)
     with connection.cursor() as cursor:
-        cursor.execute(locking.sql, [db_value(Approval, "id", approval_id)])
+        cursor.execute(locking.sql,
+                       locking.params({db_value(Approval, "id", _ANY): db_value(Approval, "id", approval_id)}))
         row = cursor.fetchone()
     if row is None:
         raise Approval.DoesNotExist(f"No approval {approval_id}.")

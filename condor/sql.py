@@ -5,7 +5,7 @@ column list, the value adaptation and `auto_now_add` from the ORM keeps them in
 step with the model.
 """
 
-from collections.abc import Callable
+from collections.abc import Callable, Hashable
 from dataclasses import dataclass
 
 from django.db import DEFAULT_DB_ALIAS, connection, connections
@@ -88,7 +88,10 @@ def insert_sql(obj, *, returning: bool = True, db=None) -> tuple[str, list]:
     sql = kept(("insert", model, returning), build, model=model, db=db)
     if compiled:  # compiled just now: the ORM's own parameters
         return compiled[0]
-    return sql, [field.get_db_prep_save(value, connection=db) for field, value in zip(fields, values)]
+    params = [field.get_db_prep_save(value, connection=db) for field, value in zip(fields, values)]
+    if any(hasattr(param, "as_sql") for param in params):  # a field that prepares its value as an expression
+        return _compiled_insert(obj, returning, db)
+    return sql, params
 
 
 def columns(model, table: str | None = None, *, db=None) -> str:
@@ -125,7 +128,7 @@ def reader(model, *, db=None) -> Callable[[tuple], object]:
 
 
 def _converted(row: tuple, converters: dict, db):
-    """`row` through the ORM's converters ({index: (functions, expression)}, as SQLCompiler.get_converters gives them)."""
+    """`row` through the ORM's converters: {index: (functions, expression)}, as SQLCompiler.get_converters gives."""
     if not converters:
         return row
     row = list(row)
@@ -142,7 +145,12 @@ class Compiled:
     """A queryset's SELECT as the ORM compiled it, and how to build its instances from a row."""
 
     sql: str
+    stand_ins: tuple  # its parameters as compiled: the queryset's stand-in values and the ORM's own constants
     read: Callable[[tuple], object]  # a row → the model instance, its select_related ones attached
+
+    def params(self, values: dict) -> list:
+        """The statement's parameters, each stand-in (as the database takes it) replaced by `values[stand_in]`."""
+        return [values.get(param, param) if isinstance(param, Hashable) else param for param in self.stand_ins]
 
 
 def _populate(info: dict, row: tuple, db):
@@ -166,20 +174,23 @@ def _names(info: dict, select: list) -> None:
 
 
 def compiled(key, queryset: Callable[[], object], *, model, db=None) -> Compiled:
-    """The SELECT of `queryset()` (select_related, select_for_update and all; no annotations), compiled once per connection.
+    """The SELECT of `queryset()` (select_related, select_for_update; no annotations), compiled once per connection.
 
-    `queryset()` is built with stand-in values where the caller's own go: the
-    caller executes `.sql` with its parameters, in the order the ORM would send
-    them, and reads each row with `.read`, which applies the ORM's converters and
-    attaches the select_related instances as the ORM's iterator would.
+    `queryset()` is built with stand-in values where the caller's own go (values no
+    other parameter of the statement has): the caller executes `.sql` with
+    `.params({stand-in: value})`, and reads each row with `.read`, which applies the ORM's converters and
+    attaches the select_related instances as the ORM's iterator would (a
+    values_list() query: the row's values, converted).
     """
     def build(db):
         compiler = queryset().query.get_compiler(connection=db)
-        sql, _ = compiler.as_sql()
+        sql, stand_ins = compiler.as_sql()
         converters = compiler.get_converters([column for column, _, _ in compiler.select])
         info = compiler.klass_info
+        if not compiler.query.default_cols:  # a values_list() / values() query: its row, converted
+            return Compiled(sql, tuple(stand_ins), lambda row: tuple(_converted(row, converters, db)))
         _names(info, compiler.select)
-        return Compiled(sql, lambda row: _populate(info, _converted(row, converters, db), db))
+        return Compiled(sql, tuple(stand_ins), lambda row: _populate(info, _converted(row, converters, db), db))
     return kept(key, build, model=model, db=db)
 
 
@@ -213,13 +224,60 @@ def insert_if_sql(obj, condition: tuple[str, list]) -> tuple[str, list]:
     return f"{head} SELECT {values[:-1]} WHERE {condition[0]} RETURNING {pk}", [*params, *condition[1]]
 
 
-def update_sql(model, pk, **values) -> tuple[str, list]:
-    """`UPDATE table SET ... WHERE pk = ...` as the ORM would send it (values adapted to the database)."""
+def _compiled_update(model, pk, values: dict, db) -> tuple[str, list]:
     query = UpdateQuery(model)
     query.add_update_values(values)
     query.add_q(Q(pk=pk))
-    sql, params = query.get_compiler(connection=connection).as_sql()
+    sql, params = query.get_compiler(connection=db).as_sql()
     return sql, list(params)
+
+
+def update_sql(model, pk, *, db=None, **values) -> tuple[str, list]:
+    """`UPDATE table SET ... WHERE pk = ...` as the ORM would send it (values adapted to the database).
+
+    The text is kept per connection and set of columns, as `insert_sql` keeps its
+    own; a value that is an expression or a model instance goes through the ORM.
+    """
+    db = connections[DEFAULT_DB_ALIAS] if db is None else db
+    fields = [model._meta.get_field(name) for name in values]
+    if any(hasattr(value, "resolve_expression") or hasattr(value, "prepare_database_save")
+           for value in values.values()) or any(hasattr(field, "get_placeholder") for field in fields):
+        return _compiled_update(model, pk, values, db)
+    prepared = [field.get_db_prep_save(value, connection=db) for field, value in zip(fields, values.values())]
+    if any(hasattr(value, "as_sql") for value in prepared):
+        return _compiled_update(model, pk, values, db)
+    compiled = []
+
+    def build(db):
+        compiled.append(_compiled_update(model, pk, values, db))
+        return compiled[0][0]
+
+    # The ORM writes a None as `= NULL` in the text: which columns are NULL is part of the key.
+    nulls = tuple(value is None for value in prepared)
+    sql = kept(("update", model, tuple(values), nulls), build, model=model, db=db)
+    if compiled:
+        return compiled[0]
+    return sql, [*(value for value in prepared if value is not None),
+                 model._meta.pk.get_db_prep_value(pk, db, prepared=False)]
+
+
+def save_row(obj) -> None:
+    """`obj.save()` for a row that exists (one its caller has locked): the same UPDATE of every column, kept.
+
+    For models without save() overrides or save signals (the caller knows); a row
+    that is gone after all is left to `save()`, which then inserts it, as it would.
+    """
+    model = type(obj)
+    values = {field.attname: field.pre_save(obj, False) for field in model._meta.concrete_fields
+              if not field.primary_key}
+    sql, params = update_sql(model, obj.pk, **values)
+    with connection.cursor() as cursor:
+        cursor.execute(sql, params)
+        updated = cursor.rowcount
+    if updated:
+        obj._state.adding, obj._state.db = False, connection.alias
+    else:
+        obj.save()
 
 
 @dataclass(frozen=True)

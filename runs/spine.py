@@ -11,7 +11,7 @@ from django_fsm import TransitionNotAllowed
 
 from approvals import audit
 from condor.errors import InvalidPayload, NotFound, RunNotActiveError, RunStateTransitionError
-from condor.sql import Write, columns, db_value, kept, reader, update_sql
+from condor.sql import Write, columns, db_value, kept, reader, save_row, update_sql
 from runs import telemetry
 from runs.closing import ClosingRun
 from runs.models import Run
@@ -218,7 +218,7 @@ def _resume(run: Run, *, step_id: str = "", along: list | tuple = ()) -> None:
     """Unpark a locked suspended run. `along`: the caller's unsaved events (outbox.event), written first, in the same INSERT."""
     run.resume()
     _touch(run)
-    run.save()
+    save_row(run)
     record_events([*along, event(run, "run.resumed", step_id=step_id, data={"state": run.state})])
 
 

@@ -16,13 +16,24 @@ from django.db import connection, transaction
 from django.db.backends.sqlite3.base import DatabaseWrapper as SqliteWrapper
 from django.db.models import Value
 from django.db.models.functions import Lower
+from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
-from approvals import audit, audit_chain, suspend
-from approvals.models import Approval, ApprovalStatus, ToolCall
+from approvals import audit, audit_chain, suspend, visibility
+from approvals.models import Approval, ApprovalStatus, ReviewTeam, ToolCall
 from approvals.models.audit import AuditChainHead
 from condor.bulk import instance
-from condor.sql import _compiled_insert, columns, compiled, insert_sql, kept, reader
+from condor.sql import (
+    _compiled_insert,
+    _compiled_update,
+    columns,
+    compiled,
+    insert_sql,
+    kept,
+    reader,
+    save_row,
+    update_sql,
+)
 from runs import spine
 from runs.models import Run, RunEvent
 from tests.helpers.runs import open_executing_run
@@ -59,6 +70,16 @@ def test_a_kept_insert_is_the_orms_statement_with_the_orms_parameters(returning)
             orm_sql, orm_params = _compiled_insert(obj, returning, db)
             assert kept_sql == orm_sql
             assert plain(kept_params) == plain(orm_params)
+
+
+def test_a_kept_update_is_the_orms_statement_with_the_orms_parameters():
+    run_id, now = uuid.uuid4(), timezone.now()
+    for db in (connection, sqlite_connection()):
+        # A None is `= NULL` in the ORM's text: each pattern of NULLs has its own.
+        for values in ({"state": "suspended", "last_activity_at": now}, {"last_activity_at": now},
+                       {"closed_at": None, "summary": "s"}, {"closed_at": now, "summary": "s"}):
+            update_sql(Run, run_id, db=db, **values)
+            assert update_sql(Run, run_id, db=db, **values) == _compiled_update(Run, run_id, values, db)
 
 
 @pytest.mark.django_db  # the head lock's FOR UPDATE compiles only inside a transaction
@@ -116,20 +137,43 @@ def test_returning_names_the_columns_so_a_run_reads_the_same_as_the_orms(api):
 
 
 @pytest.mark.django_db
+def test_save_row_sends_the_update_that_save_sends(api):
+    run = Run.objects.get(pk=open_executing_run(api))
+    run.summary = "kept"
+    with CaptureQueriesContext(connection) as saved:
+        run.save()
+    run.summary = "kept again"
+    with CaptureQueriesContext(connection) as kept_row:
+        save_row(run)
+    assert [query["sql"] for query in kept_row.captured_queries] == [
+        query["sql"].replace("'kept'", "'kept again'") for query in saved.captured_queries]
+    assert Run.objects.get(pk=run.pk).summary == "kept again"
+
+
+@pytest.mark.django_db
 def test_a_compiled_select_related_query_builds_what_the_orm_builds(api):
     run_id = open_executing_run(api)
     query = compiled("probe-run-session", lambda: Run.objects.select_related("session").filter(pk=uuid.UUID(int=0)),
                      model=Run)
     orm_sql, orm_params = (Run.objects.select_related("session").filter(pk=uuid.UUID(int=0)).query
                            .get_compiler(connection=connection).as_sql())
-    assert query.sql == orm_sql and len(orm_params) == 1
+    assert (query.sql, query.stand_ins) == (orm_sql, tuple(orm_params))
     with connection.cursor() as cursor:
-        cursor.execute(query.sql, [run_id])
+        cursor.execute(query.sql, query.params({uuid.UUID(int=0): uuid.UUID(run_id)}))
         run = query.read(cursor.fetchone())
     orm = Run.objects.select_related("session").get(pk=run_id)
     assert run.pk == orm.pk and run.state == orm.state
     assert run._state.fields_cache["session"].pk == orm.session.pk
     assert run.session.patient_ref == orm.session.patient_ref
+
+
+@pytest.mark.django_db
+def test_a_compiled_query_replaces_only_its_stand_ins(rita):
+    # The Exists() subquery brings a constant of its own: the stand-in is found by value, not by position.
+    query = compiled("probe-teams", lambda: visibility._teams(visibility._ANY_USER), model=ReviewTeam)
+    assert len(query.stand_ins) == 2
+    assert query.stand_ins[1] == visibility._ANY_USER
+    assert query.params({visibility._ANY_USER: rita.pk}) == [query.stand_ins[0], rita.pk]
 
 
 @pytest.mark.django_db
