@@ -26,11 +26,15 @@ def _tainting_results():
 
 def contexts_for(approvals) -> dict:
     """(run id, tool call id) → {rationale, autonomy, tainted_by} for each approval's gated call."""
-    approvals = list(approvals)
-    if not approvals:
+    return contexts_for_calls([(a.run_id, a.tool_call_id, a.session.tainted) for a in approvals])
+
+
+def contexts_for_calls(calls) -> dict:
+    """`contexts_for` from (run id, tool call id, session tainted) triples: a page's rows, not models."""
+    if not calls:
         return {}
-    keys = {(a.run_id, a.tool_call_id) for a in approvals}
-    tainted_runs = {a.run_id for a in approvals if a.session.tainted}  # the taint as the card says it
+    keys = {(run, call) for run, call, _ in calls}
+    tainted_runs = {run for run, _, tainted in calls if tainted}  # the taint as the card says it
     rows = ToolCall.objects.filter(run_id__in={run for run, _ in keys}, tool_call_id__in={call for _, call in keys})
     columns = ["run_id", "tool_call_id", "metadata", "run__autonomy"]
     if tainted_runs:  # most pages have none: their query is built and run without the two subqueries

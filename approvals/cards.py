@@ -12,7 +12,7 @@ from collections import defaultdict
 
 from django.utils import timezone
 
-from approvals.card_context import contexts_for, empty_context
+from approvals.card_context import contexts_for, contexts_for_calls, empty_context
 from approvals.models import Approval, ApprovalStatus
 
 from django.conf import settings
@@ -50,79 +50,140 @@ def cut_at(size: int) -> bool:
     return size > settings.CONDOR_CARD_ARGS_MAX_BYTES
 
 
-# What card() reads of an approval and the rows it is joined to (`.only()` for a page of
-# them: inbox_pages.py). A field card() reads that is not named here is a query per card,
-# which the page's pinned query count catches.
-CARD_FIELDS = (
-    "id", "run_id", "tool", "op", "tool_call_id", "reason_code", "rule_id", "explanation", "hitl_tier",
-    "args", "approved_args", "payload_hash", "message", "resume_schema", "requested_at", "expires_at",
-    "status", "claimed_by_id", "claim_expires_at", "approvals_required", "approvals", "escalated_at",
-    "session__title", "session__patient_ref", "session__age_band", "session__consent", "session__tainted",
-    "session__care_unit", "session__client__name", "claimed_by__username",
+# The columns a card shows, as `.values()` names them: a page reads its rows this way, with
+# no model instances (inbox_pages.py), and `row_of` reads the same from an approval in hand,
+# so one builder (`card_of_row`) writes both the page's cards and the pushed ones.
+CARD_ROW = (
+    "id", "run_id", "session_id", "tool", "op", "tool_call_id", "reason_code", "rule_id", "explanation",
+    "hitl_tier", "args", "approved_args", "payload_hash", "message", "resume_schema", "requested_at",
+    "expires_at", "status", "claimed_by_id", "claim_expires_at", "approvals_required", "approvals",
+    "escalated_at", "session__title", "session__patient_ref", "session__age_band", "session__consent",
+    "session__tainted", "session__care_unit", "session__client__name", "claimed_by__username",
 )
-CARD_RELATED = ("session__client", "claimed_by")
+
+
+def row_of(approval, now=None) -> dict:
+    """An approval (and its session, client and claimant) as the `CARD_ROW` row of it."""
+    session = approval.session
+    return {
+        "id": approval.pk, "run_id": approval.run_id, "session_id": session.pk, "tool": approval.tool,
+        "op": approval.op, "tool_call_id": approval.tool_call_id, "reason_code": approval.reason_code,
+        "rule_id": approval.rule_id, "explanation": approval.explanation, "hitl_tier": approval.hitl_tier,
+        "args": approval.args, "approved_args": approval.approved_args, "payload_hash": approval.payload_hash,
+        "message": approval.message, "resume_schema": approval.resume_schema,
+        "requested_at": approval.requested_at, "expires_at": approval.expires_at, "status": approval.status,
+        "session__title": session.title, "session__patient_ref": session.patient_ref,
+        "session__age_band": session.age_band, "session__consent": session.consent,
+        "session__tainted": session.tainted, "session__care_unit": session.care_unit,
+        "session__client__name": session.client.name,
+        **_claim_row(approval, timezone.now() if now is None else now),
+    }
+
+
+def _claim_row(approval, now) -> dict:
+    """The claim and quorum columns of `approval`; the claimant is read only for a live claim
+    (an expired one shows no name, and reading it would be a query for nothing)."""
+    live = _live(approval.claimed_by_id, approval.claim_expires_at, now)
+    return {
+        "claimed_by_id": approval.claimed_by_id, "claim_expires_at": approval.claim_expires_at,
+        "claimed_by__username": approval.claimed_by.get_username() if live else None,
+        "approvals_required": approval.approvals_required, "approvals": approval.approvals,
+        "payload_hash": approval.payload_hash, "escalated_at": approval.escalated_at,
+    }
+
+
+def _live(claimed_by_id, claim_expires_at, now) -> bool:
+    return claimed_by_id is not None and claim_expires_at is not None and claim_expires_at > now
 
 
 def card(approval, *, run_granted: list[dict] | None = None, context: dict | None = None) -> dict:
-    session = approval.session
     if context is None:
         context = contexts_for([approval]).get((approval.run_id, approval.tool_call_id)) or empty_context()
+    if run_granted is None:
+        run_granted = granted_in_runs([approval.run_id])[approval.run_id]
+    now = timezone.now()
+    return card_of_row(row_of(approval, now), run_granted=run_granted, context=context, now=now)
+
+
+def card_of_row(row: dict, *, run_granted: list[dict], context: dict, now=None) -> dict:
+    """The card of one `CARD_ROW` row, with its run's grants and its call's context (the key order
+    is the wire's: a page's cards and a push's are the same bytes)."""
+    approved_args = row["approved_args"]
     return {
-        "id": str(approval.pk),
-        "run_id": str(approval.run_id),
-        "session": {"id": str(session.pk), "title": session.title, "patient_ref": session.patient_ref,
-                    "age_band": session.age_band, "consent": session.consent, "tainted": session.tainted,
-                    "care_unit": session.care_unit},
+        "id": str(row["id"]),
+        "run_id": str(row["run_id"]),
+        "session": {"id": str(row["session_id"]), "title": row["session__title"],
+                    "patient_ref": row["session__patient_ref"], "age_band": row["session__age_band"],
+                    "consent": row["session__consent"], "tainted": row["session__tainted"],
+                    "care_unit": row["session__care_unit"]},
         # Why the agent asked (its own words: plain text), under which autonomy, and what tainted the session.
         **context,
-        "client": {"name": session.client.name},
-        "tool": approval.tool,
-        "op": approval.op,
-        "tool_call_id": approval.tool_call_id,
-        "reason_code": approval.reason_code,
-        "rule_id": approval.rule_id,
-        "explanation": approval.explanation,
-        "hitl_tier": approval.hitl_tier,
+        "client": {"name": row["session__client__name"]},
+        "tool": row["tool"],
+        "op": row["op"],
+        "tool_call_id": row["tool_call_id"],
+        "reason_code": row["reason_code"],
+        "rule_id": row["rule_id"],
+        "explanation": row["explanation"],
+        "hitl_tier": row["hitl_tier"],
         # Under four eyes an edit puts new args on the table before the quorum is met (quorum.py).
-        **_args(approval.approved_args if approval.approved_args is not None else approval.args),
-        "payload_hash": approval.payload_hash,
-        "message": approval.message or None,
-        "resume_schema": approval.resume_schema,
-        "requested_at": approval.requested_at.isoformat(),
-        "expires_at": approval.expires_at.isoformat(),
-        "status": approval.status,
-        "run_granted": run_granted if run_granted is not None else granted_in_runs([approval.run_id])[approval.run_id],
-        **claim_and_quorum(approval),
+        **_args(approved_args if approved_args is not None else row["args"]),
+        "payload_hash": row["payload_hash"],
+        "message": row["message"] or None,
+        "resume_schema": row["resume_schema"],
+        "requested_at": row["requested_at"].isoformat(),
+        "expires_at": row["expires_at"].isoformat(),
+        "status": row["status"],
+        "run_granted": run_granted,
+        **_claim_and_quorum(row, timezone.now() if now is None else now),
     }
 
 
 def claim_and_quorum(approval) -> dict:
     """Who is working the card (a live claim only), how far its four eyes have got, and its escalation."""
-    live = approval.claimed_by_id is not None and approval.claim_expires_at is not None \
-        and approval.claim_expires_at > timezone.now()
+    now = timezone.now()
+    return _claim_and_quorum(_claim_row(approval, now), now)
+
+
+def _claim_and_quorum(row: dict, now) -> dict:
+    live = _live(row["claimed_by_id"], row["claim_expires_at"], now)
     return {
-        "claimed_by": approval.claimed_by.get_username() if live else None,
-        "claim_expires_at": approval.claim_expires_at.isoformat() if live else None,
-        "approvals_required": approval.approvals_required,
-        "approvals": counted_approvals(approval),
-        "escalated_at": approval.escalated_at.isoformat() if approval.escalated_at else None,
+        "claimed_by": row["claimed_by__username"] if live else None,
+        "claim_expires_at": row["claim_expires_at"].isoformat() if live else None,
+        "approvals_required": row["approvals_required"],
+        "approvals": _counted(row["approvals"], row["payload_hash"]),
+        "escalated_at": row["escalated_at"].isoformat() if row["escalated_at"] else None,
     }
 
 
 def counted_approvals(approval) -> list[dict]:
     """The approvals that count towards the quorum: those of the payload now on the table."""
+    return _counted(approval.approvals, approval.payload_hash)
+
+
+def _counted(votes, payload_hash: str) -> list[dict]:
     return [{"reviewer": vote["reviewer"], "at": vote["at"], "reason": vote["reason"]}
-            for vote in approval.approvals or () if vote.get("payload_hash") == approval.payload_hash]
+            for vote in votes or () if vote.get("payload_hash") == payload_hash]
 
 
 def cards_for(approvals) -> list[dict]:
     """Cards for many approvals: one query for all their runs' grants, one for their calls' context (none per card)."""
     approvals = list(approvals)
-    granted = granted_in_runs({approval.run_id for approval in approvals})
-    contexts = contexts_for(approvals)
-    return [card(approval, run_granted=granted[approval.run_id],
-                 context=contexts.get((approval.run_id, approval.tool_call_id)) or empty_context())
-            for approval in approvals]
+    now = timezone.now()
+    return _cards([row_of(approval, now) for approval in approvals], contexts_for(approvals), now)
+
+
+def cards_for_rows(rows: list[dict]) -> list[dict]:
+    """`cards_for` over `CARD_ROW` rows (a page's): the same two queries, no model instances."""
+    calls = [(row["run_id"], row["tool_call_id"], row["session__tainted"]) for row in rows]
+    return _cards(rows, contexts_for_calls(calls), timezone.now())
+
+
+def _cards(rows: list[dict], contexts: dict, now) -> list[dict]:
+    granted = granted_in_runs({row["run_id"] for row in rows})
+    return [card_of_row(row, run_granted=granted[row["run_id"]], now=now,
+                        context=contexts.get((row["run_id"], row["tool_call_id"])) or empty_context())
+            for row in rows]
 
 
 def granted_in_runs(run_ids) -> dict:
@@ -138,7 +199,7 @@ def granted_in_runs(run_ids) -> dict:
     return granted
 
 
-# What sibling() reads (`.only()` for a page's grants, as CARD_FIELDS for its cards).
+# What sibling() reads (`.only()` for a page's grants).
 _SIBLING_FIELDS = ("id", "run_id", "tool", "op", "status", "decided_by_id", "decided_by__username")
 
 

@@ -66,8 +66,10 @@ def _connect_scope(user) -> ReviewerScope | None:
 
 
 @database_sync_to_async
-def snapshot_page(scope: ReviewerScope, cursor: str | None = None) -> dict:
-    return inbox_pages.page(scope, cursor)
+def page_frame(scope: ReviewerScope, cursor: str | None = None) -> str:
+    """The snapshot (no cursor) or the page after `cursor`, as the message's text: each card is
+    encoded once, to size the page, and sent as written (no second json.dumps of the page)."""
+    return inbox_pages.frame(scope, cursor)
 
 
 @database_sync_to_async
@@ -102,7 +104,7 @@ class InboxConsumer(AsyncJsonWebsocketConsumer):
         await self.channel_layer.group_add(INBOX_GROUP, self.channel_name)
         await self.channel_layer.group_add(user_group(self.user_id), self.channel_name)
         await self.accept()
-        await self.send_json({"type": "snapshot", **await snapshot_page(reviewer)})
+        await self.send(text_data=await page_frame(reviewer))
 
     async def disconnect(self, code):
         if hasattr(self, "seen"):
@@ -146,11 +148,11 @@ class InboxConsumer(AsyncJsonWebsocketConsumer):
         try:
             if not isinstance(cursor, str):  # the first page comes on connect; a request continues one
                 raise InvalidCursor("A page request carries the cursor of the page before it.")
-            body = await snapshot_page(reviewer, cursor)
+            text = await page_frame(reviewer, cursor)
         except CondorError as error:
             await self.send_json({"type": "error", "error": error.code, "detail": error.detail})
             return
-        await self.send_json({"type": "page", "after": cursor, **body})
+        await self.send(text_data=text)
 
     async def inbox_message(self, event):
         event_id = event.get("event_id")

@@ -8,11 +8,11 @@ filtered by the same rule (approvals/visibility.py). Reviewers' session only; th
 standing is read again on every call, like the socket's for every page and push.
 """
 
+from django.http import HttpResponse
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import serializers
 from rest_framework.exceptions import PermissionDenied
 from rest_framework.generics import GenericAPIView, ListAPIView
-from rest_framework.response import Response
 
 from approvals import inbox_pages
 from approvals.models import ApprovalStatus, ReasonCode
@@ -122,4 +122,6 @@ class PendingCards(ReviewerView):
             400, 403, e400="invalid_cursor: the cursor is not one the inbox sent; start again from the first page.")})
     def get(self, request, *args, **kwargs):
         scope = self.reviewer_scope()
-        return Response(inbox_pages.page(scope, request.query_params.get("cursor")))
+        # The page's text as the socket's frame is made (each card encoded once), not re-rendered.
+        body = inbox_pages.build(scope, request.query_params.get("cursor")).message()
+        return HttpResponse(body, content_type="application/json")

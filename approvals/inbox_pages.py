@@ -18,6 +18,7 @@ no visibility: the reviewer's scope is read again for every page (consumers.py).
 """
 
 import json
+from dataclasses import dataclass, field
 from datetime import datetime
 
 from django.core import signing
@@ -72,7 +73,7 @@ def decode_cursor(cursor) -> tuple:
 
 
 def _size(value) -> int:
-    return len(json.dumps(value).encode())
+    return len(json.dumps(value))  # json.dumps writes ASCII: its length is the frame's bytes
 
 
 # What a lone card too big for a frame drops, in turn, until it fits. First its args, as
@@ -91,23 +92,53 @@ _LAST_RESORT = (
 )
 
 
-def _shed(card: dict, room: int) -> tuple[dict, int]:
-    """`card` with as few of _LAST_RESORT's steps taken as make it fit `room` bytes, and its size."""
+def _shed(card: dict, room: int) -> tuple[dict, str]:
+    """`card` with as few of _LAST_RESORT's steps taken as make it fit `room` bytes, and its text."""
     cut_fields = []
     for step in _LAST_RESORT:
         cut_fields += [name for name in step if name not in ("args_truncated", "args_preview")]
         card = {**card, **step, "cut_fields": cut_fields[:]}
-        size = _size(card)
-        if size <= room:
+        text = json.dumps(card)
+        if len(text) <= room:
             break
-    return card, size
+    return card, text
+
+
+@dataclass
+class Page:
+    """One page: its cards, each card's JSON text (written once, to size it, then sent as it is),
+    the total and the cursor after the last card."""
+
+    cards: list[dict] = field(default_factory=list)
+    texts: list[str] = field(default_factory=list)
+    total: int = 0
+    cursor: str | None = None
+
+    def body(self) -> dict:
+        return {"cards": self.cards, "total": self.total, "cursor": self.cursor}
+
+    def message(self, head: dict | None = None) -> str:
+        """`json.dumps({**head, **self.body()})`, from the cards' texts as written: the socket's
+        message, or with no head the polling endpoint's body (approvals/inbox_cards.py)."""
+        start = json.dumps(head)[:-1] + ", " if head else "{"
+        tail = json.dumps({"total": self.total, "cursor": self.cursor})
+        return f'{start}"cards": [{", ".join(self.texts)}], {tail[1:]}'
 
 
 def page(scope: ReviewerScope, cursor: str | None = None, *, max_bytes: int = PAGE_MAX_BYTES) -> dict:
-    """The page of the reviewer's pending cards after `cursor` (None: the first), as a frame body.
+    """The page of the reviewer's pending cards after `cursor` (None: the first), as a frame body."""
+    return build(scope, cursor, max_bytes=max_bytes).body()
 
-    Four queries however many cards wait: the page's rows, the count, and
-    the two card-building reads (approvals/cards.py) for all of its cards at once.
+
+def frame(scope: ReviewerScope, cursor: str | None = None) -> str:
+    """The socket's message for the page after `cursor`: the snapshot (None) or a page naming `after`."""
+    head = {"type": "snapshot"} if cursor is None else {"type": "page", "after": cursor}
+    return build(scope, cursor).message(head)
+
+
+def build(scope: ReviewerScope, cursor: str | None = None, *, max_bytes: int = PAGE_MAX_BYTES) -> Page:
+    """The page after `cursor`. Four queries however many cards wait: the page's rows, the
+    count, and the two card-building reads (approvals/cards.py) for all of its cards at once.
     """
     key = decode_cursor(cursor) if cursor is not None else None
     pending = _pending(scope)
@@ -115,35 +146,46 @@ def page(scope: ReviewerScope, cursor: str | None = None, *, max_bytes: int = PA
     if key is not None:
         ordered = ordered.filter(_after(key))
     # One query for the page's rows, read down the queue index (approval_inbox_queue) until
-    # PAGE_CARDS + 1 are found, with only the columns a card shows.
-    approvals = list(ordered.select_related(*cards.CARD_RELATED).only(*cards.CARD_FIELDS)[:PAGE_CARDS + 1])
-    return page_body(approvals, total=pending.count(), cursor=cursor, max_bytes=max_bytes)
+    # PAGE_CARDS + 1 are found, with only the columns a card shows, as plain rows: a page of
+    # model instances cost more to make than its cards do to build.
+    rows = list(ordered.values(*cards.CARD_ROW, "escalation_rank", "risk_rank")[:PAGE_CARDS + 1])
+    more = len(rows) > PAGE_CARDS
+    rows = rows[:PAGE_CARDS]
+    keys = [(row["escalation_rank"], row["risk_rank"], row["expires_at"], row["id"]) for row in rows]
+    return _assemble(cards.cards_for_rows(rows), keys, more=more, total=pending.count(), cursor=cursor,
+                     max_bytes=max_bytes)
 
 
 def page_body(approvals: list, *, total: int, cursor: str | None, max_bytes: int = PAGE_MAX_BYTES,
               page_cards: int = PAGE_CARDS) -> dict:
-    """The frame body for up to `page_cards` + 1 rows in queue order (each with its sort key annotated):
-    the first `page_cards` that fit in `max_bytes`, the total, and the cursor after the last one sent."""
+    """`page`'s body over up to `page_cards` + 1 approvals in queue order (each with its sort key
+    annotated), for a caller holding model instances (the browser tests' server, tests/live)."""
     more = len(approvals) > page_cards
     approvals = approvals[:page_cards]
-    body = {"cards": [], "total": total, "cursor": None}
-    size = _size(body) + _size(cursor) + _FRAME_SLACK  # the envelope, and the `after` the consumer adds
-    sent = 0
-    for card in cards.cards_for(approvals):
+    keys = [(a.escalation_rank, a.risk_rank, a.expires_at, a.pk) for a in approvals]
+    return _assemble(cards.cards_for(approvals), keys, more=more, total=total, cursor=cursor,
+                     max_bytes=max_bytes).body()
+
+
+def _assemble(built: list[dict], keys: list[tuple], *, more: bool, total: int, cursor: str | None,
+              max_bytes: int) -> Page:
+    """The first of `built` (cards in queue order, `keys` their sort keys) that fit in `max_bytes`."""
+    page = Page(total=total)
+    size = _size(page.body()) + _size(cursor) + _FRAME_SLACK  # the envelope, and the `after` of a page
+    for card in built:
         room = max_bytes - size - 2  # the separator ", "
-        card_size = _size(card)
-        if card_size > room:
-            if sent:
+        text = json.dumps(card)
+        if len(text) > room:
+            if page.cards:
                 more = True
                 break
-            card, card_size = _shed(card, room)  # alone, and still too big
-        body["cards"].append(card)
-        size += card_size + 2
-        sent += 1
-    if more and sent:
-        last = approvals[sent - 1]
-        body["cursor"] = encode_cursor((last.escalation_rank, last.risk_rank, last.expires_at, last.pk))
-    return body
+            card, text = _shed(card, room)  # alone, and still too big
+        page.cards.append(card)
+        page.texts.append(text)
+        size += len(text) + 2
+    if more and page.cards:
+        page.cursor = encode_cursor(keys[len(page.cards) - 1])
+    return page
 
 
 def pending_total(scope: ReviewerScope) -> int:

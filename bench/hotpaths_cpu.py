@@ -7,12 +7,18 @@ Run by hand from the repository root, against a scratch PostgreSQL database:
 
 Each request is a WSGI environ handed to `condor.wsgi.application`, the object gunicorn
 calls: every middleware, DRF's authentication, permission, throttle, parser and
-renderer, the service and its transaction, the after-commit push. What gunicorn adds
-(reading the socket, parsing HTTP) is left out. Per request it prints the process CPU
-time (all threads, so the publisher loop's push counts) and the wall time, median and
-p90; CPU time moves much less with the machine's load than wall time does.
+renderer, the service and its transaction, the after-commit hand-over of the push.
+What gunicorn adds (reading the socket, parsing HTTP) is left out. Per request it
+prints the process CPU time (all threads, so the push thread's work counts while a
+request is measured) and the wall time, median and p90; CPU time moves much less with
+the machine's load than wall time does.
 `--profile PATH` runs cProfile over that path's requests and prints the top functions
 (`--cpu`: timed by the thread's CPU clock, so waits on PostgreSQL and Redis drop out).
+
+`--compare-push [--rounds 5]` measures gate allow's wall time only, request by request
+alternating between the request waiting for its own push (what it did before the push
+queue: push and mark in the request, as when the push finished inside its 200 ms
+wait) and the push queue (runs/push_queue.py), the load average printed per round.
 """
 
 from __future__ import annotations
@@ -138,6 +144,65 @@ def measure(requests, profiler=None) -> dict:
             "wall_ms": statistics.median(wall) * 1000, "wall_p90_ms": wall[p90] * 1000}
 
 
+def compare_push(agent: Wsgi, rounds: int, requests: int) -> None:
+    """Gate allow's wall time: the request waiting for its push against the push queue, interleaved.
+
+    Request by request, the two modes alternate (which goes first alternates too), and
+    the queue is flushed, untimed, after every request: each request's wall time is
+    what its client waits, with no earlier push still being worked on beside it.
+    Beside it, the time the after-commit hook held the request: the push and its mark
+    when waiting, the hand-over when queueing.
+    """
+    from runs import outbox
+    from runs.publish import flush, publish
+
+    modes = {"wait": publish, "queue": outbox.publish_later}
+    hook_times: list[float] = []
+
+    def timed(push):
+        def hook(events):
+            started = time.perf_counter()
+            push(events)
+            hook_times.append(time.perf_counter() - started)
+        return hook
+
+    medians: dict[str, list[float]] = {mode: [] for mode in modes}
+    hooks: dict[str, list[float]] = {mode: [] for mode in modes}
+    print("round  load 1 min | wait: wall p50 / p90, hook p50 (ms) | queue: wall p50 / p90, hook p50 (ms) | wall ratio")
+    try:
+        for round_ in range(1, rounds + 1):
+            load = os.getloadavg()[0]
+            runs = {mode: executing_run(agent) for mode in modes}
+            walls: dict[str, list[float]] = {mode: [] for mode in modes}
+            hooked: dict[str, list[float]] = {mode: [] for mode in modes}
+            tag = f"{round_}-{time.time_ns()}"
+            for i in range(requests):
+                for mode in (("wait", "queue") if i % 2 == 0 else ("queue", "wait")):
+                    outbox.publish_later = timed(modes[mode])
+                    hook_times.clear()
+                    started = time.perf_counter()
+                    agent.post(f"/api/v1/runs/{runs[mode]}/tool-calls/",
+                               gate_call(f"{tag}-{mode}-{i}", allowed=True), 200)
+                    walls[mode].append(time.perf_counter() - started)
+                    hooked[mode].extend(hook_times)
+                    flush()
+            figures = {}
+            for mode in modes:
+                ordered = sorted(walls[mode])
+                figures[mode] = (statistics.median(ordered) * 1000, ordered[int(len(ordered) * 0.9)] * 1000,
+                                 statistics.median(hooked[mode]) * 1000)
+                medians[mode].append(figures[mode][0])
+                hooks[mode].append(figures[mode][2])
+            (wait, wait_p90, wait_hook), (queue, queue_p90, queue_hook) = figures["wait"], figures["queue"]
+            print(f"{round_:5}  {load:10.1f} | {wait:11.2f} / {wait_p90:6.2f}, {wait_hook:5.2f}        | "
+                  f"{queue:12.2f} / {queue_p90:6.2f}, {queue_hook:5.2f}         | {queue / wait:5.2f}")
+    finally:
+        outbox.publish_later = modes["queue"]
+    wait, queue = statistics.median(medians["wait"]), statistics.median(medians["queue"])
+    print(f"median of the rounds' p50: wall wait {wait:.2f} ms, queue {queue:.2f} ms ({queue / wait:.2f}×); "
+          f"hook wait {statistics.median(hooks['wait']):.2f} ms, queue {statistics.median(hooks['queue']):.3f} ms")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--requests", type=int, default=200, help="requests per path")
@@ -146,11 +211,21 @@ def main() -> None:
     parser.add_argument("--top", type=int, default=40)
     parser.add_argument("--sort", default="tottime")
     parser.add_argument("--cpu", action="store_true", help="profile CPU time (thread clock), not wall time")
+    parser.add_argument("--compare-push", action="store_true",
+                        help="gate allow's wall time, waiting for its push vs the push queue, interleaved")
+    parser.add_argument("--rounds", type=int, default=5, help="rounds of --compare-push")
     options = parser.parse_args()
     ensure_database(os.environ["DATABASE_URL"])
     setup_django()
     agent, browser = actors()
     print(f"load average {os.getloadavg()}")
+    if options.compare_push:
+        warm_run = executing_run(agent)
+        for i in range(options.warmup):
+            agent.post(f"/api/v1/runs/{warm_run}/tool-calls/", gate_call(f"warm-{i}", allowed=True), 200)
+        compare_push(agent, options.rounds, options.requests)
+        print(f"load average {os.getloadavg()}")
+        return
     for phase, n in (("warm-up", options.warmup), ("measured", options.requests)):
         tag = f"{phase[0]}{time.time_ns()}"
         run_id = executing_run(agent)

@@ -7,11 +7,13 @@ and migrated if needed; the cards are kept for the next run):
 
 Fills the database up to `--pending` pending approvals (1,000 sessions of ten, each
 card with its gated call in the ToolCall ledger and a rationale, mixed tiers and
-deadlines, one in nine escalated), then builds, as the consumer does
-(approvals/inbox_pages.page, the reviewer's scope read once per page as well):
-page 1, and a page deep in the queue (after the card at `--deep`). For each: p50 and
-p99 of `--repeat` builds (wall clock), the median CPU time of this process (the
-database's own time is not in it), the queries one build makes, and the frame's size.
+deadlines, one in nine escalated), then builds the message the inbox socket sends, as
+the consumer does (the reviewer's scope read, the page, its text): page 1, and a page
+deep in the queue (after the card at `--deep`). For each: p50 and p99 of `--repeat`
+builds (wall clock), the median CPU time of this process (the database's own time is
+not in it), the queries one build makes, and the message's size. With `--reference REV`
+the page modules of git revision REV build the same messages in the same process, the
+two versions taking turns, and the new / old ratios are printed (the machine is shared).
 """
 
 from __future__ import annotations
@@ -90,26 +92,68 @@ def reviewer():
     return user
 
 
-def measure(user, cursor, repeat: int) -> dict:
+# The modules a page is built with, loaded again from `--reference REV` under bench_ref.* (their
+# imports of each other rewritten) so that the two versions take turns in one process.
+_REFERENCE_MODULES = ("hashing", "card_context", "cards", "inbox_pages")
+
+
+def reference_pages(rev: str):
+    """inbox_pages as it was at `rev`, built on that rev's cards, context and hashing."""
+    import subprocess
+    import types
+
+    package = types.ModuleType("bench_ref")
+    package.__path__ = []
+    sys.modules["bench_ref"] = package
+    for name in _REFERENCE_MODULES:
+        source = subprocess.run(["git", "show", f"{rev}:approvals/{name}.py"], cwd=ROOT, check=True,
+                                capture_output=True, text=True).stdout
+        for other in _REFERENCE_MODULES:
+            source = source.replace(f"from approvals.{other} import", f"from bench_ref.{other} import")
+            source = source.replace(f"from approvals import {other}\n", f"from bench_ref import {other}\n")
+        module = types.ModuleType(f"bench_ref.{name}")
+        sys.modules[module.__name__] = module
+        exec(compile(source, f"{rev}:approvals/{name}.py", "exec"), module.__dict__)
+        setattr(package, name, module)
+    return package.inbox_pages
+
+
+def message(pages, scope, cursor) -> str:
+    """The text the inbox socket sends for the page after `cursor`, as `pages` (a version of
+    approvals/inbox_pages.py) and its consumer make it: `frame`, or json.dumps of `page`'s body."""
+    if hasattr(pages, "frame"):
+        return pages.frame(scope, cursor)
+    head = {"type": "snapshot"} if cursor is None else {"type": "page", "after": cursor}
+    return json.dumps({**head, **pages.page(scope, cursor)})
+
+
+def measure(user, cursor, repeat: int, versions: dict) -> dict:
+    """Each version's figures for `repeat` messages, the versions taking turns (round-robin)."""
     from django.db import connection
     from django.test.utils import CaptureQueriesContext
 
-    from approvals import inbox_pages
     from approvals.visibility import reviewer_scope
 
-    times, cpu = [], []
-    for _ in range(repeat):
-        started, cpu_started = time.perf_counter(), time.process_time()
-        body = inbox_pages.page(reviewer_scope(user), cursor)
-        times.append(time.perf_counter() - started)
-        cpu.append(time.process_time() - cpu_started)
-    with CaptureQueriesContext(connection) as captured:
-        inbox_pages.page(reviewer_scope(user), cursor)
-    times.sort()
-    frame = {"type": "page" if cursor else "snapshot", "after": cursor, **body}
-    return {"p50": statistics.median(times) * 1000, "cpu": statistics.median(cpu) * 1000, "p99": times[min(len(times) - 1, int(len(times) * 0.99))] * 1000,
-            "queries": len(captured), "bytes": len(json.dumps(frame).encode()), "cards": len(body["cards"]),
-            "total": body["total"]}
+    times = {name: [] for name in versions}
+    cpu = {name: [] for name in versions}
+    for n in range(repeat):
+        names = list(versions) if n % 2 == 0 else list(reversed(versions))  # neither always goes first
+        for name in names:
+            started, cpu_started = time.perf_counter(), time.process_time()
+            message(versions[name], reviewer_scope(user), cursor)
+            times[name].append(time.perf_counter() - started)
+            cpu[name].append(time.process_time() - cpu_started)
+    figures = {}
+    for name, pages in versions.items():
+        with CaptureQueriesContext(connection) as captured:
+            text = message(pages, reviewer_scope(user), cursor)
+        body = json.loads(text)
+        ordered = sorted(times[name])
+        figures[name] = {"p50": statistics.median(ordered) * 1000, "cpu": statistics.median(cpu[name]) * 1000,
+                         "p99": ordered[min(len(ordered) - 1, int(len(ordered) * 0.99))] * 1000,
+                         "queries": len(captured), "bytes": len(text.encode()), "cards": len(body["cards"]),
+                         "total": body["total"]}
+    return figures
 
 
 def main() -> None:
@@ -117,6 +161,8 @@ def main() -> None:
     parser.add_argument("--pending", type=int, default=10_000)
     parser.add_argument("--deep", type=int, default=7_500, help="the later page starts after this card")
     parser.add_argument("--repeat", type=int, default=200)
+    parser.add_argument("--reference", metavar="REV",
+                        help="also build each page as the git revision REV did, taking turns with this tree's code")
     options = parser.parse_args()
 
     ensure_database(os.environ.get("DATABASE_URL", ""))
@@ -128,14 +174,23 @@ def main() -> None:
     user = reviewer()
     queue = inbox_pages.queue_ordered(Approval.objects.filter(status=ApprovalStatus.PENDING))
     deep = inbox_pages.encode_cursor(queue.values_list("escalation_rank", "risk_rank", "expires_at", "pk")[options.deep - 1])
+    versions = {"this tree": inbox_pages}
+    if options.reference:
+        versions = {options.reference: reference_pages(options.reference), **versions}
 
     print(f"python {platform.python_version()} · {os.cpu_count()} cpus · load average before "
           f"{' '.join(f'{x:.2f}' for x in os.getloadavg())} · {added} cards added")
-    print(f"{'page':<22} {'p50 ms':>8} {'p99 ms':>8} {'cpu ms':>7} {'queries':>8} {'bytes':>9} {'cards':>6} {'total':>7}")
+    print(f"{'page':<18} {'code':<12} {'p50 ms':>8} {'p99 ms':>8} {'cpu ms':>7} {'queries':>8} {'bytes':>9} "
+          f"{'cards':>6} {'total':>7}")
     for name, cursor in [("page 1", None), (f"after card {options.deep}", deep)]:
-        figures = measure(user, cursor, options.repeat)
-        print(f"{name:<22} {figures['p50']:>8.1f} {figures['p99']:>8.1f} {figures['cpu']:>7.1f} {figures['queries']:>8} "
-              f"{figures['bytes']:>9} {figures['cards']:>6} {figures['total']:>7}")
+        figures = measure(user, cursor, options.repeat, versions)
+        for code, f in figures.items():
+            print(f"{name:<18} {code:<12} {f['p50']:>8.1f} {f['p99']:>8.1f} {f['cpu']:>7.1f} {f['queries']:>8} "
+                  f"{f['bytes']:>9} {f['cards']:>6} {f['total']:>7}")
+        if options.reference:
+            new, old = figures["this tree"], figures[options.reference]
+            print(f"{'':<18} {'new / old':<12} {new['p50'] / old['p50']:>8.2f} {new['p99'] / old['p99']:>8.2f} "
+                  f"{new['cpu'] / old['cpu']:>7.2f}")
     print(f"load average after {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
 
 

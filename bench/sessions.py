@@ -18,16 +18,26 @@ garbage collections that ran during each path's requests with their CPU time.
 The process is set up as the entry points set up a server (condor/wsgi.py and
 condor/asgi.py freeze the start-up heap and raise the youngest generation's GC
 threshold: condor/gc_settings.py); `--no-freeze` measures without that, for comparison.
+
+`--against REV` adds a row: the same 500-message history built by sessions_app/history.py
+as it was at the git revision REV (loaded from `git show`, swapped into the view for its
+requests), taking turns with today's in the same round-robin, after a check that both
+give the same JSON. Per history builder it also prints the allocations' peak (tracemalloc,
+a few builds outside the timed loop).
 """
 
 from __future__ import annotations
 
 import argparse
 import gc
+import json
 import os
 import statistics
+import subprocess
 import sys
 import time
+import tracemalloc
+import types
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -84,13 +94,17 @@ def seed():
     return key, long_id, short_id
 
 
-def measure(http, key, paths, repeat):
-    """Per path: p50 and p99 of server time, p50 and p99 of this thread's CPU time, p99 of the
-    garbage collector's CPU time in a request, the full collections during its requests (CPU ms
-    each) and queries; taken round-robin so that a load spike hits them all alike."""
+def measure(http, key, rows, repeat):
+    """Per row (label, path, history builder or None): p50 and p99 of server time, p50 and p99 of this
+    thread's CPU time, p99 of the garbage collector's CPU time in a request, the collections of each
+    generation during its requests, the full ones' CPU ms each, and queries; taken round-robin so that
+    a load spike hits them all alike. A row's builder is the history view's for its requests."""
     from django.db import connection
     from django.test.utils import CaptureQueriesContext
 
+    from sessions_app import message_views
+
+    ours = message_views.history_json
     collected, started_at = [], [0.0]
 
     def on_gc(phase, info):  # each collection's generation and CPU time
@@ -99,33 +113,60 @@ def measure(http, key, paths, repeat):
         else:
             collected.append((info["generation"], (time.thread_time() - started_at[0]) * 1000))
 
-    times, cpus, queries, last = ({p: [] for p in paths}, {p: [] for p in paths}, {p: 0 for p in paths}, {})
-    gc_cpu, full_collections = {p: [] for p in paths}, {p: [] for p in paths}
+    labels = [label for label, _, _ in rows]
+    times, cpus, queries, last = ({r: [] for r in labels}, {r: [] for r in labels}, {r: 0 for r in labels}, {})
+    gc_cpu, full_collections = {r: [] for r in labels}, {r: [] for r in labels}
+    generations = {r: [0, 0, 0] for r in labels}
     gc.callbacks.append(on_gc)
     try:
         for _ in range(repeat):
-            for path in paths:
+            for label, path, builder in rows:
+                message_views.history_json = builder or ours
                 collected.clear()
                 with CaptureQueriesContext(connection) as captured:
                     started, cpu = time.perf_counter(), time.thread_time()
                     response = http.get(path, HTTP_AUTHORIZATION=f"Api-Key {key}")
-                    times[path].append((time.perf_counter() - started) * 1000)
-                    cpus[path].append((time.thread_time() - cpu) * 1000)
+                    times[label].append((time.perf_counter() - started) * 1000)
+                    cpus[label].append((time.thread_time() - cpu) * 1000)
                 assert response.status_code == 200, response.content[:200]
-                queries[path], last[path] = max(queries[path], len(captured.captured_queries)), response
-                gc_cpu[path].append(sum(ms for _, ms in collected))
-                full_collections[path].extend(ms for generation, ms in collected if generation == 2)
+                queries[label], last[label] = max(queries[label], len(captured.captured_queries)), response
+                gc_cpu[label].append(sum(ms for _, ms in collected))
+                full_collections[label].extend(ms for generation, ms in collected if generation == 2)
+                for generation, _ in collected:
+                    generations[label][generation] += 1
     finally:
         gc.callbacks.remove(on_gc)
+        message_views.history_json = ours
 
     def p99(values):
         ordered = sorted(values)
         return ordered[min(len(ordered) - 1, int(len(ordered) * 0.99))]
 
-    return {path: {"p50": statistics.median(times[path]), "p99": p99(times[path]),
-                   "cpu50": statistics.median(cpus[path]), "cpu99": p99(cpus[path]), "queries": queries[path],
-                   "gc99": p99(gc_cpu[path]), "full_gc": full_collections[path], "response": last[path]}
-            for path in paths}
+    return {label: {"p50": statistics.median(times[label]), "p99": p99(times[label]),
+                    "cpu50": statistics.median(cpus[label]), "cpu99": p99(cpus[label]), "queries": queries[label],
+                    "gc99": p99(gc_cpu[label]), "full_gc": full_collections[label],
+                    "generations": generations[label], "response": last[label]}
+            for label in labels}
+
+
+def history_at(rev: str):
+    """sessions_app/history.py as it was at the git revision `rev`, loaded as a module of its own."""
+    source = subprocess.run(["git", "show", f"{rev}:sessions_app/history.py"], cwd=ROOT, check=True,
+                            capture_output=True, text=True).stdout
+    module = types.ModuleType(f"history_at_{rev}")
+    exec(compile(source, f"{rev}:sessions_app/history.py", "exec"), module.__dict__)
+    return module.history_json
+
+
+def allocation_peak(builder, session, builds=5) -> float:
+    """The highest tracemalloc peak (KiB) over a few builds of the history, outside the timed loop."""
+    peaks = []
+    for _ in range(builds):
+        tracemalloc.start()
+        builder(session)
+        peaks.append(tracemalloc.get_traced_memory()[1] / 1024)
+        tracemalloc.stop()
+    return max(peaks)
 
 
 def main() -> None:
@@ -134,6 +175,9 @@ def main() -> None:
     parser.add_argument("--no-freeze", action="store_true",
                         help="leave the collector as Python sets it (the servers freeze the start-up heap and "
                              "raise the youngest generation's threshold: condor/gc_settings.py)")
+    parser.add_argument("--against", metavar="REV",
+                        help="also time the history as sessions_app/history.py built it at this git revision, "
+                             "in turns with today's")
     args = parser.parse_args()
     url = os.environ.get("DATABASE_URL")
     if not url:
@@ -143,6 +187,15 @@ def main() -> None:
     from django.test import Client
 
     key, long_id, short_id = seed()
+    from sessions_app.history import history_json
+    from sessions_app.models import Session
+
+    builders = {"today's": history_json}
+    if args.against:
+        builders[args.against] = history_at(args.against)
+    long_session = Session.objects.get(pk=long_id)
+    documents = {name: json.loads(build(long_session)) for name, build in builders.items()}
+    assert all(document == documents["today's"] for document in documents.values()), "the builders differ"
     if not args.no_freeze:
         from condor.gc_settings import configure_gc_for_serving
 
@@ -152,29 +205,34 @@ def main() -> None:
     deep = first.json()["next"]
     for _ in range(20):  # walk 20 pages in
         deep = http.get(deep, HTTP_AUTHORIZATION=f"Api-Key {key}").json()["next"]
+    history = f"/api/v1/sessions/{long_id}/history/"
     rows = [
-        ("GET sessions/ (first page of 50)", "/api/v1/sessions/?limit=50"),
-        ("GET sessions/ (page 21 by cursor)", deep),
-        ("GET sessions/?care_unit=Unit 3&q=round", "/api/v1/sessions/?care_unit=Unit%203&q=round&limit=50"),
-        ("GET sessions/{id}/history/ (500 messages)", f"/api/v1/sessions/{long_id}/history/"),
+        ("GET sessions/ (first page of 50)", "/api/v1/sessions/?limit=50", None),
+        ("GET sessions/ (page 21 by cursor)", deep, None),
+        ("GET sessions/?care_unit=Unit 3&q=round", "/api/v1/sessions/?care_unit=Unit%203&q=round&limit=50", None),
+        ("GET sessions/{id}/history/ (500 messages)", history, None),
+        *[(f"same, built as at {name}", history, build) for name, build in builders.items() if name != "today's"],
         # The reference: the same endpoint on a 10-message session, the request path's own cost
         # on this machine in this run (the figures above swing with the load; the gap does less).
-        ("GET sessions/{id}/history/ (10 messages, reference)", f"/api/v1/sessions/{short_id}/history/"),
+        ("GET sessions/{id}/history/ (10 messages, reference)", f"/api/v1/sessions/{short_id}/history/", None),
     ]
     load = os.getloadavg()[0]
-    figures = measure(http, key, [path for _, path in rows], args.repeat)
+    figures = measure(http, key, rows, args.repeat)
     print(f"load {load:.1f} → {os.getloadavg()[0]:.1f}; {args.repeat} requests each, round-robin; "
           f"start-up heap {'left to the collector' if args.no_freeze else 'frozen'} ({gc.get_freeze_count()} objects), "
           f"GC thresholds {gc.get_threshold()}")
-    print("| request | p50 | p99 | CPU p50 | CPU p99 / p50 | GC CPU p99 | full GCs (CPU ms each, max) | queries |")
-    for label, path in rows:
-        f = figures[path]
+    print("| request | p50 | p99 | CPU p50 | CPU p99 / p50 | GC CPU p99 | collections gen 0/1/2 "
+          "| full GCs (CPU ms each, max) | queries |")
+    for label, _, _ in rows:
+        f = figures[label]
         full = f"{len(f['full_gc'])} ({max(f['full_gc']):.0f})" if f["full_gc"] else "0"
         print(f"| {label} | {f['p50']:.1f} ms | {f['p99']:.1f} ms | {f['cpu50']:.1f} ms | {f['cpu99'] / f['cpu50']:.2f} "
-              f"| {f['gc99']:.1f} ms | {full} | {f['queries']} |")
-    long, short = figures[rows[3][1]], figures[rows[4][1]]
+              f"| {f['gc99']:.1f} ms | {'/'.join(map(str, f['generations']))} | {full} | {f['queries']} |")
+    long, short = figures[rows[3][0]], figures[rows[-1][0]]
     print(f"history of 500 messages over the reference: +{long['p50'] - short['p50']:.1f} ms p50, "
           f"+{long['cpu50'] - short['cpu50']:.1f} ms CPU p50")
+    print("allocation peak of one history build (tracemalloc, max of 5): "
+          + "; ".join(f"{name} {allocation_peak(build, long_session):.0f} KiB" for name, build in builders.items()))
 
 
 if __name__ == "__main__":

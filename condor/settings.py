@@ -332,9 +332,7 @@ CELERY_BEAT_SCHEDULE = {
 # Without a broker (no REDIS_URL), `make run` sweeps on a thread inside the web process.
 CONDOR_INPROCESS_SWEEPS = env_bool("CONDOR_INPROCESS_SWEEPS", False)
 
-# Hardening (issue 9): pushes, the inbox's polling fallback, and how much of the args a live card carries.
-# How long a request waits for its own push before leaving it to the publisher loop and the drainer.
-CONDOR_PUBLISH_HANDOFF_MS = env_int("CONDOR_PUBLISH_HANDOFF_MS", 200)
+# Hardening (issue 9): the inbox's polling fallback, and how much of the args a live card carries.
 # How long a web process trusts an API key it has checked (issue 11): a revocation elsewhere applies within it.
 CONDOR_API_KEY_CACHE_SECONDS = env_int("CONDOR_API_KEY_CACHE_SECONDS", 5)
 # While the inbox websocket is down, the page re-reads the pending cards this often.

@@ -8,7 +8,7 @@ from django.db import connection, transaction
 from condor.bulk import insert_all, instance
 from condor.sql import Write, insert_sql
 from runs.models import RunEvent
-from runs.publish import handoff_seconds, publish, publish_batch
+from runs.publish import publish_batch, publish_later
 
 # Set while a sweep walks its batches (runs/sweep_batches.py): see `sweep_batches`.
 _in_sweep_batches: ContextVar[bool] = ContextVar("condor_sweep_batches", default=False)
@@ -59,9 +59,8 @@ def _push_on_commit(events: list[RunEvent]) -> None:
     if _in_sweep_batches.get():
         transaction.on_commit(lambda: publish_batch(events), robust=True)
         return
-    # The request waits for its push only briefly (a hung Redis must not add
-    # seconds to it); a push still on its way then is left to the drainer.
-    transaction.on_commit(lambda: publish(events, wait=handoff_seconds()), robust=True)
+    # Queued, not waited for: a request's answer never waits on Redis (runs/push_queue.py).
+    transaction.on_commit(lambda: publish_later(events), robust=True)
 
 
 def event(run, kind: str, *, step_id: str = "", data: dict | None = None,

@@ -2,42 +2,61 @@
 
 Called only after the transaction that wrote the events has committed. A failing
 channel layer is logged and counted, never raised: the durable write already
-happened, `published_at` stays null, and the drainer re-publishes later.
+happened, `published_at` stays null, and the drainer re-publishes later. A
+request's push is queued for a background thread (`publish_later`, runs/push_queue.py):
+the request never waits for Redis.
 """
 
 import asyncio
-import concurrent.futures
 import logging
 import threading
 from collections import Counter
+from typing import NamedTuple
 
 from asgiref.sync import async_to_sync
 from channels.layers import InMemoryChannelLayer, get_channel_layer
-from django.conf import settings
+from django.db import connection
 from django.utils import timezone
+
+from runs.push_queue import PushQueue
 
 logger = logging.getLogger(__name__)
 
 INBOX_GROUP = "inbox"
-# In-process counters an operator (or a test) can read: how often pushing failed.
+# In-process counters an operator (or a test) can read: events pushed and marked,
+# pushes that failed, and pushes not even tried (the publisher stuck, the queue full);
+# the last two are left to the drainer.
 publish_stats: Counter = Counter()
+
+
+class Push(NamedTuple):
+    """What a push needs of an event; not its frames, which may be large and wait in the queue."""
+
+    pk: int
+    run_id: object
+    terminal: bool
+    inbox: dict | None
+
+    @classmethod
+    def of(cls, event) -> "Push":
+        return cls(event.pk, event.run_id, bool(event.data.get("terminal")), event.inbox)
 
 
 def run_group(run_id) -> str:
     return f"run.{run_id}"
 
 
-def run_message(event) -> dict:
+def run_message(push: Push) -> dict:
     # A wake-up, not the content: the stream re-reads the outbox from its last
     # position, so the frames (possibly large args) need not travel through Redis.
-    return {"type": "run.event", "event_id": event.pk, "terminal": bool(event.data.get("terminal"))}
+    return {"type": "run.event", "event_id": push.pk, "terminal": push.terminal}
 
 
-def inbox_message(event) -> dict:
-    return {"type": "inbox.message", "event_id": event.pk, "message": event.inbox}
+def inbox_message(push: Push) -> dict:
+    return {"type": "inbox.message", "event_id": push.pk, "message": push.inbox}
 
 
-def _stale_cards(events) -> set[int]:
+def _stale_cards(pushes: list[Push]) -> set[int]:
     """Ids of the events whose card.added would show a card that is no longer pending.
 
     The drainer re-publishes an add long after the fact (Redis was down, and a
@@ -47,8 +66,8 @@ def _stale_cards(events) -> set[int]:
     """
     from approvals.models import Approval, ApprovalStatus
 
-    added = {event.pk: event.inbox["card"]["id"] for event in events
-             if event.inbox is not None and event.inbox.get("type") == "card.added"}
+    added = {push.pk: push.inbox["card"]["id"] for push in pushes
+             if push.inbox is not None and push.inbox.get("type") == "card.added"}
     if not added:
         return set()
     pending = {str(pk) for pk in Approval.objects.filter(
@@ -57,23 +76,26 @@ def _stale_cards(events) -> set[int]:
     return {event_pk for event_pk, approval_id in added.items() if approval_id not in pending}
 
 
-async def _send(layer, events, stale: set[int]) -> list[int]:
-    sent = []
-    for event in events:
+async def _send(layer, pushes: list[Push], stale: set[int], sent: list[int], done: list[int]) -> None:
+    """Push each event, filling `sent` (ids that went out) and `done` (ids tried) as it goes.
+
+    As it goes, so a batch cut short by its timeout still marks what went out.
+    """
+    for push in pushes:
         try:
-            await layer.group_send(run_group(event.run_id), run_message(event))
-            if event.inbox is not None and event.pk not in stale:
-                await layer.group_send(INBOX_GROUP, inbox_message(event))
+            await layer.group_send(run_group(push.run_id), run_message(push))
+            if push.inbox is not None and push.pk not in stale:
+                await layer.group_send(INBOX_GROUP, inbox_message(push))
         except Exception:  # the layer is a side channel: log, count, move on
             publish_stats["failed"] += 1
-            logger.warning("could not publish run event %s; the drainer will retry", event.pk, exc_info=True)
-            continue
-        sent.append(event.pk)
-    return sent
+            logger.warning("could not publish run event %s; the drainer will retry", push.pk, exc_info=True)
+        else:
+            sent.append(push.pk)
+        done.append(push.pk)
 
 
 # A push that has not gone out by then is abandoned and left to the drainer: a
-# hung Redis must not hold the publisher loop (nor a sweep) hostage.
+# hung Redis must not hold the push thread (nor a sweep) for longer.
 PUBLISH_TIMEOUT_SECONDS = 3.0
 # Pushes on their way at once; past this the publisher is clearly stuck (Redis
 # hung) and a new push is not even attempted: the drainer sends it later.
@@ -85,9 +107,7 @@ class _PublisherLoop:
 
     async_to_sync outside an ASGI server (gunicorn, Celery, management commands)
     would build a fresh event loop per call, and channels_redis a fresh Redis
-    connection with it; this loop keeps one connection pool warm instead. The
-    caller waits only as long as it chooses: a push that takes longer carries on
-    here (bounded by PUBLISH_TIMEOUT_SECONDS) while the caller goes on.
+    connection with it; this loop keeps one connection pool warm instead.
     """
 
     def __init__(self):
@@ -122,54 +142,90 @@ class _PublisherLoop:
 _publisher = _PublisherLoop()
 
 
-def _hand_off(layer, events, stale: set[int], wait: float) -> list[int]:
-    """The ids sent within `wait` seconds; [] when the push is late or was not even started."""
-    # The in-memory layer's queues belong to the server's own loop, so it must be
-    # reached through async_to_sync; there is no network to hang on.
-    if isinstance(layer, InMemoryChannelLayer):
-        return async_to_sync(_send)(layer, events, stale)
-    future = _publisher.submit(_send(layer, events, stale))
-    if future is None:
-        publish_stats["skipped"] += len(events)
-        return []
+def _push(layer, pushes: list[Push]) -> int:
+    """Push `pushes` through `layer` and mark the ones that went out, waiting for it all. Returns the count."""
+    sent: list[int] = []
+    done: list[int] = []
     try:
-        return future.result(wait)
-    except concurrent.futures.TimeoutError:
-        if future.done():
-            raise  # the push itself ran out of time on the loop: a failure, not a late push
-        # Still on its way (or stuck): the caller goes on. The event stays
-        # unpublished until a push is known to have gone out, so the drainer
-        # sends it again; consumers drop the duplicate by event id.
-        publish_stats["late"] += len(events)
-        return []
-
-
-def handoff_seconds() -> float:
-    """How long a request waits for its own push (CONDOR_PUBLISH_HANDOFF_MS)."""
-    return settings.CONDOR_PUBLISH_HANDOFF_MS / 1000
-
-
-def publish(events, *, wait: float = PUBLISH_TIMEOUT_SECONDS) -> int:
-    """Push `events` (committed RunEvent rows) and mark the ones that went out. Returns the count.
-
-    Waits at most `wait` seconds for the push; requests pass `handoff_seconds()`.
-    """
-    events = list(events)
-    if not events:
-        return 0
-    layer = get_channel_layer()
-    if layer is None:
-        return 0
-    try:
-        sent = _hand_off(layer, events, _stale_cards(events), wait)
+        stale = _stale_cards(pushes)
+        # The in-memory layer's queues belong to the server's own loop, so it must be
+        # reached through async_to_sync; there is no network to hang on.
+        if isinstance(layer, InMemoryChannelLayer):
+            async_to_sync(_send)(layer, pushes, stale, sent, done)
+        else:
+            future = _publisher.submit(_send(layer, pushes, stale, sent, done))
+            if future is None:
+                publish_stats["skipped"] += len(pushes)
+                return 0
+            # The loop ends the push at PUBLISH_TIMEOUT_SECONDS; the margin only lets its answer arrive.
+            future.result(PUBLISH_TIMEOUT_SECONDS + 1)
     except Exception:
-        publish_stats["failed"] += len(events)
-        logger.warning("channel layer unavailable; %d events left for the drainer", len(events), exc_info=True)
-        return 0
+        publish_stats["failed"] += len(pushes) - len(done)
+        logger.warning("channel layer unavailable; %d events left for the drainer", len(pushes) - len(done),
+                       exc_info=True)
+    sent = list(sent)  # a copy: a push cut short above may still be finishing on the loop
     if sent:
         mark_published(sent)
         publish_stats["published"] += len(sent)
     return len(sent)
+
+
+def publish(events) -> int:
+    """Push `events` (committed RunEvent rows) and mark the ones that went out, waiting for it. Returns the count.
+
+    The drainer's and a sweep's form, and a test's; a request's push is `publish_later`.
+    """
+    events = list(events)
+    layer = get_channel_layer()
+    if not events or layer is None:
+        return 0
+    return _push(layer, [Push.of(event) for event in events])
+
+
+def _push_round(items: list[tuple]) -> None:
+    """The push thread's round: every queued (layer, pushes), each layer's in one push."""
+    by_layer: list[tuple] = []
+    for layer, pushes in items:
+        if by_layer and by_layer[-1][0] is layer:
+            by_layer[-1][1].extend(pushes)
+        else:
+            by_layer.append((layer, list(pushes)))
+    for layer, pushes in by_layer:
+        _push(layer, pushes)
+
+
+def _release_connection() -> None:
+    # The push thread's own connection goes back to the pool whenever the queue runs dry:
+    # held between rounds, it would take a pool slot for nothing (and keep a test database open).
+    connection.close()
+
+
+_queue = PushQueue(_push_round, idle=_release_connection, name="condor-push")
+
+
+def publish_later(events) -> None:
+    """A request's push: queued for the push thread, so the request never waits for Redis.
+
+    Called from the on_commit hook. A full queue leaves the events to the drainer.
+    """
+    layer = get_channel_layer()
+    if not events or layer is None:
+        return
+    pushes = [Push.of(event) for event in events]
+    # The in-memory layer is reached on the caller's loop (see _push) and has no network
+    # to wait on. And a hook run while this connection is still inside a transaction
+    # (a test's wrapping one, under django_capture_on_commit_callbacks) wrote rows no
+    # other connection sees yet: the thread's stale-card check and mark would miss them.
+    if isinstance(layer, InMemoryChannelLayer) or connection.in_atomic_block:
+        _push(layer, pushes)
+    elif not _queue.put((layer, pushes), len(pushes)):
+        publish_stats["skipped"] += len(pushes)
+        logger.warning("push queue full; %d events left for the drainer", len(pushes))
+
+
+def flush(timeout: float | None = None) -> bool:
+    """Wait until every push queued so far is done; False when `timeout` ran out first (tests, process exit)."""
+    return _queue.flush(timeout)
 
 
 # The mark's own commit need not wait for its WAL flush (PostgreSQL's synchronous_commit
@@ -186,8 +242,6 @@ _MARK_SQL = (
 
 def mark_published(event_ids: list[int]) -> None:
     """Record that these events' pushes went out, so the drainer leaves them alone."""
-    from django.db import connection
-
     from runs.models import RunEvent
 
     # Only a statement in autocommit is its own transaction: inside someone's atomic

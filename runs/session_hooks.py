@@ -6,6 +6,7 @@ Installed from RunsConfig.ready(), so sessions_app reads runs without importing 
 from django.db.models import Exists, Min, OuterRef, Subquery, TextField
 from django.db.models.functions import Cast
 
+from condor import compiled_queries
 from runs.models import Run, RunEvent
 from runs.spine import close_active_run
 from runs.states import RunState, TerminalReason
@@ -14,12 +15,17 @@ from runs.states import RunState, TerminalReason
 def run_frames(session) -> list[tuple]:
     # Through the join rather than a list of the session's run ids: no query for the ids and no
     # IN list of hundreds of parameters. Text columns only: the frames as JSON for the caller to
-    # parse (all rows in one go: Django's JSON converter costs more per row than the parse), the run
+    # parse (a run's rows in one go: Django's JSON converter costs more per row than the parse), the run
     # id as the database writes it (UUID objects cost more to build and to hash than the rest), and
     # no times, whose parsing costs as much.
-    events = (_with_frames(RunEvent.objects.filter(run__session=session)).order_by("id")
-              .values_list(Cast("run_id", TextField()), Cast("frames", TextField())))
-    return list(events)
+    # Compiled once (condor/compiled_queries.py): the ORM's building and compiling were a tenth of a
+    # long history's CPU.
+    return compiled_queries.rows(_frames_of, Run, "session", session.pk)
+
+
+def _frames_of(session_id):
+    return (_with_frames(RunEvent.objects.filter(run__session=session_id)).order_by("id")
+            .values_list(Cast("run_id", TextField()), Cast("frames", TextField())))
 
 
 def first_frame_times(run_ids) -> dict:

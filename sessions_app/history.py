@@ -13,25 +13,43 @@ Built as the response body, not as Python values for a renderer: a long session 
 hundreds of JSON documents, and parsing each only to write it back out was most of the
 request (bench/README.md, "Sessions surface"). A message's parts are spliced in as the
 database returns them unless a run's parts may replace one of them; only the run
-frames, which have to be folded, are parsed. The body is the same JSON value DRF's
+frames, which have to be folded, are parsed, one run at a time (a long session's parsed
+frames all alive at once drove the garbage collector: bench/README.md, "#12"). The body is the same JSON value DRF's
 renderer wrote (PostgreSQL's jsonb text keeps its own spacing inside the parts).
 """
 
 import json
 from bisect import bisect_right
 from datetime import datetime, timezone
+from json.encoder import c_make_encoder, encode_basestring
 from uuid import UUID
 
 from django.db.models import TextField
 from django.db.models.functions import Cast
 
+from condor import compiled_queries
 from sessions_app import extensions
 from sessions_app.models import Message
 from sessions_app.ui_parts import fold
 
-# As DRF's JSONRenderer writes (compact, UTF-8 rather than \u escapes, no NaN).
-_dumps = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), allow_nan=False).encode
-_string = json.encoder.encode_basestring  # a str as a JSON string, non-ASCII kept (the C encoder's)
+
+def _not_json(value):
+    raise TypeError(f"{type(value).__name__} is not JSON")
+
+
+# As DRF's JSONRenderer writes (compact, UTF-8 rather than \u escapes, no NaN): the C encoder that
+# json.JSONEncoder.encode makes anew on each call (with a dict for spotting cycles, and a closure), made
+# once; what it encodes here comes from json.loads, so it cannot hold a cycle.
+_encoder = c_make_encoder(None, _not_json, encode_basestring, None, ":", ",", False, False, False)
+
+
+def _dumps(value) -> str:
+    return "".join(_encoder(value, 0))
+
+
+_string = encode_basestring  # a str as a JSON string, non-ASCII kept (the C encoder's)
+_ROLES = {role: ',"role":' + _string(role) + ',"parts":' for role in ("user", "assistant", "system")}
+_STEP_START = '[{"type":"step-start"},'  # what opens the message of a run that has none of its own
 
 
 def history_json(session) -> bytes:
@@ -39,15 +57,19 @@ def history_json(session) -> bytes:
     # Parts, run ids and times as text: Django's converters (JSON, timestamptz) and UUID objects cost
     # more per row than the rest of the request; the times are needed only to place runs without a
     # message. A run id is text here as in extensions.run_frames, so the two match as dict keys.
-    rows = list(Message.objects.filter(session=session).order_by("seq").values_list(
-        "message_id", "role", Cast("parts", TextField()), Cast("run_id", TextField()),
-        Cast("created_at", TextField())))
+    rows = compiled_queries.rows(_messages, Message, "session", session.pk)
     owner = {run_id: index for index, (_, role, _, run_id, _) in enumerate(rows)
              if role == "assistant" and run_id is not None}  # the last one linked to a run wins
-    run_parts = _folded_runs(session)
-    pieces = [_message(message_id, role, parts, run_parts.get(run_id) if owner.get(run_id) == index else None)
+    runs = _frames_by_run(session)
+    # One run at a time: its frames are parsed, folded and written out before the next run's are read,
+    # so what the collector tracks at any moment is one run's parts, not the session's (bench/README.md,
+    # "#12"): a long history no longer sets off the young collections that pushed it, and everything
+    # else alive, into the oldest generation.
+    pieces = [_message(message_id, role, parts, _fold(runs.pop(run_id, ())) if owner.get(run_id) == index else None)
               for index, (message_id, role, parts, run_id, _) in enumerate(rows)]
-    unowned = {run_id: parts for run_id, parts in run_parts.items() if run_id not in owner}
+    # What is left are the runs without a message of their own (or whose message the client deleted).
+    unowned = {run_id: message for run_id, message in
+               ((run_id, _run_message(run_id, texts)) for run_id, texts in runs.items()) if message is not None}
     if unowned:
         pieces = _placed(pieces, [row[4] for row in rows], unowned)
     # DRF escapes these two as well: JSON allows them raw, JavaScript string literals did not.
@@ -55,27 +77,46 @@ def history_json(session) -> bytes:
     return body.encode()
 
 
+def _messages(session_id):
+    return Message.objects.filter(session=session_id).order_by("seq").values_list(
+        "message_id", "role", Cast("parts", TextField()), Cast("run_id", TextField()), Cast("created_at", TextField()))
+
+
 def build_history(session) -> list[dict]:
     """The same history as Python values (the admin's session page)."""
     return json.loads(history_json(session))
 
 
-def _folded_runs(session) -> dict:
-    """{run_id: its folded parts}, runs that left none out, in the order of their first frame."""
-    events = extensions.run_frames(session)
-    # One parse of all the rows together: a json.loads per row costs twice as much.
-    frames = json.loads("[" + ",".join(text for _, text in events) + "]")
-    chunks: dict = {}
-    for (run_id, _), event_frames in zip(events, frames):
-        chunks.setdefault(run_id, []).extend(event_frames)
-    folded = {run_id: fold(run_chunks) for run_id, run_chunks in chunks.items()}
-    return {run_id: parts for run_id, parts in folded.items() if parts}
+def _frames_by_run(session) -> dict[str, list[str]]:
+    """{run_id: its events' frames as JSON text, in commit order}, runs in the order of their first frame:
+    text only, which the collector does not track."""
+    runs: dict = {}
+    for run_id, text in extensions.run_frames(session):
+        runs.setdefault(run_id, []).append(text)
+    return runs
+
+
+def _fold(texts) -> list[dict] | None:
+    """A run's parts, or None if its frames (JSON texts) leave none."""
+    if not texts:
+        return None
+    # One parse of the run's events together: a json.loads per row costs more.
+    return fold(chunk for frames in json.loads("[" + ",".join(texts) + "]") for chunk in frames) or None
+
+
+def _run_message(run_id: str, texts: list[str]) -> str | None:
+    """The message of a run that has none of its own, as JSON text (None if the run left no parts)."""
+    parts = _fold(texts)
+    if parts is None:
+        return None
+    return _message(f"run_{UUID(run_id)}", "assistant", _STEP_START + _dumps(parts)[1:], None)
 
 
 def _message(message_id: str, role: str, parts: str, run_parts: list | None) -> str:
     if run_parts:
         parts = _merged(parts, run_parts)
-    return '{"id":' + _string(message_id) + ',"role":' + _string(role) + ',"parts":' + parts + "}"
+    role_key = _ROLES.get(role) or ',"role":' + _string(role) + ',"parts":'
+    return '{"id":' + _string(message_id) + role_key + parts + "}"
 
 
 def _merged(parts: str, run_parts: list[dict]) -> str:
@@ -105,7 +146,7 @@ def _key(part) -> tuple:
     return ("", id(part))
 
 
-def _placed(pieces: list[str], times: list[str], unowned: dict) -> list[str]:
+def _placed(pieces: list[str], times: list[str], unowned: dict[str, str]) -> list[str]:
     """The messages with each run that has no message of its own before the first message written
     after its first call: found by bisection over the messages' times (in conversation order), not
     by a scan per run. Only such runs need that time, so only they cost a query for it."""
@@ -114,9 +155,8 @@ def _placed(pieces: list[str], times: list[str], unowned: dict) -> list[str]:
     first_at = extensions.first_frame_times(list(run_ids.values()))
     written = [_moment(text) for text in times]
     placed: dict[int, list] = {}
-    for run_id, parts in unowned.items():
+    for run_id, message in unowned.items():
         at = first_at[run_ids[run_id]]
-        message = _message(f"run_{run_ids[run_id]}", "assistant", _dumps([{"type": "step-start"}, *parts]), None)
         placed.setdefault(bisect_right(written, at), []).append((at, message))
     ordered = []
     for index, piece in enumerate([*pieces, None]):

@@ -1,10 +1,10 @@
-from django.http import HttpResponse
 from drf_spectacular.utils import extend_schema
 from rest_framework import generics, status
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from condor.errors import NotFound
+from condor.json_body import prebuilt_json_response
 from condor.schema import errors
 from condor.scoping import owned_session
 from condor.serializers import validated
@@ -60,4 +60,4 @@ class History(APIView):
     def get(self, request, session_id):
         # The body comes built (sessions_app/history.py): a DRF Response would parse nothing, but it
         # would hold the whole conversation as Python values only to encode them again.
-        return HttpResponse(history_json(owned_session(request, session_id)), content_type="application/json")
+        return prebuilt_json_response(request, history_json(owned_session(request, session_id)))

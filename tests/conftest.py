@@ -15,7 +15,9 @@ from django.test import Client
 from rest_framework.test import APIClient
 
 from approvals.registry import seed_static_catalog
+from tests.helpers.approval_loop import parked_run
 from tests.helpers.personas import agent, api_for, logged_in, person
+from tests.helpers.runs import open_executing_run
 
 pytest_plugins = ["tests.ci_skips"]
 
@@ -55,6 +57,27 @@ def pytest_sessionfinish(session, exitstatus):
             forget_run_keys(settings.REDIS_URL, settings.REDIS_PREFIX)
         except redis.RedisError as error:  # best effort: the run's verdict stands
             sys.stderr.write(f"\nthis run's Redis keys ({settings.REDIS_PREFIX}*) were left behind: {error}\n")
+
+
+# Longer than any push takes once its Redis answers or lets go (PUBLISH_TIMEOUT_SECONDS).
+PUSH_FLUSH_SECONDS = 10
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_teardown(item, nextitem):
+    """After each test, the pushes its requests queued (runs/push_queue.py) have gone out or failed.
+
+    So a push never lands in the next test (its counters, its sockets, its database).
+    A hook, not an autouse fixture: it runs before every fixture's teardown, while an
+    autouse fixture's would come after the database's flush. A test that reads a push
+    calls `runs.publish.flush()` itself.
+    """
+    from runs.publish import flush
+
+    flushed = flush(PUSH_FLUSH_SECONDS)
+    result = yield
+    assert flushed, f"pushes still queued {PUSH_FLUSH_SECONDS} s after the test: a push is stuck"
+    return result
 
 
 @pytest.fixture(scope="session")
@@ -99,30 +122,43 @@ def other_api(other_agent) -> APIClient:
     return api_for(other_agent)
 
 
-@pytest.fixture
-def rita(db) -> User:
-    return person("rita", "reviewers")
+def _persona(username: str, group_name: str):
+    """A fixture named `username`: a new user of that name in `group_name`."""
+    @pytest.fixture(name=username)
+    def a_person(db) -> User:
+        return person(username, group_name)
+
+    return a_person
 
 
-@pytest.fixture
-def rob(db) -> User:
-    """A second reviewer: review teams, claims and four eyes need two."""
-    return person("rob", "reviewers")
-
-
-@pytest.fixture
-def carl(db) -> User:
-    return person("carl", "compliance")
-
-
-@pytest.fixture
-def gina(db) -> User:
-    return person("gina", "governance")
+rita = _persona("rita", "reviewers")
+rob = _persona("rob", "reviewers")  # a second reviewer: review teams, claims and four eyes need two
+carl = _persona("carl", "compliance")
+gina = _persona("gina", "governance")
 
 
 @pytest.fixture
 def reviewer_http(rita) -> Client:
     return logged_in(rita)
+
+
+@pytest.fixture
+def run_id(api, catalog) -> str:
+    """A new executing run of the owner client's, with the tool catalog seeded."""
+    return open_executing_run(api)
+
+
+@pytest.fixture
+def agent_http(api):
+    """The owner agent's client that `parked` acts through: `api`, in process (tests/live/test_stream.py
+    makes it the agent speaking to the live server)."""
+    return api
+
+
+@pytest.fixture
+def parked(agent_http) -> tuple[str, dict]:
+    """(run id, approval) for a run parked on a high-tier prescription, waiting for a reviewer."""
+    return parked_run(agent_http)
 
 
 def _flush_past_the_audit_triggers():

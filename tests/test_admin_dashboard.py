@@ -89,10 +89,11 @@ def test_the_dashboard_reads_audit_rows_only_within_the_window_and_in_few_querie
 
 def test_a_sweep_records_when_it_ran(db):
     assert dashboard().sweep is None
+    before = timezone.now()
     counts = sweep()
     beat = Heartbeat.objects.get(name=heartbeats.SWEEP)
     assert beat.details == counts
-    assert timezone.now() - beat.at < timedelta(minutes=1)
+    assert before <= beat.at <= timezone.now()
 
 
 def test_the_index_shows_the_dashboard_to_compliance(carl, decided):

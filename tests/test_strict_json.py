@@ -7,12 +7,11 @@ surrogates) must never reach a service.
 
 import pytest
 
-from approvals.models import AuditEvent, ToolCall
+from approvals.models import ToolCall
 from condor.parsers import MAX_SAFE_INTEGER, StrictJSONError, loads_strict
 from sessions_app.models import Session
-from tests.helpers.approval_loop import gate
+from tests.helpers.approval_loop import assert_nothing_gated, gate, raw_gate
 from tests.helpers.http import raw_post
-from tests.helpers.runs import open_executing_run
 
 SESSIONS = "/api/v1/sessions/"
 
@@ -97,11 +96,6 @@ def test_an_empty_body_creates_a_session_with_defaults(api):
 
 # --- Where big integers are legal: a tool call's args ----------------------------------------
 
-@pytest.fixture
-def run_id(api, catalog):
-    return open_executing_run(api)
-
-
 @pytest.mark.parametrize("limit", [MAX_SAFE_INTEGER, -MAX_SAFE_INTEGER])
 def test_the_largest_safe_integers_are_accepted_exactly(api, run_id, limit):
     response = gate(api, run_id, tool="search_patients", op="", args={"mrn": limit})
@@ -118,10 +112,8 @@ def test_the_largest_safe_integers_are_accepted_exactly(api, run_id, limit):
     r'{"query": "\udc00"}',
 ])
 def test_a_nested_problem_in_args_is_refused_before_the_gate(api, run_id, args):
-    body = f'{{"tool_call_id": "call-1", "step_id": "step-1", "tool": "search_patients", "args": {args}}}'
-    assert_invalid_payload(raw_post(api, f"/api/v1/runs/{run_id}/tool-calls/", body))
-    assert not ToolCall.objects.exists()
-    assert not AuditEvent.objects.filter(kind=AuditEvent.Kind.VERDICT).exists()
+    assert_invalid_payload(raw_gate(api, run_id, f'"args": {args}'))
+    assert_nothing_gated()
 
 
 # --- loads_strict on its own -----------------------------------------------------------------

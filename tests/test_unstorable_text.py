@@ -6,13 +6,12 @@ it in keys and values at any depth, before any service runs.
 
 import pytest
 
-from approvals.models import Approval, AuditEvent, ToolCall
+from approvals.models import Approval, ToolCall
 from runs.models import Run
 from sessions_app.models import Session
-from tests.helpers.approval_loop import PRESCRIPTION, approval_row, gate, suspend
+from tests.helpers.approval_loop import PRESCRIPTION, approval_row, assert_nothing_gated, gate, raw_gate, suspend
 from tests.helpers.approval_loop import decide as post_decision
 from tests.helpers.http import raw_post
-from tests.helpers.runs import open_executing_run
 
 NUL = r"\u0000"  # as it travels: a JSON escape (a raw NUL byte is not valid JSON at all)
 
@@ -22,11 +21,6 @@ def assert_refused_for_nul(response):
     body = response.json()
     assert body["error"] == "invalid_payload"
     assert "NUL" in body["detail"]
-
-
-@pytest.fixture
-def run_id(api, catalog):
-    return open_executing_run(api)
 
 
 @pytest.mark.parametrize("body", [
@@ -47,10 +41,8 @@ def test_a_session_with_a_nul_is_refused(api, body):
     f'"args": {{}}, "metadata": {{"nested": [{{"{NUL}": 1}}]}}',
 ])
 def test_a_tool_call_with_a_nul_anywhere_is_refused_before_the_gate(api, run_id, field):
-    body = f'{{"tool_call_id": "call-1", "step_id": "step-1", "tool": "search_patients", {field}}}'
-    assert_refused_for_nul(raw_post(api, f"/api/v1/runs/{run_id}/tool-calls/", body))
-    assert not ToolCall.objects.exists()
-    assert not AuditEvent.objects.filter(kind=AuditEvent.Kind.VERDICT).exists()
+    assert_refused_for_nul(raw_gate(api, run_id, field))
+    assert_nothing_gated()
 
 
 def test_a_clarification_with_a_nul_is_refused(api, run_id):

@@ -41,7 +41,9 @@ class Approval(models.Model):
     Status = ApprovalStatus
 
     id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
-    run = models.ForeignKey("runs.Run", on_delete=models.CASCADE, related_name="approvals")
+    # No index of its own: one_approval_per_suspend (run, step_id, contract_hash) leads with the
+    # run and serves every lookup by run (a run's open approvals, the close's expiry, the cascade).
+    run = models.ForeignKey("runs.Run", on_delete=models.CASCADE, related_name="approvals", db_index=False)
     session = models.ForeignKey("sessions_app.Session", on_delete=models.CASCADE, related_name="approvals")
     tool = models.CharField(max_length=120)
     op = models.CharField(max_length=60, blank=True)

@@ -4,7 +4,9 @@ from django.db import models
 class ToolCall(models.Model):
     """The ledger of gated calls: what was asked, what the gate said, what came back."""
 
-    run = models.ForeignKey("runs.Run", on_delete=models.CASCADE, related_name="tool_calls")
+    # No index of its own: one_tool_call_per_id (run, tool_call_id) leads with the run and
+    # serves every lookup by run (the ledger upsert, history, the cascade).
+    run = models.ForeignKey("runs.Run", on_delete=models.CASCADE, related_name="tool_calls", db_index=False)
     tool_call_id = models.CharField(max_length=120)
     step_id = models.CharField(max_length=120)
     tool = models.CharField(max_length=120)

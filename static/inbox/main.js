@@ -22,7 +22,7 @@ import { onShortcutKey, onSubmitKey } from './keyboard.js';
 import { applyNextPage, applySnapshot, isShown, noteTotal, pageRefused, pagingState, refreshSummary, removeCard, reorder, select, shownEntries, upsert } from './list.js';
 import { listEl, root } from './page.js';
 import { askForPermissionOnce, notifyIfHidden } from './notify.js';
-import { initQueue, tickQueue } from './queue.js';
+import { initQueue, refreshPaging, tickQueue } from './queue.js';
 import { noteRemoved } from './runs.js';
 import { initSettings } from './settings.js';
 import { keepAlive, markLive, reconnectNow, startSocket } from './socket.js';
@@ -78,7 +78,7 @@ async function showAllArgs(entry, button) {
 function tick() {
   const now = Date.now();
   for (const entry of shownEntries()) updateClock(entry, now);
-  tickQueue();
+  tickQueue(now);
   expireToasts(now);
   keepAlive();
 }
@@ -161,5 +161,5 @@ if (root) {
   refreshSummary();
   askForPermissionOnce();
   setInterval(tick, 1000);
-  startSocket(handleFrame, applySnapshot, () => pagingState().shown);
+  startSocket({ onFrame: handleFrame, onPolled: applySnapshot, shownCount: () => pagingState().shown, onState: refreshPaging });
 }

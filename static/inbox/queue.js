@@ -13,11 +13,13 @@
  * The cards stay owned by list.js/card.js; this module only reads their entries, and
  * follows the list through the `inbox:change` and `inbox:select` events list.js sends. */
 import { cardLabel } from './card.js';
+import { claimAt } from './claim.js';
 import { h } from './dom.js';
-import { config, listEl, root } from './page.js';
+import { listEl, root } from './page.js';
 import { entriesOfRun, loadMore, move, orderedEntries, pagingState, select, selectedEntry, showCards } from './list.js';
 import { revealedText } from './reveal.js';
 import { shortRun } from './runs.js';
+import { pageBlockedReason } from './socket.js';
 import { onSettingsChange, view } from './settings.js';
 import { isObj, str } from './values.js';
 
@@ -42,11 +44,6 @@ let moreInView = false; // the reviewer has scrolled down to the "Load more" but
 export const wardOf = (card) => (isObj(card.session) ? str(card.session.care_unit) : '');
 export const patientOf = (card) => (isObj(card.session) ? str(card.session.patient_ref) : '');
 
-/** Who holds the card, if the server says (claims: SPEC section 10). */
-function claimOf(card) {
-  if (str(card.claimed_by)) return str(card.claimed_by);
-  return isObj(card.claim) ? str(card.claim.claimed_by) || str(card.claim.by) : '';
-}
 
 function buildRow(entry) {
   const parts = {
@@ -60,13 +57,14 @@ function buildRow(entry) {
   const button = h('button', { type: 'button', class: 'qrow', 'data-testid': 'queue-open' },
     parts.risk, ' ', parts.tool, ' ', h('span', { class: 'qrow__who' }, parts.patient, ' ', parts.ward), ' ', parts.claim, ' ', parts.time);
   const el = h('li', { class: 'qrow-item', 'data-testid': 'queue-row', 'data-approval-id': entry.id }, button);
-  const row = { el, button, parts, json: '', time: '' };
+  const row = { el, button, parts, json: '', time: '', claimUntil: 0 };
   rows.set(entry.id, row);
   return row;
 }
 
-function fillRow(row, entry) {
-  if (row.json === entry.json) return;
+/** Write the card into its line; again only when the card changed or the claim shown on it ran out at `now`. */
+function fillRow(row, entry, now) {
+  if (row.json === entry.json && !(row.claimUntil && row.claimUntil <= now)) return;
   row.json = entry.json;
   const card = entry.card;
   const { parts } = row;
@@ -79,12 +77,12 @@ function fillRow(row, entry) {
   const ward = wardOf(card);
   parts.ward.textContent = ward ? revealedText(ward) : '';
   parts.ward.hidden = !ward;
-  const claim = claimOf(card);
-  // The reviewer's own claim reads as the card's claim control reads it (claim.js).
-  const mine = claim !== '' && claim === config.reviewer;
-  parts.claim.textContent = mine ? 'You are reviewing' : claim ? `${revealedText(claim)} is reviewing` : '';
-  parts.claim.hidden = !claim;
-  row.button.setAttribute('aria-label', `${parts.risk.textContent} risk: ${cardLabel(card)}${ward ? `, ${revealedText(ward)}` : ''}${claim ? `, ${parts.claim.textContent}` : ''}, ${entry.countdownText}`);
+  // A live claim only, as the card reads it (claim.js): one that ran out goes on the tick (tickQueue).
+  const claim = claimAt(card, now);
+  row.claimUntil = claim.live ? claim.until : 0;
+  parts.claim.textContent = claim.mine ? 'You are reviewing' : claim.live ? `${revealedText(claim.holder)} is reviewing` : '';
+  parts.claim.hidden = !claim.live;
+  row.button.setAttribute('aria-label', `${parts.risk.textContent} risk: ${cardLabel(card)}${ward ? `, ${revealedText(ward)}` : ''}${claim.live ? `, ${parts.claim.textContent}` : ''}, ${entry.countdownText}`);
 }
 
 function fillTime(row, entry) {
@@ -166,6 +164,7 @@ export function render() {
   refreshOptions(els.tool, new Set(all.map((e) => str(e.card.tool)).filter(Boolean)), 'All tools');
   els.ward.disabled = els.ward.options.length < 2;
 
+  const now = Date.now();
   const grouped = queueOrder(all.filter(matches));
   shownIds = grouped.flatMap((g) => g.entries.map((e) => e.id));
   const pages = Math.max(1, Math.ceil(shownIds.length / PAGE_SIZE));
@@ -186,7 +185,7 @@ export function render() {
     group.entries.forEach((entry, i) => {
       if (start + i < from || start + i >= to) return;
       const row = rows.get(entry.id) || buildRow(entry);
-      fillRow(row, entry);
+      fillRow(row, entry, now);
       fillTime(row, entry);
       const inRun = runSizes.get(entry.runId) > 1;
       row.el.dataset.run = inRun ? shortRun(entry.runId) : '';
@@ -224,7 +223,7 @@ export function render() {
 
 const count = (n) => n.toLocaleString('en-GB');
 
-/** "100 of 10,000 shown", and the way to load more while the server has more. */
+/** "100 of 10,000 shown", and the way to load more while the server has more (or why it must wait). */
 function renderPaging() {
   if (!els.loaded) return;
   const { shown, total, more, loading } = pagingState();
@@ -233,10 +232,20 @@ function renderPaging() {
     ? `${count(shown)} of ${count(total)} shown${filtered || state.sort !== 'risk' ? ` · search, filters and sort apply to these ${count(shown)}` : ''}`
     : '';
   els.loaded.hidden = total <= shown;
+  // Off rather than dead while no page can be asked for (socket down before a poll answers, signed out).
+  const blocked = more && !loading ? pageBlockedReason() : '';
   els.more.hidden = !more;
-  els.more.disabled = loading;
+  els.more.disabled = loading || blocked !== '';
+  els.moreWhy.textContent = blocked;
+  els.moreWhy.hidden = !blocked;
   const next = Math.min(100, total - shown); // a page is 100 cards (approvals/inbox_pages.py)
   els.more.textContent = loading ? 'Loading…' : `Load ${next > 0 ? `${count(next)} ` : ''}more`;
+}
+
+/** The connection changed (socket.js): whether a page can be asked for may have too. */
+export function refreshPaging() {
+  renderPaging();
+  nearTheEnd(); // the button waited on screen for the connection
 }
 
 /** The "Load more" button is on screen below the last loaded lines: fetch the next page. */
@@ -298,12 +307,14 @@ function closeDetail() {
   else els.search.focus();
 }
 
-/** Once a second: the time left on the lines of this page. */
-export function tickQueue() {
+/** Once a second: the time left on the lines of this page, and the claims that ran out. */
+export function tickQueue(now) {
   if (view() !== 'queue') return;
   for (const entry of orderedEntries()) {
     const row = rows.get(entry.id);
-    if (row && row.el.isConnected) fillTime(row, entry);
+    if (!row || !row.el.isConnected) continue;
+    fillRow(row, entry, now);
+    fillTime(row, entry);
   }
 }
 
@@ -314,6 +325,7 @@ export function initQueue() {
     prev: part('queue-prev'), next: part('queue-next'), search: part('queue-search'),
     ward: part('filter-ward'), tool: part('filter-tool'), risk: part('filter-risk'), sort: part('queue-sort'),
     detailEmpty: part('detail-empty'), back: part('detail-back'), loaded: part('queue-loaded'), more: part('queue-more'),
+    moreWhy: part('queue-more-why'),
   });
   if (!els.rows) return;
   els.search.addEventListener('input', () => {

@@ -4,9 +4,12 @@
  * While the socket is down the page polls the REST snapshot instead (poll.js), in the
  * same pages: a poll re-reads the pages loaded so far, and requestPage fetches the next
  * one over HTTP, answered as the socket would answer. A socket closed because the login
- * no longer holds stops everything until a reload. */
+ * no longer holds stops everything until a reload. A page asked for and lost on the way (the
+ * socket dropped, the login ended) is answered with an error frame, so the list never waits
+ * for it; while no page can be asked for, pageBlockedReason() says why. */
 import { connEl, config, pausedEl, root, staleEl } from './page.js';
 import { fetchCardPage, fetchPolledPages } from './poll.js';
+import { isObj } from './values.js';
 
 const BACKOFF_MIN_MS = 500;
 const BACKOFF_MAX_MS = 10000;
@@ -19,8 +22,9 @@ const STATE_TEXT = {
 };
 
 const conn = {
-  ws: null, attempt: 0, timer: null, onFrame: null, onPolled: null, shownCount: null, seconds: 0,
+  ws: null, attempt: 0, timer: null, on: null, seconds: 0,
   live: false, revoked: false, pollTimer: null, pollOk: false, generation: 0, pagesFetched: 0,
+  pageAsked: null, // the page asked for and not yet answered: the WebSocket it went on, or its HTTP request
 };
 
 function setConnection(state) {
@@ -31,14 +35,14 @@ function setConnection(state) {
   root.classList.toggle('is-stale', stale);
   if (staleEl) staleEl.hidden = !stale;
   if (pausedEl) pausedEl.hidden = state !== 'polling';
+  conn.on.onState(state);
 }
 
-/** Connect and keep reconnecting; each parsed frame goes to onFrame(msg), each poll to onPolled(cards, frame).
- * shownCount() says how many cards the page holds: a poll re-reads the pages that cover them. */
-export function startSocket(onFrame, onPolled, shownCount) {
-  conn.onFrame = onFrame;
-  conn.onPolled = onPolled;
-  conn.shownCount = shownCount;
+/** Connect and keep reconnecting. The callbacks: onFrame(msg) takes each parsed frame, onPolled(cards, frame)
+ * each poll; shownCount() says how many cards the page holds (a poll re-reads the pages that cover them);
+ * onState(state) hears each connection state, as whether a page can be asked for may have changed with it. */
+export function startSocket({ onFrame, onPolled, shownCount, onState }) {
+  conn.on = { onFrame, onPolled, shownCount, onState };
   setConnection('connecting');
   connect();
 }
@@ -49,6 +53,7 @@ export function markLive() {
   conn.live = true;
   conn.pollOk = false;
   conn.generation += 1; // a poll still in flight is older than this snapshot
+  conn.pageAsked = null; // the snapshot starts the pages again
   clearTimeout(conn.pollTimer);
   conn.pollTimer = null;
   setConnection('live');
@@ -69,19 +74,40 @@ export function keepAlive() {
   }
 }
 
+const pagesBySocket = () => conn.live && conn.ws && conn.ws.readyState === WebSocket.OPEN;
+const pagesByHttp = () => !conn.live && !conn.revoked && conn.pollOk;
+
 /** Ask the server for the page after `cursor`: over the socket (approvals/consumers.py), or while
  * polling over HTTP; false when neither works now. The answer comes to onFrame as a page or error frame. */
 export function requestPage(cursor) {
-  if (conn.live && conn.ws && conn.ws.readyState === WebSocket.OPEN) {
+  if (pagesBySocket()) {
     conn.ws.send(JSON.stringify({ type: 'page', cursor }));
+    conn.pageAsked = conn.ws;
     return true;
   }
-  if (conn.live || conn.revoked || !conn.pollOk) return false;
-  fetchPageWhilePolling(cursor);
+  if (!pagesByHttp()) return false;
+  const asked = { cursor };
+  conn.pageAsked = asked;
+  fetchPageWhilePolling(asked);
   return true;
 }
 
-async function fetchPageWhilePolling(cursor) {
+/** Why no page can be asked for now ('' when one can): "Load more" shows it while it waits. */
+export function pageBlockedReason() {
+  if (pagesBySocket() || pagesByHttp()) return '';
+  if (conn.revoked) return 'Signed out — reload the page to sign in, then load more.';
+  return 'Reconnecting — more requests can load once Condor answers again.';
+}
+
+/** The page asked for will not come: answer it with an error frame that says why. */
+function losePage(detail) {
+  if (conn.pageAsked === null) return;
+  conn.pageAsked = null;
+  conn.on.onFrame({ type: 'error', error: 'page_lost', detail });
+}
+
+async function fetchPageWhilePolling(asked) {
+  const { cursor } = asked;
   // Counted as it starts and as it lands: a poll in flight across either covers less than the
   // list will hold, and is dropped (poll()).
   conn.pagesFetched += 1;
@@ -90,13 +116,16 @@ async function fetchPageWhilePolling(cursor) {
     frame = { type: 'page', after: cursor, ...(await fetchCardPage(cursor)) };
   } catch (err) {
     if (err.status === 401 || err.status === 403) {
-      revoke();
+      revoke(); // which answers this page (losePage)
       return;
     }
     frame = { type: 'error', error: 'page_failed', detail: err.message };
   }
   conn.pagesFetched += 1;
-  if (!conn.live && !conn.revoked) conn.onFrame(frame); // once live again, the socket's snapshot is newer
+  // Live again, the socket's snapshot is newer; revoked, the page was answered already.
+  if (conn.pageAsked !== asked) return;
+  conn.pageAsked = null;
+  conn.on.onFrame(frame);
 }
 
 function connect() {
@@ -116,13 +145,18 @@ function connect() {
     if (ws !== conn.ws || typeof ev.data !== 'string') return;
     let msg;
     try { msg = JSON.parse(ev.data); } catch (_) { return; }
-    conn.onFrame(msg);
+    if (conn.pageAsked === ws && isObj(msg) && (msg.type === 'page' || msg.type === 'error')) conn.pageAsked = null;
+    conn.on.onFrame(msg);
   });
   ws.addEventListener('close', (ev) => {
     if (ws !== conn.ws) return;
     conn.ws = null;
-    if (REVOKED.has(ev.code)) revoke();
-    else socketDown();
+    if (REVOKED.has(ev.code)) {
+      revoke();
+      return;
+    }
+    if (conn.pageAsked === ws) losePage('The connection dropped before they came. Load more again once Condor reconnects.');
+    socketDown();
   });
 }
 
@@ -140,6 +174,7 @@ function revoke() {
   clearTimeout(conn.timer);
   clearTimeout(conn.pollTimer);
   setConnection('signed-out');
+  losePage('You are signed out. Reload the page to sign in again.');
 }
 
 function scheduleReconnect() {
@@ -162,7 +197,7 @@ async function poll() {
   let polled = null;
   let status = 0;
   try {
-    polled = await fetchPolledPages(conn.shownCount());
+    polled = await fetchPolledPages(conn.on.shownCount());
   } catch (err) {
     status = err.status || 0;
   }
@@ -175,7 +210,7 @@ async function poll() {
   // A page the reviewer loaded meanwhile lies past what this poll read: applied, it would drop that page.
   const overtaken = pagesFetched !== conn.pagesFetched;
   conn.pollOk = polled !== null;
-  if (polled && !overtaken) conn.onPolled(polled.cards, polled);
+  if (polled && !overtaken) conn.on.onPolled(polled.cards, polled);
   setConnection(conn.pollOk ? 'polling' : 'reconnecting');
   schedulePoll(config.pollSeconds * 1000);
 }

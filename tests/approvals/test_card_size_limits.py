@@ -17,7 +17,7 @@ from approvals.resume_schemas import FORM_MAX_BYTES
 from approvals.decisions import REASON_MAX_CHARS
 from approvals.visibility import reviewer_scope
 from runs.models import RunEvent
-from tests.helpers.approval_loop import approval_row, clarify, decide, parked_run
+from tests.helpers.approval_loop import approval_row, assert_still_waiting, clarify, decide, parked_run
 from tests.helpers.runs import open_executing_run, run_state
 
 pytestmark = pytest.mark.django_db
@@ -64,8 +64,7 @@ def test_a_reason_longer_than_the_limit_is_refused_and_changes_nothing(api, revi
         response = decide(reviewer_http, approval["id"], body)
 
         assert (response.status_code, response.json()["error"]) == (400, "invalid_payload")
-    assert approval_row(approval["id"]).status == "pending"
-    assert run_state(run_id) == ("suspended", "")
+    assert_still_waiting(run_id, approval)
     assert AuditEvent.objects.count() == audited
 
 

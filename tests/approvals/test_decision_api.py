@@ -6,19 +6,14 @@ import pytest
 
 from approvals.models import AuditEvent
 from runs.models import RunEvent
-from tests.helpers.approval_loop import PRESCRIPTION, approval_row, approve, decide, parked_run, suspend
+from tests.helpers.approval_loop import (PRESCRIPTION, approval_row, approve, assert_still_waiting, decide, parked_run,
+                                         suspend)
 from tests.helpers.clock import frozen_clock, later
-from tests.helpers.http import raw_post
+from tests.helpers.http import error_of, raw_post
 from tests.helpers.runs import open_executing_run, run_state
 from tests.helpers.personas import logged_in
 
 EDITED = {**PRESCRIPTION, "dose": "250 mg"}
-
-
-@pytest.fixture
-def parked(api):
-    """(run id, approval) for a high-tier prescription waiting for a reviewer."""
-    return parked_run(api)
 
 
 # --- who may decide -------------------------------------------------------------------
@@ -84,7 +79,7 @@ def test_a_decided_approval_cannot_be_decided_again(parked, reviewer_http):
     _, approval = parked
     approve(reviewer_http, approval["id"])
     response = decide(reviewer_http, approval["id"], {"approved": False, "reason": "Changed my mind."})
-    assert (response.status_code, response.json()["error"]) == (409, "approval_not_pending")
+    assert error_of(response) == (409, "approval_not_pending")
     assert approval_row(approval["id"]).status == "approved"
 
 
@@ -92,7 +87,7 @@ def test_a_decision_after_the_deadline_is_refused(parked, reviewer_http, monkeyp
     run_id, approval = parked
     frozen_clock(monkeypatch, later(settings.CONDOR_APPROVAL_TTL_SECONDS + 1))
     response = decide(reviewer_http, approval["id"], {"approved": True})
-    assert (response.status_code, response.json()["error"]) == (409, "approval_not_pending")
+    assert error_of(response) == (409, "approval_not_pending")
     assert approval_row(approval["id"]).status == "pending"  # the sweep, not the reviewer, marks it expired
 
 
@@ -126,9 +121,8 @@ def test_edit_then_approve_hashes_the_approved_args(parked, reviewer_http):
 def test_edited_args_only_accompany_an_approval(parked, reviewer_http):
     run_id, approval = parked
     response = decide(reviewer_http, approval["id"], {"approved": False, "reason": "no", "edited_args": EDITED})
-    assert (response.status_code, response.json()["error"]) == (400, "invalid_payload")
-    assert approval_row(approval["id"]).status == "pending"
-    assert run_state(run_id) == ("suspended", "")
+    assert error_of(response) == (400, "invalid_payload")
+    assert_still_waiting(run_id, approval)
 
 
 def test_edited_args_must_be_an_object(parked, reviewer_http):
@@ -176,9 +170,8 @@ def test_a_rejection_streams_the_denial_frame(parked, reviewer_http):
 def test_a_rejection_needs_a_reason(parked, reviewer_http, body):
     run_id, approval = parked
     response = decide(reviewer_http, approval["id"], body)
-    assert (response.status_code, response.json()["error"]) == (400, "invalid_payload")
-    assert approval_row(approval["id"]).status == "pending"
-    assert run_state(run_id) == ("suspended", "")
+    assert error_of(response) == (400, "invalid_payload")
+    assert_still_waiting(run_id, approval)
 
 
 # --- the resume schema ------------------------------------------------------------------------
@@ -201,7 +194,7 @@ def test_a_rejection_needs_a_reason(parked, reviewer_http, body):
 def test_a_decision_its_schema_refuses_fails_the_run(parked, reviewer_http, body):
     run_id, approval = parked
     response = decide(reviewer_http, approval["id"], body)
-    assert (response.status_code, response.json()["error"]) == (422, "resume_schema_rejected")
+    assert error_of(response) == (422, "resume_schema_rejected")
     assert run_state(run_id) == ("failed", "resume_schema_rejected")
     assert approval_row(approval["id"]).status == "rejected"
 
@@ -224,9 +217,8 @@ def test_a_malformed_decision_body_is_refused_and_changes_nothing(parked, review
     response = reviewer_http.post(f"/api/v1/approvals/{approval['id']}/decision/", raw,
                                   content_type="application/json",
                                   HTTP_X_CSRFTOKEN=reviewer_http.cookies["csrftoken"].value)
-    assert (response.status_code, response.json()["error"]) == (400, "invalid_payload")
-    assert approval_row(approval["id"]).status == "pending"
-    assert run_state(run_id) == ("suspended", "")
+    assert error_of(response) == (400, "invalid_payload")
+    assert_still_waiting(run_id, approval)
 
 
 # --- reading an approval -----------------------------------------------------------------------
@@ -293,7 +285,7 @@ def parked_email(api):
 def test_edited_args_may_not_send_data_to_another_host(parked_email, reviewer_http, edit):
     run_id, approval = parked_email
     response = decide(reviewer_http, approval["id"], {"approved": True, "edited_args": {**EMAIL, **edit}})
-    assert (response.status_code, response.json()["error"]) == (400, "invalid_payload")
+    assert error_of(response) == (400, "invalid_payload")
     row = approval_row(approval["id"])
     assert (row.status, row.payload_hash, row.approved_args) == ("pending", approval["payload_hash"], None)
     assert run_state(run_id) == ("suspended", "")
@@ -316,5 +308,6 @@ def test_an_approval_counts_as_activity_on_its_run(api, reviewer_http):
     run_id = open_executing_run(api)
     approval = suspend(api, run_id)
     Run.objects.filter(pk=run_id).update(last_activity_at=timezone.now() - timedelta(hours=1))
+    before = timezone.now()
     approve(reviewer_http, approval["id"])
-    assert timezone.now() - Run.objects.get(pk=run_id).last_activity_at < timedelta(minutes=1)
+    assert before <= Run.objects.get(pk=run_id).last_activity_at <= timezone.now()

@@ -4,8 +4,9 @@ import pytest
 
 from approvals.models import AuditEvent
 from runs.models import RunEvent
-from tests.helpers.approval_loop import approval_row, asked_run, clarify, decide, resume, suspend
+from tests.helpers.approval_loop import approval_row, asked_run, assert_still_waiting, clarify, decide, resume, suspend
 from tests.helpers.runs import open_executing_run, run_state
+from tests.helpers.http import error_of
 
 ROUTE = [{"name": "route", "hint": {"options": ["oral", "iv"], "label": "Route"}}]
 DECLINE = {"approved": False, "reason": "Route is for the prescriber to decide, not the ward."}
@@ -80,9 +81,8 @@ def test_a_declined_clarification_cannot_be_resumed(asked, api, reviewer_http):
 def test_a_decline_needs_a_reason_and_changes_nothing(asked, reviewer_http, body):
     run_id, approval = asked
     response = decide(reviewer_http, approval["id"], body)
-    assert (response.status_code, response.json()["error"]) == (400, "invalid_payload")
-    assert approval_row(approval["id"]).status == "pending"
-    assert run_state(run_id) == ("suspended", "")
+    assert error_of(response) == (400, "invalid_payload")
+    assert_still_waiting(run_id, approval)
     assert not AuditEvent.objects.filter(kind=AuditEvent.Kind.DECISION).exists()
     assert not RunEvent.objects.filter(run_id=run_id, kind="approval.rejected").exists()
 
@@ -91,7 +91,7 @@ def test_a_decline_needs_a_reason_and_changes_nothing(asked, reviewer_http, body
 def test_approving_a_clarification_is_a_schema_rejection(asked, reviewer_http, body):
     run_id, approval = asked
     response = decide(reviewer_http, approval["id"], body)
-    assert (response.status_code, response.json()["error"]) == (422, "resume_schema_rejected")
+    assert error_of(response) == (422, "resume_schema_rejected")
     assert run_state(run_id) == ("failed", "resume_schema_rejected")
 
 
@@ -100,7 +100,7 @@ def test_approving_a_clarification_is_a_schema_rejection(asked, reviewer_http, b
 def test_a_decline_the_rejection_schema_refuses_fails_the_run(asked, reviewer_http, body):
     run_id, approval = asked
     response = decide(reviewer_http, approval["id"], body)
-    assert (response.status_code, response.json()["error"]) == (422, "resume_schema_rejected")
+    assert error_of(response) == (422, "resume_schema_rejected")
     assert run_state(run_id) == ("failed", "resume_schema_rejected")
 
 

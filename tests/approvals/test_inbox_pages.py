@@ -54,7 +54,7 @@ def test_pages_of_a_hundred_go_through_every_card_once_in_queue_order(ward_agent
 
 
 def test_each_card_of_a_page_is_the_card_built_for_that_approval_alone(ward_agent, rita, rob):
-    # The page reads only the columns a card shows (cards.CARD_FIELDS): what it sends must be byte for byte
+    # The page reads only the columns a card shows (cards.CARD_ROW): what it sends must be byte for byte
     # what a push of that approval sends, with claims, four eyes, edits, grants, escalation and taint in play.
     made = pending_cards_in_bulk(ward_agent, 12, escalate_every=4)
     now = timezone.now()
@@ -71,7 +71,18 @@ def test_each_card_of_a_page_is_the_card_built_for_that_approval_alone(ward_agen
     assert len(page["cards"]) == 11
     assert any(card["run_granted"] for card in page["cards"]) and any(card["claimed_by"] for card in page["cards"])
     for card in page["cards"]:
-        assert card == cards.card(Approval.objects.get(pk=card["id"]))
+        assert json.dumps(card) == json.dumps(cards.card(Approval.objects.get(pk=card["id"])))
+
+
+def test_the_sockets_message_is_the_page_encoded_once(ward_agent, rita):
+    # The consumer sends inbox_pages.frame as it is: each card's text was written once, to size the page.
+    pending_cards_in_bulk(ward_agent, 130, escalate_every=7, args={"dose": 2.5, "note": "é ✓ \U0001f600"})
+    first = inbox_pages.page(scope(rita))
+    assert inbox_pages.frame(scope(rita)) == json.dumps({"type": "snapshot", **first})
+    second = inbox_pages.frame(scope(rita), first["cursor"])
+    assert second == json.dumps({"type": "page", "after": first["cursor"], **inbox_pages.page(scope(rita), first["cursor"])})
+    assert len(json.loads(second)["cards"]) == 30 and len(second.encode()) <= inbox_pages.PAGE_MAX_BYTES
+    assert inbox_pages.build(scope(rita)).message() == json.dumps(first)  # the polling endpoint's body
 
 
 def test_a_card_decided_between_pages_shifts_nothing(ward_agent, rita):

@@ -5,7 +5,6 @@ Each thread has its own database connection (Django's are per thread) and closes
 """
 
 import threading
-import time
 
 import pytest
 from django.db import connection, transaction
@@ -13,13 +12,15 @@ from django.db import connection, transaction
 from approvals import decisions
 from approvals.gate import GateCall, gate_tool_call
 from approvals.models import Approval
+from approvals.resume import resume
 from condor.errors import CondorError
 from runs import spine
 from runs.models import Run
-from runs.states import ACTIVE_STATES
+from runs.states import ACTIVE_STATES, TerminalReason
 from sessions_app.models import Session
-from tests.helpers.approval_loop import gate, parked_run
-from tests.helpers.races import backend_pid, lock_waiters
+from tests.helpers import races
+from tests.helpers.approval_loop import PRESCRIPTION, gate, parked_run
+from tests.helpers.races import backend_pid
 from tests.helpers.runs import open_executing_run
 
 pytestmark = pytest.mark.django_db(transaction=True, serialized_rollback=True)
@@ -46,14 +47,8 @@ class Contender(threading.Thread):
             connection.close()
 
 
-def wait_until_queued(*threads):
-    """Until every thread is waiting on a row lock (PostgreSQL's wait_event_type `Lock`)."""
-    deadline = time.monotonic() + 10
-    while time.monotonic() < deadline:
-        if all(thread.pid and lock_waiters(thread.pid) == ["Lock"] for thread in threads):
-            return
-        time.sleep(0.02)
-    pytest.fail("a thread never queued for the row lock")
+def wait_until_queued(*threads: Contender) -> None:
+    races.wait_until_queued(*(lambda thread=thread: thread.pid for thread in threads))
 
 
 def active_runs(session_id) -> int:
@@ -80,8 +75,7 @@ def test_a_taint_committed_while_the_gate_waits_for_the_run_sees_no_allow(api, w
         Run.objects.select_for_update().get(pk=run_id)
         assert Session.objects.get(runs__pk=run_id).mark_tainted()
         b.start()
-        wait_until_queued(b)
-        b.join(timeout=0.3)
+        wait_until_queued(b)  # queued on the run's lock until A commits: it cannot judge before
         assert b.is_alive(), "the gate judged while the run was locked"
     b.join(timeout=10)
     assert b.outcome == (202, "taint.external-approval")
@@ -149,3 +143,60 @@ def test_a_decision_queued_behind_the_approval_does_not_deadlock_the_supersede_b
         thread.join(timeout=30)
     assert (decider.outcome, opener.outcome) == ("approved", "pending")
     assert_both_finished_cleanly(decider, opener, session_id, approval_id)
+
+
+# --- a grant presented again waits for its own run -------------------------------------------------
+
+
+@pytest.fixture
+def granted(parked, rita):
+    """(run id, approval id) of an approved grant its parked run has not used yet."""
+    _, approval_id = parked
+    assert decisions.decide(approval_id, {"approved": True}, user=rita).status == "approved"
+    return Approval.objects.get(pk=approval_id).run_id, approval_id
+
+
+def outcome_beside_a_stop(run_id, presenter: Contender, rita):
+    """`presenter`'s outcome when it starts while a reviewer's stop holds the run, before the stop
+    reaches the approvals (as spine.stop locks them), and must wait for the stop to commit."""
+    with transaction.atomic():
+        run = spine.lock_run(run_id)
+        presenter.start()
+        wait_until_queued(presenter)  # queued on the run's lock: it cannot answer before the stop commits
+        spine._close(run, TerminalReason.USER_STOPPED, actor_user=rita, withdraw_grants=True,
+                     stop_reason="wrong patient")
+    presenter.join(timeout=10)
+    assert Run.objects.get(pk=run_id).terminal_reason == "user_stopped"
+    return presenter.outcome
+
+
+def test_a_cold_replay_waits_for_the_lock_on_the_grants_own_run(granted, rita, ward_agent):
+    # The agent presents the grant again (a retry the Idempotency-Key cache does not answer)
+    # while a reviewer stops its run. The replay locks that run first (session, run, approvals),
+    # so it waits and then hears the stop's outcome. Were it to read or consume the grant without
+    # the run, it would take the grant the stop is about to withdraw: the stop would wait on the
+    # grant while the replay waits on the run to unpark it (a deadlock), or the stopped call runs.
+    run_id, approval_id = granted
+
+    def replay():
+        approval, run = resume(run_id, approval_id, PRESCRIPTION, client=ward_agent, owned_by=ward_agent)
+        return approval.status, run.state
+
+    assert outcome_beside_a_stop(run_id, Contender(replay), rita) == "approval_expired"
+    assert Approval.objects.get(pk=approval_id).status == "expired"
+
+
+def test_a_cold_replay_at_the_gate_waits_for_the_lock_on_the_grants_own_run(granted, rita, ward_agent):
+    # The same call gated again on the parked run would run on the grant (approval.prior-grant):
+    # the gate locks the run before it reads the grants, so the stop withdraws the grant first.
+    # A grant of an earlier run of the session needs no lock of its own run: that run has ended
+    # (one active run a session), and only the consume's conditional UPDATE can still change it.
+    run_id, approval_id = granted
+    call = GateCall(tool_call_id="call-2", step_id="step-2", tool="prescribe_medication", op="create",
+                    args=PRESCRIPTION, metadata={})
+
+    def gate_again():
+        return gate_tool_call(run_id, call, client=ward_agent, owned_by=ward_agent).body["rule_id"]
+
+    assert outcome_beside_a_stop(run_id, Contender(gate_again), rita) == "run_not_active"
+    assert Approval.objects.get(pk=approval_id).status == "expired"

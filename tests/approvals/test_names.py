@@ -26,11 +26,6 @@ LOOKALIKES = [
 ]
 
 
-@pytest.fixture
-def run_id(api, catalog):
-    return open_executing_run(api)
-
-
 def assert_invalid(response, field):
     assert response.status_code == 400, response.content
     assert response.json()["error"] == "invalid_payload"

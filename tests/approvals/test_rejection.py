@@ -16,11 +16,6 @@ OTHER = {"drug": "metformin", "dose": "500 mg", "route": "oral", "days": 30}
 THIRD = {"drug": "ibuprofen", "dose": "200 mg", "route": "oral", "days": 3}
 
 
-@pytest.fixture
-def run_id(api):
-    return open_executing_run(api)
-
-
 def reject(http, approval_id, reason=REASON, **extra):
     response = decide(http, approval_id, {"approved": False, "reason": reason, **extra})
     assert response.status_code == 200, response.content

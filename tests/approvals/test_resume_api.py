@@ -5,17 +5,12 @@ from datetime import timedelta
 import pytest
 
 from approvals.models import AuditEvent
-from tests.helpers.approval_loop import PRESCRIPTION, approval_row, approve, decide, parked_run, resume, suspend
+from tests.helpers.approval_loop import PRESCRIPTION, approval_row, approve, decide, resume, suspend
 from tests.helpers.clock import frozen_clock, later
-from tests.helpers.http import raw_post
+from tests.helpers.http import error_of, raw_post
 from tests.helpers.runs import open_executing_run, run_state
 
 NESTED = {"drug": "amoxicillin", "dose": {"value": 1, "unit": "g"}, "note": "café", "days": [1, 2.5]}
-
-
-@pytest.fixture
-def parked(api):
-    return parked_run(api)
 
 
 @pytest.fixture
@@ -23,10 +18,6 @@ def approved(parked, reviewer_http):
     run_id, approval = parked
     approve(reviewer_http, approval["id"])
     return run_id, approval
-
-
-def error_of(response):
-    return response.status_code, response.json()["error"]
 
 
 def test_an_approved_call_resumes_the_run(approved, api):

@@ -5,7 +5,6 @@ released together by a barrier, and each closes its connection when done.
 """
 
 import threading
-import time
 
 import pytest
 from django.db import connection, transaction
@@ -14,8 +13,8 @@ from approvals.models import Approval, AuditEvent
 from approvals.resume import resume as resume_service
 from condor.errors import CondorError
 from runs.models import Run, RunEvent
-from tests.helpers.approval_loop import PRESCRIPTION, approve, parked_run
-from tests.helpers.races import all_at_once, lock_waiters
+from tests.helpers.approval_loop import PRESCRIPTION, approve, parked_run, resume
+from tests.helpers.races import all_at_once, wait_until_queued
 from tests.helpers.personas import api_for
 
 pytestmark = pytest.mark.django_db(transaction=True, serialized_rollback=True)
@@ -35,6 +34,17 @@ def in_threads(attempt, count=THREADS) -> list:
     """`attempt()` in `count` threads at once: what each returned, or the code it was refused with."""
     return [outcome.code if isinstance(outcome, CondorError) else repr(outcome) if isinstance(outcome, Exception)
             else outcome for outcome in all_at_once([attempt] * count)]
+
+
+def resume_requests_at_once(ward_agent, approved, *, key=None) -> list[tuple[int, dict]]:
+    """THREADS resume requests for the approved call at once, each on its own client: (status, body) of each."""
+    run_id, approval_id = approved
+
+    def attempt():
+        response = resume(api_for(ward_agent), run_id, approval_id, key=key)
+        return response.status_code, response.json()
+
+    return in_threads(attempt)
 
 
 def assert_consumed_once(run_id, approval_id):
@@ -60,32 +70,18 @@ def test_exactly_one_of_sixteen_concurrent_resumes_wins(approved, ward_agent, ro
 
 @pytest.mark.parametrize("round_", range(3))
 def test_exactly_one_of_sixteen_concurrent_resume_requests_wins(approved, ward_agent, round_):
-    run_id, approval_id = approved
-    body = {"approval_id": approval_id, "args": PRESCRIPTION}
-
-    def attempt():
-        response = api_for(ward_agent).post(f"/api/v1/runs/{run_id}/resume/", body, format="json")
-        return "won" if response.status_code == 200 else response.json()["error"]
-
-    outcomes = in_threads(attempt)
+    answers = resume_requests_at_once(ward_agent, approved)
+    outcomes = ["won" if status == 200 else body["error"] for status, body in answers]
     assert sorted(outcomes) == ["approval_consumed"] * (THREADS - 1) + ["won"]
-    assert_consumed_once(run_id, approval_id)
+    assert_consumed_once(*approved)
 
 
 @pytest.mark.parametrize("round_", range(3))
 def test_concurrent_retries_with_one_key_consume_once_and_agree(approved, ward_agent, round_):
-    run_id, approval_id = approved
-    body = {"approval_id": approval_id, "args": PRESCRIPTION}
-
-    def attempt():
-        response = api_for(ward_agent).post(f"/api/v1/runs/{run_id}/resume/", body, format="json",
-                                            HTTP_IDEMPOTENCY_KEY="k-1")
-        return response.status_code, response.json()
-
-    outcomes = in_threads(attempt)
+    outcomes = resume_requests_at_once(ward_agent, approved, key="k-1")
     assert {status for status, _ in outcomes} == {200}, outcomes
     assert all(answer == outcomes[0][1] for _, answer in outcomes)
-    assert_consumed_once(run_id, approval_id)
+    assert_consumed_once(*approved)
 
 
 # --- a deterministic interleaving ---------------------------------------------------------------
@@ -114,11 +110,8 @@ def test_a_resume_blocked_on_the_row_lock_loses_to_the_holder(approved, ward_age
         Run.objects.select_for_update().get(pk=run_id)
         Approval.objects.select_for_update().get(pk=approval_id)
         b.start()
-        deadline = time.monotonic() + 10
-        while not (b_pid and lock_waiters(b_pid[0]) == ["Lock"]) and time.monotonic() < deadline:
-            time.sleep(0.02)
-        assert b_pid and lock_waiters(b_pid[0]) == ["Lock"], "B never waited on A's row locks"
-        b.join(timeout=0.3)
+        # Queued on the lock until A commits: no pause needed to see that B has not finished.
+        wait_until_queued(lambda: b_pid[0] if b_pid else None)
         assert b.is_alive(), "B finished while A still held the row"
         # A consumes through the same service, inside its transaction, and commits.
         resume_service(Run.objects.get(pk=run_id), approval_id, PRESCRIPTION, client=ward_agent)

@@ -10,7 +10,8 @@ import pytest
 from approvals.models import Heartbeat
 from tests.helpers.approval_loop import suspend
 from tests.helpers.runs import open_executing_run
-from tests.deploy.processes import REPO, Service, alive, descendants, wait_for
+from tests.helpers.processes import REPO, Service, alive, descendants
+from tests.helpers.waits import wait_for
 from tests.deploy.websocket import WebSocket
 from tests.live.wire import LiveAgent, LiveBrowser, SSEStream, chunk_type
 
@@ -30,6 +31,18 @@ def answers(host: str) -> bool:
         return False
 
 
+def upgrades(host: str) -> bool:
+    """daphne behind nginx answers a websocket upgrade: nginx says 502 until it is up, after gunicorn
+    (an upgrade refused by daphne itself, as a stranger's is, is an answer too)."""
+    try:
+        WebSocket(host, "/ws/inbox/", headers={"Origin": f"http://{host}"}).close()
+    except ConnectionError as refused:
+        return "upgrade was refused" in str(refused) and " 502 " not in str(refused)
+    except OSError:
+        return False
+    return True
+
+
 @pytest.fixture
 def prod(shared_env):
     """`make prod` on a free port with its own run directory; (service, host). Always stopped."""
@@ -42,7 +55,7 @@ def prod(shared_env):
                       ready=r"make prod: Condor on")
     with service:
         host = f"127.0.0.1:{port}"
-        wait_for(lambda: answers(host), 90, "the API behind nginx", service.log)
+        wait_for(lambda: answers(host) and upgrades(host), 90, "the API and the inbox socket behind nginx", service.log)
         yield service, host
 
 

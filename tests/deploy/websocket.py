@@ -7,6 +7,7 @@ text frames in (fragmented or not), pings answered, a masked close out.
 from __future__ import annotations
 
 import base64
+import contextlib
 import hashlib
 import json
 import os
@@ -14,10 +15,12 @@ import socket
 import struct
 import time
 
+from tests.helpers.wire import ClosedOnExit
+
 _GUID = b"258EAFA5-E914-47DA-95CA-C5AB0DC85B11"
 
 
-class WebSocket:
+class WebSocket(ClosedOnExit):
     def __init__(self, host: str, path: str, *, headers: dict[str, str], timeout: float = 10):
         name, port = host.rsplit(":", 1)
         self.sock = socket.create_connection((name, int(port)), timeout=timeout)
@@ -94,14 +97,6 @@ class WebSocket:
                 return seen
 
     def close(self) -> None:
-        try:
+        with contextlib.suppress(OSError):  # the server may have closed first
             self._send(0x8, struct.pack("!H", 1000))
-        except OSError:
-            pass
         self.sock.close()
-
-    def __enter__(self) -> "WebSocket":
-        return self
-
-    def __exit__(self, *exc) -> None:
-        self.close()

@@ -2,9 +2,9 @@
 
 import itertools
 
-from approvals.models import Approval
-from tests.helpers.http import post, post_json
-from tests.helpers.runs import open_executing_run
+from approvals.models import Approval, AuditEvent, ToolCall
+from tests.helpers.http import post, post_json, raw_post
+from tests.helpers.runs import open_executing_run, run_state
 
 # A high-tier mutation: the static registry says it always needs a human.
 PRESCRIPTION = {"drug": "amoxicillin", "dose": "500 mg", "route": "oral", "days": 7}
@@ -18,6 +18,19 @@ def gate(api, run_id, *, tool="prescribe_medication", args=None, step_id="step-1
     body = {"tool_call_id": tool_call_id, "step_id": step_id, "tool": tool, "op": op,
             "args": PRESCRIPTION if args is None else args, **extra}
     return post(api, f"/api/v1/runs/{run_id}/tool-calls/", body)
+
+
+def raw_gate(api, run_id, fields: str):
+    """A search_patients tool call whose body is written out, `fields` after its ids: to send
+    what the JSON encoder never would."""
+    body = f'{{"tool_call_id": "call-1", "step_id": "step-1", "tool": "search_patients", {fields}}}'
+    return raw_post(api, f"/api/v1/runs/{run_id}/tool-calls/", body)
+
+
+def assert_nothing_gated() -> None:
+    """Refused before the gate: no tool call stored, no verdict audited."""
+    assert not ToolCall.objects.exists()
+    assert not AuditEvent.objects.filter(kind=AuditEvent.Kind.VERDICT).exists()
 
 
 def suspend(api, run_id, **call) -> dict:
@@ -47,9 +60,10 @@ def clarify(api, run_id, missing, *, step_id="step-1", tool_call_id="call-1", to
     return post(api, f"/api/v1/runs/{run_id}/clarifications/", body)
 
 
-def asked_run(api, missing, **call) -> tuple[str, dict]:
-    """A new executing run whose agent asked a reviewer for `missing` fields: (run id, approval)."""
-    run_id = open_executing_run(api)
+def asked_run(api, missing, *, session: dict | None = None, **call) -> tuple[str, dict]:
+    """A new executing run (its session made with `session`) whose agent asked a reviewer for
+    `missing` fields: (run id, approval)."""
+    run_id = open_executing_run(api, **(session or {}))
     response = clarify(api, run_id, missing, **call)
     assert response.status_code == 202, response.content
     return run_id, response.json()["approval"]
@@ -80,3 +94,9 @@ def report(api, run_id, tool_call_id, output=None, **extra):
 
 def approval_row(approval_id) -> Approval:
     return Approval.objects.get(pk=approval_id)
+
+
+def assert_still_waiting(run_id, approval) -> None:
+    """Nothing was decided: the call's approval is pending and its run suspended on it."""
+    assert approval_row(approval["id"]).status == "pending"
+    assert run_state(run_id) == ("suspended", "")

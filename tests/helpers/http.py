@@ -22,3 +22,8 @@ def post_json(http, path, body, *, csrf=True):
 def raw_post(api, path, raw: str, **headers):
     """POST bytes the JSON encoder would never produce (duplicate keys, NaN, huge integers)."""
     return api.generic("POST", path, raw, content_type="application/json", **headers)
+
+
+def error_of(response) -> tuple[int, str]:
+    """(status, error code) of a refusal, to compare with what SPEC section 9 names."""
+    return response.status_code, response.json()["error"]

@@ -7,6 +7,8 @@ import threading
 
 from django.db import connection
 
+from tests.helpers.waits import HANG_SECONDS, wait_for
+
 
 def all_at_once(calls, *, timeout: float = 60) -> list:
     """Run each callable in `calls` on its own thread, released together by a barrier.
@@ -48,3 +50,14 @@ def backend_pid() -> int:
     with connection.cursor() as cursor:
         cursor.execute("SELECT pg_backend_pid()")
         return cursor.fetchone()[0]
+
+
+def wait_until_queued(*backends) -> None:
+    """Until every backend waits for a lock (PostgreSQL's wait_event_type `Lock`); each of
+    `backends` is a function giving its pid once the thread has one (None before)."""
+    def queued(backend) -> bool:
+        pid = backend()
+        return pid is not None and lock_waiters(pid) == ["Lock"]
+
+    wait_for(lambda: all(queued(backend) for backend in backends), HANG_SECONDS, "a backend to queue for a lock",
+             interval=0.02)

@@ -6,6 +6,10 @@ without a database.
 
 import pytest
 
+# The browser fixtures, for every module here; a module may define its own instead
+# (test_inbox_e2e.py's `chromium` and `inbox`).
+from tests.live.inbox_fixtures import chromium, inbox, page  # noqa: F401 - pytest fixtures
+
 # Short, so a test can watch an idle stream heartbeat.
 STREAM_HEARTBEAT_SECONDS = 2
 # A stream's heartbeat, and so its poll, on push_only_server: longer than any test runs.

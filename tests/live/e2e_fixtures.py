@@ -1,9 +1,8 @@
 """Fixtures for the end-to-end browser tests on a real daphne: a browser per test and the signed-out page.
 
-A test module takes them by importing them, with `page`:
+A test module takes them by importing them (`page` comes from tests/live/conftest.py):
 
     from tests.live.e2e_fixtures import browser_page, chromium  # noqa: F401 - pytest fixtures
-    from tests.live.inbox_fixtures import page  # noqa: F401
 """
 
 from contextlib import contextmanager

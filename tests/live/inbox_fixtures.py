@@ -1,13 +1,10 @@
 """Fixtures for the inbox browser tests: Debian's Chromium, a page that keeps a screenshot
 when its test fails, and the mocked inbox (tests/live/inbox_harness.py) on that page.
 
-A test module takes them by importing them:
-
-    from tests.live.inbox_fixtures import chromium, inbox, page  # noqa: F401 - pytest fixtures
-
-`chromium` is module-scoped, so each importing module starts one browser; a module
-may define its own `chromium` instead (test_inbox_e2e.py does, to fit the browser
-inside its database lifetime) and import only `page`.
+tests/live/conftest.py offers them to every module in tests/live. `chromium` is
+module-scoped, so each module that uses it starts one browser; a module may define its
+own `chromium` instead (test_inbox_e2e.py does, to fit the browser inside its database
+lifetime) and still take `page`.
 """
 
 from __future__ import annotations

@@ -21,7 +21,7 @@ import json
 import re
 import time
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from typing import Any, Callable
 from urllib.parse import urlsplit
 
@@ -52,6 +52,27 @@ window.WebSocket = class extends window.WebSocket {
     this.addEventListener('message', () => { window.__inboxFramesTaken += 1; });
   }
 };
+"""
+
+# Keeps the page's newest inbox socket where a test can send on it (socket_round_trip).
+SOCKET_HANDLE = """
+window.WebSocket = class extends window.WebSocket {
+  constructor(...args) {
+    super(...args);
+    window.__inboxSocket = this;
+  }
+};
+"""
+
+# Resolves once an IntersectionObserver made now sees the element on screen. Observers are
+# told in the order they were made, so the page's own (older) one has been told by then.
+SEEN_IN_VIEW = """
+el => new Promise(resolve => {
+  const watch = new IntersectionObserver(seen => {
+    if (seen[seen.length - 1].isIntersecting) { watch.disconnect(); resolve(true); }
+  });
+  watch.observe(el);
+})
 """
 
 
@@ -107,6 +128,7 @@ class InboxHarness(InboxHttp):
         self.page.route(f"{ORIGIN}/**", self._serve)
         self.page.route_web_socket(f"ws://{urlsplit(ORIGIN).netloc}{WS_PATH}", self._on_socket)
         self.page.add_init_script(FRAME_COUNTER)  # after the routing, whose WebSocket it extends
+        self.page.add_init_script(SOCKET_HANDLE)
 
     # ---- page
 
@@ -118,6 +140,25 @@ class InboxHarness(InboxHttp):
         self.page.goto(f"{ORIGIN}{INBOX_PATH}")
         if wait_live:
             self.page.locator('[data-testid="connection-state"][data-state="live"]').wait_for()
+
+    def open_with_clock_stopped(self, cards: list[Card] = ()) -> datetime:
+        """`open`, then stop the page's clock an hour ahead (past however slow the load was): the instant it stands at.
+
+        From here the page's timers (the 1 s tick, polls, reconnects, animation frames) run
+        only as `page.clock.run_for` moves the clock; cards parked `now=` that instant have
+        one right countdown.
+        """
+        start = datetime.now(UTC)
+        self.page.clock.install(time=start)
+        self.open(cards)
+        frozen = start + timedelta(hours=1)
+        self.page.clock.pause_at(frozen)
+        return frozen
+
+    def open_one(self, card: Card):
+        """Load the page with `card` as the server's one row; its card on the page."""
+        self.open([card])
+        return self.card(card["id"])
 
     def card(self, approval_id: str):
         return self.page.locator(f'[data-testid="approval-card"][data-approval-id="{approval_id}"]')
@@ -241,6 +282,20 @@ class InboxHarness(InboxHttp):
         marker = f"/__round-trip/{len(self.requests)}"
         self.page.evaluate("url => fetch(url).then(r => r.text())", marker)
         assert f"GET {marker}" in self.requests
+
+    def socket_round_trip(self) -> None:
+        """A ping from the page on its inbox socket, received: every message the page sent before it is here.
+
+        Messages reach the harness in the order the page sent them, so a check that the
+        page asked nothing over the socket (no page request) ends with this marker, not a pause.
+        """
+        marker = {"type": "ping", "round_trip": len(self.received)}
+        self.page.evaluate("m => window.__inboxSocket.send(JSON.stringify(m))", marker)
+        self._wait(lambda: marker in self.received, HANG_SECONDS, "the page's ping")
+
+    def seen_in_view(self, locator) -> None:
+        """Until `locator` is on screen as the page's IntersectionObservers see it: they have been told."""
+        locator.evaluate(SEEN_IN_VIEW)
 
     def pass_page_time(self, ms: int) -> None:
         """Run the page's timers through `ms` of its time at once, then stop its clock; what they sent has arrived.

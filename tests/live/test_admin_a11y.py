@@ -15,7 +15,6 @@ from tests.helpers.runs import open_executing_run
 from tests.live.axe_scan import serious_violations
 from tests.live.e2e_fixtures import browser_page, chromium  # noqa: F401 - a browser per test, the live page
 from tests.live.e2e_helpers import PASSWORD
-from tests.live.inbox_fixtures import page  # noqa: F401 - the fixture that keeps a screenshot when a test fails
 from tests.live.browser import CHROMIUM
 
 pytestmark = [

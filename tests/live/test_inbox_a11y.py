@@ -12,7 +12,6 @@ import json
 import pytest
 
 from tests.live.axe_scan import serious_violations
-from tests.live.inbox_fixtures import chromium, page  # noqa: F401 - pytest fixtures
 from tests.live.inbox_demo import demo_cards
 from tests.live.inbox_harness import InboxHarness
 from tests.live.inbox_rows import approval_card, clarification_card

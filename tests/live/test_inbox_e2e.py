@@ -15,11 +15,11 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import expect
 
-from tests.helpers.approval_loop import PRESCRIPTION, approve, clarify, resume, suspend
+from tests.helpers.approval_loop import PRESCRIPTION, approve, asked_run, resume, suspend
 from tests.helpers.runs import open_executing_run
 from tests.live.e2e_fixtures import browser_page, chromium  # noqa: F401 - a browser per test, the live page
+from tests.live.card_actions import reject
 from tests.live.e2e_helpers import INBOX_PATH
-from tests.live.inbox_fixtures import page  # noqa: F401 - the fixture that keeps a screenshot when a test fails
 from tests.live.browser import CHROMIUM
 
 pytestmark = [
@@ -65,6 +65,12 @@ def park_prescription(agent) -> tuple[str, dict]:
 def parked(inbox, live_agent):
     # After `inbox`: the card must reach an open page by the push, not in its first snapshot.
     return park_prescription(live_agent)
+
+
+@pytest.fixture
+def asked(inbox, live_agent):
+    """(run id, approval) of a run whose agent asked how the gentamicin should be given (after `inbox`, as `parked`)."""
+    return asked_run(live_agent, CLARIFICATION, session=WARD_SESSION, message="How should the gentamicin be given?")
 
 
 def test_a_reviewer_signs_in_and_lands_on_the_live_inbox(browser_page, rita):
@@ -119,11 +125,8 @@ def test_the_agent_resumes_with_the_args_the_reviewer_edited(inbox, parked, live
     assert edited.json()["args"] == EDITED
 
 
-def test_a_clarification_answered_in_the_form_is_what_the_agent_resumes_with(inbox, live_agent):
-    run_id = open_executing_run(live_agent, **WARD_SESSION)
-    asked = clarify(live_agent, run_id, CLARIFICATION, message="How should the gentamicin be given?")
-    assert asked.status_code == 202, asked.content
-    approval = asked.json()["approval"]
+def test_a_clarification_answered_in_the_form_is_what_the_agent_resumes_with(inbox, asked, live_agent):
+    run_id, approval = asked
     card = inbox.open_card(approval["id"])
     form = card.get_by_test_id("clarify-form")
 
@@ -149,15 +152,10 @@ def test_a_clarification_answered_in_the_form_is_what_the_agent_resumes_with(inb
     }
 
 
-def test_a_clarification_declined_in_the_browser_denies_that_question(inbox, live_agent):
-    run_id = open_executing_run(live_agent, **WARD_SESSION)
-    asked = clarify(live_agent, run_id, CLARIFICATION, message="How should the gentamicin be given?")
-    assert asked.status_code == 202, asked.content
-    approval = asked.json()["approval"]
+def test_a_clarification_declined_in_the_browser_denies_that_question(inbox, asked, live_agent):
+    run_id, approval = asked
     card = inbox.open_card(approval["id"])
-    card.get_by_test_id("decline").click()
-    card.get_by_test_id("reject-reason").fill("Route is for the prescriber, not the ward.")
-    card.get_by_test_id("reject-submit").click()
+    reject(card, "Route is for the prescriber, not the ward.", opener="decline")
 
     expect(card).to_have_count(0)
     expect(inbox.feedback).to_contain_text("Declined")
@@ -171,9 +169,7 @@ def test_a_clarification_declined_in_the_browser_denies_that_question(inbox, liv
 def test_a_rejection_in_the_browser_denies_the_call_and_the_run_goes_on(inbox, parked, live_agent):
     run_id, approval = parked
     card = inbox.open_card(approval["id"])
-    card.get_by_test_id("reject").click()
-    card.get_by_test_id("reject-reason").fill("Penicillin allergy on file.")
-    card.get_by_test_id("reject-submit").click()
+    reject(card, "Penicillin allergy on file.")
 
     expect(card).to_have_count(0)
     expect(inbox.feedback).to_contain_text("Rejected")

@@ -15,7 +15,6 @@ from approvals.models import Approval
 from tests.helpers.approval_loop import suspend
 from tests.helpers.runs import open_executing_run
 from tests.live.e2e_fixtures import signed_in
-from tests.live.inbox_fixtures import page  # noqa: F401 - the fixture that keeps a screenshot on failure
 from tests.live.browser import CHROMIUM
 from tests.live.test_inbox_e2e import (  # noqa: F401 - fixtures
     WARD_SESSION, browser_page, chromium, inbox, park_prescription,

@@ -13,7 +13,7 @@ from playwright.sync_api import expect
 from tests.helpers.approval_loop import PRESCRIPTION, suspend
 from tests.helpers.runs import open_executing_run
 from tests.live.axe_scan import serious_violations
-from tests.live.inbox_fixtures import page  # noqa: F401 - the fixture that keeps a screenshot on failure
+from tests.live.card_actions import reject
 from tests.live.browser import ARTIFACTS_DIR, CHROMIUM
 from tests.live.test_inbox_e2e import WARD_SESSION, browser_page, chromium, inbox  # noqa: F401 - fixtures
 
@@ -32,9 +32,7 @@ def test_the_decided_view_lists_this_reviewers_decisions_and_searches_them(inbox
     rejected, edited = park(live_agent, "MRN-30001"), park(live_agent, "MRN-47555")
 
     card = inbox.open_card(rejected["id"])
-    card.get_by_test_id("reject").click()
-    card.get_by_test_id("reject-reason").fill("Penicillin allergy on file.")
-    card.get_by_test_id("reject-submit").click()
+    reject(card, "Penicillin allergy on file.")
     expect(card).to_have_count(0)
     card = inbox.open_card(edited["id"])
     card.get_by_test_id("edit").click()

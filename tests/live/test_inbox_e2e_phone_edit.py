@@ -15,7 +15,6 @@ from approvals.models import Approval
 from tests.helpers.approval_loop import PRESCRIPTION, resume
 from tests.live.axe_scan import serious_violations
 from tests.live.e2e_fixtures import signed_in
-from tests.live.inbox_fixtures import page  # noqa: F401 - the fixture that keeps a screenshot on failure
 from tests.live.browser import ARTIFACTS_DIR, CHROMIUM
 from tests.live.test_inbox_e2e import chromium, park_prescription  # noqa: F401 - fixtures
 

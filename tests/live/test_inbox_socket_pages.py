@@ -14,7 +14,8 @@ from tests.helpers.approval_loop import approve, suspend
 from tests.helpers.bulk import pending_cards_in_bulk
 from tests.helpers.runs import open_executing_run
 from tests.helpers.personas import logged_in
-from tests.live.sockets import PUSH_TIMEOUT, all_pages, connected_inbox, in_event_loop, inbox_socket, next_message, sync
+from tests.live.sockets import (PUSH_TIMEOUT, all_pages, connected_inbox, in_event_loop, inbox_socket, next_message,
+                                pong_is_next, sync)
 
 pytestmark = [
     pytest.mark.django_db(transaction=True, serialized_rollback=True),
@@ -47,7 +48,7 @@ async def test_the_snapshot_is_a_first_page_and_the_rest_come_on_request(ward_ag
     async with first_page(rita) as (socket, snapshot):
         assert (len(snapshot["cards"]), snapshot["total"]) == (100, 250)
         assert snapshot["cards"][0]["escalated_at"] is not None
-        assert await socket.receive_nothing(timeout=0.3)  # nothing more until the page asks
+        assert await pong_is_next(socket)  # nothing more until the page asks
         second = await ask(socket, snapshot["cursor"])
         assert (second["type"], second["after"], len(second["cards"]), second["total"]) == (
             "page", snapshot["cursor"], 100, 250)

@@ -1,20 +1,17 @@
 """The inbox list in real Chromium, websocket mocked: rendering, order, live add/remove, time, scale, reconnect.
 
-The page is the production template; tests/live/inbox_harness.py plays the server.
-Run: .venv/bin/pytest tests/live/test_inbox_ui_*.py -q
+The page is the production template and tests/live/inbox_harness.py plays the server.
 """
 
 from __future__ import annotations
 
 import re
-from datetime import UTC, datetime, timedelta
 
 import pytest
 from playwright.sync_api import expect
 
 from approvals.policy import RULES
 from tests.approvals.test_display import HIDDEN_OR_LOOKALIKE, ORDINARY
-from tests.live.inbox_fixtures import chromium, inbox, page  # noqa: F401 - pytest fixtures
 from tests.live.inbox_page import CSRF_TOKEN, render_template
 from tests.live.inbox_rows import approval_card, clarification_card
 
@@ -202,13 +199,8 @@ def test_untrusted_args_are_shown_as_text_never_markup(inbox):
 
 
 def test_countdown_turns_urgent_then_expired_disables_actions(inbox):
-    start = datetime.now(UTC)
-    inbox.page.clock.install(time=start)
-    inbox.open([])
-    # The page's clock stands still from here on (an hour ahead: past it however slow the load
-    # was), and the card is parked at that very instant, so the countdown has one right value.
-    frozen = start + timedelta(hours=1)
-    inbox.page.clock.pause_at(frozen)
+    # The card is parked at the instant the page's clock stands at: the countdown has one right value.
+    frozen = inbox.open_with_clock_stopped()
     card = approval_card(expires_in=90, now=frozen)
     inbox.add(card)
     shown = inbox.card(card["id"])

@@ -20,7 +20,6 @@ from approvals.inbox_decided import DecidedSerializer
 from approvals.models import ApprovalStatus
 from runs.models import Run
 from runs.states import RunState, TerminalReason
-from tests.live.inbox_fixtures import chromium, inbox, page  # noqa: F401 - pytest fixtures
 from tests.live.inbox_rows import Rows, approval_card, clarification_card
 
 pytestmark = pytest.mark.browser

@@ -1,7 +1,6 @@
 """Deciding in the inbox in real Chromium, decision API mocked: approve, reject, edit, decline, and the errors.
 
-The page is the production template; tests/live/inbox_harness.py plays the server.
-Run: .venv/bin/pytest tests/live/test_inbox_ui_*.py -q
+The page is the production template and tests/live/inbox_harness.py plays the server.
 """
 
 from __future__ import annotations
@@ -10,10 +9,10 @@ import pytest
 from playwright.sync_api import expect
 from rest_framework.exceptions import PermissionDenied
 
-from tests.live.inbox_fixtures import chromium, inbox, page  # noqa: F401 - pytest fixtures
 from approvals.resume_validation import validate_resume_data
 from condor.auth import IsReviewer
 from condor.errors import InvalidPayload, ResumeSchemaRejected
+from tests.live.card_actions import assert_decided, assert_kept_for_another_try, reason_is_required, reject
 from tests.live.inbox_page import CSRF_TOKEN
 from tests.live.inbox_rows import approval_card, clarification_card
 
@@ -40,29 +39,17 @@ def test_approve_posts_approved_true_with_csrf_header(inbox):
 
 def test_reject_requires_a_reason(inbox):
     card = approval_card()
-    inbox.open([card])
-    shown = inbox.card(card["id"])
+    shown = inbox.open_one(card)
 
     shown.get_by_test_id("reject").click()
-    reason = shown.get_by_test_id("reject-reason")
-    submit = shown.get_by_test_id("reject-submit")
-    expect(reason).to_be_focused()
-    expect(submit).to_be_disabled()
-    reason.fill("   ")
-    expect(submit).to_be_disabled()
-    reason.fill("Dose exceeds renal adjustment for eGFR 48")
-    expect(submit).to_be_enabled()
-    submit.click()
+    reason_is_required(shown, "Dose exceeds renal adjustment for eGFR 48")
 
-    assert inbox.wait_for_decisions(1)[0].body == {"approved": False, "reason": "Dose exceeds renal adjustment for eGFR 48"}
-    expect(shown).to_have_count(0)
-    expect(inbox.feedback).to_contain_text("Rejected")
+    assert_decided(inbox, shown, {"approved": False, "reason": "Dose exceeds renal adjustment for eGFR 48"}, "Rejected")
 
 
 def test_invalid_json_blocks_approve_edited(inbox):
     card = approval_card(args={"dose_mg": 500})
-    inbox.open([card])
-    shown = inbox.card(card["id"])
+    shown = inbox.open_one(card)
     shown.get_by_test_id("edit").click()
     editor = shown.get_by_test_id("args-editor")
     approve_edited = shown.get_by_test_id("approve-edited")
@@ -87,8 +74,7 @@ def test_invalid_json_blocks_approve_edited(inbox):
 
 def test_valid_edit_shows_a_diff_and_posts_edited_args(inbox):
     card = approval_card(args={"drug": "amoxicillin", "dose_mg": 500, "frequency": "8-hourly", "route": "oral"})
-    inbox.open([card])
-    shown = inbox.card(card["id"])
+    shown = inbox.open_one(card)
     shown.get_by_test_id("edit").click()
 
     edited = {"drug": "amoxicillin", "dose_mg": 250, "route": "oral", "note": "renal dosing"}
@@ -103,16 +89,13 @@ def test_valid_edit_shows_a_diff_and_posts_edited_args(inbox):
     expect(diff.locator('[data-op="added"][data-path="note"]')).to_contain_text("renal dosing")
     shown.get_by_test_id("approve-edited").click()
 
-    assert inbox.wait_for_decisions(1)[0].body == {"approved": True, "edited_args": edited,
-                                                  "payload_hash": card["payload_hash"]}
-    expect(shown).to_have_count(0)
-    expect(inbox.feedback).to_contain_text("Approved with 3 edits")
+    assert_decided(inbox, shown, {"approved": True, "edited_args": edited, "payload_hash": card["payload_hash"]},
+                   "Approved with 3 edits")
 
 
 def test_cancel_edit_restores_the_original_args(inbox):
     card = approval_card(args={"dose_mg": 500})
-    inbox.open([card])
-    shown = inbox.card(card["id"])
+    shown = inbox.open_one(card)
     shown.get_by_test_id("edit").click()
     shown.get_by_test_id("args-editor").fill('{"dose_mg": 5000}')
 
@@ -150,17 +133,13 @@ def test_decided_elsewhere_while_approving_says_who_won(inbox):
 
 def test_network_error_keeps_the_card_and_the_typed_reason(inbox):
     card = approval_card()
-    inbox.open([card])
-    shown = inbox.card(card["id"])
+    shown = inbox.open_one(card)
     inbox.fail_network_next(card["id"])
-    shown.get_by_test_id("reject").click()
-    shown.get_by_test_id("reject-reason").fill("Allergy documented in GP record")
 
-    shown.get_by_test_id("reject-submit").click()
+    reject(shown, "Allergy documented in GP record")
 
-    expect(shown.get_by_test_id("card-error")).to_contain_text("Network problem")
-    expect(shown.get_by_test_id("reject-reason")).to_have_value("Allergy documented in GP record")
-    expect(shown.get_by_test_id("reject-submit")).to_be_enabled()
+    assert_kept_for_another_try(shown, "Network problem", "reject-reason", "Allergy documented in GP record",
+                                "reject-submit")
 
     shown.get_by_test_id("reject-submit").click()  # the retry goes through
     expect(shown).to_have_count(0)
@@ -169,17 +148,15 @@ def test_network_error_keeps_the_card_and_the_typed_reason(inbox):
 
 def test_invalid_payload_keeps_the_card_and_the_edit(inbox):
     card = approval_card(args={"dose_mg": 500})
-    inbox.open([card])
-    shown = inbox.card(card["id"])
+    shown = inbox.open_one(card)
     inbox.refuse_next(card["id"], InvalidPayload("Integers beyond 2^53-1 are not accepted."))
     shown.get_by_test_id("edit").click()
     shown.get_by_test_id("args-editor").fill('{"dose_mg": 250}')
 
     shown.get_by_test_id("approve-edited").click()
 
-    expect(shown.get_by_test_id("card-error")).to_contain_text("Integers beyond 2^53-1 are not accepted.")
-    expect(shown.get_by_test_id("args-editor")).to_have_value('{"dose_mg": 250}')
-    expect(shown.get_by_test_id("approve-edited")).to_be_enabled()
+    assert_kept_for_another_try(shown, "Integers beyond 2^53-1 are not accepted.", "args-editor", '{"dose_mg": 250}',
+                                "approve-edited")
 
 
 def test_forbidden_keeps_the_card_and_says_not_permitted(inbox):
@@ -214,31 +191,20 @@ def test_rejected_resume_schema_reports_the_failed_run(inbox):
 
 def test_declining_a_clarification_needs_a_reason_and_posts_approved_false(inbox):
     card = clarification_card()
-    inbox.open([card])
-    shown = inbox.card(card["id"])
+    shown = inbox.open_one(card)
 
     shown.get_by_test_id("decline").click()
-    reason = shown.get_by_test_id("reject-reason")
-    submit = shown.get_by_test_id("reject-submit")
     expect(shown.get_by_test_id("reject-panel")).to_be_visible()
     expect(shown.get_by_test_id("clarify-form")).to_be_hidden()
-    expect(reason).to_be_focused()
-    expect(submit).to_be_disabled()
-    reason.fill("   ")
-    expect(submit).to_be_disabled()
-    reason.fill("Booking is for the cardiology team to decide")
-    expect(submit).to_be_enabled()
-    submit.click()
+    reason_is_required(shown, "Booking is for the cardiology team to decide")
 
-    assert inbox.wait_for_decisions(1)[0].body == {"approved": False, "reason": "Booking is for the cardiology team to decide"}
-    expect(shown).to_have_count(0)
-    expect(inbox.feedback).to_contain_text("Declined: scheduling.book_followup")
+    assert_decided(inbox, shown, {"approved": False, "reason": "Booking is for the cardiology team to decide"},
+                   "Declined: scheduling.book_followup")
 
 
 def test_cancelling_a_decline_brings_back_the_answers_typed_so_far(inbox):
     card = clarification_card()
-    inbox.open([card])
-    shown = inbox.card(card["id"])
+    shown = inbox.open_one(card)
     shown.locator('input[name="duration_min"]').fill("30")
 
     shown.get_by_test_id("decline").click()
@@ -254,14 +220,10 @@ def test_cancelling_a_decline_brings_back_the_answers_typed_so_far(inbox):
 
 def test_a_failed_decline_keeps_the_card_and_the_reason(inbox):
     card = clarification_card()
-    inbox.open([card])
-    shown = inbox.card(card["id"])
+    shown = inbox.open_one(card)
     inbox.refuse_next(card["id"], InvalidPayload("A rejection needs a reason."))
-    shown.get_by_test_id("decline").click()
-    shown.get_by_test_id("reject-reason").fill("Wrong patient on the request")
 
-    shown.get_by_test_id("reject-submit").click()
+    reject(shown, "Wrong patient on the request", opener="decline")
 
-    expect(shown.get_by_test_id("card-error")).to_contain_text("A rejection needs a reason.")
-    expect(shown.get_by_test_id("reject-reason")).to_have_value("Wrong patient on the request")
-    expect(shown.get_by_test_id("reject-submit")).to_be_enabled()
+    assert_kept_for_another_try(shown, "A rejection needs a reason.", "reject-reason", "Wrong patient on the request",
+                                "reject-submit")

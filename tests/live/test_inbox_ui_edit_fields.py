@@ -14,7 +14,6 @@ import re
 import pytest
 from playwright.sync_api import expect
 
-from tests.live.inbox_fixtures import chromium, inbox, page  # noqa: F401 - pytest fixtures
 from tests.live.inbox_harness import InboxHarness
 from tests.live.inbox_rows import approval_card
 

@@ -8,18 +8,17 @@ from __future__ import annotations
 import pytest
 from playwright.sync_api import expect
 
-from tests.live.inbox_fixtures import chromium, inbox, page  # noqa: F401 - pytest fixtures
-from rest_framework.exceptions import PermissionDenied
+from rest_framework.exceptions import NotAuthenticated, PermissionDenied
 
 from condor.auth import IsReviewer
 from condor.errors import DatabaseUnavailable
 from tests.live.inbox_rows import approval_card, queue_key
-from tests.live.test_inbox_ui_paging import loaded, more, paged  # noqa: F401 - a pytest fixture
+from tests.live.test_inbox_ui_paging import loaded, more, paged, why  # noqa: F401 - a pytest fixture
 from tests.live.test_inbox_ui_queue import hospital
 
 pytestmark = pytest.mark.browser
 
-# The page's reconnect backoff tops out at 10 s; the socket must be back within that.
+# The page's reconnect backoff tops out at 10 s of its time; the socket is back within that.
 RECONNECT_TIMEOUT_MS = 15000
 
 
@@ -67,7 +66,8 @@ def test_the_inbox_goes_live_again_when_the_socket_returns_and_stops_polling(inb
     expect(inbox.connection).to_have_attribute("data-state", "polling")
 
     inbox.socket_down = False
-    expect(inbox.connection).to_have_attribute("data-state", "live", timeout=RECONNECT_TIMEOUT_MS)
+    inbox.pass_page_time(RECONNECT_TIMEOUT_MS)  # past the longest reconnect backoff
+    expect(inbox.connection).to_have_attribute("data-state", "live")
     expect(inbox.page.get_by_test_id("paused-notice")).to_be_hidden()
     polls = inbox.polls
     inbox.pass_page_time(2500)  # two poll intervals
@@ -112,7 +112,7 @@ def test_load_more_while_polling_fetches_the_next_page_and_later_polls_refresh_b
     assert [cursor for cursor in paged.polled_cursors if cursor is not None], "the next page was not asked for"
     gone = sorted(cards, key=queue_key)[120]  # on the second page
     paged.remove(gone["id"])  # decided elsewhere; with no socket only a poll can tell
-    expect(paged.page.get_by_test_id("pending-count")).to_have_text("149", timeout=4000)
+    expect(paged.page.get_by_test_id("pending-count")).to_have_text("149")
     polls = paged.polls
     paged.wait_for_polls(polls + 4)  # two more polls (each reads both pages)
     # Neither the second page fell away (a poll of the first page only) nor the decided card stayed.
@@ -134,6 +134,25 @@ def test_a_page_refused_while_polling_is_announced_and_can_be_tried_again(paged)
     expect(loaded(paged)).to_be_hidden()
 
 
+def test_load_more_says_why_it_waits_until_the_first_poll_after_a_drop_answers(paged):
+    paged.cards_served, paged.poll_seconds = True, 60
+    paged.open_with_clock_stopped(hospital(150))
+    expect(loaded(paged)).to_have_text("100 of 150 shown")
+    paged.socket_down = True  # reconnects are refused: the page falls back to polling
+
+    paged.drop_connection()
+
+    expect(paged.connection).to_have_attribute("data-state", "reconnecting")  # the clock stands: no poll has run
+    expect(more(paged)).to_be_disabled()
+    expect(why(paged)).to_have_text("Reconnecting — more requests can load once Condor answers again.")
+    paged.page.clock.run_for(1_000)  # the first poll
+    expect(paged.connection).to_have_attribute("data-state", "polling")
+    expect(why(paged)).to_be_hidden()
+    paged.page.clock.resume()  # the queue draws on animation frames, which run with the clock
+    more(paged).click()
+    expect(loaded(paged)).to_be_hidden()
+
+
 # --------------------------------------------------------------------------- a revoked login
 
 
@@ -149,6 +168,20 @@ def test_a_socket_closed_for_a_revoked_login_stops_and_says_signed_out(inbox):
     expect(inbox.connection).to_contain_text("Signed out")
     inbox.pass_page_time(RECONNECT_TIMEOUT_MS)  # past the longest reconnect backoff
     assert (len(inbox.sockets), inbox.polls) == (1, 0)  # neither reconnects nor polls
+
+
+def test_load_more_answered_401_while_polling_signs_out_as_a_refused_poll_does(paged):
+    polling_inbox(paged, hospital(150), poll_seconds=60)
+    expect(loaded(paged)).to_have_text("100 of 150 shown")
+    paged.cards_refusal = NotAuthenticated()  # the session ended: the API answers 401
+
+    more(paged).click()
+
+    expect(paged.connection).to_have_attribute("data-state", "signed-out")
+    expect(paged.feedback).to_contain_text("Could not load more requests: You are signed out.")
+    expect(more(paged)).to_have_text("Load 50 more")  # not a "Loading…" that never ends
+    expect(more(paged)).to_be_disabled()
+    expect(why(paged)).to_have_text("Signed out — reload the page to sign in, then load more.")
 
 
 def test_a_refused_poll_says_signed_out(inbox):

@@ -1,7 +1,6 @@
 """Clarification forms in real Chromium, decision API mocked: the controls a resume schema makes, and the values sent.
 
-The page is the production template; tests/live/inbox_harness.py plays the server.
-Run: .venv/bin/pytest tests/live/test_inbox_ui_*.py -q
+The page is the production template and tests/live/inbox_harness.py plays the server.
 """
 
 from __future__ import annotations
@@ -11,7 +10,6 @@ import re
 import pytest
 from playwright.sync_api import expect
 
-from tests.live.inbox_fixtures import chromium, inbox, page  # noqa: F401 - pytest fixtures
 from approvals.resume_validation import validate_resume_data
 from tests.live.inbox_rows import clarification_card
 

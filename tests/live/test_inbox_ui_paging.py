@@ -13,7 +13,6 @@ from __future__ import annotations
 import pytest
 from playwright.sync_api import expect
 
-from tests.live.inbox_fixtures import chromium, page  # noqa: F401 - pytest fixtures
 from tests.live.inbox_harness import InboxHarness
 from tests.live.inbox_rows import approval_card, queue_key
 from tests.live.test_inbox_ui_queue import hospital, row, rows
@@ -35,6 +34,11 @@ def loaded(paged):
 
 def more(paged):
     return paged.page.get_by_test_id("queue-more")
+
+
+def why(paged):
+    """What the page says by "Load more" while it cannot load more."""
+    return paged.page.get_by_test_id("queue-more-why")
 
 
 def built_cards(paged) -> int:
@@ -74,7 +78,8 @@ def test_load_more_by_keyboard_brings_the_next_page(paged):
 def test_scrolling_to_the_end_of_what_is_loaded_loads_the_next_page(paged):
     paged.open(hospital(500))
     more(paged).scroll_into_view_if_needed()
-    paged.page.wait_for_timeout(300)
+    paged.seen_in_view(more(paged))
+    paged.socket_round_trip()
     assert paged.page_requests == []  # the reviewer is on the first 50 lines of 100: not the end yet
     paged.page.get_by_test_id("queue-next").click()
     more(paged).scroll_into_view_if_needed()
@@ -188,3 +193,31 @@ def test_a_reconnect_starts_again_from_the_first_page_but_keeps_the_open_card(pa
     expect(paged.connection).to_have_text("Live")
     expect(loaded(paged)).to_have_text("101 of 300 shown")  # the first page, and the card being read
     expect(paged.card(opened)).to_be_visible()
+
+
+def test_a_page_asked_on_a_socket_that_drops_is_announced_and_loads_whole_after_the_reconnect(paged):
+    cards = hospital(150)
+    paged.open(cards)
+    paged.answer_pages = False  # the socket drops before the server answers
+    more(paged).click()
+    expect(more(paged)).to_have_text("Loading…")
+    paged.socket_down = True  # and stays down for now (no poll either: the card list is not served)
+
+    paged.drop_connection()
+
+    told = paged.page.get_by_role("status").get_by_test_id("feedback-message")
+    expect(told).to_contain_text("Could not load more requests: The connection dropped before they came.")
+    expect(more(paged)).to_have_text("Load 50 more")  # not "Loading…" for a page that can no longer come
+    expect(more(paged)).to_be_disabled()
+    expect(why(paged)).to_contain_text("Reconnecting")
+
+    paged.socket_down, paged.answer_pages = False, True
+    paged.page.evaluate("window.dispatchEvent(new Event('online'))")  # the network is back: no backoff to wait out
+    expect(paged.connection).to_have_text("Live")
+    expect(why(paged)).to_be_hidden()
+    more(paged).click()
+    expect(loaded(paged)).to_be_hidden()
+    paged.page.get_by_test_id("inbox-settings").locator("summary").click()
+    paged.page.get_by_test_id("view-full").check()
+    expect(paged.cards()).to_have_count(150)
+    assert sorted(paged.displayed_ids()) == sorted(card["id"] for card in cards)  # none lost, none twice

@@ -13,7 +13,6 @@ import re
 import pytest
 from playwright.sync_api import expect
 
-from tests.live.inbox_fixtures import chromium, page  # noqa: F401 - pytest fixtures
 from tests.live.browser import ARTIFACTS_DIR
 from tests.live.inbox_harness import InboxHarness
 from tests.live.inbox_rows import approval_card, clarification_card
@@ -213,6 +212,22 @@ def test_the_reviewers_own_claim_says_you_are_reviewing_on_the_line_as_on_the_ca
     queue.rows.release(mine["id"])
     queue.update(mine["id"])
     expect(row(queue, mine).get_by_test_id("queue-claim")).to_be_hidden()
+
+
+def test_a_claim_that_runs_out_leaves_the_line_on_the_tick_not_the_next_push(queue):
+    frozen = queue.open_with_clock_stopped()
+    card = approval_card(claimed_by="bob", claim_seconds=90, now=frozen)
+    queue.add(card)
+    queue.page.clock.run_for(1_000)  # the queue draws on the next animation frame
+    claim, line = row(queue, card).get_by_test_id("queue-claim"), row(queue, card).get_by_test_id("queue-open")
+    expect(claim).to_have_text("bob is reviewing")
+
+    queue.page.clock.run_for(88_000)  # a second of the claim left
+    expect(claim).to_have_text("bob is reviewing")
+    queue.page.clock.run_for(2_000)  # past it: no push, no poll, only the page's own tick
+    expect(claim).to_be_hidden()
+    expect(line).not_to_have_attribute("aria-label", re.compile("is reviewing"))
+    expect(line).to_have_attribute("aria-label", re.compile(", 8:29 left$"))
 
 
 # --------------------------------------------------------------------------- context

@@ -8,13 +8,10 @@ raises a browser notification (permission asked once, on the first click).
 
 from __future__ import annotations
 
-from datetime import UTC, datetime, timedelta
-
 import pytest
 from playwright.sync_api import expect
 
 from condor.errors import ApprovalClaimed
-from tests.live.inbox_fixtures import chromium, inbox, page  # noqa: F401 - pytest fixtures
 from tests.live.inbox_rows import approval_card
 
 pytestmark = pytest.mark.browser
@@ -69,11 +66,7 @@ def test_the_holder_sees_their_own_claim_and_can_still_decide(inbox):
 
 
 def test_a_claim_that_runs_out_stops_showing(inbox):
-    start = datetime.now(UTC)
-    inbox.page.clock.install(time=start)
-    inbox.open([])
-    frozen = start + timedelta(hours=1)  # the page's clock stands still here, past however slow a load
-    inbox.page.clock.pause_at(frozen)
+    frozen = inbox.open_with_clock_stopped()
     card = approval_card(claimed_by="rob", claim_seconds=90, now=frozen)
     inbox.add(card)
     badge = inbox.card(card["id"]).get_by_test_id("card-claim")

@@ -9,8 +9,8 @@ from __future__ import annotations
 import pytest
 from playwright.sync_api import expect
 
-from tests.live.inbox_fixtures import chromium, inbox, page  # noqa: F401 - pytest fixtures
 from condor.errors import RunNotActiveError
+from tests.live.card_actions import reject
 from tests.live.inbox_http import Reply
 from tests.live.inbox_page import CSRF_TOKEN
 from tests.live.inbox_rows import approval_card
@@ -33,6 +33,13 @@ def one_run(inbox):
     return first, second, other
 
 
+@pytest.fixture
+def opened_run(inbox, one_run):
+    """`one_run`'s cards on the page."""
+    inbox.open(list(one_run))
+    return one_run
+
+
 def test_the_cards_of_one_run_are_shown_together(inbox, one_run):
     first, second, other = one_run
     inbox.open([other, second, first])
@@ -48,9 +55,8 @@ def test_the_cards_of_one_run_are_shown_together(inbox, one_run):
     expect(inbox.card(other["id"]).get_by_test_id("card-run")).to_contain_text("the only open card of this run")
 
 
-def test_reject_offers_stopping_the_run_and_names_what_it_withdraws(inbox, one_run):
-    first, second, other = one_run
-    inbox.open([first, second, other])
+def test_reject_offers_stopping_the_run_and_names_what_it_withdraws(inbox, opened_run):
+    first, second, other = opened_run
     shown = inbox.card(first["id"])
     shown.get_by_test_id("reject").click()
     warning = shown.get_by_test_id("reject-stop-warning")
@@ -61,26 +67,20 @@ def test_reject_offers_stopping_the_run_and_names_what_it_withdraws(inbox, one_r
     expect(shown.get_by_test_id("reject-stop-submit")).to_be_disabled()
 
 
-def test_a_plain_reject_denies_one_card_and_keeps_its_siblings(inbox, one_run):
-    first, second, other = one_run
-    inbox.open([first, second, other])
+def test_a_plain_reject_denies_one_card_and_keeps_its_siblings(inbox, opened_run):
+    first, second, other = opened_run
     shown = inbox.card(first["id"])
-    shown.get_by_test_id("reject").click()
-    shown.get_by_test_id("reject-reason").fill(REASON)
-    shown.get_by_test_id("reject-submit").click()
+    reject(shown, REASON)
     assert inbox.wait_for_decisions(1)[0].body == {"approved": False, "reason": REASON}
     expect(shown).to_have_count(0)
     expect(inbox.card(second["id"])).to_have_attribute("data-run-pos", "only")
     expect(inbox.card(second["id"]).get_by_test_id("card-run")).not_to_contain_text("prescribe_medication")
 
 
-def test_reject_and_stop_sends_stop_run_and_withdraws_the_run(inbox, one_run):
-    first, second, other = one_run
-    inbox.open([first, second, other])
+def test_reject_and_stop_sends_stop_run_and_withdraws_the_run(inbox, opened_run):
+    first, second, other = opened_run
     shown = inbox.card(first["id"])
-    shown.get_by_test_id("reject").click()
-    shown.get_by_test_id("reject-reason").fill(REASON)
-    shown.get_by_test_id("reject-stop-submit").click()
+    reject(shown, REASON, submit="reject-stop-submit")
     assert inbox.wait_for_decisions(1)[0].body == {"approved": False, "reason": REASON, "stop_run": True}
     expect(inbox.card(first["id"])).to_have_count(0)
     expect(inbox.card(second["id"])).to_have_count(0)
@@ -88,9 +88,8 @@ def test_reject_and_stop_sends_stop_run_and_withdraws_the_run(inbox, one_run):
     expect(inbox.feedback).to_contain_text("stopped the run")
 
 
-def test_stop_run_names_every_card_it_withdraws_and_posts_the_reason(inbox, one_run):
-    first, second, other = one_run
-    inbox.open([first, second, other])
+def test_stop_run_names_every_card_it_withdraws_and_posts_the_reason(inbox, opened_run):
+    first, second, other = opened_run
     shown = inbox.card(second["id"])
     shown.get_by_test_id("stop-run").click()
     warning = shown.get_by_test_id("stop-warning")
@@ -109,9 +108,8 @@ def test_stop_run_names_every_card_it_withdraws_and_posts_the_reason(inbox, one_
     expect(inbox.feedback).to_contain_text("2 cards withdrawn")
 
 
-def test_a_sibling_approved_elsewhere_becomes_a_grant_of_the_run(inbox, one_run):
-    first, second, other = one_run
-    inbox.open([first, second, other])
+def test_a_sibling_approved_elsewhere_becomes_a_grant_of_the_run(inbox, opened_run):
+    first, second, other = opened_run
     inbox.rows.decide(second["id"], "approved", "alice")  # the first of its two approvals
     inbox.remove(second["id"], status="approved", decided_by="bob")
     bar = inbox.card(first["id"]).get_by_test_id("card-run")
@@ -121,9 +119,8 @@ def test_a_sibling_approved_elsewhere_becomes_a_grant_of_the_run(inbox, one_run)
     expect(bar).not_to_contain_text("sign_document")
 
 
-def test_a_run_that_already_ended_is_said_plainly(inbox, one_run):
-    first, second, other = one_run
-    inbox.open([first, second, other])
+def test_a_run_that_already_ended_is_said_plainly(inbox, opened_run):
+    first, second, other = opened_run
     inbox.stop_replies.append(Reply(error=RunNotActiveError("The run has already ended (completed).")))
     shown = inbox.card(first["id"])
     shown.get_by_test_id("stop-run").click()

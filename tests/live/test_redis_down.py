@@ -9,7 +9,7 @@ from django.test import override_settings
 
 from approvals.models import Approval, ApprovalStatus
 from runs.models import RunEvent
-from runs.publish import drain, publish_stats
+from runs.publish import drain, flush, publish_stats
 from tests.helpers.approval_loop import approve, suspend
 from tests.helpers.runs import open_executing_run, run_state
 from tests.live.sockets import connected_inbox, in_event_loop, next_message, pong_is_next, sync
@@ -32,7 +32,9 @@ def redis_down():
 def suspend_during_outage(api) -> tuple[str, dict]:
     with redis_down():
         run_id = open_executing_run(api)
-        return run_id, suspend(api, run_id)  # asserts the 202
+        approval = suspend(api, run_id)  # asserts the 202
+        flush()  # the pushes these requests queued have failed, and are counted
+    return run_id, approval
 
 
 def suspend_event(approval) -> RunEvent:

@@ -5,14 +5,13 @@ reviewer decides through the decision endpoint with a session cookie.
 """
 
 import os
-import time
 
 import pytest
 
-from tests.helpers.approval_loop import approve, decide, gate, parked_run, resume, suspend
+from tests.helpers.approval_loop import approve, decide, gate, resume, suspend
 from tests.helpers.node import needs_ai_client
 from tests.helpers.runs import open_executing_run
-from tests.helpers.waits import HANG_SECONDS
+from tests.helpers.waits import HANG_SECONDS, wait_for
 from tests.live.conftest import DB_POOL_MAX
 from tests.live.wire import (
     LiveAgent,
@@ -61,19 +60,10 @@ def run_group_size(run_id) -> int:
     return redis.Redis.from_url(settings.REDIS_URL).zcard(f"{prefix}:group:run.{run_id}")
 
 
-def wait_for(predicate, timeout: float = PUSH_WAIT) -> bool:
-    deadline = time.monotonic() + timeout
-    while not predicate():
-        if time.monotonic() > deadline:
-            return False
-        time.sleep(0.05)
-    return True
-
-
 @pytest.fixture
-def parked(live_agent):
-    """(run id, approval) for a run parked on a high-tier prescription."""
-    return parked_run(live_agent)
+def agent_http(live_agent):
+    """`parked` parks its run over the live server."""
+    return live_agent
 
 
 @pytest.fixture
@@ -262,7 +252,8 @@ def test_a_client_going_away_ends_its_stream_and_the_server_keeps_serving(daphne
     for stream in streams:
         stream.close()
     # The view's generator was cancelled and left the run's group on its way out.
-    assert wait_for(lambda: run_group_size(run_id) == 0), run_group_size(run_id)
+    wait_for(lambda: run_group_size(run_id) == 0, PUSH_WAIT, "the run's group to empty",
+             lambda: f"{run_group_size(run_id)} channels left in it")
     assert live_agent.get(f"/api/v1/runs/{run_id}/").json()["state"] == "suspended"
     with open_stream(daphne_server, live_agent, run_id) as stream:
         stream.until(lambda event: chunk_type(event) == "tool-approval-request")

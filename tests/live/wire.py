@@ -7,6 +7,7 @@ server unchanged. Plain http.client: nothing between the test and the wire.
 
 from __future__ import annotations
 
+import contextlib
 import http.client
 import json
 import os
@@ -22,6 +23,7 @@ from http.cookies import SimpleCookie
 
 from tests.helpers.node import NODE, TESTS_DIR
 from tests.helpers.waits import HANG_SECONDS
+from tests.helpers.wire import ClosedOnExit
 
 
 @dataclass
@@ -108,7 +110,7 @@ class SSEEvent:
         return json.loads(self.data)
 
 
-class SSEStream:
+class SSEStream(ClosedOnExit):
     """Reads the raw stream on a background thread; `next()` hands out parsed events in order."""
 
     def __init__(self, host: str, path: str, headers: dict):
@@ -169,17 +171,9 @@ class SSEStream:
 
     def close(self) -> None:
         """Go away like a browser tab: FIN to the server, and the reader thread wakes up."""
-        try:
+        with contextlib.suppress(OSError):
             self.sock.shutdown(socket.SHUT_RDWR)
-        except OSError:
-            pass
         self.connection.close()
-
-    def __enter__(self) -> "SSEStream":
-        return self
-
-    def __exit__(self, *exc) -> None:
-        self.close()
 
 
 def chunk_type(event: SSEEvent) -> str | None:

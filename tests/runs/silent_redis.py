@@ -35,6 +35,10 @@ class SilentRedis:
                 return
             self._received.set()  # a command came in; it will never get its reply
 
+    def wait_for_a_command(self, timeout: float) -> bool:
+        """Wait until a client has sent something (and so waits for an answer that never comes)."""
+        return self._received.wait(timeout) and self.holds_a_command()
+
     def holds_a_command(self) -> bool:
         """A client sent something and is still connected, waiting for an answer that never comes."""
         with self._lock:

@@ -5,7 +5,7 @@ import pytest
 from approvals.models import Approval, AuditEvent
 from runs.models import Run, RunEvent
 from tests.helpers.approval_loop import decide, park, resume
-from tests.helpers.http import post
+from tests.helpers.http import error_of, post
 from tests.helpers.runs import close, event_kinds, make_run, stored_state, transition
 
 # SPEC section 3, written out here rather than imported, so the test checks the code's table.
@@ -41,8 +41,7 @@ def test_close_with_an_unknown_reason_is_400_and_changes_nothing(api, reason):
 
     response = close(api, run["id"], reason)
 
-    assert response.status_code == 400
-    assert response.json()["error"] == "invalid_payload"
+    assert error_of(response) == (400, "invalid_payload")
     assert stored_state(run["id"]) == "executing"
     assert "run.closed" not in event_kinds(run["id"])
 
@@ -106,8 +105,7 @@ def test_a_terminal_run_refuses_every_transition(api, state, to):
 
     response = transition(api, run["id"], to)
 
-    assert response.status_code == 409
-    assert response.json()["error"] == "run_state_transition"
+    assert error_of(response) == (409, "run_state_transition")
     assert stored_state(run["id"]) == state
 
 
@@ -120,8 +118,7 @@ def test_a_terminal_run_takes_no_tool_calls(api, state):
         "tool_call_id": "late", "step_id": "late", "tool": "prescribe_medication", "args": {"drug": "x"},
     })
 
-    assert response.status_code == 409
-    assert response.json()["error"] == "run_not_active"
+    assert error_of(response) == (409, "run_not_active")
     assert event_kinds(run["id"]) == events_before
 
 
@@ -132,7 +129,6 @@ def test_a_rejected_run_cannot_be_resumed(api, reviewer_http):
 
     response = resume(api, run["id"], approval["id"], approval["args"])
 
-    assert response.status_code == 409
-    assert response.json()["error"] == "approval_rejected"
+    assert error_of(response) == (409, "approval_rejected")
     assert "Not indicated." in response.json()["detail"]
     assert stored_state(run["id"]) == "executing"

@@ -6,7 +6,6 @@ live push and the replay send; each is held to the strict ai@6.0.0 chunk schema.
 
 from datetime import timedelta
 
-import pytest
 from django.utils import timezone
 
 from approvals.models import Approval
@@ -14,7 +13,6 @@ from runs.models import RunEvent
 from runs.sweep import sweep
 from tests.helpers.approval_loop import PRESCRIPTION, approve, clarify, decide, suspend
 from tests.helpers.http import post_json
-from tests.helpers.runs import open_executing_run
 from tests.runs.test_frames import VALIDATOR
 
 EDITED = {**PRESCRIPTION, "dose": "250 mg"}
@@ -32,11 +30,6 @@ def decision_of(run_id, approval_id) -> tuple[dict, list[dict]]:
     VALIDATOR.validate(chunks[at])
     assert set(chunks[at]["data"]) == DECISION_KEYS
     return chunks[at], chunks[at + 1:]
-
-
-@pytest.fixture
-def run_id(api):
-    return open_executing_run(api)
 
 
 def test_an_approval_sends_the_args_to_run_and_their_hash(api, run_id, reviewer_http):

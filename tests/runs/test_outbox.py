@@ -11,7 +11,7 @@ from django.utils import timezone
 from approvals.models import Approval
 from runs import outbox, spine
 from runs.models import Run, RunEvent
-from runs.publish import INBOX_GROUP, drain, publish_stats, run_group
+from runs.publish import INBOX_GROUP, drain, flush, publish_stats, run_group
 from sessions_app.models import Session
 from tests.helpers.approval_loop import park
 from tests.helpers.runs import close, make_run, stored_state, transition
@@ -86,7 +86,7 @@ def test_one_event_is_a_batch_of_one_written_and_pushed_after_commit(api, monkey
                                                                      django_capture_on_commit_callbacks):
     run = Run.objects.get(pk=make_run(api, "pending")["id"])
     pushed = []
-    monkeypatch.setattr(outbox, "publish", lambda events, wait: pushed.append([e.pk for e in events]))
+    monkeypatch.setattr(outbox, "publish_later", lambda events: pushed.append([e.pk for e in events]))
 
     with django_capture_on_commit_callbacks(execute=True), transaction.atomic():
         recorded = outbox.record_event(run, "run.noted", step_id="s1", data={"n": 1})
@@ -175,6 +175,7 @@ def test_the_drainer_republishes_what_a_failing_layer_missed(api, monkeypatch, d
 @pytest.mark.django_db(transaction=True, serialized_rollback=True)
 def test_a_failing_layer_never_fails_the_request_nor_rolls_back(api, monkeypatch):
     run = make_run(api, "pending")
+    flush()  # the opening's own push goes out before the layer fails
     layer = get_channel_layer()
 
     async def refuse(group, message):
@@ -184,6 +185,7 @@ def test_a_failing_layer_never_fails_the_request_nor_rolls_back(api, monkeypatch
     failed_before = publish_stats["failed"]
 
     response = transition(api, run["id"], "executing")
+    flush()  # the push went to the push thread; its failure is counted there
 
     assert response.status_code == 200
     assert stored_state(run["id"]) == "executing"
@@ -195,6 +197,7 @@ def test_a_failing_layer_never_fails_the_request_nor_rolls_back(api, monkeypatch
 @pytest.mark.django_db(transaction=True, serialized_rollback=True)
 def test_a_real_commit_publishes_without_help(api):
     run = make_run(api, "pending")
+    flush()  # the push thread's work: the request did not wait for it
 
     event = RunEvent.objects.get(run_id=run["id"], kind="run.opened")
     assert event.published_at is not None

@@ -7,7 +7,7 @@ from django.db import connection
 from rest_framework.test import APIClient
 
 from runs.models import Run
-from tests.helpers.http import post
+from tests.helpers.http import error_of, post
 from tests.helpers.runs import close, event_kinds, make_run, make_session, stored_state, transition
 
 
@@ -27,8 +27,7 @@ def test_another_clients_run_is_404(api, other_api):
 
     response = other_api.get(f"/api/v1/runs/{run['id']}/")
 
-    assert response.status_code == 404
-    assert response.json()["error"] == "not_found"
+    assert error_of(response) == (404, "not_found")
 
 
 def test_an_unknown_run_is_404(api):
@@ -90,8 +89,7 @@ def test_transition_with_a_bad_body_is_400_and_changes_nothing(api, body):
 
     response = post(api, f"/api/v1/runs/{run['id']}/transition/", body)
 
-    assert response.status_code == 400
-    assert response.json()["error"] == "invalid_payload"
+    assert error_of(response) == (400, "invalid_payload")
     assert stored_state(run["id"]) == "pending"
 
 
@@ -101,8 +99,7 @@ def test_an_agent_cannot_unpark_its_own_run(api, to):
 
     response = transition(api, run["id"], to)
 
-    assert response.status_code == 409
-    assert response.json()["error"] == "run_state_transition"
+    assert error_of(response) == (409, "run_state_transition")
     assert stored_state(run["id"]) == "suspended"
 
 

@@ -9,7 +9,6 @@ wait. A run that has just been handed a fresh card must not be aborted as
 """
 
 import threading
-import time
 from types import SimpleNamespace
 
 import pytest
@@ -22,7 +21,7 @@ from runs import sweep as sweeps
 from runs import sweep_batches
 from runs.models import Run
 from tests.helpers.approval_loop import park
-from tests.helpers.races import backend_pid, lock_waiters
+from tests.helpers.races import backend_pid, wait_until_queued
 from tests.helpers.runs import make_run, stored_state
 
 pytestmark = [pytest.mark.django_db(transaction=True, serialized_rollback=True), pytest.mark.usefixtures("catalog")]
@@ -79,10 +78,7 @@ def test_a_run_given_a_new_card_while_the_batch_waits_for_its_lock_stays_parked(
     try:
         assert ids_read.wait(timeout=60), "the pass never read its candidates"
         holder.start()
-        deadline = time.monotonic() + 30
-        while lock_waiters(sweep_pid[0]) != ["Lock"] and time.monotonic() < deadline:
-            time.sleep(0.02)
-        assert lock_waiters(sweep_pid[0]) == ["Lock"], "the batch's locking statement never waited"
+        wait_until_queued(lambda: sweep_pid[0])  # the batch's locking statement waits
         # The agent parks another call on the run while the batch's statement waits.
         card = park(api, run_id)
     finally:

@@ -5,7 +5,7 @@ import uuid
 import pytest
 
 from sessions_app.models import Session
-from tests.helpers.http import post
+from tests.helpers.http import error_of, post
 from tests.helpers.runs import make_session
 
 
@@ -35,8 +35,7 @@ def test_a_session_keeps_what_the_client_sent(api):
 def test_a_bad_session_body_is_400_and_stores_nothing(api, body):
     response = post(api, "/api/v1/sessions/", body)
 
-    assert response.status_code == 400
-    assert response.json()["error"] == "invalid_payload"
+    assert error_of(response) == (400, "invalid_payload")
     assert not Session.objects.exists()
 
 
@@ -54,8 +53,7 @@ def test_another_clients_session_is_404(api, other_api):
 
     response = other_api.get(f"/api/v1/sessions/{session['id']}/")
 
-    assert response.status_code == 404
-    assert response.json()["error"] == "not_found"
+    assert error_of(response) == (404, "not_found")
 
 
 def test_an_unknown_session_is_404(api):
@@ -121,8 +119,7 @@ def test_a_bad_filter_is_400(api, query):
 
     response = api.get(f"/api/v1/sessions/?{query}")
 
-    assert response.status_code == 400
-    assert response.json()["error"] == "invalid_payload"
+    assert error_of(response) == (400, "invalid_payload")
 
 
 @pytest.mark.parametrize("sessions", [1, 200])
