@@ -35,7 +35,7 @@ from django.db import DEFAULT_DB_ALIAS, connection, connections, transaction
 from approvals.hashing import canonical_json_fast, is_plain_json
 from approvals.models.audit import GENESIS_HASH, GLOBAL_CHAIN, AuditChainHead, AuditEvent
 from condor.bulk import insert_all
-from condor.sql import Write, insert_sql, run_together
+from condor.sql import Write, insert_sql, kept, run_together
 
 # The columns a row's hash covers, in the order verify_audit reads them.
 HASHED_FIELDS = ("chain", "seq", "prev_hash", "at", "kind", "actor", "actor_user_id", "actor_client_id",
@@ -78,14 +78,26 @@ def event_hash(event: AuditEvent) -> str:
     return content_hash(tuple(getattr(event, field) for field in HASHED_FIELDS))
 
 
-def lock_head(chain: str) -> AuditChainHead:
-    """The chain's head row, locked until the caller's transaction ends (created on first use)."""
-    head = AuditChainHead.objects.select_for_update().filter(chain=chain).first()
-    if head is None:
-        # Two first appends may race here: the insert is a no-op for the loser,
-        # which then queues on the winner's lock below.
-        AuditChainHead.objects.bulk_create([AuditChainHead(chain=chain)], ignore_conflicts=True)
-        head = AuditChainHead.objects.select_for_update().get(chain=chain)
+def _head_lock_sql(db) -> str:
+    # The ORM's own SELECT … FOR UPDATE (none on SQLite, whose transactions hold the whole
+    # database), compiled once per connection: the head's lock is in every audited request.
+    query = AuditChainHead.objects.select_for_update().filter(chain="").values_list("seq", "hash").query
+    sql, _ = query.get_compiler(connection=db).as_sql()
+    return sql
+
+
+def lock_head(chain: str) -> tuple[int, str]:
+    """(seq, hash) of the chain's head row, locked until the caller's transaction ends (created on first use)."""
+    sql = kept("audit-head-lock", _head_lock_sql, model=AuditChainHead)
+    with connection.cursor() as cursor:
+        cursor.execute(sql, [chain])
+        head = cursor.fetchone()
+        if head is None:
+            # Two first appends may race here: the insert is a no-op for the loser,
+            # which then queues on the winner's lock below.
+            AuditChainHead.objects.bulk_create([AuditChainHead(chain=chain)], ignore_conflicts=True)
+            cursor.execute(sql, [chain])
+            head = cursor.fetchone()
     return head
 
 
@@ -168,8 +180,7 @@ def append(event: AuditEvent, *, along: Sequence[Write] = ()) -> AuditEvent:
     """
     held = _held_head(event.chain)
     if held is None:
-        head = lock_head(event.chain)
-        held = head.seq, head.hash
+        held = lock_head(event.chain)
     event.seq, event.prev_hash = held[0] + 1, held[1]
     event.hash = event_hash(event)
     insert, params = insert_sql(event)

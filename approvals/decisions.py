@@ -42,6 +42,7 @@ from approvals.resume_schemas import approval_resume_schema
 from approvals.resume_validation import validate_resume_data
 from approvals.suspend import unpark_if_nothing_open
 from condor.errors import InvalidPayload, ResumeSchemaRejected
+from condor.sql import save_row
 from runs import spine
 from runs.outbox import event_write
 from runs.states import RunState, TerminalReason
@@ -137,7 +138,7 @@ def _decide(approval_id, body: dict, *, user) -> Approval:
         resume_data=payload if approval.reason_code == ReasonCode.CLARIFICATION else None,
         reason=reason,
     )
-    approval.save()
+    save_row(approval)
     _audit_decision(approval, user, "approved", edited=edited_args is not None, along=(
         event_write(run, "approval.approved", step_id=approval.step_id,
                     data={"approval_id": str(approval.pk), "edited": edited_args is not None},
@@ -148,7 +149,7 @@ def _decide(approval_id, body: dict, *, user) -> Approval:
 def _count_towards_quorum(approval: Approval, run, user, *, edited: bool) -> Approval:
     """One approval of several: the card stays pending (no decision chunk yet) and shows the count."""
     claims.end_claim(approval)
-    approval.save()
+    save_row(approval)
     counted = len(approval.approvals)
     _audit_decision(approval, user, "approval_counted", edited=edited, approvals=counted,
                     approvals_required=approval.approvals_required, along=(
@@ -163,7 +164,7 @@ def _reject(approval: Approval, run, reason: str, *, user, stop_run: bool) -> Ap
     if not reason:
         raise InvalidPayload("A rejection needs a reason.")
     approval.reject(by=user, at=timezone.now(), reason=reason)
-    approval.save()
+    save_row(approval)
     _audit_decision(approval, user, "rejected", stop_run=stop_run, along=(
         event_write(run, "approval.rejected", step_id=approval.step_id,
                     data={"approval_id": str(approval.pk), "stop_run": stop_run},

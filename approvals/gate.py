@@ -9,13 +9,12 @@ import json
 from dataclasses import dataclass
 
 from django.db import connection, transaction
-from django.db.models.expressions import RawSQL
 from django.utils import timezone
 
 from approvals import audit, registry_cache
 from approvals.card_context import untainted_context
 from approvals.hashing import canonical_json, payload_hash
-from approvals.models import Approval, ApprovalStatus, ToolCall, ToolDescriptor
+from approvals.models import ApiClient, Approval, ApprovalStatus, ToolCall, ToolDescriptor
 from approvals.models.approval import OPEN_STATUSES
 from approvals.policy import (
     Context,
@@ -37,8 +36,9 @@ from approvals.suspend import (
     read_known,
     suspend_frames,
 )
+from condor.bulk import instance
 from condor.errors import NotFound, RunNotActiveError, ToolCallConflict
-from condor.sql import Write, insert_sql, run_together
+from condor.sql import Write, columns, db_value, insert_sql, kept, reader, run_together
 from runs import frames, spine
 from runs.outbox import event_write
 from runs.states import RunState
@@ -146,14 +146,32 @@ def _locked_gateable_run(run_id, *, owned_by=None):
         raise RunNotActiveError(f"The run is {run.state}; tool calls are gated only while it executes.")
     # Read after the lock was granted, so a taint committed meanwhile counts (a session
     # joined to the locking statement would be as its snapshot saw it, from before the
-    # wait). The registry's stamp comes along in the same round trip.
+    # wait). The registry's stamp comes along in the same round trip, and the client
+    # for the card a suspend pushes.
     from sessions_app.models import Session
 
-    # The client comes along for the card a suspend pushes.
-    run.session = Session.objects.select_related("client").annotate(
-        registry_stamp=RawSQL(registry_cache.stamp_sql(), [])).get(pk=run.session_id)
-    run.registry = registry_cache.specs(run.session.registry_stamp)
+    with connection.cursor() as cursor:
+        cursor.execute(kept("gate-session", _session_sql, model=Session), [db_value(Session, "id", run.session_id)])
+        row = cursor.fetchone()
+    if row is None:
+        raise Session.DoesNotExist(f"No session {run.session_id}.")
+    width = len(Session._meta.concrete_fields)
+    session = run.session = reader(Session)(row[:width])
+    session.client = reader(ApiClient)(row[width:-1])
+    session.registry_stamp = row[-1]
+    run.registry = registry_cache.specs(session.registry_stamp)
     return run
+
+
+def _session_sql(db) -> str:
+    """The session, its client and the registry's stamp: select_related("client") and the stamp, as one text."""
+    from sessions_app.models import Session
+
+    quote = db.ops.quote_name
+    sessions, clients = quote(Session._meta.db_table), quote(ApiClient._meta.db_table)
+    return (f"SELECT {columns(Session, db=db)}, {columns(ApiClient, db=db)}, ({registry_cache.stamp_sql()}) "
+            f"FROM {sessions} INNER JOIN {clients} ON ({sessions}.{quote('client_id')} = {clients}.{quote('id')}) "
+            f"WHERE {sessions}.{quote('id')} = %s")
 
 
 _LEDGER_UPDATE = ("step_id", "args", "metadata", "decision", "rule_id", "untrusted_tool")
@@ -170,21 +188,27 @@ def _ledger(run, call: GateCall, *, decision: str, rule_id: str, untrusted: bool
     if connection.vendor == "sqlite":
         # SQLite compares JSON as text: stored canonical, the same args in another key order still match.
         args = json.loads(canonical_json(args))
-    row = ToolCall(run=run, tool_call_id=call.tool_call_id, step_id=call.step_id, tool=call.tool, op=call.op,
-                   args=args, metadata=call.metadata, decision=decision, rule_id=rule_id,
+    row = instance(ToolCall, run_id=run.pk, tool_call_id=call.tool_call_id, step_id=call.step_id, tool=call.tool,
+                   op=call.op, args=args, metadata=call.metadata, decision=decision, rule_id=rule_id,
                    untrusted_tool=untrusted)
     insert, params = insert_sql(row, returning=False)
-    table = ToolCall._meta.db_table
-    updates = ", ".join(f'"{column}" = EXCLUDED."{column}"' for column in _LEDGER_UPDATE)
-    same_call = " AND ".join(f'{table}."{column}" = EXCLUDED."{column}"' for column in ("tool", "op", "args"))
 
     def refuse_another_call(rows: list) -> None:
         if not rows:
             raise ToolCallConflict(
                 f"Tool call {call.tool_call_id!r} was already gated with another tool, op or args.")
 
-    return Write(f'{insert} ON CONFLICT ("run_id", "tool_call_id") DO UPDATE SET {updates} '
-                 f"WHERE {same_call} RETURNING 1", params, done=refuse_another_call)
+    return Write(insert + kept("gate-ledger-upsert", _upsert_sql, model=ToolCall), params, done=refuse_another_call)
+
+
+def _upsert_sql(db) -> str:
+    quote = db.ops.quote_name
+    table = quote(ToolCall._meta.db_table)
+    updates = ", ".join(f"{quote(column)} = EXCLUDED.{quote(column)}" for column in _LEDGER_UPDATE)
+    same_call = " AND ".join(f"{table}.{quote(column)} = EXCLUDED.{quote(column)}"
+                             for column in ("tool", "op", "args"))
+    return (f" ON CONFLICT ({quote('run_id')}, {quote('tool_call_id')}) DO UPDATE SET {updates} "
+            f"WHERE {same_call} RETURNING 1")
 
 
 def _audit_verdict(run, call: GateCall, verdict: Verdict, *, client, decision: str, rule_id: str,

@@ -1,11 +1,17 @@
 """Locking a pending approval for a reviewer's act on it (decision, claim)."""
 
+import uuid
+
+from django.db import connection
 from django.utils import timezone
 
 from approvals.models import Approval, ApprovalStatus
 from condor.errors import ApprovalNotPending
-from condor.sql import db_value
+from condor.sql import compiled, db_value
 from runs import spine
+
+
+_ANY = uuid.UUID(int=0)  # the approval id lock_pending's statement is compiled with
 
 
 def lock_pending(approval_id, *, touch: bool = False):
@@ -23,9 +29,15 @@ def lock_pending(approval_id, *, touch: bool = False):
     else:
         run_id = Approval.objects.filter(pk=approval_id).values_list("run_id", flat=True).get()
         run = spine.lock_run(run_id)
-    approval = (
-        Approval.objects.select_for_update(of=("self",)).select_related("session", "decided_by", "claimed_by").get(pk=approval_id)
-    )
+    locking = compiled("lock_pending", lambda: Approval.objects.select_for_update(of=("self",)).select_related(
+        "session", "decided_by", "claimed_by").filter(pk=_ANY), model=Approval)
+    with connection.cursor() as cursor:
+        cursor.execute(locking.sql,
+                       locking.params({db_value(Approval, "id", _ANY): db_value(Approval, "id", approval_id)}))
+        row = cursor.fetchone()
+    if row is None:
+        raise Approval.DoesNotExist(f"No approval {approval_id}.")
+    approval = locking.read(row)
     # Read after the run's lock was granted: the session as it is now.
     run.session = approval.session
     if approval.status != ApprovalStatus.PENDING:

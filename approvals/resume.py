@@ -19,7 +19,7 @@ from condor.errors import (
     PayloadMismatch,
     RunNotSuspendedError,
 )
-from condor.sql import db_value, deferred_instance
+from condor.sql import columns, db_value, deferred_instance, kept, reader
 from runs import outbox, spine
 from runs.states import RunState
 from sessions_app.models import Session
@@ -106,12 +106,29 @@ def _consume(approval_id, run_id, digest: str, now) -> Approval | None:
     proper rides along in the same statement (a data-modifying CTE), so it
     commits or rolls back with the consume; SQLite has no such CTE (resume does it).
     """
-    table, sessions, users, calls = (Approval._meta.db_table, Session._meta.db_table, User._meta.db_table,
-                                     ToolCall._meta.db_table)
-    update = (f"UPDATE {table} SET status = %s, consumed_at = %s WHERE id = %s AND run_id = %s "
-              "AND status = %s AND payload_hash = %s AND expires_at > %s")
     params = [ApprovalStatus.CONSUMED, db_value(Approval, "consumed_at", now), db_value(Approval, "id", approval_id),
               db_value(Approval, "run", run_id), ApprovalStatus.APPROVED, digest, db_value(Approval, "expires_at", now)]
+    if connection.vendor == "postgresql":
+        params += [Decision.ALLOW, ReasonCode.APPROVAL]
+    params += [*OPEN_STATUSES, db_value(Approval, "expires_at", now)]
+    with connection.cursor() as cursor:
+        cursor.execute(kept("resume-consume", _consume_sql, model=Approval), params)
+        row = cursor.fetchone()
+    if row is None:
+        return None
+    width = len(Approval._meta.concrete_fields)
+    approval = reader(Approval)(row[:width])
+    (approval.others_open, approval.decided_by_username, approval.session_patient_ref,
+     approval.session_care_unit) = row[width:]
+    return approval
+
+
+def _consume_sql(db) -> str:
+    quote = db.ops.quote_name
+    table, sessions, users, calls = (quote(Approval._meta.db_table), quote(Session._meta.db_table),
+                                     quote(User._meta.db_table), quote(ToolCall._meta.db_table))
+    update = (f"UPDATE {table} SET status = %s, consumed_at = %s WHERE id = %s AND run_id = %s "
+              "AND status = %s AND payload_hash = %s AND expires_at > %s")
 
     def extras(row: str) -> str:
         return (f"(SELECT count(*) FROM {table} other WHERE other.run_id = {row}.run_id AND other.id <> {row}.id "
@@ -121,14 +138,10 @@ def _consume(approval_id, run_id, digest: str, now) -> Approval | None:
                 f"(SELECT patient_ref FROM {sessions} WHERE {sessions}.id = {row}.session_id) AS session_patient_ref, "
                 f"(SELECT care_unit FROM {sessions} WHERE {sessions}.id = {row}.session_id) AS session_care_unit")
 
-    extra_params = [*OPEN_STATUSES, db_value(Approval, "expires_at", now)]
-    if connection.vendor == "postgresql":
-        sql = (f"WITH consumed AS ({update} RETURNING *), "
-               f"ledger AS (UPDATE {calls} SET decision = %s FROM consumed WHERE {calls}.run_id = consumed.run_id "
-               f"AND {calls}.tool_call_id = consumed.tool_call_id AND consumed.reason_code = %s) "
-               f"SELECT consumed.*, {extras('consumed')} FROM consumed")
-        params += [Decision.ALLOW, ReasonCode.APPROVAL, *extra_params]
-    else:
-        sql = f"{update} RETURNING *, {extras(table)}"
-        params += extra_params
-    return next(iter(Approval.objects.raw(sql, params)), None)
+    # The approval's columns named, in the model's order (`*` would follow the table's).
+    if db.vendor == "postgresql":
+        return (f"WITH consumed AS ({update} RETURNING *), "
+                f"ledger AS (UPDATE {calls} SET decision = %s FROM consumed WHERE {calls}.run_id = consumed.run_id "
+                f"AND {calls}.tool_call_id = consumed.tool_call_id AND consumed.reason_code = %s) "
+                f"SELECT {columns(Approval, 'consumed', db=db)}, {extras('consumed')} FROM consumed")
+    return f"{update} RETURNING {columns(Approval, '', db=db)}, {extras(table)}"

@@ -11,8 +11,8 @@ from dataclasses import dataclass
 from datetime import timedelta
 
 from django.conf import settings
+from django.contrib.auth.models import User
 from django.db import connection, transaction
-from django.db.models import BooleanField, ExpressionWrapper, Q
 from django.utils import timezone
 
 from approvals import audit, cards
@@ -21,10 +21,11 @@ from approvals.models import Approval, ApprovalStatus, ReasonCode
 from approvals.models.approval import OPEN_STATUSES
 from approvals.resume_schemas import approval_resume_schema, clarification_resume_schema
 from condor.errors import ApprovalConsumed, ApprovalExpired, ApprovalRejected, RunNotActiveError, TooManyPending
-from condor.sql import Write, insert_if_sql, run_together
+from condor.sql import Write, columns, db_value, insert_if_sql, kept, reader, run_together
 from runs import frames, spine
 from runs.outbox import event_write, record_events
 from runs.states import RunState
+from sessions_app.models import Session
 
 GATEABLE_STATES = (RunState.EXECUTING, RunState.SUSPENDED)
 
@@ -104,31 +105,54 @@ def read_known(run, request: SuspendRequest, now, *, prior_grants: bool = False)
     but nobody approved running the tool) of the same tool, op and payload anywhere
     in the session, still unused and unexpired; they come oldest decision first.
     """
-    live_grant = Q(status=ApprovalStatus.APPROVED, expires_at__gt=now)
-    questions = {
-        "same_suspend": Q(run=run, step_id=request.step_id, contract_hash=request.contract_hash),
-        "run_grant": Q(run=run) & live_grant,
-    }
+    status, expires = ApprovalStatus.APPROVED, db_value(Approval, "expires_at", now)
+    asked = [db_value(Approval, "run", run.pk), request.step_id, request.contract_hash,  # same_suspend
+             db_value(Approval, "run", run.pk), status, expires]  # run_grant
     if prior_grants:
-        questions["prior_grant"] = live_grant & Q(
-            session_id=run.session_id, tool=request.tool, op=request.op, reason_code=ReasonCode.APPROVAL,
-            payload_hash=payload_hash(request.args))
-    wanted = Q()
-    for question in questions.values():
-        wanted |= question
-    rows = (Approval.objects.filter(wanted)
-            .annotate(**{name: ExpressionWrapper(question, output_field=BooleanField())
-                         for name, question in questions.items()})
-            .select_related("decided_by").order_by("decided_at"))
+        asked += [status, expires, db_value(Approval, "session", run.session_id), request.tool, request.op,
+                  ReasonCode.APPROVAL, payload_hash(request.args)]  # prior_grant
+    with connection.cursor() as cursor:
+        cursor.execute(kept(("read_known", prior_grants), lambda db: _known_sql(db, prior_grants), model=Approval),
+                       asked + asked)
+        rows = cursor.fetchall()
     existing, granted, grants = None, [], []
-    for row in rows:
-        if row.same_suspend:
+    width, users = len(Approval._meta.concrete_fields), len(User._meta.concrete_fields)
+    read_approval, read_user = reader(Approval), reader(User)
+    decided_by = Approval._meta.get_field("decided_by")
+    for values in rows:
+        row = read_approval(values[:width])
+        decider = values[width:width + users]
+        decided_by.set_cached_value(row, read_user(decider) if decider[0] is not None else None)
+        same_suspend, run_grant = values[width + users:width + users + 2]
+        if same_suspend:
             existing = row
-        if row.run_grant:
+        if run_grant:
             granted.append(cards.sibling(row))
-        if getattr(row, "prior_grant", False):
+        if prior_grants and values[-1]:
             grants.append(row)
     return KnownApprovals(existing=existing, granted=granted, prior_grants=grants)
+
+
+def _known_sql(db, prior_grants: bool) -> str:
+    """read_known's statement: each approval the park asks about, its decider (select_related), and which
+    question it answers; the ORM compiled the same query, with these questions as annotations, every call."""
+    quote = db.ops.quote_name
+    approvals, users = quote(Approval._meta.db_table), quote(User._meta.db_table)
+
+    def column(name):
+        return f"{approvals}.{quote(name)}"
+
+    live_grant = f"{column('status')} = %s AND {column('expires_at')} > %s"
+    questions = [
+        f"({column('run_id')} = %s AND {column('step_id')} = %s AND {column('contract_hash')} = %s)",  # same_suspend
+        f"({column('run_id')} = %s AND {live_grant})",  # run_grant
+    ]
+    if prior_grants:
+        questions.append(f"({live_grant} AND {column('session_id')} = %s AND {column('tool')} = %s AND "
+                         f"{column('op')} = %s AND {column('reason_code')} = %s AND {column('payload_hash')} = %s)")
+    return (f"SELECT {columns(Approval, db=db)}, {columns(User, db=db)}, {', '.join(questions)} "
+            f"FROM {approvals} LEFT OUTER JOIN {users} ON ({column('decided_by_id')} = {users}.{quote('id')}) "
+            f"WHERE {' OR '.join(questions)} ORDER BY {column('decided_at')} ASC")
 
 
 def _insert_under_pending_limit(approval: Approval, run, now) -> Write:
@@ -140,11 +164,10 @@ def _insert_under_pending_limit(approval: Approval, run, now) -> Write:
     better than serializing every suspend of a client.
     """
     limit = settings.CONDOR_MAX_PENDING_PER_CLIENT
-    # Past their deadline they are no longer open, whether or not the sweep has marked them yet.
-    open_cards = Approval.objects.filter(
-        session__client_id=run.session.client_id, status=ApprovalStatus.PENDING, expires_at__gt=now,
-    ).order_by().values("pk")[:limit]
-    counted, params = open_cards.query.get_compiler(connection=connection).as_sql()
+    counted = kept(("open-cards", limit), lambda db: _open_cards(run.session.client_id, now, limit, db)[0],
+                   model=Approval)
+    params = [db_value(Session, "client", run.session.client_id), ApprovalStatus.PENDING,
+              db_value(Approval, "expires_at", now)]
 
     def inserted(ids: list) -> None:
         if not ids:
@@ -156,6 +179,18 @@ def _insert_under_pending_limit(approval: Approval, run, now) -> Write:
 
     return Write(*insert_if_sql(approval, (f"(SELECT COUNT(*) FROM ({counted}) AS open_cards) < %s",
                                            [*params, limit])), done=inserted)
+
+
+def _open_cards(client_id, now, limit: int, db) -> tuple[str, list]:
+    """The client's open cards, at most `limit` of them; its parameters: the client, the status, now.
+
+    One filter a clause, so the parameters come in that order. Past their deadline
+    they are no longer open, whether or not the sweep has marked them yet.
+    """
+    open_cards = (Approval.objects.filter(session__client_id=client_id).filter(status=ApprovalStatus.PENDING)
+                  .filter(expires_at__gt=now).order_by().values("pk")[:limit])
+    sql, params = open_cards.query.get_compiler(connection=db).as_sql()
+    return sql, list(params)
 
 
 def persist_suspend(run_id, request: SuspendRequest, *, client=None) -> tuple[Approval, bool]:

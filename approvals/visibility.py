@@ -20,11 +20,13 @@ nothing invisible ever reaches the browser.
 
 from dataclasses import dataclass
 
+from django.db import connection
 from django.db.models import Exists, OuterRef, Q
 from django.utils import timezone
 
 from approvals.models import Approval, ApprovalStatus, ReviewTeam
 from condor.auth import is_reviewer
+from condor.sql import compiled
 
 
 @dataclass(frozen=True)
@@ -73,13 +75,24 @@ class ReviewerScope:
         return self.sees_unit(message.get("care_unit"))
 
 
+_ANY_USER = -1  # the user id the teams' statement is compiled with: no user has it
+
+
+def _teams(user_id):
+    """Every team as (care_units, is_default, mine): whether `user_id` is one of its members."""
+    membership = ReviewTeam.members.through.objects.filter(reviewteam_id=OuterRef("pk"), user_id=user_id)
+    return ReviewTeam.objects.annotate(mine=Exists(membership)).values_list("care_units", "is_default", "mine")
+
+
 def reviewer_scope(user) -> ReviewerScope | None:
     """The scope of an active, logged-in reviewer; None for anyone else."""
     if not is_reviewer(user) or not user.is_active:
         return None
-    # One query: every team, and whether this reviewer is in it.
-    membership = ReviewTeam.members.through.objects.filter(reviewteam_id=OuterRef("pk"), user_id=user.pk)
-    teams = list(ReviewTeam.objects.annotate(mine=Exists(membership)).values("care_units", "is_default", "mine"))
+    # One query: every team, and whether this reviewer is in it (compiled once per connection).
+    query = compiled("reviewer-teams", lambda: _teams(_ANY_USER), model=ReviewTeam)
+    with connection.cursor() as cursor:
+        cursor.execute(query.sql, query.params({_ANY_USER: user.pk}))
+        teams = [dict(zip(("care_units", "is_default", "mine"), query.read(row))) for row in cursor.fetchall()]
     if not teams:
         return ReviewerScope(user_id=user.pk)
     default = next((team for team in teams if team["is_default"]), None)

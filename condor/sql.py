@@ -5,26 +5,213 @@ column list, the value adaptation and `auto_now_add` from the ORM keeps them in
 step with the model.
 """
 
-from collections.abc import Callable
+import uuid
+from collections.abc import Callable, Hashable
 from dataclasses import dataclass
 
-from django.db import connection
+from django.db import DEFAULT_DB_ALIAS, connection, connections
 from django.db.models import Q
 from django.db.models.lookups import In
 from django.db.models.sql import InsertQuery, UpdateQuery
 
 
-def insert_sql(obj, *, returning: bool = True) -> tuple[str, list]:
-    """`INSERT INTO table (...) VALUES (...)` for `obj` (every concrete column but an auto pk), RETURNING pk."""
+def kept(key, build: Callable, *, model=None, db=None):
+    """`build(db)` for `key`, kept on the connection `db` (default: this thread's default connection).
+
+    A hot path's statement text (and how to read its rows) is the same every
+    request, while the ORM compiles it anew each time: on a gate call that was a
+    third of its Python time (bench/README.md, issue 11). Kept on the connection
+    wrapper, whose vendor, quoting and features never change, so SQLite and
+    PostgreSQL never share a text. `model`: the text is built from this model's
+    columns; a change to them (its table renamed, fields added: Django rebuilds
+    `concrete_fields` when the app registry changes) builds it again.
+    """
+    db = connections[DEFAULT_DB_ALIAS] if db is None else db
+    try:
+        store = db.condor_kept
+    except AttributeError:
+        store = db.condor_kept = {}
+    entry = store.get(key)
+    if model is None:
+        if entry is None:
+            entry = store[key] = build(db)
+        return entry
+    meta = model._meta
+    if entry is None or entry[0] is not meta.concrete_fields or entry[1] != meta.db_table:
+        entry = store[key] = (meta.concrete_fields, meta.db_table, build(db))
+    return entry[2]
+
+
+def _insert_fields(model) -> list:
+    return [field for field in model._meta.concrete_fields
+            if not (field.primary_key and field.get_internal_type() in ("AutoField", "BigAutoField"))]
+
+
+def _inserted_fields(model) -> list | None:
+    """The fields an INSERT of `model` names (every concrete one but an auto pk); None if a
+    field's placeholder may depend on its value (`get_placeholder`), so no text can be kept."""
+    fields = _insert_fields(model)
+    return None if any(hasattr(field, "get_placeholder") for field in fields) else fields
+
+
+def _compiled_insert(obj, returning: bool, db) -> tuple[str, list]:
     model = type(obj)
-    fields = [field for field in model._meta.concrete_fields
-              if not (field.primary_key and field.get_internal_type() in ("AutoField", "BigAutoField"))]
     query = InsertQuery(model)
-    query.insert_values(fields, [obj])
-    compiler = query.get_compiler(connection=connection)
+    query.insert_values(_insert_fields(model), [obj])
+    compiler = query.get_compiler(connection=db)
     compiler.returning_fields = [model._meta.pk] if returning else None
     [(sql, params)] = compiler.as_sql()
     return sql, list(params)
+
+
+def insert_sql(obj, *, returning: bool = True, db=None) -> tuple[str, list]:
+    """`INSERT INTO table (...) VALUES (...)` for `obj` (every concrete column but an auto pk), RETURNING pk.
+
+    The text is the ORM's, compiled on the first insert of its kind on a connection
+    and kept (`kept`); later calls only adapt the values as the ORM's compiler does
+    (`pre_save`, then `get_db_prep_save`). A value that is an expression (a
+    `DatabaseDefault`, an F()) changes the text: that insert is compiled by the ORM.
+    """
+    db = connections[DEFAULT_DB_ALIAS] if db is None else db
+    model = type(obj)
+    fields = kept(("insert-fields", model), lambda db: _inserted_fields(model), model=model, db=db)
+    if fields is None:
+        return _compiled_insert(obj, returning, db)
+    values = [field.pre_save(obj, True) for field in fields]
+    if any(hasattr(value, "resolve_expression") for value in values):
+        return _compiled_insert(obj, returning, db)
+    compiled = []
+
+    def build(db):
+        compiled.append(_compiled_insert(obj, returning, db))
+        return compiled[0][0]
+
+    sql = kept(("insert", model, returning), build, model=model, db=db)
+    if compiled:  # compiled just now: the ORM's own parameters
+        return compiled[0]
+    params = [field.get_db_prep_save(value, connection=db) for field, value in zip(fields, values)]
+    if any(hasattr(param, "as_sql") for param in params):  # a field that prepares its value as an expression
+        return _compiled_insert(obj, returning, db)
+    return sql, params
+
+
+def columns(model, table: str | None = None, *, db=None) -> str:
+    """`model`'s columns in field order, for a SELECT or RETURNING, each qualified by `table`
+    (default: the model's table; "": unqualified, as SQLite's RETURNING wants them).
+
+    Named rather than `*`: `*` follows the table's physical column order, which a
+    migration that adds a column can make differ from the model's.
+    """
+    def build(db):
+        name = model._meta.db_table if table is None else table
+        qualifier = f"{db.ops.quote_name(name)}." if name else ""
+        return ", ".join(f"{qualifier}{db.ops.quote_name(field.column)}" for field in model._meta.concrete_fields)
+    return kept(("columns", model, table), build, model=model, db=db)
+
+
+def reader(model, *, db=None) -> Callable[[tuple], object]:
+    """A function building a `model` instance from the values of its `columns()` (in that order), as the ORM would.
+
+    Each value goes through the converters the ORM's compiler applies to that
+    column on this database (JSON text decoded, SQLite's datetimes and UUIDs parsed),
+    then `model.from_db` (so a model's own `from_db` runs too).
+    """
+    def build(db):
+        fields = model._meta.concrete_fields
+        alias, names, converters = db.alias, [field.attname for field in fields], {}
+        for index, field in enumerate(fields):
+            column = field.get_col(model._meta.db_table)
+            functions = db.ops.get_db_converters(column) + column.get_db_converters(db)
+            if functions:
+                converters[index] = (functions, column)
+        return lambda row: model.from_db(alias, names, _converted(row, converters, db))
+    return kept(("reader", model), build, model=model, db=db)
+
+
+def _converted(row: tuple, converters: dict, db):
+    """`row` through the ORM's converters: {index: (functions, expression)}, as SQLCompiler.get_converters gives."""
+    if not converters:
+        return row
+    row = list(row)
+    for index, (functions, expression) in converters.items():
+        value = row[index]
+        for function in functions:
+            value = function(value, expression, db)
+        row[index] = value
+    return row
+
+
+@dataclass(frozen=True)
+class Compiled:
+    """A queryset's SELECT as the ORM compiled it, and how to build its instances from a row."""
+
+    sql: str
+    stand_ins: tuple  # its parameters as compiled: the queryset's stand-in values and the ORM's own constants
+    read: Callable[[tuple], object]  # a row → the model instance, its select_related ones attached
+
+    def params(self, values: dict) -> list:
+        """The statement's parameters, each stand-in (as the database takes it) replaced by `values[stand_in]`."""
+        return [values.get(param, param) if isinstance(param, Hashable) else param for param in self.stand_ins]
+
+
+def _populate(info: dict, row: tuple, db):
+    fields = [row[index] for index in info["select_fields"]]
+    obj = info["model"].from_db(db.alias, info["names"], fields) if fields[info["pk"]] is not None else None
+    for related in info.get("related_klass_infos", ()):
+        child = _populate(related, row, db)
+        if obj is not None:
+            related["local_setter"](obj, child)
+            if child is not None:
+                related["remote_setter"](child, obj)
+    return obj
+
+
+def _names(info: dict, select: list) -> None:
+    targets = [select[index][0].target for index in info["select_fields"]]
+    info["names"] = [field.attname for field in targets]
+    info["pk"] = next(n for n, field in enumerate(targets) if field.primary_key)
+    for related in info.get("related_klass_infos", ()):
+        _names(related, select)
+
+
+def compiled(key, queryset: Callable[[], object], *, model, db=None) -> Compiled:
+    """The SELECT of `queryset()` (select_related, select_for_update; no annotations), compiled once per connection.
+
+    `queryset()` is built with stand-in values where the caller's own go (values no
+    other parameter of the statement has): the caller executes `.sql` with
+    `.params({stand-in: value})`, and reads each row with `.read`, which applies the ORM's converters and
+    attaches the select_related instances as the ORM's iterator would (a
+    values_list() query: the row's values, converted).
+    """
+    def build(db):
+        compiler = queryset().query.get_compiler(connection=db)
+        sql, stand_ins = compiler.as_sql()
+        converters = compiler.get_converters([column for column, _, _ in compiler.select])
+        info = compiler.klass_info
+        if not compiler.query.default_cols:  # a values_list() / values() query: its row, converted
+            return Compiled(sql, tuple(stand_ins), lambda row: tuple(_converted(row, converters, db)))
+        _names(info, compiler.select)
+        return Compiled(sql, tuple(stand_ins), lambda row: _populate(info, _converted(row, converters, db), db))
+    return kept(key, build, model=model, db=db)
+
+
+_STAND_IN = uuid.UUID("00000000-0000-4000-8000-00000000c0de")
+
+
+def rows_of(queryset_for: Callable, model, field_name: str, value) -> list[tuple]:
+    """The rows of `queryset_for(value)`, a values_list() read filtered on `model.field_name` (a UUID),
+    compiled once per connection (`compiled`) and returned as the driver gives them.
+
+    For long reads whose columns need no converter (text, casts to text, plain numbers):
+    the history's two reads (sessions_app/history.py), where the ORM's building, compiling
+    and per-row converters were a fifth of the request's CPU. `queryset_for` is the key: a
+    module-level function, not a lambda made per call.
+    """
+    query = compiled(("rows", queryset_for), lambda: queryset_for(_STAND_IN), model=model)
+    stand_in = db_value(model, field_name, _STAND_IN)
+    with connection.cursor() as cursor:
+        cursor.execute(query.sql, query.params({stand_in: db_value(model, field_name, value)}))
+        return cursor.fetchall()
 
 
 def db_value(model, field_name: str, value):
@@ -57,13 +244,60 @@ def insert_if_sql(obj, condition: tuple[str, list]) -> tuple[str, list]:
     return f"{head} SELECT {values[:-1]} WHERE {condition[0]} RETURNING {pk}", [*params, *condition[1]]
 
 
-def update_sql(model, pk, **values) -> tuple[str, list]:
-    """`UPDATE table SET ... WHERE pk = ...` as the ORM would send it (values adapted to the database)."""
+def _compiled_update(model, pk, values: dict, db) -> tuple[str, list]:
     query = UpdateQuery(model)
     query.add_update_values(values)
     query.add_q(Q(pk=pk))
-    sql, params = query.get_compiler(connection=connection).as_sql()
+    sql, params = query.get_compiler(connection=db).as_sql()
     return sql, list(params)
+
+
+def update_sql(model, pk, *, db=None, **values) -> tuple[str, list]:
+    """`UPDATE table SET ... WHERE pk = ...` as the ORM would send it (values adapted to the database).
+
+    The text is kept per connection and set of columns, as `insert_sql` keeps its
+    own; a value that is an expression or a model instance goes through the ORM.
+    """
+    db = connections[DEFAULT_DB_ALIAS] if db is None else db
+    fields = [model._meta.get_field(name) for name in values]
+    if any(hasattr(value, "resolve_expression") or hasattr(value, "prepare_database_save")
+           for value in values.values()) or any(hasattr(field, "get_placeholder") for field in fields):
+        return _compiled_update(model, pk, values, db)
+    prepared = [field.get_db_prep_save(value, connection=db) for field, value in zip(fields, values.values())]
+    if any(hasattr(value, "as_sql") for value in prepared):
+        return _compiled_update(model, pk, values, db)
+    compiled = []
+
+    def build(db):
+        compiled.append(_compiled_update(model, pk, values, db))
+        return compiled[0][0]
+
+    # The ORM writes a None as `= NULL` in the text: which columns are NULL is part of the key.
+    nulls = tuple(value is None for value in prepared)
+    sql = kept(("update", model, tuple(values), nulls), build, model=model, db=db)
+    if compiled:
+        return compiled[0]
+    return sql, [*(value for value in prepared if value is not None),
+                 model._meta.pk.get_db_prep_value(pk, db, prepared=False)]
+
+
+def save_row(obj) -> None:
+    """`obj.save()` for a row that exists (one its caller has locked): the same UPDATE of every column, kept.
+
+    For models without save() overrides or save signals (the caller knows); a row
+    that is gone after all is left to `save()`, which then inserts it, as it would.
+    """
+    model = type(obj)
+    values = {field.attname: field.pre_save(obj, False) for field in model._meta.concrete_fields
+              if not field.primary_key}
+    sql, params = update_sql(model, obj.pk, **values)
+    with connection.cursor() as cursor:
+        cursor.execute(sql, params)
+        updated = cursor.rowcount
+    if updated:
+        obj._state.adding, obj._state.db = False, connection.alias
+    else:
+        obj.save()
 
 
 @dataclass(frozen=True)

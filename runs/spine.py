@@ -5,13 +5,13 @@ FSM along a legal edge, write the event, and leave pushing to after-commit.
 Helpers prefixed `_` expect the caller's transaction and a locked run.
 """
 
-from django.db import transaction
+from django.db import connection, transaction
 from django.utils import timezone
 from django_fsm import TransitionNotAllowed
 
 from approvals import audit
 from condor.errors import InvalidPayload, NotFound, RunNotActiveError, RunStateTransitionError
-from condor.sql import Write, db_value, update_sql
+from condor.sql import Write, columns, db_value, kept, reader, save_row, update_sql
 from runs import telemetry
 from runs.closing import ClosingRun
 from runs.models import Run
@@ -34,16 +34,28 @@ def lock_touched_run(run_id, *, client=None, id_sql: tuple[str, list] | None = N
     """
     from sessions_app.models import Session
 
-    owned = ""
-    where, where_params = ("(" + id_sql[0] + ")", id_sql[1]) if id_sql else ("%s", [db_value(Run, "id", run_id)])
+    where, where_params = id_sql if id_sql else (None, [db_value(Run, "id", run_id)])
     params = [db_value(Run, "last_activity_at", timezone.now()), *where_params]
     if client is not None:
-        owned = (f" AND session_id IN (SELECT id FROM {Session._meta.db_table}"
-                 " WHERE client_id = %s AND deleted_at IS NULL)")
         params.append(db_value(Session, "client", client.pk))
-    runs = list(Run.objects.raw(
-        f"UPDATE {Run._meta.db_table} SET last_activity_at = %s WHERE id = {where}{owned} RETURNING *", params))
-    return runs[0] if runs else None
+    owned = client is not None
+    sql = kept(("lock_touched_run", where, owned), lambda db: _lock_touched_sql(db, where, owned), model=Run)
+    with connection.cursor() as cursor:
+        cursor.execute(sql, params)
+        row = cursor.fetchone()
+    return reader(Run)(row) if row is not None else None
+
+
+def _lock_touched_sql(db, where: str | None, owned: bool) -> str:
+    from sessions_app.models import Session
+
+    quote = db.ops.quote_name
+    sql = (f"UPDATE {quote(Run._meta.db_table)} SET {quote('last_activity_at')} = %s "
+           f"WHERE {quote('id')} = {'(' + where + ')' if where else '%s'}")
+    if owned:
+        sql += (f" AND {quote('session_id')} IN (SELECT {quote('id')} FROM {quote(Session._meta.db_table)}"
+                f" WHERE {quote('client_id')} = %s AND {quote('deleted_at')} IS NULL)")
+    return f"{sql} RETURNING {columns(Run, table='', db=db)}"
 
 
 def _touch(run: Run) -> None:
@@ -206,7 +218,7 @@ def _resume(run: Run, *, step_id: str = "", along: list | tuple = ()) -> None:
     """Unpark a locked suspended run. `along`: the caller's unsaved events (outbox.event), written first, in the same INSERT."""
     run.resume()
     _touch(run)
-    run.save()
+    save_row(run)
     record_events([*along, event(run, "run.resumed", step_id=step_id, data={"state": run.state})])
 
 

@@ -27,7 +27,7 @@ from uuid import UUID
 from django.db.models import TextField
 from django.db.models.functions import Cast
 
-from condor import compiled_queries
+from condor.sql import rows_of
 from sessions_app import extensions
 from sessions_app.models import Message
 from sessions_app.ui_parts import fold
@@ -57,7 +57,7 @@ def history_json(session) -> bytes:
     # Parts, run ids and times as text: Django's converters (JSON, timestamptz) and UUID objects cost
     # more per row than the rest of the request; the times are needed only to place runs without a
     # message. A run id is text here as in extensions.run_frames, so the two match as dict keys.
-    rows = compiled_queries.rows(_messages, Message, "session", session.pk)
+    rows = rows_of(_messages, Message, "session", session.pk)
     owner = {run_id: index for index, (_, role, _, run_id, _) in enumerate(rows)
              if role == "assistant" and run_id is not None}  # the last one linked to a run wins
     runs = _frames_by_run(session)

@@ -1,9 +1,9 @@
-"""A read compiled once (condor/compiled_queries.py) answers for the value it is given each time."""
+"""A read compiled once (condor.sql.rows_of) answers for the value it is given each time."""
 
 from django.db.models import TextField
 from django.db.models.functions import Cast
 
-from condor import compiled_queries
+from condor.sql import rows_of
 from sessions_app.models import Message
 from tests.helpers.runs import append, make_session
 
@@ -19,7 +19,7 @@ def test_each_call_reads_its_own_session_as_the_orm_would(api):
         for m in range(n):
             append(api, session_id, "user", [{"type": "text", "text": f"{n}.{m} — µg"}], id=f"m{n}.{m}")
 
-    answers = [compiled_queries.rows(texts_of, Message, "session", session_id) for session_id in sessions]
+    answers = [rows_of(texts_of, Message, "session", session_id) for session_id in sessions]
 
     assert answers == [list(texts_of(session_id)) for session_id in sessions]
     assert [len(rows) for rows in answers] == [0, 1, 2]
