@@ -162,7 +162,7 @@ CHANNEL_LAYER_SOCKET_TIMEOUT_SECONDS = 15
 if REDIS_URL:
     CHANNEL_LAYERS = {
         "default": {
-            "BACKEND": "channels_redis.core.RedisChannelLayer",
+            "BACKEND": "condor.channel_layer.RedisLayer",  # channels_redis, a lost cancel honoured
             "CONFIG": {
                 "hosts": [{"address": REDIS_URL, "socket_timeout": CHANNEL_LAYER_SOCKET_TIMEOUT_SECONDS}],
                 "capacity": 1500, "expiry": 30, "prefix": REDIS_PREFIX,

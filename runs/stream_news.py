@@ -13,7 +13,8 @@ when daphne killed it.
 
 So the receive runs as a task of its own that outlives heartbeats; the stream waits
 on it with `asyncio.wait`, which never swallows a cancel; and leaving cancels that
-task until it has really ended.
+task until it has really ended (condor.channel_layer.ended, which the deployed
+layer's own receive also uses, for the inbox consumer's sake).
 """
 
 import asyncio
@@ -21,14 +22,10 @@ import logging
 
 from channels.layers import get_channel_layer
 
+from condor.channel_layer import ended
 from runs.publish import run_group
 
 logger = logging.getLogger(__name__)
-
-# How long a receive that was told to stop gets before it is told again: a cancel
-# lost in redis-py (see above) leaves it blocked in Redis for up to a BZPOPMIN round.
-RECANCEL_SECONDS = 1.0
-
 
 def _raise_if_cancel_was_lost() -> None:
     """Honour a cancel that a library awaited by this task swallowed (its count stays up)."""
@@ -96,13 +93,4 @@ class RunNews:
             except Exception:
                 logger.debug("group_discard failed for %s", self.channel, exc_info=True)
         if receiving is not None:
-            await _ended(receiving)
-
-
-async def _ended(task: asyncio.Task) -> None:
-    """Cancel `task` until it has ended, and read its outcome so asyncio logs no unretrieved error."""
-    while not task.done():
-        task.cancel()
-        await asyncio.wait({task}, timeout=RECANCEL_SECONDS)
-    if not task.cancelled():
-        task.exception()
+            await ended(receiving)

@@ -69,7 +69,7 @@ def test_database_url_switches_to_postgresql_with_a_connection_pool():
 
 def test_redis_url_switches_to_the_redis_channel_layer():
     loaded = settings_from(REDIS_URL="redis://cache.internal:6379/0")
-    assert loaded["channel_layer"] == "channels_redis.core.RedisChannelLayer"
+    assert loaded["channel_layer"] == "condor.channel_layer.RedisLayer"
 
 
 def test_environment_overrides_are_read():

@@ -11,6 +11,7 @@ import pytest
 from asgiref.sync import async_to_sync
 from channels.layers import DEFAULT_CHANNEL_LAYER, InMemoryChannelLayer, channel_layers
 
+from condor.channel_layer import CancelSafeReceive
 from runs import stream, stream_news
 from runs.publish import run_group
 from tests.helpers.waits import HANG_SECONDS as HANG
@@ -66,6 +67,28 @@ def test_a_stream_whose_client_left_leaves_its_group_even_when_the_layer_loses_t
         assert [task for task in asyncio.all_tasks() if "receive" in repr(task.get_coro())] == []
 
     async_to_sync(client_goes_away)()
+
+
+class CancelSafeLosingLayer(CancelSafeReceive, CancelLosingLayer):
+    """The deployed layer's receive (condor.channel_layer.RedisLayer) over a library that loses a cancel."""
+
+
+def test_a_receive_ends_with_its_caller_even_when_the_library_loses_the_cancel():
+    # What Channels does when an inbox socket closes: cancel the consumer's receive once, then
+    # wait for it. Were the lost cancel not re-sent, the receive (and the socket's task) would
+    # wait for a message forever.
+    layer = CancelSafeLosingLayer()
+
+    async def socket_closes():
+        receiving = asyncio.ensure_future(layer.receive("inbox.socket!1"))
+        await asyncio.wait_for(layer.receiving.wait(), HANG)
+        receiving.cancel()
+        done, _ = await asyncio.wait({receiving}, timeout=HANG)
+        assert done, "the receive was still waiting after its caller was cancelled"
+        assert receiving.cancelled() and layer.cancels_lost == 1
+        assert [task for task in asyncio.all_tasks() if "receive" in repr(task.get_coro())] == []
+
+    async_to_sync(socket_closes)()
 
 
 @pytest.mark.skipif(not os.environ.get("REDIS_URL"), reason="times a receive against the real Redis layer")
