@@ -71,9 +71,6 @@ if c_make_encoder is not None:
         return "".join(_encode_plain(value, 0))
 else:  # a Python without the C accelerator
     _plain_text = _PLAIN_ENCODER.encode
-# The C string writer behind that encoder: escapes `"`, `\\` and U+0000–U+001F exactly as
-# RFC 8785 section 3.2.2.2 does (\b \t \n \f \r short, the others \u00xx), everything else as is.
-_string = json.encoder.encode_basestring
 
 
 def _plain_json(value: object) -> bool:
@@ -84,8 +81,8 @@ def _plain_json(value: object) -> bool:
     which ``sort_keys`` uses, equals RFC 8785's UTF-16 code-unit order), and for the
     common floats: those with a fraction from 1e-4 up, which Python's `repr` and
     ECMAScript both write positionally with the same shortest digits (72.4, 0.125).
-    Other floats differ in layout ("5.0" for 5, "1e-05", "1e+16"): a value with one
-    is written by `_write` below, and anything else unusual by the reference encoder.
+    Other floats differ in layout ("5.0" for 5, "1e-05", "1e+16"): a value with one,
+    and anything else unusual, goes to the reference encoder.
     """
     kind = type(value)
     if kind is str or kind is bool or value is None:
@@ -109,97 +106,22 @@ def _plain_json(value: object) -> bool:
 is_plain_json = _plain_json
 
 
-class _Unusual(Exception):
-    """A value `_write` leaves to the reference encoder (which writes it, or raises its own error)."""
-
-
-def number_text(number: float) -> str:
-    """A finite float as RFC 8785 writes it: ECMAScript's Number::toString (ECMA-262 7.1.12.1).
-
-    Both pick the shortest digits that read back as the same double (Python's `repr`);
-    they differ only in layout: ECMAScript writes no ".0", positional notation from
-    1e-7 up to 1e21 exclusive, and an exponent without padding ("1e-7", "1e+21").
-    """
-    if number != number or number in (_INFINITY, -_INFINITY):
-        raise _Unusual()
-    if number == 0:
-        return "0"  # -0 too
-    if number < 0:
-        return "-" + number_text(-number)
-    text = repr(number)
-    if "e" not in text:  # 1e-4 <= number < 1e16: Python is positional too
-        return text[:-2] if text.endswith(".0") else text
-    mantissa, exponent = text.split("e")
-    exponent = int(exponent)
-    digits = mantissa.replace(".", "")
-    if 0 <= exponent < 21:  # an integer (at most 17 significant digits, so never a fraction here)
-        return digits + "0" * (exponent + 1 - len(digits))
-    if -7 < exponent < 0:
-        return "0." + "0" * (-exponent - 1) + digits
-    return f"{mantissa}e{'+' if exponent > 0 else '-'}{abs(exponent)}"
-
-
-_INFINITY = float("inf")
-
-
-def _utf16_order(key: str) -> bytes:
-    return key.encode("utf-16-be", "surrogatepass")
-
-
-def _write(value: object, out: list) -> None:
-    """Append the RFC 8785 text of `value` to `out`, a piece at a time (any exact JSON type)."""
-    kind = type(value)
-    if kind is str:
-        out.append(_string(value))
-    elif kind is dict:
-        if not all(type(key) is str for key in value):
-            raise _Unusual()
-        keys = sorted(value)
-        if any(not key.isascii() and max(key) > "\uffff" for key in keys):
-            keys.sort(key=_utf16_order)  # past the BMP, UTF-16 code units order keys, not code points
-        out.append("{")
-        for n, key in enumerate(keys):
-            out.append(_string(key) + ":" if n == 0 else "," + _string(key) + ":")
-            _write(value[key], out)
-        out.append("}")
-    elif kind is list:
-        out.append("[")
-        for n, item in enumerate(value):
-            if n:
-                out.append(",")
-            _write(item, out)
-        out.append("]")
-    elif kind is float:
-        out.append(number_text(value))
-    elif kind is bool:
-        out.append("true" if value else "false")
-    elif value is None:
-        out.append("null")
-    elif kind is int and -_MAX_SAFE_INTEGER <= value <= _MAX_SAFE_INTEGER:
-        out.append(str(value))
-    else:
-        raise _Unusual()
-
-
 def canonical_json_fast(value: object, *, plain: bool | None = None) -> bytes:
-    """`canonical_json(value)`: the same bytes, several times faster.
+    """`canonical_json(value)`: the same bytes, several times faster for the values most rows hold.
 
     The audit chain hashes every row it writes and `verify_audit` re-hashes every
     row it reads (a million in under a minute), where the pure-Python reference
     encoder alone would take ~90 µs a row, and every inbox card sizes its args. The
     C JSON encoder produces the same bytes for plain values (see `_plain_json`);
-    values with floats or keys past the BMP are written by `_write`; anything
-    else (subclasses, tuples, lone surrogates, unsafe integers, NaN) by the
-    reference, which also raises its errors. Property tests hold all of this equal
-    to the reference on arbitrary JSON (tests/approvals/test_canonical_json.py). A
-    caller that knows the answer of `is_plain_json(value)` for its fixed shape passes `plain`.
+    anything else (other floats, keys past the BMP, subclasses, lone surrogates,
+    unsafe integers) goes to the reference, which also raises its errors: the
+    canonical form is the rfc8785 package's, never written here. Property tests hold
+    this equal to the reference on arbitrary JSON (tests/approvals/test_canonical_json.py).
+    A caller that knows the answer of `is_plain_json(value)` for its fixed shape passes `plain`.
     """
-    try:
-        if _plain_json(value) if plain is None else plain:
+    if _plain_json(value) if plain is None else plain:
+        try:
             return _plain_text(value).encode("utf-8")
-        out: list = []
-        _write(value, out)
-        return "".join(out).encode("utf-8")
-    except (_Unusual, UnicodeEncodeError):
-        # Anything unusual, or a lone surrogate: the reference encoder writes it or raises its own error.
-        return rfc8785.dumps(value)
+        except UnicodeEncodeError:
+            pass  # a lone surrogate: the reference encoder raises its own error for it
+    return rfc8785.dumps(value)

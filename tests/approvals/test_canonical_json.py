@@ -14,7 +14,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from approvals import audit_chain
-from approvals.hashing import canonical_json, canonical_json_fast, number_text, payload_hash
+from approvals.hashing import canonical_json, canonical_json_fast, payload_hash
 
 # Every finite double, and the ones at ECMAScript's layout boundaries written out.
 _BOUNDARIES = [1e-7, 1e-6, 9.999999999999999e-7, 1e-5, 9.99e-5, 1e-4, 0.00012, 0.1, 1.0, 1.5, 1e15, 1e16,
@@ -39,7 +39,6 @@ json_values = st.recursive(scalars, lambda inner: st.lists(inner, max_size=5) | 
 @given(floats)
 def test_every_float_is_written_as_the_reference_writes_it(number):
     assert canonical_json_fast(number) == rfc8785.dumps(number)
-    assert number_text(number).encode() == rfc8785.dumps(number)
 
 
 @pytest.mark.parametrize("number, text", [
