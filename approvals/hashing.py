@@ -20,11 +20,11 @@ anything is hashed, so reaching one of these here is a server bug, not user inpu
 from __future__ import annotations
 
 import hashlib
-import json
 from dataclasses import dataclass
-from json.encoder import c_make_encoder
 
 import rfc8785
+
+from condor.json_text import compact_writer
 
 CanonicalizationError = rfc8785.CanonicalizationError
 
@@ -59,18 +59,9 @@ def canonical(value: object) -> Canonical:
 
 
 _MAX_SAFE_INTEGER = 2**53 - 1
-# Built once: json.dumps with options would build a new encoder on every call.
-_PLAIN_ENCODER = json.JSONEncoder(ensure_ascii=False, sort_keys=True, separators=(",", ":"), allow_nan=False)
-if c_make_encoder is not None:
-    # The C encoder behind it, kept too: `JSONEncoder.encode` makes a new one per call (~1 µs of
-    # a card's 3). No circular check: a circular value fails the plain walk first, as the reference does.
-    _encode_plain = c_make_encoder(None, _PLAIN_ENCODER.default, json.encoder.encode_basestring, None,
-                                   ":", ",", True, False, False)
-
-    def _plain_text(value) -> str:
-        return "".join(_encode_plain(value, 0))
-else:  # a Python without the C accelerator
-    _plain_text = _PLAIN_ENCODER.encode
+# Built once (json.dumps with options would build a new encoder on every call). No cycle
+# check: a circular value fails the plain walk first, as the reference does.
+_plain_text = compact_writer(sort_keys=True)
 
 
 def _plain_json(value: object) -> bool:

@@ -21,32 +21,22 @@ renderer wrote (PostgreSQL's jsonb text keeps its own spacing inside the parts).
 import json
 from bisect import bisect_right
 from datetime import datetime, timezone
-from json.encoder import c_make_encoder, encode_basestring
+from json.encoder import encode_basestring
 from uuid import UUID
 
 from django.db.models import TextField
 from django.db.models.functions import Cast
 
+from condor.json_text import compact_writer
 from condor.sql import rows_of
 from sessions_app import extensions
 from sessions_app.models import Message
 from sessions_app.ui_parts import fold
 
 
-def _not_json(value):
-    raise TypeError(f"{type(value).__name__} is not JSON")
-
-
-# As DRF's JSONRenderer writes (compact, UTF-8 rather than \u escapes, no NaN): the C encoder that
-# json.JSONEncoder.encode makes anew on each call (with a dict for spotting cycles, and a closure), made
-# once; what it encodes here comes from json.loads, so it cannot hold a cycle.
-_encoder = c_make_encoder(None, _not_json, encode_basestring, None, ":", ",", False, False, False)
-
-
-def _dumps(value) -> str:
-    return "".join(_encoder(value, 0))
-
-
+# As DRF's JSONRenderer writes (compact, UTF-8 rather than \u escapes, no NaN); what it encodes
+# here comes from json.loads, so it cannot hold a cycle.
+_dumps = compact_writer(sort_keys=False)
 _string = encode_basestring  # a str as a JSON string, non-ASCII kept (the C encoder's)
 _ROLES = {role: ',"role":' + _string(role) + ',"parts":' for role in ("user", "assistant", "system")}
 _STEP_START = '[{"type":"step-start"},'  # what opens the message of a run that has none of its own
