@@ -38,7 +38,7 @@ from approvals.suspend import (
 )
 from condor.bulk import instance
 from condor.errors import NotFound, RunNotActiveError, ToolCallConflict
-from condor.sql import Write, columns, db_value, insert_sql, kept, reader, run_together
+from condor.sql import Write, columns, db_value, first_row, insert_sql, kept, reader, run_together
 from runs import frames, spine
 from runs.outbox import event_write
 from runs.states import RunState
@@ -150,9 +150,7 @@ def _locked_gateable_run(run_id, *, owned_by=None):
     # for the card a suspend pushes.
     from sessions_app.models import Session
 
-    with connection.cursor() as cursor:
-        cursor.execute(kept("gate-session", _session_sql, model=Session), [db_value(Session, "id", run.session_id)])
-        row = cursor.fetchone()
+    row = first_row(kept("gate-session", _session_sql, model=Session), [db_value(Session, "id", run.session_id)])
     if row is None:
         raise Session.DoesNotExist(f"No session {run.session_id}.")
     width = len(Session._meta.concrete_fields)

@@ -2,12 +2,11 @@
 
 import uuid
 
-from django.db import connection
 from django.utils import timezone
 
 from approvals.models import Approval, ApprovalStatus
 from condor.errors import ApprovalNotPending
-from condor.sql import compiled, db_value
+from condor.sql import compiled, db_value, first_row
 from runs import spine
 
 
@@ -31,10 +30,7 @@ def lock_pending(approval_id, *, touch: bool = False):
         run = spine.lock_run(run_id)
     locking = compiled("lock_pending", lambda: Approval.objects.select_for_update(of=("self",)).select_related(
         "session", "decided_by", "claimed_by").filter(pk=_ANY), model=Approval)
-    with connection.cursor() as cursor:
-        cursor.execute(locking.sql,
-                       locking.params({db_value(Approval, "id", _ANY): db_value(Approval, "id", approval_id)}))
-        row = cursor.fetchone()
+    row = first_row(locking.sql, locking.params({db_value(Approval, "id", _ANY): db_value(Approval, "id", approval_id)}))
     if row is None:
         raise Approval.DoesNotExist(f"No approval {approval_id}.")
     approval = locking.read(row)

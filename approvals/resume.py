@@ -19,7 +19,7 @@ from condor.errors import (
     PayloadMismatch,
     RunNotSuspendedError,
 )
-from condor.sql import columns, db_value, deferred_instance, kept, reader
+from condor.sql import columns, db_value, deferred_instance, first_row, kept, reader
 from runs import outbox, spine
 from runs.states import RunState
 from sessions_app.models import Session
@@ -111,9 +111,7 @@ def _consume(approval_id, run_id, digest: str, now) -> Approval | None:
     if connection.vendor == "postgresql":
         params += [Decision.ALLOW, ReasonCode.APPROVAL]
     params += [*OPEN_STATUSES, db_value(Approval, "expires_at", now)]
-    with connection.cursor() as cursor:
-        cursor.execute(kept("resume-consume", _consume_sql, model=Approval), params)
-        row = cursor.fetchone()
+    row = first_row(kept("resume-consume", _consume_sql, model=Approval), params)
     if row is None:
         return None
     width = len(Approval._meta.concrete_fields)

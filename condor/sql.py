@@ -195,6 +195,13 @@ def compiled(key, queryset: Callable[[], object], *, model, db=None) -> Compiled
     return kept(key, build, model=model, db=db)
 
 
+def first_row(sql: str, params: list) -> tuple | None:
+    """The first row `sql` returns (a kept statement's), or None."""
+    with connection.cursor() as cursor:
+        cursor.execute(sql, params)
+        return cursor.fetchone()
+
+
 _STAND_IN = uuid.UUID("00000000-0000-4000-8000-00000000c0de")
 
 

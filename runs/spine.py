@@ -5,13 +5,13 @@ FSM along a legal edge, write the event, and leave pushing to after-commit.
 Helpers prefixed `_` expect the caller's transaction and a locked run.
 """
 
-from django.db import connection, transaction
+from django.db import transaction
 from django.utils import timezone
 from django_fsm import TransitionNotAllowed
 
 from approvals import audit
 from condor.errors import InvalidPayload, NotFound, RunNotActiveError, RunStateTransitionError
-from condor.sql import Write, columns, db_value, kept, reader, save_row, update_sql
+from condor.sql import Write, columns, db_value, first_row, kept, reader, save_row, update_sql
 from runs import telemetry
 from runs.closing import ClosingRun
 from runs.models import Run
@@ -40,9 +40,7 @@ def lock_touched_run(run_id, *, client=None, id_sql: tuple[str, list] | None = N
         params.append(db_value(Session, "client", client.pk))
     owned = client is not None
     sql = kept(("lock_touched_run", where, owned), lambda db: _lock_touched_sql(db, where, owned), model=Run)
-    with connection.cursor() as cursor:
-        cursor.execute(sql, params)
-        row = cursor.fetchone()
+    row = first_row(sql, params)
     return reader(Run)(row) if row is not None else None
 
 
