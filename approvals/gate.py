@@ -38,7 +38,7 @@ from approvals.suspend import (
 )
 from condor.bulk import instance
 from condor.errors import NotFound, RunNotActiveError, ToolCallConflict
-from condor.sql import Write, columns, db_value, first_row, insert_sql, kept, reader, run_together
+from condor.sql import Write, columns, db_value, first_row, insert_sql, kept, reader
 from runs import frames, spine
 from runs.outbox import event_write
 from runs.states import RunState
@@ -223,12 +223,14 @@ def _audit_verdict(run, call: GateCall, verdict: Verdict, *, client, decision: s
 def _settle(run, call, verdict, untrusted, *, client, decision, rule_id) -> GateResult:
     """Allow or block straight away."""
     explanation = EXPLANATIONS.get(rule_id, verdict.explanation)
-    run_together([_ledger(run, call, decision=decision, rule_id=rule_id, untrusted=untrusted)])
     chunks = frames.allowed_call_frames(call.tool_call_id, call.tool, call.args)
     if decision == Decision.BLOCKED:
         chunks += frames.result_frames(call.tool_call_id, explanation, is_error=True)
-    # The outbox event goes in the audit row's statement.
+    # The ledger row and the outbox event go in the audit row's statement. The ledger's row
+    # lock then comes after the chain head's, which cannot deadlock: every writer of a
+    # ledger row holds its run's lock first (gate, resume, results), as this call does.
     _audit_verdict(run, call, verdict, client=client, decision=decision, rule_id=rule_id, along=(
+        _ledger(run, call, decision=decision, rule_id=rule_id, untrusted=untrusted),
         event_write(run, f"tool.{decision}", step_id=call.step_id, frames=chunks,
                     data={"tool_call_id": call.tool_call_id, "rule_id": rule_id}),))
     return GateResult(200, {"decision": str(decision), "rule_id": rule_id, "explanation": explanation,
@@ -251,8 +253,8 @@ def _consume_prior_grant(run, call, verdict, untrusted, *, client, candidates, n
     else:
         return None
     grant.status, grant.consumed_at = ApprovalStatus.CONSUMED, now
-    run_together([_ledger(run, call, decision=Decision.ALLOW, rule_id=PRIOR_GRANT, untrusted=untrusted)])
-    _audit_verdict(run, call, verdict, client=client, decision=Decision.ALLOW, rule_id=PRIOR_GRANT)
+    _audit_verdict(run, call, verdict, client=client, decision=Decision.ALLOW, rule_id=PRIOR_GRANT,
+                   along=(_ledger(run, call, decision=Decision.ALLOW, rule_id=PRIOR_GRANT, untrusted=untrusted),))
     audit.record(audit.Kind.CONSUME, approval=grant, run=run, actor_client=client, decision="consumed",
                  rule_id=PRIOR_GRANT, data={"run_id": str(run.pk)}, along=(
                      event_write(run, "tool.allow", step_id=call.step_id,

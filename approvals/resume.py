@@ -8,7 +8,7 @@ from approvals import audit, cards
 from approvals.hashing import payload_hash
 from approvals.models import Approval, ApprovalStatus, ReasonCode, ToolCall
 from approvals.models.approval import OPEN_STATUSES
-from approvals.suspend import unpark_if_nothing_open
+from approvals.suspend import unpark_writes
 from approvals.policy import Decision
 from condor.errors import (
     ApprovalConsumed,
@@ -86,13 +86,15 @@ def resume(run, approval_id, args, *, client, owned_by=None) -> tuple[Approval, 
         # of it are still open, so each of them can still be resumed. One past its
         # deadline is not open, swept or not.
         # The lock above recorded the activity already: a run left parked needs no second touch.
-        # Its event and the run's `run.resumed`, if it unparks, go in one INSERT.
+        # Its event and the run's `run.resumed`, if it unparks, go in one INSERT, and that and the
+        # run's UPDATE in the audit row's statement (the run is locked already: no lock is taken
+        # after the chain head's).
         consumed = outbox.event(locked, "approval.consumed", step_id=approval.step_id,
                                 data={"approval_id": str(approval.pk)}, inbox=cards.removed(approval))
-        unpark_if_nothing_open(locked, step_id=approval.step_id, touched=True,
-                               others_open=approval.others_open > 0, events=[consumed])
         audit.record(audit.Kind.CONSUME, approval=approval, run=locked, actor_client=client, decision="consumed",
-                     rule_id=approval.rule_id, data={"payload_hash": digest})
+                     rule_id=approval.rule_id, data={"payload_hash": digest},
+                     along=unpark_writes(locked, step_id=approval.step_id, touched=True,
+                                         others_open=approval.others_open > 0, events=[consumed]))
     return approval, locked
 
 

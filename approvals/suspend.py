@@ -23,7 +23,7 @@ from approvals.resume_schemas import approval_resume_schema, clarification_resum
 from condor.errors import ApprovalConsumed, ApprovalExpired, ApprovalRejected, RunNotActiveError, TooManyPending
 from condor.sql import Write, columns, db_value, insert_if_sql, kept, reader, run_together
 from runs import frames, spine
-from runs.outbox import event_write, record_events
+from runs.outbox import event_write, events_write
 from runs.states import RunState
 from sessions_app.models import Session
 
@@ -282,13 +282,19 @@ def unpark_if_nothing_open(run, *, step_id: str, now=None, touched: bool = False
     `events`: the caller's own unsaved events (outbox.event), written before
     `run.resumed` in the same INSERT.
     """
+    run_together(unpark_writes(run, step_id=step_id, now=now, touched=touched, others_open=others_open,
+                               events=events))
+
+
+def unpark_writes(run, *, step_id: str, now=None, touched: bool = False, others_open: bool | None = None,
+                  events: list[dict] | tuple = ()) -> list[Write]:
+    """`unpark_if_nothing_open` as statements for the caller to send with its own (condor.sql.run_together)."""
     if run.state == RunState.SUSPENDED and others_open is None:
         others_open = Approval.objects.filter(
             run=run, status__in=OPEN_STATUSES, expires_at__gt=now or timezone.now()).exists()
-    if run.state != RunState.SUSPENDED or others_open:
-        if events:
-            record_events(list(events))
-        if run.state == RunState.SUSPENDED and not touched:
-            spine.touch(run.pk)
-    else:
-        spine._resume(run, step_id=step_id, along=list(events))
+    if run.state == RunState.SUSPENDED and not others_open:
+        return spine._resume_writes(run, step_id=step_id, along=list(events))
+    writes = [events_write(list(events))] if events else []
+    if run.state == RunState.SUSPENDED and not touched:
+        writes.append(spine.touch_write(run))
+    return writes

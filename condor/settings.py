@@ -8,9 +8,9 @@ a bare machine. `DATABASE_URL` and `REDIS_URL` switch to PostgreSQL and Redis.
 from datetime import timedelta
 from pathlib import Path
 
-import dj_database_url
 from csp.constants import NONE, SELF
 
+from condor.database_settings import database
 from condor.env import (
     env_bool, env_email, env_fraction, env_header, env_int, env_list, env_rate, env_str, env_url, local_secret_key,
 )
@@ -115,38 +115,9 @@ TEMPLATES = [
 ]
 
 
-def _database(url: str | None) -> dict:
-    if url is None:
-        return {
-            "ENGINE": "django.db.backends.sqlite3",
-            "NAME": BASE_DIR / "db.sqlite3",
-            # IMMEDIATE takes the write lock at BEGIN, so two writers queue instead
-            # of one failing with "database is locked" halfway through a transaction.
-            "OPTIONS": {
-                "transaction_mode": "IMMEDIATE",
-                "timeout": 20,
-                "init_command": "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;",
-            },
-        }
-    config = dj_database_url.parse(url)
-    if config["ENGINE"] == "django.db.backends.postgresql":
-        # Django's psycopg 3 pool: connections are reused across requests without
-        # persistent-connection bookkeeping (CONN_MAX_AGE must stay 0 with a pool).
-        config["CONN_MAX_AGE"] = 0
-        # With a pool, Django turns this into psycopg_pool's check=check_connection: each
-        # connection is tested before it is handed out. After a database restart the pooled
-        # ones are dead, and without the check each would fail one request.
-        config["CONN_HEALTH_CHECKS"] = True
-        config.setdefault("OPTIONS", {})["pool"] = {
-            "min_size": env_int("CONDOR_DB_POOL_MIN", 2),
-            "max_size": env_int("CONDOR_DB_POOL_MAX", 20),
-            "timeout": 10,
-        }
-    return config
-
-
 DATABASES = {
-    "default": _database(env_url("DATABASE_URL", {"postgres", "postgresql", "pgsql", "sqlite"}))
+    "default": database(env_url("DATABASE_URL", {"postgres", "postgresql", "pgsql", "sqlite"}),
+                        sqlite_path=BASE_DIR / "db.sqlite3")
 }
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 

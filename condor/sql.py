@@ -95,6 +95,23 @@ def insert_sql(obj, *, returning: bool = True, db=None) -> tuple[str, list]:
     return sql, params
 
 
+def insert_rows_sql(objs: list) -> tuple[str, list]:
+    """`insert_sql` for several instances of one model: one INSERT, their pks RETURNING in list order.
+
+    One row takes `insert_sql`'s kept text; several are compiled by the ORM as
+    bulk_create compiles them (on PostgreSQL its UNNEST form).
+    """
+    if len(objs) == 1:
+        return insert_sql(objs[0])
+    model = type(objs[0])
+    query = InsertQuery(model)
+    query.insert_values(_insert_fields(model), objs)
+    compiler = query.get_compiler(connection=connection)
+    compiler.returning_fields = [model._meta.pk]
+    [(sql, params)] = compiler.as_sql()
+    return sql, list(params)
+
+
 def columns(model, table: str | None = None, *, db=None) -> str:
     """`model`'s columns in field order, for a SELECT or RETURNING, each qualified by `table`
     (default: the model's table; "": unqualified, as SQLite's RETURNING wants them).

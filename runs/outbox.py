@@ -6,9 +6,9 @@ from contextvars import ContextVar
 from django.db import connection, transaction
 
 from condor.bulk import insert_all, instance
-from condor.sql import Write, insert_sql
+from condor.sql import Write, insert_rows_sql
 from runs.models import RunEvent
-from runs.publish import publish_batch, publish_later
+from runs.publish import publish, publish_later
 
 # Set while a sweep walks its batches (runs/sweep_batches.py): see `sweep_batches`.
 _in_sweep_batches: ContextVar[bool] = ContextVar("condor_sweep_batches", default=False)
@@ -20,8 +20,8 @@ def sweep_batches():
 
     Written with COPY (PostgreSQL), their ids drawn from the sequence first: one
     statement more than a request's INSERT … RETURNING, so only worth it at a
-    batch's size. Pushed with `publish_batch`: a batch's wake-ups in one Redis round
-    trip, and the caller waits for its push, so pushes cannot pile up behind the closes.
+    batch's size. Pushed with `publish`, which the caller waits for (a batch's wake-ups
+    in one Redis round trip, as every push), so pushes cannot pile up behind the closes.
     """
     token = _in_sweep_batches.set(True)
     try:
@@ -44,20 +44,27 @@ def record_event(run, kind: str, *, step_id: str = "", data: dict | None = None,
 def event_write(run, kind: str, *, step_id: str = "", data: dict | None = None,
                 frames: list | None = None, inbox: dict | None = None) -> Write:
     """`record_event` as a statement to fold into another (condor.sql.run_together): same row, same push."""
-    row = event(run, kind, step_id=step_id, data=data, frames=frames, inbox=inbox)
-    sql, params = insert_sql(row)
+    return events_write([event(run, kind, step_id=step_id, data=data, frames=frames, inbox=inbox)])
+
+
+def events_write(rows: list[RunEvent]) -> Write:
+    """`record_events` as one statement to fold into another (condor.sql.run_together): one INSERT of
+    them all, so their ids follow the list's order (two INSERTs in one statement would not say which
+    runs first), and one push after the commit."""
+    sql, params = insert_rows_sql(rows)
 
     def saved(ids: list) -> None:
-        row.pk = ids[0]
-        row._state.adding, row._state.db = False, connection.alias
-        _push_on_commit([row])
+        for row, pk in zip(rows, sorted(ids), strict=True):
+            row.pk = pk
+            row._state.adding, row._state.db = False, connection.alias
+        _push_on_commit(rows)
 
     return Write(sql, params, done=saved)
 
 
 def _push_on_commit(events: list[RunEvent]) -> None:
     if _in_sweep_batches.get():
-        transaction.on_commit(lambda: publish_batch(events), robust=True)
+        transaction.on_commit(lambda: publish(events), robust=True)
         return
     # Queued, not waited for: a request's answer never waits on Redis (runs/push_queue.py).
     transaction.on_commit(lambda: publish_later(events), robust=True)

@@ -10,6 +10,7 @@ the request never waits for Redis.
 import asyncio
 import logging
 import threading
+import time
 from collections import Counter
 from typing import NamedTuple
 
@@ -76,14 +77,56 @@ def _stale_cards(pushes: list[Push]) -> set[int]:
     return {event_pk for event_pk, approval_id in added.items() if approval_id not in pending}
 
 
+# Which of these run groups has a member that has not expired (channels_redis's own
+# group_send drops members older than group_expiry): one script a Redis connection,
+# read only, however many groups. KEYS are group keys, ARGV[1] the expiry cut-off.
+_LISTENED_GROUPS_LUA = """
+local listened = {}
+for i = 1, #KEYS do
+    if redis.call('ZCOUNT', KEYS[i], '(' .. ARGV[1], '+inf') > 0 then listened[#listened + 1] = i end
+end
+return listened
+"""
+
+
+async def _listened_groups(layer, groups: list[str]) -> set[str]:
+    """The members of `groups` someone listens to, asked of Redis in one round trip per connection."""
+    by_connection: dict[int, list[str]] = {}
+    for group in groups:
+        by_connection.setdefault(layer.consistent_hash(group), []).append(group)
+    cutoff = int(time.time()) - layer.group_expiry
+    listened = set()
+    for index, members in by_connection.items():
+        keys = [layer._group_key(group) for group in members]
+        found = await layer.connection(index).eval(_LISTENED_GROUPS_LUA, len(keys), *keys, cutoff)
+        listened.update(members[position - 1] for position in found)
+    return listened
+
+
+def _knows_listeners(layer) -> bool:
+    # channels_redis's RedisChannelLayer (the deployed layer); any other layer gets every push.
+    return all(hasattr(layer, name) for name in ("consistent_hash", "group_expiry", "_group_key", "connection"))
+
+
 async def _send(layer, pushes: list[Push], stale: set[int], sent: list[int], done: list[int]) -> None:
     """Push each event, filling `sent` (ids that went out) and `done` (ids tried) as it goes.
 
-    As it goes, so a batch cut short by its timeout still marks what went out.
+    As it goes, so a batch cut short by its timeout still marks what went out. A run's
+    wake-up goes only to a run group someone listens to, asked of Redis once for the
+    whole batch (`_listened_groups`): nearly always nobody streams the run, and
+    group_send would take two round trips to find its group empty. A stream joins its
+    group before it replays the outbox (runs/stream.py), so one that joins after this
+    question still reads the event, which was committed before any push. Inbox
+    messages always go out.
     """
+    listened = None  # every group: a layer that cannot say who listens
+    if _knows_listeners(layer):
+        listened = await _listened_groups(layer, sorted({run_group(push.run_id) for push in pushes}))
     for push in pushes:
         try:
-            await layer.group_send(run_group(push.run_id), run_message(push))
+            group = run_group(push.run_id)
+            if listened is None or group in listened:
+                await layer.group_send(group, run_message(push))
             if push.inbox is not None and push.pk not in stale:
                 await layer.group_send(INBOX_GROUP, inbox_message(push))
         except Exception:  # the layer is a side channel: log, count, move on
@@ -277,75 +320,3 @@ def drain(limit: int = 500) -> int:
 
     pending = list(RunEvent.objects.filter(published_at__isnull=True).order_by("id")[:limit])
     return publish(pending)
-
-
-# --- the batch form: a sweep's closes -------------------------------------------------------
-
-# Which of these run groups has a member that has not expired (channels_redis's own
-# group_send drops members older than group_expiry): one script a Redis connection,
-# read only, however many groups. KEYS are group keys, ARGV[1] the expiry cut-off.
-_LISTENED_GROUPS_LUA = """
-local listened = {}
-for i = 1, #KEYS do
-    if redis.call('ZCOUNT', KEYS[i], '(' .. ARGV[1], '+inf') > 0 then listened[#listened + 1] = i end
-end
-return listened
-"""
-
-
-async def _listened_groups(layer, groups: list[str]) -> set[str]:
-    """The members of `groups` someone listens to, asked of Redis in one round trip per connection."""
-    import time
-
-    by_connection: dict[int, list[str]] = {}
-    for group in groups:
-        by_connection.setdefault(layer.consistent_hash(group), []).append(group)
-    cutoff = int(time.time()) - layer.group_expiry
-    listened = set()
-    for index, members in by_connection.items():
-        keys = [layer._group_key(group) for group in members]
-        found = await layer.connection(index).eval(_LISTENED_GROUPS_LUA, len(keys), *keys, cutoff)
-        listened.update(members[position - 1] for position in found)
-    return listened
-
-
-def _knows_listeners(layer) -> bool:
-    # channels_redis's RedisChannelLayer (the deployed layer); any other layer gets every push.
-    return all(hasattr(layer, name) for name in ("consistent_hash", "group_expiry", "_group_key", "connection"))
-
-
-def publish_batch(events) -> int:
-    """`publish` for a batch of a sweep: one Redis round trip for the wake-ups, and it waits for its push.
-
-    A sweep batch closes a thousand runs that, nearly always, nobody streams: rather
-    than two Redis round trips per event (group_send reads the group, finds it empty),
-    one script asks which of the batch's run groups have a listener, the events of the
-    others are marked published (pushing them would have reached no one), and only the
-    rest is pushed, one by one as `publish` does. Inbox messages (card removals) always
-    go out. The caller waits for the whole push (up to PUBLISH_TIMEOUT_SECONDS), so a
-    sweep's pushes never pile up on the publisher loop behind its closes: memory stays
-    one batch, however long the backlog.
-    """
-    events = list(events)
-    layer = get_channel_layer()
-    if not events or layer is None or not _knows_listeners(layer):
-        return publish(events)
-    groups = sorted({run_group(event.run_id) for event in events if event.inbox is None})
-    listened: set[str] = set()
-    if groups:
-        future = _publisher.submit(_listened_groups(layer, groups))
-        if future is None:  # the publisher is stuck (see MAX_IN_FLIGHT): the drainer sends them later
-            publish_stats["skipped"] += len(events)
-            return 0
-        try:
-            listened = future.result(PUBLISH_TIMEOUT_SECONDS)
-        except Exception:
-            publish_stats["failed"] += len(events)
-            logger.warning("channel layer unavailable; %d events left for the drainer", len(events), exc_info=True)
-            return 0
-    unheard = [event.pk for event in events if event.inbox is None and run_group(event.run_id) not in listened]
-    if unheard:
-        mark_published(unheard)
-        publish_stats["published"] += len(unheard)
-    skipped = set(unheard)
-    return len(unheard) + publish([event for event in events if event.pk not in skipped])

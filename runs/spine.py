@@ -11,11 +11,11 @@ from django_fsm import TransitionNotAllowed
 
 from approvals import audit
 from condor.errors import InvalidPayload, NotFound, RunNotActiveError, RunStateTransitionError
-from condor.sql import Write, columns, db_value, first_row, kept, reader, save_row, update_sql
+from condor.sql import Write, columns, db_value, first_row, kept, reader, run_together, update_sql
 from runs import telemetry
 from runs.closing import ClosingRun
 from runs.models import Run
-from runs.outbox import event, record_event, record_events
+from runs.outbox import event, events_write, record_event, record_events
 from runs.states import ACTIVE_STATES, CLIENT_TRANSITIONS, RunState, TerminalReason
 
 
@@ -214,12 +214,24 @@ def _suspend(run: Run) -> Write:
 
 def _resume(run: Run, *, step_id: str = "", along: list | tuple = ()) -> None:
     """Unpark a locked suspended run. `along`: the caller's unsaved events (outbox.event), written first, in the same INSERT."""
+    run_together(_resume_writes(run, step_id=step_id, along=along))
+
+
+def _resume_writes(run: Run, *, step_id: str = "", along: list | tuple = ()) -> list[Write]:
+    """`_resume` as statements for the caller to send with its own (condor.sql.run_together): the
+    run's UPDATE, and one INSERT of `along` and then `run.resumed`."""
     run.resume()
     _touch(run)
-    save_row(run)
-    record_events([*along, event(run, "run.resumed", step_id=step_id, data={"state": run.state})])
+    return [Write(*update_sql(Run, run.pk, state=run.state, last_activity_at=run.last_activity_at)),
+            events_write([*along, event(run, "run.resumed", step_id=step_id, data={"state": run.state})])]
 
 
 def touch(run_id) -> None:
     """Record activity without a state change (e.g. a gate call), for the idle sweep."""
     Run.objects.filter(pk=run_id).update(last_activity_at=timezone.now())
+
+
+def touch_write(run: Run) -> Write:
+    """`touch` as a statement for the caller to send with its own (condor.sql.run_together)."""
+    _touch(run)
+    return Write(*update_sql(Run, run.pk, last_activity_at=run.last_activity_at))

@@ -67,6 +67,18 @@ def test_database_url_switches_to_postgresql_with_a_connection_pool():
     assert set(loaded["options"]["pool"]) >= {"min_size", "max_size"}
 
 
+def test_postgresql_binds_parameters_on_the_server_and_prepares_repeated_statements():
+    loaded = settings_from(DATABASE_URL="postgres://condor:pw@db.internal:5432/condor")
+    assert loaded["options"]["server_side_binding"] is True
+    assert loaded["options"]["prepare_threshold"] == 5
+
+
+def test_preparing_can_be_turned_off_for_a_pooler_that_cannot_keep_them():
+    loaded = settings_from(DATABASE_URL="postgres://condor:pw@db.internal:5432/condor",
+                           CONDOR_DB_PREPARE_THRESHOLD="0")
+    assert loaded["options"]["prepare_threshold"] is None
+
+
 def test_redis_url_switches_to_the_redis_channel_layer():
     loaded = settings_from(REDIS_URL="redis://cache.internal:6379/0")
     assert loaded["channel_layer"] == "condor.channel_layer.RedisLayer"

@@ -8,7 +8,7 @@ request, no savepoint. A change that adds a statement fails here and prints ever
 statement, so the new one is easy to spot; a statement saved must lower a pin here.
 
 Issue 11 aims at 7 (allow), 9 (suspend), 8 (decision) and 8 (resume): all four
-are there (the decision at 7). bench/README.md ("Hot paths") says what each statement is.
+are there (allow and resume at 6, the decision at 7). bench/README.md ("Hot paths") says what each statement is.
 """
 
 import pytest
@@ -57,20 +57,34 @@ def warm_run(api, run_id):
     return run_id
 
 
-def test_an_allowed_gate_call_takes_seven_statements(api, warm_run):
-    assert_statements(lambda: gate(api, warm_run, tool="get_patient_summary", op="", args=CHART_READ), 200, 7)
+def test_an_allowed_gate_call_takes_six_statements(api, warm_run):
+    assert_statements(lambda: gate(api, warm_run, tool="get_patient_summary", op="", args=CHART_READ), 200, 6)
 
 
 def test_a_suspending_gate_call_takes_nine_statements(api, warm_run):
     assert_statements(lambda: gate(api, warm_run), 202, 9)
 
 
-def test_a_resume_takes_eight_statements(api, warm_run, reviewer_http):
+def test_a_resume_takes_six_statements(api, warm_run, reviewer_http):
     approval = suspend(api, warm_run)
     approve(reviewer_http, approval["id"])
-    assert_statements(lambda: resume(api, warm_run, approval["id"]), 200, 8)
+    assert_statements(lambda: resume(api, warm_run, approval["id"]), 200, 6)
 
 
 def test_a_decision_takes_seven_statements(api, warm_run, reviewer_http):
     approval = suspend(api, warm_run)
     assert_statements(lambda: decide(reviewer_http, approval["id"], {"approved": True}), 200, 7)
+
+
+def test_the_hot_statements_are_prepared_once_per_connection(api, warm_run):
+    """Each kept statement text (condor/sql.py) runs as a prepared statement once the connection has run it
+    a few times (condor/database_settings.py): PostgreSQL plans it once, not on every request."""
+    for n in range(6):
+        assert gate(api, warm_run, tool="get_patient_summary", op="", args=CHART_READ,
+                    tool_call_id=f"again-{n}").status_code == 200
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT statement FROM pg_prepared_statements WHERE NOT from_sql")
+        prepared = [statement for (statement,) in cursor.fetchall()]
+    for statement in ('UPDATE "runs_run" SET "last_activity_at"', 'FROM "approvals_auditchainhead"',
+                      'WITH w0 AS (INSERT INTO "approvals_auditevent"'):
+        assert any(statement in text for text in prepared), (statement, prepared)

@@ -1,5 +1,6 @@
-"""A sweep batch's pushes (runs/publish.publish_batch): one Redis round trip finds who listens, only they are pushed,
-and the sweep waits for its push (so pushes never pile up behind the closes)."""
+"""Pushes go only to the runs someone streams (runs/publish._send: one Redis round trip a batch finds who
+listens), from a request and from a sweep batch alike; a sweep waits for its push (so pushes never pile up
+behind the closes)."""
 
 import asyncio
 from datetime import timedelta
@@ -13,6 +14,8 @@ from runs import publish
 from runs import sweep as sweeps
 from runs.models import Run, RunEvent
 from runs.publish import publish_stats, run_group
+from runs.publish import flush
+from tests.helpers.approval_loop import CHART_READ, gate
 from tests.helpers.runs import make_run
 
 pytestmark = pytest.mark.usefixtures("catalog")
@@ -22,7 +25,7 @@ pytestmark = pytest.mark.usefixtures("catalog")
 def layer():
     layer = get_channel_layer()
     if not publish._knows_listeners(layer):
-        pytest.skip("the batch form asks Redis who listens: needs REDIS_URL (CI sets it)")
+        pytest.skip("asking Redis who listens needs REDIS_URL (CI sets it)")
     return layer
 
 
@@ -40,6 +43,17 @@ def listen(layer, run_id) -> str:
     return async_to_sync(join)()
 
 
+def counted_sends(layer, monkeypatch) -> list[str]:
+    sent, real_send = [], layer.group_send
+
+    async def counted(group, message):
+        sent.append(group)
+        await real_send(group, message)
+
+    monkeypatch.setattr(layer, "group_send", counted)
+    return sent
+
+
 def closed_events(runs):
     return RunEvent.objects.filter(run_id__in=runs, kind="run.closed")
 
@@ -48,13 +62,7 @@ def test_a_sweep_batch_pushes_only_to_the_runs_someone_streams(api, layer, monke
                                                                  django_capture_on_commit_callbacks):
     runs = make_idle(api, 3)
     channel = listen(layer, runs[0])
-    sent, real_send = [], layer.group_send
-
-    async def counted(group, message):
-        sent.append(group)
-        await real_send(group, message)
-
-    monkeypatch.setattr(layer, "group_send", counted)
+    sent = counted_sends(layer, monkeypatch)
     with django_capture_on_commit_callbacks(execute=True):
         assert sweeps.abort_idle_runs(timezone.now()) == 3
 
@@ -95,3 +103,25 @@ def test_a_stuck_publisher_leaves_the_batch_to_the_drainer(api, layer, monkeypat
 
     assert publish_stats["skipped"] == skipped_before + 2
     assert closed_events(runs).filter(published_at__isnull=True).count() == 2
+
+
+@pytest.mark.django_db(transaction=True, serialized_rollback=True)
+def test_a_requests_push_wakes_only_a_streamed_run(api, layer, monkeypatch):
+    # Committed for real: the push goes through the push thread, as a request's does in production.
+    streamed, unstreamed = make_run(api, "executing")["id"], make_run(api, "executing")["id"]
+    channel = listen(layer, streamed)
+    flush()
+    sent = counted_sends(layer, monkeypatch)
+
+    for run_id in (unstreamed, streamed):
+        assert gate(api, run_id, tool="get_patient_summary", op="", args=CHART_READ).status_code == 200
+    assert flush(timeout=10)
+
+    assert sent == [run_group(streamed)]
+    allowed = RunEvent.objects.filter(run_id__in=[streamed, unstreamed], kind="tool.allow")
+    assert allowed.count() == 2 and not allowed.filter(published_at__isnull=True).exists()  # none left for the drainer
+
+    async def receive():
+        return await asyncio.wait_for(layer.receive(channel), timeout=5)
+
+    assert async_to_sync(receive)()["event_id"] == allowed.get(run_id=streamed).pk

@@ -1,0 +1,53 @@
+"""DATABASES["default"] from DATABASE_URL: one definition for Condor and for the bench's bare reference
+(bench/bare/settings.py), so the two differ only in the work each request does."""
+
+from pathlib import Path
+
+import dj_database_url
+
+from condor.env import env_int
+
+# psycopg prepares a statement on a connection once it has run this many times there
+# (psycopg's own default). Condor's hot statements keep one text each (condor/sql.py
+# `kept`), so a gate call's are planned once per pooled connection instead of on every
+# request (bench/README.md, "Prepared statements"). 0 turns preparing off: needed behind
+# a pooler that hands a connection to another client mid-session (PgBouncer in
+# transaction mode before 1.21), which Condor's own pool never does.
+DEFAULT_PREPARE_THRESHOLD = 5
+
+
+def database(url: str | None, *, sqlite_path: Path) -> dict:
+    if url is None:
+        return {
+            "ENGINE": "django.db.backends.sqlite3",
+            "NAME": sqlite_path,
+            # IMMEDIATE takes the write lock at BEGIN, so two writers queue instead
+            # of one failing with "database is locked" halfway through a transaction.
+            "OPTIONS": {
+                "transaction_mode": "IMMEDIATE",
+                "timeout": 20,
+                "init_command": "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;",
+            },
+        }
+    config = dj_database_url.parse(url)
+    if config["ENGINE"] == "django.db.backends.postgresql":
+        # Django's psycopg 3 pool: connections are reused across requests without
+        # persistent-connection bookkeeping (CONN_MAX_AGE must stay 0 with a pool).
+        config["CONN_MAX_AGE"] = 0
+        # With a pool, Django turns this into psycopg_pool's check=check_connection: each
+        # connection is tested before it is handed out. After a database restart the pooled
+        # ones are dead, and without the check each would fail one request.
+        config["CONN_HEALTH_CHECKS"] = True
+        options = config.setdefault("OPTIONS", {})
+        options["pool"] = {
+            "min_size": env_int("CONDOR_DB_POOL_MIN", 2),
+            "max_size": env_int("CONDOR_DB_POOL_MAX", 20),
+            "timeout": 10,
+        }
+        # Parameters travel beside the statement (psycopg's own default; Django's is to quote
+        # them into its text), which is what lets a statement be prepared at all, and spares
+        # quoting every value in Python.
+        options["server_side_binding"] = True
+        threshold = env_int("CONDOR_DB_PREPARE_THRESHOLD", DEFAULT_PREPARE_THRESHOLD, minimum=0)
+        options["prepare_threshold"] = threshold or None
+    return config
