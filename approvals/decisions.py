@@ -41,8 +41,9 @@ from approvals.models import Approval, ReasonCode
 from approvals.resume_schemas import approval_resume_schema
 from approvals.resume_validation import validate_resume_data
 from approvals.suspend import unpark_if_nothing_open
-from condor.errors import InvalidPayload, ResumeSchemaRejected
-from condor.sql import save_row
+from approvals.visibility import reviewer_scope
+from condor.errors import InvalidPayload, NotFound, ResumeSchemaRejected
+from condor.sql import save_write
 from runs import spine
 from runs.outbox import event_write
 from runs.states import RunState, TerminalReason
@@ -90,22 +91,33 @@ def _without(body: dict, *keys: str) -> dict:
 
 
 def decide(approval_id, body: dict, *, user) -> Approval:
-    """Apply `user`'s decision. Raises ResumeSchemaRejected after failing the run on a bad payload."""
+    """Apply `user`'s decision. Raises ResumeSchemaRejected after failing the run on a bad payload.
+
+    An approval `user` may not see (approvals/visibility.py) is 404, checked on the row
+    as locked, before anything else is said of it.
+    """
+    scope = reviewer_scope(user)
+    if scope is None:
+        raise NotFound("No such approval.")
     reason = body.get("reason") if isinstance(body, dict) else None
     if isinstance(reason, str) and len(reason) > REASON_MAX_CHARS:
         # Refused before anything is locked or written (a schema rejection would fail the run).
         raise InvalidPayload(f"'reason' may be at most {REASON_MAX_CHARS} characters.")
+
+    def visible(approval: Approval) -> bool:
+        return scope.sees_unit(approval.session.care_unit)
+
     try:
-        return _decide(approval_id, body, user=user)
+        return _decide(approval_id, body, user=user, visible=visible)
     except _SchemaRejected as rejected:
-        _fail_on_schema(approval_id, rejected.errors, user=user)
+        _fail_on_schema(approval_id, rejected.errors, user=user, visible=visible)
         raise ResumeSchemaRejected(" ".join(rejected.errors)) from None
 
 
 @transaction.atomic(durable=True)
-def _decide(approval_id, body: dict, *, user) -> Approval:
+def _decide(approval_id, body: dict, *, user, visible) -> Approval:
     # A decision is activity on the run (the suspend TTL counts from here): the lock records it.
-    approval, run = lock_pending(approval_id, touch=True)
+    approval, run = lock_pending(approval_id, touch=True, visible=visible)
     claims.refuse_if_claimed_by_other(approval, user, timezone.now())
     schema, payload, edited_args, stop_run = _split_body(approval, body)
     shown_hash = seen.seen_hash(body)
@@ -138,8 +150,9 @@ def _decide(approval_id, body: dict, *, user) -> Approval:
         resume_data=payload if approval.reason_code == ReasonCode.CLARIFICATION else None,
         reason=reason,
     )
-    save_row(approval)
+    # The approval's UPDATE and its event go in the audit row's statement (the row is locked already).
     _audit_decision(approval, user, "approved", edited=edited_args is not None, along=(
+        save_write(approval),
         event_write(run, "approval.approved", step_id=approval.step_id,
                     data={"approval_id": str(approval.pk), "edited": edited_args is not None},
                     frames=decision_frames(approval), inbox=cards.removed(approval)),))
@@ -149,10 +162,10 @@ def _decide(approval_id, body: dict, *, user) -> Approval:
 def _count_towards_quorum(approval: Approval, run, user, *, edited: bool) -> Approval:
     """One approval of several: the card stays pending (no decision chunk yet) and shows the count."""
     claims.end_claim(approval)
-    save_row(approval)
     counted = len(approval.approvals)
     _audit_decision(approval, user, "approval_counted", edited=edited, approvals=counted,
                     approvals_required=approval.approvals_required, along=(
+                        save_write(approval),
                         event_write(run, "approval.counted", step_id=approval.step_id,
                                     data={"approval_id": str(approval.pk), "edited": edited, "approvals": counted},
                                     inbox=cards.updated(approval)),))
@@ -164,8 +177,8 @@ def _reject(approval: Approval, run, reason: str, *, user, stop_run: bool) -> Ap
     if not reason:
         raise InvalidPayload("A rejection needs a reason.")
     approval.reject(by=user, at=timezone.now(), reason=reason)
-    save_row(approval)
     _audit_decision(approval, user, "rejected", stop_run=stop_run, along=(
+        save_write(approval),
         event_write(run, "approval.rejected", step_id=approval.step_id,
                     data={"approval_id": str(approval.pk), "stop_run": stop_run},
                     frames=decision_frames(approval), inbox=cards.removed(approval)),))
@@ -189,9 +202,9 @@ def _audit_decision(approval: Approval, user, decision: str, *, along: tuple = (
 
 
 @transaction.atomic(durable=True)
-def _fail_on_schema(approval_id, errors: list[str], *, user) -> None:
+def _fail_on_schema(approval_id, errors: list[str], *, user, visible) -> None:
     """A payload its schema refuses ends the run (suspended → failed) and closes the approval."""
-    approval, run = lock_pending(approval_id)
+    approval, run = lock_pending(approval_id, visible=visible)
     approval.reject(by=user, at=timezone.now(), reason="resume schema rejected: " + " ".join(errors))
     approval.save()
     _audit_decision(approval, user, "resume_schema_rejected", errors=errors, along=(

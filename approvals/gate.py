@@ -272,9 +272,9 @@ def _consume_prior_grant(run, call, verdict, untrusted, *, client, candidates, n
 
 
 def _park(run, call, verdict, untrusted, *, client, request: SuspendRequest, known: KnownApprovals) -> GateResult:
-    def audit_verdict():
+    def audit_verdict(along):
         _audit_verdict(run, call, verdict, client=client, decision=Decision.REQUIRE_APPROVAL,
-                       rule_id=verdict.rule_id)
+                       rule_id=verdict.rule_id, along=tuple(along))
 
     # The card's context is what this call carries, unless a taint must be looked up (card_context).
     context = None if run.session.tainted else untainted_context(call.metadata, run.autonomy)

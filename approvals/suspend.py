@@ -205,28 +205,33 @@ def persist_suspend(run_id, request: SuspendRequest, *, client=None) -> tuple[Ap
 
 
 def park_locked(run, request: SuspendRequest, schema: dict, *, client=None, writes: Sequence[Write] = (),
-                audit_first: Callable[[], object] | None = None, known: KnownApprovals | None = None,
-                card_context: dict | None = None) -> tuple[Approval, bool]:
+                audit_first: Callable[[Sequence[Write]], object] | None = None,
+                known: KnownApprovals | None = None, card_context: dict | None = None) -> tuple[Approval, bool]:
     """persist_suspend's work inside the caller's transaction, on a run it has locked and found gateable.
 
     The gate parks this way, in the transaction that judged the call (one
     transaction a request, no savepoint), with its own rows: `writes` (its ledger
-    upsert) go in the approval's statement, `audit_first()` appends its verdict's
-    audit row before the suspend's. `known`: read_known's answer, when the caller
-    has it already. `card_context`: the new card's context when the caller knows it
-    (cards.card looks it up otherwise).
+    upsert) and `audit_first(along)`, which appends its verdict's audit row before
+    the suspend's, sending `along` in that row's statement. `known`: read_known's
+    answer, when the caller has it already. `card_context`: the new card's context
+    when the caller knows it (cards.card looks it up otherwise).
 
-    Round trips on PostgreSQL: the approval's INSERT carries the pending count,
-    the run's new state and the outbox event (condor.sql.run_together); then the
-    audit rows, the chain head locked last (lock order: run → approvals → head).
+    Round trips on PostgreSQL: the chain head's lock; the first audit row's statement,
+    which carries the caller's writes, the approval's INSERT with the pending count,
+    the run's new state and the outbox event (condor.sql.run_together); the second
+    audit row's. The new approval row is taken after the head: no other transaction
+    can wait on a row not yet committed, and the run lock keeps another insert of the
+    same suspend away, so the lock order (run → approvals → head) still holds for
+    every row anyone can wait on.
     """
     now = timezone.now()
     if known is None:
         known = read_known(run, request, now)
     if known.existing is not None:
-        run_together(list(writes))
         if audit_first is not None:
-            audit_first()
+            audit_first(list(writes))
+        else:
+            run_together(list(writes))
         _refuse_closed(known.existing, now)
         return known.existing, False
     approval = Approval(
@@ -250,21 +255,23 @@ def park_locked(run, request: SuspendRequest, schema: dict, *, client=None, writ
         expires_at=now + timedelta(seconds=settings.CONDOR_APPROVAL_TTL_SECONDS),
     )
     parked = spine._suspend(run)
-    run_together([
+    park = [
         *writes, _insert_under_pending_limit(approval, run, now), parked,
         event_write(run, "approval.suspended", step_id=request.step_id,
                     data={"approval_id": str(approval.pk), "state": run.state},
                     frames=suspend_frames(approval),
                     inbox=cards.added(approval, run_granted=known.granted, context=card_context)),
-    ])
+    ]
     if audit_first is not None:
-        audit_first()
+        audit_first(park)
+        park = []
     audit.record(
         audit.Kind.SUSPEND, approval=approval, run=run, actor_client=client or run.session.client,
         decision="suspended",
         rule_id=approval.rule_id,
         data={"reason_code": approval.reason_code, "op": approval.op, "hitl_tier": approval.hitl_tier,
               "step_id": approval.step_id},
+        along=park,
     )
     return approval, True
 

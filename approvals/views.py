@@ -21,7 +21,6 @@ from approvals.serializers import (
     ToolResultReceiptSerializer,
     ToolResultSerializer,
 )
-from approvals.claim_views import visible_or_404
 from approvals.visibility import reviewer_scope
 from condor.auth import IsAgent, IsReviewer, ReviewerOnly, calling_client
 from condor.errors import InvalidPayload, NotFound
@@ -182,6 +181,6 @@ class Decision(ReviewerOnly, APIView):
         },
     )
     def post(self, request, approval_id):
-        visible_or_404(request, approval_id)
+        # An approval this reviewer may not see is 404 (decisions.decide checks it on the locked row).
         approval = decisions.decide(approval_id, request.data, user=request.user)
         return Response(ApprovalSerializer(approval).data)

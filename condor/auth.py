@@ -72,10 +72,11 @@ def is_reviewer(user) -> bool:
     """A logged-in person in the reviewers group (never an API client).
 
     Read once per user object: a request's permission check and its visibility check
-    both ask (one query, not two). Django loads the user afresh for every request (and
-    the inbox socket for every re-check of its session), and caches the user's
-    permissions on the object the same way (ModelBackend's _perm_cache), so a change
-    of groups applies from the next request on.
+    both ask (one query, not two), and a user loaded for a request comes with the
+    answer already (condor/auth_backends.py). Django loads the user afresh for every
+    request (and the inbox socket for every re-check of its session), and caches the
+    user's permissions on the object the same way (ModelBackend's _perm_cache), so a
+    change of groups applies from the next request on.
     """
     if not getattr(user, "is_authenticated", False) or isinstance(user, ClientPrincipal):
         return False

@@ -155,7 +155,8 @@ SESSION_COOKIE_AGE = env_int("CONDOR_SESSION_AGE_SECONDS", 8 * 3600)  # one shif
 AUTHENTICATION_BACKENDS = [
     # First: refuses a locked-out login (inbox and admin alike) before any password is checked.
     "axes.backends.AxesStandaloneBackend",
-    "django.contrib.auth.backends.ModelBackend",
+    # Django's ModelBackend; a signed-in user is loaded with their reviewers-group membership.
+    "condor.auth_backends.ReviewerAwareModelBackend",
 ]
 AXES_FAILURE_LIMIT = env_int("CONDOR_LOGIN_FAILURE_LIMIT", 5)
 AXES_COOLOFF_TIME = timedelta(seconds=env_int("CONDOR_LOGIN_COOLOFF_SECONDS", 900))

@@ -305,16 +305,26 @@ def update_sql(model, pk, *, db=None, **values) -> tuple[str, list]:
                  model._meta.pk.get_db_prep_value(pk, db, prepared=False)]
 
 
+def _save_sql(obj) -> tuple[str, list]:
+    model = type(obj)
+    values = {field.attname: field.pre_save(obj, False) for field in model._meta.concrete_fields
+              if not field.primary_key}
+    return update_sql(model, obj.pk, **values)
+
+
+def save_write(obj) -> "Write":
+    """`save_row(obj)` as a statement for the caller to send with its own (`run_together`), for a row
+    its caller holds locked (so it is there to update)."""
+    return Write(*_save_sql(obj))
+
+
 def save_row(obj) -> None:
     """`obj.save()` for a row that exists (one its caller has locked): the same UPDATE of every column, kept.
 
     For models without save() overrides or save signals (the caller knows); a row
     that is gone after all is left to `save()`, which then inserts it, as it would.
     """
-    model = type(obj)
-    values = {field.attname: field.pre_save(obj, False) for field in model._meta.concrete_fields
-              if not field.primary_key}
-    sql, params = update_sql(model, obj.pk, **values)
+    sql, params = _save_sql(obj)
     with connection.cursor() as cursor:
         cursor.execute(sql, params)
         updated = cursor.rowcount

@@ -5,6 +5,9 @@ FSM along a legal edge, write the event, and leave pushing to after-commit.
 Helpers prefixed `_` expect the caller's transaction and a locked run.
 """
 
+from datetime import timedelta
+
+from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 from django_fsm import TransitionNotAllowed
@@ -35,7 +38,9 @@ def lock_touched_run(run_id, *, client=None, id_sql: tuple[str, list] | None = N
     from sessions_app.models import Session
 
     where, where_params = id_sql if id_sql else (None, [db_value(Run, "id", run_id)])
-    params = [db_value(Run, "last_activity_at", timezone.now()), *where_params]
+    now = timezone.now()
+    params = [db_value(Run, "last_activity_at", now - activity_resolution()), db_value(Run, "last_activity_at", now),
+              *where_params]
     if client is not None:
         params.append(db_value(Session, "client", client.pk))
     owned = client is not None
@@ -48,12 +53,26 @@ def _lock_touched_sql(db, where: str | None, owned: bool) -> str:
     from sessions_app.models import Session
 
     quote = db.ops.quote_name
-    sql = (f"UPDATE {quote(Run._meta.db_table)} SET {quote('last_activity_at')} = %s "
-           f"WHERE {quote('id')} = {'(' + where + ')' if where else '%s'}")
+    # A touch within activity_resolution() of the last one keeps the value: the UPDATE then changes
+    # no indexed column, so PostgreSQL writes it as a HOT update (no new entry in any of the run's
+    # indexes, run_state_activity among them) while it still takes the row lock.
+    activity = quote("last_activity_at")
+    sql = (f"UPDATE {quote(Run._meta.db_table)} SET {activity} = CASE WHEN {activity} >= %s THEN {activity} "
+           f"ELSE %s END WHERE {quote('id')} = {'(' + where + ')' if where else '%s'}")
     if owned:
         sql += (f" AND {quote('session_id')} IN (SELECT {quote('id')} FROM {quote(Session._meta.db_table)}"
                 f" WHERE {quote('client_id')} = %s AND {quote('deleted_at')} IS NULL)")
     return f"{sql} RETURNING {columns(Run, table='', db=db)}"
+
+
+def activity_resolution() -> timedelta:
+    """How close two touches of a run may be for the second to leave last_activity_at as it is.
+
+    A second, or a tenth of the idle timeout if that is shorter: the idle sweep can then
+    see a run at most this much idler than it is, and an agent's burst of gate calls on
+    one run rewrites none of the run's indexes.
+    """
+    return timedelta(seconds=min(1.0, settings.CONDOR_IDLE_TIMEOUT_SECONDS / 10))
 
 
 def _touch(run: Run) -> None:

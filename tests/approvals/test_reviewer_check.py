@@ -1,8 +1,8 @@
 """Whether a caller is a reviewer is asked once per request (condor/auth.py is_reviewer).
 
-The decision's permission and its visibility check both need the answer; the
-second reuses the first. The answer lives on the user object Django loads for each
-request, so leaving the reviewers group takes effect on the very next request.
+The decision's permission and its visibility check both need the answer; it comes
+with the user object Django loads for each request (condor/auth_backends.py), in the
+same query, so leaving the reviewers group takes effect on the very next request.
 """
 
 import pytest
@@ -15,14 +15,13 @@ from tests.helpers.runs import open_executing_run
 
 pytestmark = pytest.mark.django_db
 
-GROUP_QUERY = '"auth_group"."name" = \'reviewers\''
-
-
-def test_a_decision_reads_the_reviewers_group_once(api, catalog, reviewer_http):
+def test_a_decision_reads_the_reviewers_group_once_with_the_user(api, catalog, reviewer_http):
     approval = park(api, open_executing_run(api))
     with CaptureQueriesContext(connection) as queries:
         approve(reviewer_http, approval["id"])
-    assert sum(GROUP_QUERY in query["sql"] for query in queries.captured_queries) == 1
+    asking = [query["sql"] for query in queries.captured_queries if "'reviewers'" in query["sql"]]
+    assert len(asking) == 1, asking
+    assert asking[0].startswith('SELECT "auth_user"."id"'), asking
 
 
 def test_leaving_the_reviewers_group_applies_to_the_next_request(api, catalog, rita, reviewer_http):

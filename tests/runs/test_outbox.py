@@ -178,6 +178,11 @@ def test_a_failing_layer_never_fails_the_request_nor_rolls_back(api, monkeypatch
     flush()  # the opening's own push goes out before the layer fails
     layer = get_channel_layer()
 
+    async def stream(run_id):  # someone streams the run, so its push is really tried
+        await layer.group_add(run_group(run_id), await layer.new_channel())
+
+    async_to_sync(stream)(run["id"])
+
     async def refuse(group, message):
         raise LayerDown("redis is gone")
 

@@ -1,9 +1,11 @@
 """The run endpoints: owner-scoped (another client's run is 404), strict bodies, stable error codes."""
 
 import uuid
+from datetime import timedelta
 
 import pytest
 from django.db import connection
+from django.utils import timezone
 from rest_framework.test import APIClient
 
 from runs.models import Run
@@ -113,18 +115,41 @@ def test_a_body_that_is_not_strict_json_is_400(api):
     assert stored_state(run["id"]) == "pending"
 
 
+def gate_read(api, run_id, tool_call_id="c1"):
+    return post(api, f"/api/v1/runs/{run_id}/tool-calls/", {
+        "tool_call_id": tool_call_id, "step_id": "s1", "tool": "get_patient_summary", "args": {}})
+
+
 def test_every_touch_moves_last_activity(api):
     run = make_run(api, "pending")
-    seen = [Run.objects.get(pk=run["id"]).last_activity_at]
+    hour_ago = timezone.now() - timedelta(hours=1)
 
-    for step in (lambda: transition(api, run["id"], "executing"),
-                 lambda: post(api, f"/api/v1/runs/{run['id']}/tool-calls/", {
-                     "tool_call_id": "c1", "step_id": "s1", "tool": "get_patient_summary", "args": {}}),
+    for step in (lambda: transition(api, run["id"], "executing"), lambda: gate_read(api, run["id"]),
                  lambda: close(api, run["id"], "completed")):
+        Run.objects.filter(pk=run["id"]).update(last_activity_at=hour_ago)
+        before = timezone.now()
         assert step().status_code == 200
-        seen.append(Run.objects.get(pk=run["id"]).last_activity_at)
+        assert before <= Run.objects.get(pk=run["id"]).last_activity_at <= timezone.now()
 
-    assert seen == sorted(seen) and len(set(seen)) == len(seen)
+
+def test_a_gate_call_right_after_another_keeps_the_runs_last_activity(api, monkeypatch):
+    """Within spine.activity_resolution() the touch leaves last_activity_at as it is: the UPDATE that
+    locks the run then changes no indexed column (a HOT update), however fast an agent gates."""
+    monkeypatch.setattr("runs.spine.activity_resolution", lambda: timedelta(hours=1))  # a slow machine's gap too
+    run = make_run(api, "executing")
+    assert gate_read(api, run["id"], "c1").status_code == 200
+    touched = Run.objects.get(pk=run["id"]).last_activity_at
+
+    assert gate_read(api, run["id"], "c2").status_code == 200
+    assert Run.objects.get(pk=run["id"]).last_activity_at == touched
+
+
+def test_the_activity_resolution_is_a_tenth_of_a_short_idle_timeout(settings):
+    from runs.spine import activity_resolution
+
+    assert activity_resolution() == timedelta(seconds=1)
+    settings.CONDOR_IDLE_TIMEOUT_SECONDS = 2
+    assert activity_resolution() == timedelta(seconds=0.2)
 
 
 def test_the_idle_sweep_has_its_index(db):
