@@ -13,11 +13,11 @@ handler404 = "condor.errors.not_found"
 handler500 = "condor.errors.server_error"
 
 urlpatterns = [
+    path("api/v1/", include("condor.api_urls")),  # first: the agents' calls, the most frequent by far
     path("", RedirectView.as_view(url="/inbox/", permanent=False)),
     path("inbox/", inbox, name="inbox"),
     path("accounts/login/", auth_views.LoginView.as_view(), name="login"),
     path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),
     path("admin/", admin.site.urls),
     path("api/schema/", SpectacularAPIView.as_view(), name="schema"),
-    path("api/v1/", include("condor.api_urls")),
 ]

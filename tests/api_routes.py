@@ -21,6 +21,7 @@ _PARAMETER = re.compile(r"<(?:\w+:)?(\w+)>")
 class Route:
     route: str  # "runs/<uuid:run_id>/close/", relative to /api/v1/
     pattern: URLPattern
+    converters: dict  # every path parameter's converter, those of the includes it sits in too
 
     @property
     def parameters(self) -> list[str]:
@@ -53,13 +54,14 @@ class Route:
         return [type(p) for p in self.view_class().get_permissions()] == [IsReviewer]
 
 
-def api_routes(patterns=None, prefix: str = "") -> list[Route]:
+def api_routes(patterns=None, prefix: str = "", converters: dict | None = None) -> list[Route]:
     routes = []
     for entry in api_urls.urlpatterns if patterns is None else patterns:
         if not isinstance(entry.pattern, RoutePattern):
             raise TypeError(f"{entry.pattern!r}: only path() routes are walked; use path(), not re_path()")
+        found = {**(converters or {}), **entry.pattern.converters}
         if isinstance(entry, URLResolver):
-            routes += api_routes(entry.url_patterns, prefix + str(entry.pattern))
+            routes += api_routes(entry.url_patterns, prefix + str(entry.pattern), found)
         else:
-            routes.append(Route(prefix + str(entry.pattern), entry))
+            routes.append(Route(prefix + str(entry.pattern), entry, found))
     return routes

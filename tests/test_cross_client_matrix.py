@@ -47,7 +47,7 @@ def as_reviewer(reviewer_http, method: str, url: str):
 
 
 def missing_ids(route: Route) -> dict:
-    converters = route.pattern.pattern.converters
+    converters = route.converters
     return {name: uuid.uuid4() if isinstance(converters.get(name), UUIDConverter) else f"missing-{name}"
             for name in route.parameters}
 
