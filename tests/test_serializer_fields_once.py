@@ -24,9 +24,11 @@ pytestmark = pytest.mark.django_db
 
 
 def fields_per_instance(serializer_class):
-    """`serializer_class` with DRF's own get_fields: every instance builds its fields from the model."""
+    """`serializer_class` with DRF's own get_fields and to_representation: every instance builds its
+    fields from the model and walks each field's source."""
     return type(f"PerInstance{serializer_class.__name__}", (serializer_class,),
-                {"get_fields": serializers.ModelSerializer.get_fields})
+                {"get_fields": serializers.ModelSerializer.get_fields,
+                 "to_representation": serializers.ModelSerializer.to_representation})
 
 
 @pytest.fixture
@@ -108,3 +110,26 @@ def test_a_body_validates_and_fails_as_with_drfs_copies(serializer_class):
         assert ours.is_valid() == theirs.is_valid(), body
         assert ours.errors == theirs.errors, body
         assert ours.validated_data == theirs.validated_data, body
+
+
+def test_the_answers_are_read_off_a_plan_made_once_per_class(approvals_in_every_state):
+    from condor.serializers import _plan
+
+    for serializer_class, instance in ((ApprovalSerializer, approvals_in_every_state[0]),
+                                       (RunSerializer, Run.objects.first())):
+        serializer = serializer_class(instance)
+        assert _plan(serializer) is not None and _plan(serializer) is _plan(serializer_class(instance))
+        assert serializer.data and "fields" not in serializer.__dict__  # no field was bound for this instance
+
+
+def test_a_field_the_plan_cannot_take_leaves_the_class_to_drf(api, catalog):
+    class WithSessionTitle(ReadOnlyModelSerializer):
+        title = serializers.CharField(source="session.title", read_only=True)
+
+        class Meta:
+            model = Run
+            fields = ["id", "title"]
+
+    run = Run.objects.select_related("session").get(pk=open_executing_run(api))
+    assert WithSessionTitle(run).data == {"id": str(run.pk), "title": run.session.title}
+    assert WithSessionTitle._representation_plan is None
