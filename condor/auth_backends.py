@@ -2,19 +2,39 @@
 
 from django.contrib.auth import get_user_model
 from django.contrib.auth.backends import ModelBackend
-from django.db.models import Exists, OuterRef
+from django.contrib.auth.models import Group
+from django.core.exceptions import ValidationError
 
 from condor.auth import REVIEWERS
+from condor.sql import columns, db_value, first_row, kept, reader
 
 
 class ReviewerAwareModelBackend(ModelBackend):
     """`get_user` (every request of a signed-in person, every re-check of an inbox socket) reads the
     reviewers-group membership in the same query as the user, where `condor.auth.is_reviewer` finds
     it: a reviewer's request asks the database once, not twice, and the answer is as of this load,
-    as before (a change of groups applies from the next request on)."""
+    as before (a change of groups applies from the next request on). The statement is compiled once
+    per connection (condor/sql.py `kept`), not by the ORM on every request."""
 
     def get_user(self, user_id):
         model = get_user_model()
-        membership = model.groups.through.objects.filter(user_id=OuterRef("pk"), group__name=REVIEWERS)
-        user = model._default_manager.annotate(_condor_is_reviewer=Exists(membership)).filter(pk=user_id).first()
-        return user if user is not None and self.user_can_authenticate(user) else None
+        try:
+            pk = db_value(model, model._meta.pk.name, model._meta.pk.to_python(user_id))
+        except ValidationError:  # a session naming no valid id is nobody's
+            return None
+        row = first_row(kept("auth-user-reviewer", lambda db: _user_sql(model, db), model=model), [REVIEWERS, pk])
+        if row is None:
+            return None
+        user = reader(model)(row[:-1])
+        user._condor_is_reviewer = bool(row[-1])  # SQLite answers EXISTS with 0 or 1
+        return user if self.user_can_authenticate(user) else None
+
+
+def _user_sql(model, db) -> str:
+    quote = db.ops.quote_name
+    users, groups = quote(model._meta.db_table), quote(Group._meta.db_table)
+    memberships = quote(model.groups.through._meta.db_table)
+    reviewer = (f"EXISTS(SELECT 1 FROM {memberships} INNER JOIN {groups} ON ({groups}.{quote('id')} = "
+                f"{memberships}.{quote('group_id')}) WHERE {memberships}.{quote('user_id')} = {users}.{quote('id')} "
+                f"AND {groups}.{quote('name')} = %s)")
+    return f"SELECT {columns(model, db=db)}, {reviewer} FROM {users} WHERE {users}.{quote(model._meta.pk.column)} = %s"

@@ -152,6 +152,7 @@ AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.NumericPasswordValidator"},
 ]
 SESSION_COOKIE_AGE = env_int("CONDOR_SESSION_AGE_SECONDS", 8 * 3600)  # one shift
+SESSION_ENGINE = "condor.session_store"  # Django's database sessions, their read kept as one statement text
 AUTHENTICATION_BACKENDS = [
     # First: refuses a locked-out login (inbox and admin alike) before any password is checked.
     "axes.backends.AxesStandaloneBackend",

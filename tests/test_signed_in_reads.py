@@ -1,0 +1,62 @@
+"""A signed-in person's two reads per request, each one kept statement (condor/session_store.py,
+condor/auth_backends.py): they answer as Django's own session store and ModelBackend do."""
+
+from datetime import timedelta
+
+import pytest
+from django.contrib.auth.models import Group, User
+from django.contrib.sessions.backends.db import SessionStore as DjangoStore
+from django.utils import timezone
+
+from condor.auth import is_reviewer
+from condor.auth_backends import ReviewerAwareModelBackend
+from condor.session_store import SessionStore
+
+pytestmark = pytest.mark.django_db
+
+
+def saved_session(**data) -> str:
+    store = SessionStore()
+    store.update(data)
+    store.save()
+    return store.session_key
+
+
+def test_a_live_session_loads_as_djangos_store_loads_it():
+    key = saved_session(who="rita", n=3)
+    assert SessionStore(key).load() == DjangoStore(key).load() == {"who": "rita", "n": 3}
+
+
+def test_an_expired_or_unknown_session_is_empty_and_forgotten():
+    from django.contrib.sessions.models import Session
+
+    expired = saved_session(who="rob")
+    Session.objects.filter(pk=expired).update(expire_date=timezone.now() - timedelta(seconds=1))
+    for key in (expired, "nosuchsessionkey123"):
+        store = SessionStore(key)
+        assert store.load() == {} and store.session_key is None
+
+
+@pytest.fixture
+def backend():
+    return ReviewerAwareModelBackend()
+
+
+def test_a_reviewer_is_loaded_knowing_they_review(backend):
+    rita = User.objects.create(username="rita-reads")
+    rita.groups.add(Group.objects.get(name="reviewers"))
+    loaded = backend.get_user(rita.pk)
+    assert loaded == rita and loaded.username == "rita-reads" and is_reviewer(loaded) is True
+
+
+def test_someone_else_is_loaded_knowing_they_do_not(backend):
+    clara = User.objects.create(username="clara-reads")
+    clara.groups.add(Group.objects.get(name="compliance"))
+    assert is_reviewer(backend.get_user(clara.pk)) is False
+
+
+def test_an_inactive_or_missing_user_is_nobody(backend):
+    gone = User.objects.create(username="gone-reads", is_active=False)
+    assert backend.get_user(gone.pk) is None
+    assert backend.get_user(gone.pk + 1000) is None
+    assert backend.get_user("not-a-number") is None
