@@ -1,4 +1,5 @@
-"""DRF's content negotiation, with the answer to "anything will do" given without parsing it."""
+"""DRF's content negotiation, with the answer to "anything will do" given without parsing it, and a
+?format= that no renderer has ignored rather than answered with DRF's bare 404."""
 
 from rest_framework.negotiation import DefaultContentNegotiation
 from rest_framework.settings import api_settings
@@ -18,3 +19,12 @@ class ContentNegotiation(DefaultContentNegotiation):
                 and api_settings.URL_FORMAT_OVERRIDE not in request.query_params):
             return renderers[0], renderers[0].media_type
         return super().select_renderer(request, renderers, format_suffix)
+
+    def filter_renderers(self, renderers, format):
+        """The renderers of `format` (the schema's ?format=json); none has it: every one, as without it.
+
+        DRF answers an unknown ?format= with a 404 that no endpoint documents (the schema
+        fuzz sent ?format=null to the inbox's cards); a JSON API ignores a query parameter
+        it does not know, as it ignores any other.
+        """
+        return [renderer for renderer in renderers if renderer.format == format] or renderers
