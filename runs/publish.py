@@ -111,23 +111,26 @@ def _knows_listeners(layer) -> bool:
 async def _send(layer, pushes: list[Push], stale: set[int], sent: list[int], done: list[int]) -> None:
     """Push each event, filling `sent` (ids that went out) and `done` (ids tried) as it goes.
 
-    As it goes, so a batch cut short by its timeout still marks what went out. A run's
-    wake-up goes only to a run group someone listens to, asked of Redis once for the
-    whole batch (`_listened_groups`): nearly always nobody streams the run, and
-    group_send would take two round trips to find its group empty. A stream joins its
-    group before it replays the outbox (runs/stream.py), so one that joins after this
-    question still reads the event, which was committed before any push. Inbox
-    messages always go out.
+    As it goes, so a batch cut short by its timeout still marks what went out. A message
+    goes only to a group someone listens to, asked of Redis once for the whole batch
+    (`_listened_groups`): nearly always nobody streams the run, and group_send would take
+    two round trips to find its group empty (the inbox's, too, while no reviewer has it
+    open). A stream joins its group before it replays the outbox (runs/stream.py), and an
+    inbox socket before it reads its snapshot (approvals/consumers.py), so one that joins
+    after this question still reads the event, which was committed before any push.
     """
-    listened = None  # every group: a layer that cannot say who listens
+    groups = {run_group(push.run_id) for push in pushes}
+    if any(push.inbox is not None for push in pushes):
+        groups.add(INBOX_GROUP)
+    listened = groups  # every group: a layer that cannot say who listens
     if _knows_listeners(layer):
-        listened = await _listened_groups(layer, sorted({run_group(push.run_id) for push in pushes}))
+        listened = await _listened_groups(layer, sorted(groups))
     for push in pushes:
         try:
             group = run_group(push.run_id)
-            if listened is None or group in listened:
+            if group in listened:
                 await layer.group_send(group, run_message(push))
-            if push.inbox is not None and push.pk not in stale:
+            if push.inbox is not None and push.pk not in stale and INBOX_GROUP in listened:
                 await layer.group_send(INBOX_GROUP, inbox_message(push))
         except Exception:  # the layer is a side channel: log, count, move on
             publish_stats["failed"] += 1

@@ -125,3 +125,34 @@ def test_a_requests_push_wakes_only_a_streamed_run(api, layer, monkeypatch):
         return await asyncio.wait_for(layer.receive(channel), timeout=5)
 
     assert async_to_sync(receive)()["event_id"] == allowed.get(run_id=streamed).pk
+
+
+def test_a_card_reaches_the_inbox_only_while_someone_has_it_open(api, layer, monkeypatch,
+                                                                 django_capture_on_commit_callbacks):
+    from runs.publish import INBOX_GROUP
+    from tests.helpers.approval_loop import park
+
+    async def inbox_members(add: bool):
+        key = layer._group_key(INBOX_GROUP)
+        redis = layer.connection(layer.consistent_hash(INBOX_GROUP))
+        if add:
+            await layer.group_add(INBOX_GROUP, await layer.new_channel())
+        else:
+            await redis.delete(key)  # what an earlier test's sockets left behind: none of them is open now
+
+    run_id = make_run(api, "executing")["id"]
+    async_to_sync(inbox_members)(False)
+    sent = counted_sends(layer, monkeypatch)
+    with django_capture_on_commit_callbacks(execute=True):
+        first = park(api, run_id)
+    assert INBOX_GROUP not in sent  # no reviewer has the inbox open
+    parked = RunEvent.objects.get(run_id=run_id, kind="approval.suspended")
+    assert parked.published_at is not None  # nothing left for the drainer
+
+    async_to_sync(inbox_members)(True)
+    try:
+        with django_capture_on_commit_callbacks(execute=True):
+            second = park(api, run_id, args={"drug": "ibuprofen", "dose": "200 mg", "route": "oral", "days": 3})
+    finally:
+        async_to_sync(inbox_members)(False)
+    assert first["id"] != second["id"] and sent.count(INBOX_GROUP) == 1
