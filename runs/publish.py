@@ -14,6 +14,9 @@ import time
 from collections import Counter
 from typing import NamedTuple
 
+import redis
+from redis.backoff import NoBackoff
+from redis.retry import Retry
 from asgiref.sync import async_to_sync
 from channels.layers import InMemoryChannelLayer, get_channel_layer
 from django.db import connection
@@ -89,42 +92,65 @@ return listened
 """
 
 
-async def _listened_groups(layer, groups: list[str]) -> set[str]:
-    """The members of `groups` someone listens to, asked of Redis in one round trip per connection."""
-    by_connection: dict[int, list[str]] = {}
+def _listened_groups(layer, groups: list[str]) -> set[str]:
+    """The members of `groups` someone listens to, asked of Redis in one round trip per shard.
+
+    Asked from the calling thread, through a plain Redis client: most rounds find nobody
+    listening and so need nothing else of Redis, and a hop to the publisher loop and back
+    (two threads handing the GIL to each other) cost more than the question itself.
+    """
+    by_shard: dict[int, list[str]] = {}
     for group in groups:
-        by_connection.setdefault(layer.consistent_hash(group), []).append(group)
+        by_shard.setdefault(layer.consistent_hash(group), []).append(group)
     cutoff = int(time.time()) - layer.group_expiry
     listened = set()
-    for index, members in by_connection.items():
-        keys = [layer._group_key(group) for group in members]
-        found = await layer.connection(index).eval(_LISTENED_GROUPS_LUA, len(keys), *keys, cutoff)
+    for index, members in by_shard.items():
+        script = _listened_script(layer.hosts[index])
+        found = script(keys=[layer._group_key(group) for group in members], args=[cutoff])
         listened.update(members[position - 1] for position in found)
     return listened
 
 
+_scripts: dict[tuple, object] = {}
+_scripts_lock = threading.Lock()
+
+
+def _listened_script(host: dict):
+    """The listened-groups script on a client of `host` (a channels_redis host: its address and options)."""
+    key = tuple(sorted((name, str(value)) for name, value in host.items()))
+    script = _scripts.get(key)
+    if script is None:
+        options = {name: value for name, value in host.items() if name != "address"}
+        # Never longer than a push may take (the async path's own bound).
+        options["socket_timeout"] = min(options.get("socket_timeout") or PUBLISH_TIMEOUT_SECONDS,
+                                        PUBLISH_TIMEOUT_SECONDS)
+        options.setdefault("socket_connect_timeout", options["socket_timeout"])
+        # No retries: a failed question fails the round at once, and the drainer sends it later
+        # (redis-py's own retries back off for seconds, holding the push thread).
+        options.setdefault("retry", Retry(NoBackoff(), 0))
+        client = redis.Redis(connection_pool=redis.ConnectionPool.from_url(host["address"], **options))
+        with _scripts_lock:
+            script = _scripts.setdefault(key, client.register_script(_LISTENED_GROUPS_LUA))
+    return script
+
+
 def _knows_listeners(layer) -> bool:
-    # channels_redis's RedisChannelLayer (the deployed layer); any other layer gets every push.
-    return all(hasattr(layer, name) for name in ("consistent_hash", "group_expiry", "_group_key", "connection"))
+    # channels_redis's RedisChannelLayer on plain hosts (the deployed layer); any other layer gets every push.
+    return (all(hasattr(layer, name) for name in ("consistent_hash", "group_expiry", "_group_key", "hosts"))
+            and all("address" in host and "sentinels" not in host for host in layer.hosts))
 
 
-async def _send(layer, pushes: list[Push], stale: set[int], sent: list[int], done: list[int]) -> None:
-    """Push each event, filling `sent` (ids that went out) and `done` (ids tried) as it goes.
-
-    As it goes, so a batch cut short by its timeout still marks what went out. A message
-    goes only to a group someone listens to, asked of Redis once for the whole batch
-    (`_listened_groups`): nearly always nobody streams the run, and group_send would take
-    two round trips to find its group empty (the inbox's, too, while no reviewer has it
-    open). A stream joins its group before it replays the outbox (runs/stream.py), and an
-    inbox socket before it reads its snapshot (approvals/consumers.py), so one that joins
-    after this question still reads the event, which was committed before any push.
-    """
+def _groups(pushes: list[Push]) -> set[str]:
     groups = {run_group(push.run_id) for push in pushes}
     if any(push.inbox is not None for push in pushes):
         groups.add(INBOX_GROUP)
-    listened = groups  # every group: a layer that cannot say who listens
-    if _knows_listeners(layer):
-        listened = await _listened_groups(layer, sorted(groups))
+    return groups
+
+
+async def _send(layer, pushes: list[Push], stale: set[int], sent: list[int], done: list[int],
+                listened: set[str]) -> None:
+    """Push each event to the groups of `listened` it is for, filling `sent` (ids that went out) and
+    `done` (ids tried) as it goes: so a batch cut short by its timeout still marks what went out."""
     for push in pushes:
         try:
             group = run_group(push.run_id)
@@ -194,12 +220,23 @@ def _push(layer, pushes: list[Push]) -> int:
     done: list[int] = []
     try:
         stale = _stale_cards(pushes)
+        # A message goes only to a group someone listens to, asked of Redis once for the whole
+        # batch: nearly always nobody streams the run, and group_send would take two round trips
+        # to find its group empty (the inbox's, too, while no reviewer has it open). A stream joins
+        # its group before it replays the outbox (runs/stream.py), and an inbox socket before it
+        # reads its snapshot (approvals/consumers.py), so one that joins after this question
+        # still reads the event, which was committed before any push.
+        listened = _groups(pushes)  # every group: a layer that cannot say who listens
+        if _knows_listeners(layer):
+            listened = _listened_groups(layer, sorted(listened))
         # The in-memory layer's queues belong to the server's own loop, so it must be
         # reached through async_to_sync; there is no network to hang on.
         if isinstance(layer, InMemoryChannelLayer):
-            async_to_sync(_send)(layer, pushes, stale, sent, done)
+            async_to_sync(_send)(layer, pushes, stale, sent, done, listened)
+        elif not listened:  # nobody to tell: every event has had its push
+            sent = done = [push.pk for push in pushes]
         else:
-            future = _publisher.submit(_send(layer, pushes, stale, sent, done))
+            future = _publisher.submit(_send(layer, pushes, stale, sent, done, listened))
             if future is None:
                 publish_stats["skipped"] += len(pushes)
                 return 0

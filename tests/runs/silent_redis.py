@@ -51,6 +51,12 @@ class SilentRedis:
     def stop(self):
         """Close every connection: a client still waiting gets an error and lets go."""
         self._stopped = True
+        try:
+            # Wakes the accept() still blocked on it: a bare close() from another thread leaves the
+            # socket listening while that call holds it, and a client's next connection hangs there.
+            self._server.shutdown(socket.SHUT_RDWR)
+        except OSError:
+            pass
         self._server.close()
         with self._lock:
             for conn in self._connections:

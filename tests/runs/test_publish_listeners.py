@@ -95,6 +95,7 @@ def test_a_slow_push_is_waited_for_not_left_behind(api, layer, monkeypatch):
 
 def test_a_stuck_publisher_leaves_the_batch_to_the_drainer(api, layer, monkeypatch, django_capture_on_commit_callbacks):
     runs = make_idle(api, 2)
+    listen(layer, runs[0])  # someone to push to: the publisher is needed
     monkeypatch.setattr(publish, "MAX_IN_FLIGHT", 0)  # every slot held by pushes stuck in Redis
     skipped_before = publish_stats["skipped"]
 
@@ -103,6 +104,16 @@ def test_a_stuck_publisher_leaves_the_batch_to_the_drainer(api, layer, monkeypat
 
     assert publish_stats["skipped"] == skipped_before + 2
     assert closed_events(runs).filter(published_at__isnull=True).count() == 2
+
+
+def test_a_batch_nobody_listens_to_needs_no_publisher(api, layer, monkeypatch, django_capture_on_commit_callbacks):
+    runs = make_idle(api, 2)
+    monkeypatch.setattr(publish, "MAX_IN_FLIGHT", 0)  # the publisher loop could take nothing
+
+    with django_capture_on_commit_callbacks(execute=True):
+        sweeps.abort_idle_runs(timezone.now())
+
+    assert not closed_events(runs).filter(published_at__isnull=True).exists()  # asked who listens, on this thread
 
 
 @pytest.mark.django_db(transaction=True, serialized_rollback=True)
