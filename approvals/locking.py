@@ -10,7 +10,6 @@ from condor.errors import ApprovalNotPending, NotFound
 from condor.sql import compiled, db_value, first_row
 from runs import spine
 
-
 _ANY = uuid.UUID(int=0)  # the approval id lock_pending's statement is compiled with
 
 

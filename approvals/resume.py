@@ -8,8 +8,8 @@ from approvals import audit, cards
 from approvals.hashing import payload_hash
 from approvals.models import Approval, ApprovalStatus, ReasonCode, ToolCall
 from approvals.models.approval import OPEN_STATUSES
-from approvals.suspend import unpark_writes
 from approvals.policy import Decision
+from approvals.suspend import unpark_writes
 from condor.errors import (
     ApprovalConsumed,
     ApprovalExpired,

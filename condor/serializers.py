@@ -93,7 +93,8 @@ class ReadOnlyModelSerializer(serializers.ModelSerializer):
 def _read_only_prototypes(serializer) -> dict:
     prototypes = _prototypes(serializer, super(ReadOnlyModelSerializer, serializer).get_fields)
     if prototypes is None or not all(field.read_only for field in prototypes.values()):
-        raise ImproperlyConfigured(f"{type(serializer).__name__}: every field must be read-only, with no fields inside.")
+        raise ImproperlyConfigured(
+            f"{type(serializer).__name__}: every field must be read-only, with no fields inside.")
     return prototypes
 
 

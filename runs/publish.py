@@ -15,12 +15,12 @@ from collections import Counter
 from typing import NamedTuple
 
 import redis
-from redis.backoff import NoBackoff
-from redis.retry import Retry
 from asgiref.sync import async_to_sync
 from channels.layers import InMemoryChannelLayer, get_channel_layer
 from django.db import connection
 from django.utils import timezone
+from redis.backoff import NoBackoff
+from redis.retry import Retry
 
 from runs.push_queue import PushQueue
 
@@ -80,7 +80,7 @@ def _stale_cards(pushes: list[Push]) -> set[int]:
     return {event_pk for event_pk, approval_id in added.items() if approval_id not in pending}
 
 
-# Which of these run groups has a member that has not expired (channels_redis's own
+# Which of these groups has a member that has not expired (channels_redis's own
 # group_send drops members older than group_expiry): one script a Redis connection,
 # read only, however many groups. KEYS are group keys, ARGV[1] the expiry cut-off.
 _LISTENED_GROUPS_LUA = """

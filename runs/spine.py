@@ -232,7 +232,8 @@ def _suspend(run: Run) -> Write:
 
 
 def _resume(run: Run, *, step_id: str = "", along: list | tuple = ()) -> None:
-    """Unpark a locked suspended run. `along`: the caller's unsaved events (outbox.event), written first, in the same INSERT."""
+    """Unpark a locked suspended run. `along`: the caller's unsaved events (outbox.event), written
+    first, in the same INSERT."""
     run_together(_resume_writes(run, step_id=step_id, along=along))
 
 

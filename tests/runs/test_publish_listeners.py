@@ -13,8 +13,7 @@ from django.utils import timezone
 from runs import publish
 from runs import sweep as sweeps
 from runs.models import Run, RunEvent
-from runs.publish import publish_stats, run_group
-from runs.publish import flush
+from runs.publish import flush, publish_stats, run_group
 from tests.helpers.approval_loop import CHART_READ, gate
 from tests.helpers.runs import make_run
 
