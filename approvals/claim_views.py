@@ -6,23 +6,13 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from approvals import claims
-from approvals.visibility import visible_approval
 from condor.auth import ReviewerOnly
-from condor.errors import NotFound
 from condor.schema import errors
 
 
 class ClaimSerializer(serializers.Serializer):
     claimed_by = serializers.CharField(help_text="The username of the reviewer holding the claim.")
     claim_expires_at = serializers.DateTimeField()
-
-
-def visible_or_404(request, approval_id):
-    """An approval this reviewer may see; any other (or none) is 404, so nothing about it leaks."""
-    approval = visible_approval(request.user, approval_id)
-    if approval is None:
-        raise NotFound("No such approval.")
-    return approval
 
 
 class Claim(ReviewerOnly, APIView):
@@ -34,7 +24,7 @@ class Claim(ReviewerOnly, APIView):
                                      "them); approval_not_pending: already decided or expired."),
     }, description="Claim the card for CONDOR_CLAIM_TTL_SECONDS (300); the holder claiming again renews it.")
     def post(self, request, approval_id):
-        visible_or_404(request, approval_id)
+        # One this reviewer may not see is 404: claims checks it on the locked row.
         approval = claims.claim(approval_id, user=request.user)
         return Response({"claimed_by": request.user.get_username(),
                          "claim_expires_at": approval.claim_expires_at.isoformat()})
@@ -44,6 +34,5 @@ class Claim(ReviewerOnly, APIView):
                                                 "approval_not_pending: already decided or expired."),
     }, description="Give the claim back (holder only). Releasing a claim nobody holds changes nothing.")
     def delete(self, request, approval_id):
-        visible_or_404(request, approval_id)
         claims.release(approval_id, user=request.user)
         return Response(status=204)

@@ -17,6 +17,7 @@ from django.utils import timezone
 from approvals import audit, cards
 from approvals.locking import lock_pending
 from approvals.models import Approval
+from approvals.visibility import sees_approval
 from condor.errors import ApprovalClaimed
 from runs.outbox import record_event
 
@@ -42,8 +43,8 @@ def end_claim(approval: Approval) -> None:
 
 @transaction.atomic(durable=True)
 def claim(approval_id, *, user) -> Approval:
-    """Claim (or, for the holder, renew) the pending `approval_id` for `user`."""
-    approval, run = lock_pending(approval_id)
+    """Claim (or, for the holder, renew) the pending `approval_id` for `user` (404 if not theirs to see)."""
+    approval, run = lock_pending(approval_id, visible=sees_approval(user))
     now = timezone.now()
     refuse_if_claimed_by_other(approval, user, now)
     renewing = live_holder(approval, now) is not None
@@ -61,7 +62,7 @@ def release(approval_id, *, user) -> None:
     Releasing a claim nobody holds (it expired, or was released already) changes
     nothing and is no error: DELETE is idempotent, and a page may release late.
     """
-    approval, run = lock_pending(approval_id)
+    approval, run = lock_pending(approval_id, visible=sees_approval(user))
     now = timezone.now()
     refuse_if_claimed_by_other(approval, user, now)
     if live_holder(approval, now) is None:

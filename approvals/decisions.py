@@ -41,8 +41,8 @@ from approvals.models import Approval, ReasonCode
 from approvals.resume_schemas import approval_resume_schema
 from approvals.resume_validation import validate_resume_data
 from approvals.suspend import unpark_if_nothing_open
-from approvals.visibility import reviewer_scope
-from condor.errors import InvalidPayload, NotFound, ResumeSchemaRejected
+from approvals.visibility import sees_approval
+from condor.errors import InvalidPayload, ResumeSchemaRejected
 from condor.sql import save_write
 from runs import spine
 from runs.outbox import event_write
@@ -96,17 +96,11 @@ def decide(approval_id, body: dict, *, user) -> Approval:
     An approval `user` may not see (approvals/visibility.py) is 404, checked on the row
     as locked, before anything else is said of it.
     """
-    scope = reviewer_scope(user)
-    if scope is None:
-        raise NotFound("No such approval.")
+    visible = sees_approval(user)
     reason = body.get("reason") if isinstance(body, dict) else None
     if isinstance(reason, str) and len(reason) > REASON_MAX_CHARS:
         # Refused before anything is locked or written (a schema rejection would fail the run).
         raise InvalidPayload(f"'reason' may be at most {REASON_MAX_CHARS} characters.")
-
-    def visible(approval: Approval) -> bool:
-        return scope.sees_unit(approval.session.care_unit)
-
     try:
         return _decide(approval_id, body, user=user, visible=visible)
     except _SchemaRejected as rejected:

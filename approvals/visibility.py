@@ -18,6 +18,7 @@ every socket's consumer receives every push and drops what its reviewer may not 
 nothing invisible ever reaches the browser.
 """
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from django.db import connection
@@ -26,6 +27,7 @@ from django.utils import timezone
 
 from approvals.models import Approval, ApprovalStatus, ReviewTeam
 from condor.auth import is_reviewer
+from condor.errors import NotFound
 from condor.sql import compiled
 
 
@@ -111,9 +113,11 @@ def pending_approvals(scope: ReviewerScope):
     return scope.visible(pending).select_related("session__client", "claimed_by").order_by("expires_at", "pk")
 
 
-def visible_approval(user, approval_id):
-    """The approval `approval_id` if the reviewer `user` may see it (any status), else None."""
+def sees_approval(user) -> Callable[[Approval], bool]:
+    """Whether `user` may see an approval (its session loaded), for approvals/locking.lock_pending's
+    `visible`: a reviewer's act (decision, claim, release) is checked on the row as locked, in the
+    transaction that acts on it. Someone with no scope at all sees none: 404, as for a card not theirs."""
     scope = reviewer_scope(user)
     if scope is None:
-        return None
-    return scope.visible(Approval.objects.select_related("session")).filter(pk=approval_id).first()
+        raise NotFound("No such approval.")
+    return lambda approval: scope.sees_unit(approval.session.care_unit)
