@@ -227,6 +227,11 @@ def _suspend(run: Run) -> Write:
     """
     if run.state != RunState.SUSPENDED:
         run.suspend()
+    return _state_write(run)
+
+
+def _state_write(run: Run) -> Write:
+    """The run's new state, touched now, as an UPDATE for the caller to send with its own writes."""
     _touch(run)
     return Write(*update_sql(Run, run.pk, state=run.state, last_activity_at=run.last_activity_at))
 
@@ -241,8 +246,7 @@ def _resume_writes(run: Run, *, step_id: str = "", along: list | tuple = ()) -> 
     """`_resume` as statements for the caller to send with its own (condor.sql.run_together): the
     run's UPDATE, and one INSERT of `along` and then `run.resumed`."""
     run.resume()
-    _touch(run)
-    return [Write(*update_sql(Run, run.pk, state=run.state, last_activity_at=run.last_activity_at)),
+    return [_state_write(run),
             events_write([*along, event(run, "run.resumed", step_id=step_id, data={"state": run.state})])]
 
 

@@ -8,7 +8,8 @@ request, no savepoint. A change that adds a statement fails here and prints ever
 statement, so the new one is easy to spot; a statement saved must lower a pin here.
 
 Issue 11 aims at 7 (allow), 9 (suspend), 8 (decision) and 8 (resume): all four
-are there (allow, decision and resume at 6, suspend at 8). bench/README.md ("Hot paths") says what each statement is.
+are there (allow, decision and resume at 6, suspend at 8). bench/README.md ("Hot paths")
+says what each statement is.
 """
 
 import pytest

@@ -1,4 +1,4 @@
-"""Pushes go only to the runs someone streams (runs/publish._send: one Redis round trip a batch finds who
+"""Pushes go only to the runs someone streams (runs/publish._push: one Redis round trip a batch finds who
 listens), from a request and from a sweep batch alike; a sweep waits for its push (so pushes never pile up
 behind the closes)."""
 
