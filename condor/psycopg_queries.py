@@ -7,7 +7,7 @@ expects an ORM's bulk INSERT whose text changes with its number of rows, and
 keeping those would fill the cache with one-off entries. A suspend and a decision
 each fold their writes into one statement of a fixed text (condor/sql.py
 `run_together`) with 83 and 54 parameters, so psycopg scanned them again on every
-request: 0.2–0.3 ms of CPU each (bench/README.md, "Session 7").
+request: 0.35 and 0.22 ms of CPU (bench/README.md, "Session 7").
 
 The length cap stays as it is, so a sweep batch's statements are still never kept;
 only the parameter cap is raised, to what the fixed texts need with room to grow.

@@ -34,7 +34,7 @@ def scans(monkeypatch) -> list[tuple[int, bytes]]:
     return scanned
 
 
-def test_the_cap_is_where_psycopg_reads_it():
+def test_the_parameter_cap_is_raised():
     assert psycopg._queries.MAX_CACHED_STATEMENT_PARAMS >= KEPT_STATEMENT_PARAMS
 
 
@@ -49,7 +49,7 @@ def test_a_suspend_a_decision_and_a_resume_scan_no_statement_again(api, run_id, 
     assert scans == []
 
 
-def test_a_statement_past_the_cap_is_still_not_kept(db, scans):
+def test_a_statement_past_the_cap_is_still_not_kept(scans):
     with connection.cursor() as cursor:
         for _ in range(2):
             cursor.execute("SELECT " + ", ".join(["%s::int"] * (KEPT_STATEMENT_PARAMS + 1)),
