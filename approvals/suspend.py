@@ -25,7 +25,6 @@ from condor.sql import Write, columns, db_value, insert_if_sql, kept, reader, ru
 from runs import frames, spine
 from runs.outbox import event_write, events_write
 from runs.states import RunState
-from sessions_app.models import Session
 
 GATEABLE_STATES = (RunState.EXECUTING, RunState.SUSPENDED)
 
@@ -166,7 +165,7 @@ def _insert_under_pending_limit(approval: Approval, run, now) -> Write:
     limit = settings.CONDOR_MAX_PENDING_PER_CLIENT
     counted = kept(("open-cards", limit), lambda db: _open_cards(run.session.client_id, now, limit, db)[0],
                    model=Approval)
-    params = [db_value(Session, "client", run.session.client_id), ApprovalStatus.PENDING,
+    params = [db_value(Approval, "client", run.session.client_id), ApprovalStatus.PENDING,
               db_value(Approval, "expires_at", now)]
 
     def inserted(ids: list) -> None:
@@ -187,7 +186,7 @@ def _open_cards(client_id, now, limit: int, db) -> tuple[str, list]:
     One filter a clause, so the parameters come in that order. Past their deadline
     they are no longer open, whether or not the sweep has marked them yet.
     """
-    open_cards = (Approval.objects.filter(session__client_id=client_id).filter(status=ApprovalStatus.PENDING)
+    open_cards = (Approval.objects.filter(client_id=client_id).filter(status=ApprovalStatus.PENDING)
                   .filter(expires_at__gt=now).order_by().values("pk")[:limit])
     sql, params = open_cards.query.get_compiler(connection=db).as_sql()
     return sql, list(params)
@@ -237,6 +236,7 @@ def park_locked(run, request: SuspendRequest, schema: dict, *, client=None, writ
     approval = Approval(
         run=run,
         session=run.session,
+        client_id=run.session.client_id,
         tool=request.tool,
         op=request.op,
         tool_call_id=request.tool_call_id,

@@ -114,7 +114,7 @@ def raw_rows(count: int, status: str) -> list[tuple[str, str]]:
     run = Run.objects.create(session=session, autonomy="guarded", last_activity_at=now)
     digest = payload_hash(ARGS)
     rows = [
-        Approval(run=run, session=session, tool="prescribe_medication", op="create", tool_call_id=f"c{i}",
+        Approval(run=run, session=session, client=session.client, tool="prescribe_medication", op="create", tool_call_id=f"c{i}",
                  step_id=f"s{i}", contract_hash=uuid.uuid4().hex, reason_code="approval", rule_id="bench",
                  args=ARGS, approved_args=ARGS if status == "approved" else None, payload_hash=digest,
                  status=status, requested_at=now, expires_at=now + timedelta(hours=1))

@@ -65,7 +65,7 @@ def fill(target: int) -> int:
                               op="create", args=ARGS, metadata={"rationale": "Creatinine rose; dose by weight."},
                               decision="require_approval", rule_id="mutate.high-tier-always-approval"))
         approvals.append(Approval(
-            run=run, session=run.session, tool="prescribe_medication", op="create", tool_call_id=call_id,
+            run=run, session=run.session, client=client, tool="prescribe_medication", op="create", tool_call_id=call_id,
             step_id=call_id, contract_hash=uuid.uuid4().hex, reason_code="approval", rule_id="bench",
             hitl_tier=TIERS[n % 3], args=ARGS, payload_hash="0" * 64, requested_at=now,
             # Deadlines a day or more away: the figures hold for as long as the cards are kept.

@@ -87,7 +87,7 @@ def _rows(label: str, runs, per_run: int, start: int = 0) -> list:
                                      data={"tool_call_id": call_id, "rule_id": "read.allow"},
                                      frames=frames.allowed_call_frames(call_id, "chart.read", ARGS)))
             elif label == "approval":
-                rows.append(Approval(run=run, session_id=run.session_id, tool="prescribe", op="create", tool_call_id=call_id,
+                rows.append(Approval(run=run, session_id=run.session_id, client_id=run.session.client_id, tool="prescribe", op="create", tool_call_id=call_id,
                                      step_id=f"step-{n}", contract_hash=uuid.uuid4().hex * 2, reason_code="approval",
                                      rule_id="prescribe.high", hitl_tier="high", args=ARGS,
                                      payload_hash=payload_hash(ARGS), resume_schema={"type": "object"},

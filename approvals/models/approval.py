@@ -45,6 +45,11 @@ class Approval(models.Model):
     # run and serves every lookup by run (a run's open approvals, the close's expiry, the cascade).
     run = models.ForeignKey("runs.Run", on_delete=models.CASCADE, related_name="approvals", db_index=False)
     session = models.ForeignKey("sessions_app.Session", on_delete=models.CASCADE, related_name="approvals")
+    # The session's client, copied when the run parks (a session never changes hands): the
+    # pending limit counts a client's open cards off approval_client_pending alone, not
+    # through every session the client ever had. No index of its own: a client's delete
+    # is a rare admin act, and its sessions' cascade reaches these rows first.
+    client = models.ForeignKey("approvals.ApiClient", on_delete=models.CASCADE, related_name="+", db_index=False)
     tool = models.CharField(max_length=120)
     op = models.CharField(max_length=60, blank=True)
     tool_call_id = models.CharField(max_length=120)
@@ -104,6 +109,9 @@ class Approval(models.Model):
             # so a page of 100 reads 100 index entries instead of sorting every pending card.
             models.Index(ESCALATION_RANK, RISK_RANK, models.F("expires_at"), models.F("id"),
                          name="approval_inbox_queue", condition=models.Q(status="pending")),
+            # The pending limit (approvals/suspend._open_cards): one client's open cards by deadline.
+            models.Index(fields=["client", "expires_at"], name="approval_client_pending",
+                         condition=models.Q(status="pending")),
             # The admin dashboard: decisions of the last 24 hours (time to decision, rejections).
             models.Index(fields=["decided_at"], name="approval_decided_at"),
             # Cold replay: an approved grant in this session for this tool and payload.

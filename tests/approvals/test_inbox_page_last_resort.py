@@ -28,7 +28,7 @@ def with_grants(approval, count: int) -> None:
     """`count` approved, unused grants in the card's run: its run_granted grows with them."""
     now = timezone.now()
     Approval.objects.bulk_create(
-        Approval(run_id=approval.run_id, session_id=approval.session_id, tool="prescribe_medication", op="create",
+        Approval(run_id=approval.run_id, session_id=approval.session_id, client_id=approval.client_id, tool="prescribe_medication", op="create",
                  tool_call_id=f"granted-{n}", step_id=f"granted-{n}", contract_hash=f"g{n:063d}",
                  reason_code="approval", rule_id="bulk", args={}, payload_hash="0" * 64, requested_at=now,
                  expires_at=approval.expires_at, status=ApprovalStatus.APPROVED, decided_at=now)

@@ -22,7 +22,7 @@ def pending_cards_in_bulk(client, count: int, *, care_unit: str = "", tiers=("hi
         run = Run.objects.create(session=session, autonomy="guarded", state="suspended", last_activity_at=now)
         for n in range(start, min(count, start + 10)):
             rows.append(Approval(
-                run=run, session=session, tool="prescribe_medication", op="create", tool_call_id=f"call-{n}",
+                run=run, session=session, client=client, tool="prescribe_medication", op="create", tool_call_id=f"call-{n}",
                 step_id=f"step-{n}", contract_hash=f"{n:064d}", reason_code="approval", rule_id="bulk",
                 hitl_tier=tiers[n % len(tiers)], args=PRESCRIPTION if args is None else args, payload_hash="0" * 64,
                 requested_at=now, expires_at=now + timedelta(seconds=600 + (n * 7919) % 3000),

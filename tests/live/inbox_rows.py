@@ -85,7 +85,7 @@ def _park(request: SuspendRequest, session: Session, *, run_id, expires_in: floa
     """The row approvals/suspend.py's persist_suspend creates for `request` at `now`, unsaved."""
     now = now or timezone.now()
     return Approval(
-        run_id=uuid.UUID(str(run_id)) if run_id else uuid.uuid4(), session=session, tool=request.tool, op=request.op,
+        run_id=uuid.UUID(str(run_id)) if run_id else uuid.uuid4(), session=session, client=session.client, tool=request.tool, op=request.op,
         tool_call_id=request.tool_call_id, step_id=request.step_id, contract_hash=request.contract_hash,
         reason_code=request.reason_code, rule_id=request.rule_id, explanation=request.explanation,
         hitl_tier=request.hitl_tier, message=request.message, args=request.args,
