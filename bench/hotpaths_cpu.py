@@ -14,6 +14,7 @@ request is measured) and the wall time, median and p90; CPU time moves much less
 the machine's load than wall time does.
 `--profile PATH` runs cProfile over that path's requests and prints the top functions
 (`--cpu`: timed by the thread's CPU clock, so waits on PostgreSQL and Redis drop out).
+`--dump FILE` also writes that profile in pstats format, to ask it for callers afterwards.
 
 `--compare-push [--rounds 5]` measures gate allow's wall time only, request by request
 alternating between the request waiting for its own push (what it did before the push
@@ -211,6 +212,7 @@ def main() -> None:
     parser.add_argument("--top", type=int, default=40)
     parser.add_argument("--sort", default="tottime")
     parser.add_argument("--cpu", action="store_true", help="profile CPU time (thread clock), not wall time")
+    parser.add_argument("--dump", metavar="FILE", help="also write the profile to FILE (pstats format)")
     parser.add_argument("--compare-push", action="store_true",
                         help="gate allow's wall time, waiting for its push vs the push queue, interleaved")
     parser.add_argument("--rounds", type=int, default=5, help="rounds of --compare-push")
@@ -253,6 +255,8 @@ def main() -> None:
                 profiler = cProfile.Profile(time.thread_time) if options.cpu else cProfile.Profile()
             results[name] = measure(requests, profiler)
             if profiler is not None:
+                if options.dump:
+                    profiler.dump_stats(options.dump)
                 out = io.StringIO()
                 pstats.Stats(profiler, stream=out).sort_stats(options.sort).print_stats(options.top)
                 profiled = out.getvalue()
