@@ -47,8 +47,8 @@ class Approval(models.Model):
     session = models.ForeignKey("sessions_app.Session", on_delete=models.CASCADE, related_name="approvals")
     # The session's client, copied when the run parks (a session never changes hands): the
     # pending limit counts a client's open cards off approval_client_pending alone, not
-    # through every session the client ever had. No index of its own: a client's delete
-    # is a rare admin act, and its sessions' cascade reaches these rows first.
+    # through every session the client ever had. No index of its own: only a client's
+    # delete (a rare admin act) looks approvals up by client alone.
     client = models.ForeignKey("approvals.ApiClient", on_delete=models.CASCADE, related_name="+", db_index=False)
     tool = models.CharField(max_length=120)
     op = models.CharField(max_length=60, blank=True)
