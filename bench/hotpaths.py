@@ -16,7 +16,8 @@ database (bench/requirements.txt). Everything is interleaved (bare, gate, resume
 Condor cycle, LangGraph cycle; again), `--rounds` times, with the load average
 printed before each round, because the machine is shared; the summary gives the
 median round and the ratios. Bench rows stay in the database (the audit log is
-append-only).
+append-only); it is vacuumed and analyzed before each round, untimed, as autovacuum
+would keep it (this machine's PostgreSQL runs without autovacuum).
 """
 
 from __future__ import annotations
@@ -34,7 +35,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "condor.settings")
-from bench.scratch_db import ensure_database  # noqa: E402
+from bench.scratch_db import ensure_database, vacuum  # noqa: E402
 
 CONNECTIONS = 16
 # gunicorn closes a kept-alive connection after --keep-alive seconds (2 by default), and
@@ -303,6 +304,7 @@ def main() -> None:
             conn.execute(TABLE_SQL)
         figures: dict[str, list] = {"bare": [], "gate": [], "resume": [], "condor_cycle": [], "langgraph_cycle": []}
         for round_ in range(options.rounds):
+            vacuum(url)  # untimed
             print(f"round {round_ + 1}: load average {os.getloadavg()}")
             n = options.per_thread
             figures["bare"].append(hammer([bare_requests(bare_base, n) for _ in range(CONNECTIONS)]))

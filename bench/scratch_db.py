@@ -28,6 +28,21 @@ def ensure_database(url: str) -> None:
             print(f"created database {config['NAME']}")
 
 
+def vacuum(url: str) -> None:
+    """VACUUM ANALYZE the scratch database, as autovacuum would keep it in production.
+
+    A PostgreSQL without autovacuum (this machine's runs with it off) keeps every dead
+    row's index entries and plans with no statistics: a bench database then slows run
+    after run for reasons no deployment has (bench/README.md, "Session 8").
+    """
+    import psycopg
+
+    with psycopg.connect(url, autocommit=True) as conn:
+        if conn.execute("SHOW autovacuum").fetchone()[0] != "on":
+            print("autovacuum is off on this server: the bench vacuums its database before each round")
+        conn.execute("VACUUM ANALYZE")
+
+
 def setup_django() -> None:
     """django.setup() and migrate the scratch database."""
     import django
