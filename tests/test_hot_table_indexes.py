@@ -28,6 +28,7 @@ HOT_TABLE_INDEXES = {
         "approval_inbox_queue": ("expr", "expr", "expires_at", "id"),
         "approval_decided_at": ("decided_at",),
         "approval_grant_lookup": ("session_id", "tool", "payload_hash"),
+        "approval_client_pending": ("client_id", "expires_at"),  # the pending limit's count; partial
     },
     "approvals_toolcall": {
         "approvals_toolcall_pkey": ("id",),

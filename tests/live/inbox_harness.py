@@ -140,6 +140,9 @@ class InboxHarness(InboxHttp):
         self.page.goto(f"{ORIGIN}{INBOX_PATH}")
         if wait_live:
             self.page.locator('[data-testid="connection-state"][data-state="live"]').wait_for()
+            # "live" is set as the snapshot arrives; its cards are drawn on the next animation
+            # frame (static/inbox/queue.js). A key pressed before that finds no card to act on.
+            self.page.evaluate("() => new Promise(drawn => requestAnimationFrame(() => requestAnimationFrame(drawn)))")
 
     def open_with_clock_stopped(self, cards: list[Card] = ()) -> datetime:
         """`open`, then stop the page's clock an hour ahead (past however slow the load was): the instant it stands at.
