@@ -9,7 +9,8 @@ bench/sweep.py), each on a database of its own beside this one.
 
 Gate allow and resume run under gunicorn (gthread, 2 workers x 4 threads) against a
 bare DRF one-INSERT endpoint (bench/bare) served by the same gunicorn; the client is
-16 httpx threads (wrk is not installed here). The full HITL cycle over HTTP (gate
+16 httpx threads, or with `--client wrk` the issue's wrk (2 threads, 16 connections,
+`--seconds` a phase; bench/wrk_client.py). The full HITL cycle over HTTP (gate
 suspends, a reviewer approves, the agent resumes; one client) runs against
 LangGraph's interrupt() / Command(resume=...) with PostgresSaver on the same
 database (bench/requirements.txt). Everything is interleaved (bare, gate, resume,
@@ -35,6 +36,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "condor.settings")
+from bench import wrk_client  # noqa: E402
 from bench.scratch_db import ensure_database, vacuum  # noqa: E402
 
 CONNECTIONS = 16
@@ -46,6 +48,7 @@ CONNECTIONS = 16
 CLIENT_KEEPALIVE_SECONDS = 5.0
 SERVER_KEEPALIVE_SECONDS = 30
 READ = {"patient_id": "p-1042"}
+BARE_BODY = {"tool": "get_patient_summary", "args": READ}
 PRESCRIPTION = {"drug": "amoxicillin", "dose": "500 mg", "route": "oral", "days": 7}
 
 
@@ -143,6 +146,7 @@ class Condor:
         self.base = base
         self.headers = {"Authorization": f"Api-Key {self.key}"}
         self.http = http_client(base + "/api/v1", headers=self.headers)
+        self._parking_clients: dict[int, object] = {}
 
     def agent(self):
         return http_client(self.base + "/api/v1", headers=self.headers)
@@ -206,10 +210,49 @@ class Condor:
         return [send(*pair) for pair in ids]
 
 
+    def gate_calls(self, runs: list[str], n: int, tag: str) -> list[tuple[str, dict]]:
+        """n allowed gate calls as (path, body) for wrk, round-robin over `runs`."""
+        return [(f"/api/v1/runs/{runs[i % len(runs)]}/tool-calls/", {
+            "tool_call_id": f"{tag}-{i}", "step_id": "s", "tool": "get_patient_summary", "op": "", "args": READ})
+            for i in range(n)]
+
+    def approved_resumes(self, runs: list[str], n: int, tag: str) -> list[tuple[str, dict]]:
+        """n approvals parked over `runs` (a client thread per run) and approved beforehand, as resumes for wrk.
+
+        Round-robin over the runs, so requests next to each other seldom wait on the same run's lock.
+        """
+        from approvals import decisions
+
+        parked: list[tuple[str, str, dict]] = []
+        lock = threading.Lock()
+
+        def park(http, run_id, i):
+            args = {**PRESCRIPTION, "days": i + 1}
+            body = checked(http.post(f"/runs/{run_id}/tool-calls/", json={
+                "tool_call_id": f"{tag}-{i}", "step_id": "s", "tool": "prescribe_medication", "op": "create",
+                "args": args}), 202)
+            with lock:
+                parked.append((run_id, body["approval"]["id"], args))
+
+        per_thread = [[] for _ in range(CONNECTIONS)]
+        for i in range(n):
+            run_index = i % len(runs)
+            http = self._parking_clients.setdefault(run_index % CONNECTIONS, self.agent())
+            per_thread[run_index % CONNECTIONS].append(lambda http=http, run_id=runs[run_index], i=i: park(http, run_id, i))
+        hammer(per_thread)
+        for _, approval_id, _ in parked:
+            decisions.decide(approval_id, {"approved": True}, user=self.reviewer)
+        by_run: dict[str, list] = {}
+        for run_id, approval_id, args in parked:
+            by_run.setdefault(run_id, []).append((f"/api/v1/runs/{run_id}/resume/",
+                                                   {"approval_id": approval_id, "args": args}))
+        queues = list(by_run.values())
+        return [queue[depth] for depth in range(max(map(len, queues))) for queue in queues if depth < len(queue)]
+
+
 def bare_requests(base: str, n: int):
     http = http_client(base)
-    return [lambda: checked(http.post("/insert/", json={"tool": "get_patient_summary", "args": READ}), 200)
-            for _ in range(n)]
+    return [lambda: checked(http.post("/insert/", json=BARE_BODY), 200) for _ in range(n)]
 
 
 def hitl_cycle(condor: Condor, cycles: int) -> dict:
@@ -274,6 +317,26 @@ def langgraph_cycle(url: str, cycles: int) -> dict:
             **{f"{name}_ms": statistics.median(values) * 1000 for name, values in parts.items()}}
 
 
+def throughput_with_wrk(figures: dict, condor: Condor, bare_base: str, gate_runs: list[str], round_: int,
+                        seconds: float) -> None:
+    """The round's bare, gate and resume phases sent by wrk, each for `seconds`, each request at most once.
+
+    Request files are sized past what the phase can send (wrk's rate would be wrong had one run
+    out, so the bench stops then): the resumes at 1.5 times what this round's gate calls managed.
+    """
+    authorization = condor.headers["Authorization"]
+    figures["bare"].append(wrk_client.run(bare_base, [("/insert/", BARE_BODY)] * int(4000 * seconds),
+                                          connections=CONNECTIONS, seconds=seconds))
+    figures["gate"].append(wrk_client.run(condor.base, condor.gate_calls(gate_runs, int(2000 * seconds), f"w{round_}"),
+                                          connections=CONNECTIONS, seconds=seconds, authorization=authorization))
+    wanted = int(figures["gate"][-1][0] * seconds * 1.5) + 200
+    # Runs of their own: the ones left parked (the file is sized past the phase) take no more gate calls.
+    parking_runs = [condor.executing_run(condor.http) for _ in range(len(gate_runs))]
+    resumes = condor.approved_resumes(parking_runs, wanted, f"wr{round_}")
+    figures["resume"].append(wrk_client.run(condor.base, resumes, connections=CONNECTIONS, seconds=seconds,
+                                            authorization=authorization))
+
+
 def _line(figures: dict) -> str:
     return ", ".join(f"{name} {value:.1f}" for name, value in figures.items())
 
@@ -283,12 +346,18 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--per-thread", type=int, default=40, help="requests each of the 16 threads sends")
     parser.add_argument("--cycles", type=int, default=30, help="HITL cycles a round, each side")
+    parser.add_argument("--client", choices=["httpx", "wrk"], default="httpx",
+                        help="what sends the throughput phases: 16 httpx threads here, or wrk (the issue's "
+                             "client, 2 threads x 16 connections; bench/wrk_client.py)")
+    parser.add_argument("--seconds", type=float, default=4, help="length of each wrk phase")
     parser.add_argument("--inbox", action="store_true",
                         help="then the inbox page of 100 from 10,000 pending (bench/inbox_page.py, its own database)")
     parser.add_argument("--sweep", action="store_true",
                         help="then the sweep over 100,000 and 200,000 idle runs (bench/sweep.py, its own database; "
                              "many minutes)")
     options = parser.parse_args()
+    if options.client == "wrk" and not wrk_client.available():
+        raise SystemExit("--client wrk needs wrk: apt-get install wrk")
     url = os.environ["DATABASE_URL"]
     ensure_database(url)
     subprocess.run([sys.executable, "manage.py", "migrate", "-v", "0"], cwd=ROOT, check=True)
@@ -303,16 +372,21 @@ def main() -> None:
 
             conn.execute(TABLE_SQL)
         figures: dict[str, list] = {"bare": [], "gate": [], "resume": [], "condor_cycle": [], "langgraph_cycle": []}
+        # wrk cannot give each connection a run of its own: its calls go round-robin over four times as many.
+        gate_runs = [condor.executing_run(condor.http) for _ in range(4 * CONNECTIONS)] if options.client == "wrk" else []
         for round_ in range(options.rounds):
             vacuum(url)  # untimed
             print(f"round {round_ + 1}: load average {os.getloadavg()}")
-            n = options.per_thread
-            figures["bare"].append(hammer([bare_requests(bare_base, n) for _ in range(CONNECTIONS)]))
-            figures["gate"].append(hammer([condor.gate_requests(n, f"g{round_}-{t}") for t in range(CONNECTIONS)]))
-            # As many resumes as gate calls and bare inserts: a quarter as many (as before) made a
-            # burst of 160 requests, a fraction of a second in which warm-up weighed as much as the rest.
-            prepared = [condor.resume_requests(n, f"r{round_}-{t}") for t in range(CONNECTIONS)]
-            figures["resume"].append(hammer(prepared))
+            if options.client == "wrk":
+                throughput_with_wrk(figures, condor, bare_base, gate_runs, round_, options.seconds)
+            else:
+                n = options.per_thread
+                figures["bare"].append(hammer([bare_requests(bare_base, n) for _ in range(CONNECTIONS)]))
+                figures["gate"].append(hammer([condor.gate_requests(n, f"g{round_}-{t}") for t in range(CONNECTIONS)]))
+                # As many resumes as gate calls and bare inserts: a quarter as many (as before) made a
+                # burst of 160 requests, a fraction of a second in which warm-up weighed as much as the rest.
+                prepared = [condor.resume_requests(n, f"r{round_}-{t}") for t in range(CONNECTIONS)]
+                figures["resume"].append(hammer(prepared))
             for name in ("bare", "gate", "resume"):
                 rate, p50 = figures[name][-1]
                 print(f"  {name:7} {rate:7.1f} req/s  p50 {p50:6.1f} ms")
