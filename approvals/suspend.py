@@ -163,9 +163,9 @@ def _insert_under_pending_limit(approval: Approval, run, now) -> Write:
     better than serializing every suspend of a client.
     """
     limit = settings.CONDOR_MAX_PENDING_PER_CLIENT
-    counted = kept(("open-cards", limit), lambda db: _open_cards(run.session.client_id, now, limit, db)[0],
+    counted = kept(("open-cards", limit), lambda db: _open_cards(approval.client_id, now, limit, db)[0],
                    model=Approval)
-    params = [db_value(Approval, "client", run.session.client_id), ApprovalStatus.PENDING,
+    params = [db_value(Approval, "client", approval.client_id), ApprovalStatus.PENDING,
               db_value(Approval, "expires_at", now)]
 
     def inserted(ids: list) -> None:

@@ -24,6 +24,7 @@ would keep it (this machine's PostgreSQL runs without autovacuum).
 from __future__ import annotations
 
 import argparse
+import itertools
 import os
 import socket
 import statistics
@@ -50,6 +51,23 @@ SERVER_KEEPALIVE_SECONDS = 30
 READ = {"patient_id": "p-1042"}
 BARE_BODY = {"tool": "get_patient_summary", "args": READ}
 PRESCRIPTION = {"drug": "amoxicillin", "dose": "500 mg", "route": "oral", "days": 7}
+
+
+def allowed_call(tool_call_id: str) -> dict:
+    return {"tool_call_id": tool_call_id, "step_id": "s", "tool": "get_patient_summary", "op": "", "args": READ}
+
+
+def prescription_args(i: int) -> dict:
+    # A different payload each: every park is a card of its own.
+    return {**PRESCRIPTION, "days": i + 1}
+
+
+def park(http, run_id: str, tool_call_id: str, args: dict) -> str:
+    """A prescription gated in `run_id`: parked (202); the approval's id."""
+    body = checked(http.post(f"/runs/{run_id}/tool-calls/", json={
+        "tool_call_id": tool_call_id, "step_id": "s", "tool": "prescribe_medication", "op": "create",
+        "args": args}), 202)
+    return body["approval"]["id"]
 
 
 def free_port() -> int:
@@ -146,7 +164,6 @@ class Condor:
         self.base = base
         self.headers = {"Authorization": f"Api-Key {self.key}"}
         self.http = http_client(base + "/api/v1", headers=self.headers)
-        self._parking_clients: dict[int, object] = {}
 
     def agent(self):
         return http_client(self.base + "/api/v1", headers=self.headers)
@@ -184,9 +201,7 @@ class Condor:
         run_id = self.executing_run(http)
 
         def send(i):
-            return lambda: checked(http.post(f"/runs/{run_id}/tool-calls/", json={
-                "tool_call_id": f"{tag}-{i}", "step_id": "s", "tool": "get_patient_summary", "op": "",
-                "args": READ}), 200)
+            return lambda: checked(http.post(f"/runs/{run_id}/tool-calls/", json=allowed_call(f"{tag}-{i}")), 200)
         return [send(i) for i in range(n)]
 
     def resume_requests(self, n: int, tag: str):
@@ -195,12 +210,7 @@ class Condor:
 
         http = self.agent()
         run_id = self.executing_run(http)
-        ids = []
-        for i in range(n):
-            body = checked(http.post(f"/runs/{run_id}/tool-calls/", json={
-                "tool_call_id": f"{tag}-{i}", "step_id": "s", "tool": "prescribe_medication", "op": "create",
-                "args": {**PRESCRIPTION, "days": i + 1}}), 202)
-            ids.append((body["approval"]["id"], {**PRESCRIPTION, "days": i + 1}))
+        ids = [(park(http, run_id, f"{tag}-{i}", prescription_args(i)), prescription_args(i)) for i in range(n)]
         for approval_id, _ in ids:
             decisions.decide(approval_id, {"approved": True}, user=self.reviewer)
 
@@ -209,12 +219,9 @@ class Condor:
                                              json={"approval_id": approval_id, "args": args}), 200)
         return [send(*pair) for pair in ids]
 
-
     def gate_calls(self, runs: list[str], n: int, tag: str) -> list[tuple[str, dict]]:
         """n allowed gate calls as (path, body) for wrk, round-robin over `runs`."""
-        return [(f"/api/v1/runs/{runs[i % len(runs)]}/tool-calls/", {
-            "tool_call_id": f"{tag}-{i}", "step_id": "s", "tool": "get_patient_summary", "op": "", "args": READ})
-            for i in range(n)]
+        return [(f"/api/v1/runs/{runs[i % len(runs)]}/tool-calls/", allowed_call(f"{tag}-{i}")) for i in range(n)]
 
     def approved_resumes(self, runs: list[str], n: int, tag: str) -> list[tuple[str, dict]]:
         """n approvals parked over `runs` (a client thread per run) and approved beforehand, as resumes for wrk.
@@ -223,31 +230,24 @@ class Condor:
         """
         from approvals import decisions
 
-        parked: list[tuple[str, str, dict]] = []
-        lock = threading.Lock()
+        by_run: dict[str, list] = {run_id: [] for run_id in runs}  # each run's resumes, in parking order
 
-        def park(http, run_id, i):
-            args = {**PRESCRIPTION, "days": i + 1}
-            body = checked(http.post(f"/runs/{run_id}/tool-calls/", json={
-                "tool_call_id": f"{tag}-{i}", "step_id": "s", "tool": "prescribe_medication", "op": "create",
-                "args": args}), 202)
-            with lock:
-                parked.append((run_id, body["approval"]["id"], args))
+        def park_one(http, run_id, i):
+            args = prescription_args(i)
+            approval_id = park(http, run_id, f"{tag}-{i}", args)
+            by_run[run_id].append((f"/api/v1/runs/{run_id}/resume/", {"approval_id": approval_id, "args": args}))
 
+        # A client thread per run (each run's list is only ever appended to by its own thread).
+        clients = [self.agent() for _ in range(CONNECTIONS)]
         per_thread = [[] for _ in range(CONNECTIONS)]
         for i in range(n):
-            run_index = i % len(runs)
-            http = self._parking_clients.setdefault(run_index % CONNECTIONS, self.agent())
-            per_thread[run_index % CONNECTIONS].append(lambda http=http, run_id=runs[run_index], i=i: park(http, run_id, i))
+            thread = (i % len(runs)) % CONNECTIONS
+            per_thread[thread].append(lambda http=clients[thread], run_id=runs[i % len(runs)], i=i: park_one(http, run_id, i))
         hammer(per_thread)
-        for _, approval_id, _ in parked:
-            decisions.decide(approval_id, {"approved": True}, user=self.reviewer)
-        by_run: dict[str, list] = {}
-        for run_id, approval_id, args in parked:
-            by_run.setdefault(run_id, []).append((f"/api/v1/runs/{run_id}/resume/",
-                                                   {"approval_id": approval_id, "args": args}))
-        queues = list(by_run.values())
-        return [queue[depth] for depth in range(max(map(len, queues))) for queue in queues if depth < len(queue)]
+        for resumes in by_run.values():
+            for _, body in resumes:
+                decisions.decide(body["approval_id"], {"approved": True}, user=self.reviewer)
+        return [request for layer in itertools.zip_longest(*by_run.values()) for request in layer if request]
 
 
 def bare_requests(base: str, n: int):

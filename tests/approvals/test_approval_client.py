@@ -52,9 +52,7 @@ def test_the_migration_gives_each_approval_its_sessions_client(api, other_api, w
         step_id="old", contract_hash="0" * 64, reason_code="approval", rule_id="old", args={}, payload_hash="0" * 64,
         requested_at=timezone.now(), expires_at=timezone.now())
 
-    executor = MigrationExecutor(connection)
-    executor.loader.build_graph()
-    executor.migrate(AFTER)
+    MigrationExecutor(connection).migrate(AFTER)
 
     clients = {(approval.session.client_id, approval.client_id) for approval in Approval.objects.select_related("session")}
     assert clients == {(ward_agent.pk, ward_agent.pk), (other_agent.pk, other_agent.pk)}
