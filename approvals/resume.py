@@ -19,7 +19,7 @@ from condor.errors import (
     PayloadMismatch,
     RunNotSuspendedError,
 )
-from condor.sql import columns, db_value, deferred_instance, first_row, kept, reader
+from condor.sql import choice_literal, columns, db_value, deferred_instance, first_row, kept, reader
 from runs import outbox, spine
 from runs.states import RunState
 from sessions_app.models import Session
@@ -112,7 +112,7 @@ def _consume(approval_id, run_id, digest: str, now) -> Approval | None:
               db_value(Approval, "run", run_id), ApprovalStatus.APPROVED, digest, db_value(Approval, "expires_at", now)]
     if connection.vendor == "postgresql":
         params += [Decision.ALLOW, ReasonCode.APPROVAL]
-    params += [*OPEN_STATUSES, db_value(Approval, "expires_at", now)]
+    params.append(db_value(Approval, "expires_at", now))
     row = first_row(kept("resume-consume", _consume_sql, model=Approval), params)
     if row is None:
         return None
@@ -131,8 +131,12 @@ def _consume_sql(db) -> str:
               "AND status = %s AND payload_hash = %s AND expires_at > %s")
 
     def extras(row: str) -> str:
-        return (f"(SELECT count(*) FROM {table} other WHERE other.run_id = {row}.run_id AND other.id <> {row}.id "
-                f"AND other.status IN ({', '.join(['%s'] * len(OPEN_STATUSES))}) AND other.expires_at > %s) "
+        # The run's other open cards, the unexpired ones counted: with the statuses as parameters
+        # and the expiry in the WHERE, PostgreSQL re-planned this statement on every resume (its
+        # plan for the values at hand looked cheaper than one for any values).
+        open_statuses = ", ".join(choice_literal(status) for status in OPEN_STATUSES)
+        return (f"(SELECT count(*) FILTER (WHERE other.expires_at > %s) FROM {table} other "
+                f"WHERE other.run_id = {row}.run_id AND other.id <> {row}.id AND other.status IN ({open_statuses})) "
                 f"AS others_open, "
                 f"(SELECT username FROM {users} WHERE {users}.id = {row}.decided_by_id) AS decided_by_username, "
                 f"(SELECT patient_ref FROM {sessions} WHERE {sessions}.id = {row}.session_id) AS session_patient_ref, "

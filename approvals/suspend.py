@@ -21,7 +21,7 @@ from approvals.models import Approval, ApprovalStatus, ReasonCode
 from approvals.models.approval import OPEN_STATUSES
 from approvals.resume_schemas import approval_resume_schema, clarification_resume_schema
 from condor.errors import ApprovalConsumed, ApprovalExpired, ApprovalRejected, RunNotActiveError, TooManyPending
-from condor.sql import Write, columns, db_value, insert_if_sql, kept, reader, run_together
+from condor.sql import Write, choice_literal, columns, db_value, insert_if_sql, kept, reader, run_together
 from runs import frames, spine
 from runs.outbox import event_write, events_write
 from runs.states import RunState
@@ -104,15 +104,17 @@ def read_known(run, request: SuspendRequest, now, *, prior_grants: bool = False)
     but nobody approved running the tool) of the same tool, op and payload anywhere
     in the session, still unused and unexpired; they come oldest decision first.
     """
-    status, expires = ApprovalStatus.APPROVED, db_value(Approval, "expires_at", now)
-    asked = [db_value(Approval, "run", run.pk), request.step_id, request.contract_hash,  # same_suspend
-             db_value(Approval, "run", run.pk), status, expires]  # run_grant
+    run_key, expires = db_value(Approval, "run", run.pk), db_value(Approval, "expires_at", now)
+    same_suspend = [run_key, request.step_id, request.contract_hash]
+    asked = [*same_suspend, run_key, expires]  # which question a row answers: same_suspend, run_grant
+    found = [*same_suspend, run_key]  # which rows may answer one (the WHERE)
     if prior_grants:
-        asked += [status, expires, db_value(Approval, "session", run.session_id), request.tool, request.op,
-                  ReasonCode.APPROVAL, payload_hash(request.args)]  # prior_grant
+        grant = [db_value(Approval, "session", run.session_id), request.tool, request.op, payload_hash(request.args)]
+        asked += [expires, *grant]
+        found += grant
     with connection.cursor() as cursor:
         cursor.execute(kept(("read_known", prior_grants), lambda db: _known_sql(db, prior_grants), model=Approval),
-                       asked + asked)
+                       asked + found)
         rows = cursor.fetchall()
     existing, granted, grants = None, [], []
     width, users = len(Approval._meta.concrete_fields), len(User._meta.concrete_fields)
@@ -141,17 +143,36 @@ def _known_sql(db, prior_grants: bool) -> str:
     def column(name):
         return f"{approvals}.{quote(name)}"
 
-    live_grant = f"{column('status')} = %s AND {column('expires_at')} > %s"
-    questions = [
-        f"({column('run_id')} = %s AND {column('step_id')} = %s AND {column('contract_hash')} = %s)",  # same_suspend
-        f"({column('run_id')} = %s AND {live_grant})",  # run_grant
-    ]
+    # The WHERE names the rows that may answer a question, and the SELECT which one each answers.
+    # The WHERE's estimates must not depend on the values, or PostgreSQL plans this statement
+    # afresh on every suspend (a plan for the values at hand looks cheaper than one for any):
+    # it leaves out the expiry, writes the statuses in, and hands the run and the session over
+    # as subqueries, whose values the planner does not look at (a run that parked a thousand
+    # cards would otherwise make every other run's estimate differ from the average).
+    granted = f"{column('status')} = {choice_literal(ApprovalStatus.APPROVED)}"
+    live = f"{granted} AND {column('expires_at')} > %s"
+
+    def same_suspend(run):
+        return f"({column('run_id')} = {run} AND {column('step_id')} = %s AND {column('contract_hash')} = %s)"
+
+    def grant(session):
+        return (f"{column('session_id')} = {session} AND {column('tool')} = %s AND {column('op')} = %s AND "
+                f"{column('reason_code')} = {choice_literal(ReasonCode.APPROVAL)} AND {column('payload_hash')} = %s")
+
+    unseen = _unseen_uuid(db)
+    questions = [same_suspend("%s"), f"({column('run_id')} = %s AND {live})"]  # same_suspend, run_grant
+    candidates = [same_suspend(unseen), f"({column('run_id')} = {unseen} AND {granted})"]
     if prior_grants:
-        questions.append(f"({live_grant} AND {column('session_id')} = %s AND {column('tool')} = %s AND "
-                         f"{column('op')} = %s AND {column('reason_code')} = %s AND {column('payload_hash')} = %s)")
+        questions.append(f"({live} AND {grant('%s')})")  # prior_grant
+        candidates.append(f"({granted} AND {grant(unseen)})")
     return (f"SELECT {columns(Approval, db=db)}, {columns(User, db=db)}, {', '.join(questions)} "
             f"FROM {approvals} LEFT OUTER JOIN {users} ON ({column('decided_by_id')} = {users}.{quote('id')}) "
-            f"WHERE {' OR '.join(questions)} ORDER BY {column('decided_at')} ASC")
+            f"WHERE {' OR '.join(candidates)} ORDER BY {column('decided_at')} ASC")
+
+
+def _unseen_uuid(db) -> str:
+    """A uuid parameter whose value PostgreSQL's planner does not look at (a scalar subquery's)."""
+    return "(SELECT %s::uuid)" if db.vendor == "postgresql" else "%s"
 
 
 def _insert_under_pending_limit(approval: Approval, run, now) -> Write:

@@ -5,6 +5,7 @@ column list, the value adaptation and `auto_now_add` from the ORM keeps them in
 step with the model.
 """
 
+import re
 import uuid
 from collections.abc import Callable, Hashable
 from dataclasses import dataclass
@@ -245,6 +246,24 @@ def db_value(model, field_name: str, value):
     parameter must match that form, or its comparisons silently miss.
     """
     return model._meta.get_field(field_name).get_db_prep_value(value, connection, prepared=False)
+
+
+def choice_literal(value: str) -> str:
+    """A fixed choice value (a status, a reason code) written into a statement's text as a quoted literal.
+
+    PostgreSQL plans a prepared statement once for every execution (its generic plan) only
+    while that plan is expected to cost no more than one made for the values at hand. A
+    status compared with a parameter is estimated from the statistics in one plan and not in
+    the other (nor can it match a partial index on that status), which kept statements
+    re-planned on every execution (bench/README.md, "Plans made once"). Only plain choice
+    values (lowercase letters, digits, underscores) can be written in.
+    """
+    if not _CHOICE.fullmatch(value):
+        raise ValueError(f"not a plain choice value: {value!r}")
+    return f"'{value}'"
+
+
+_CHOICE = re.compile(r"[a-z0-9_]+")
 
 
 def deferred_instance(model, **values):
