@@ -19,6 +19,7 @@ from django.db import connection, models
 from django.utils import timezone
 
 from approvals.models import Approval, ApprovalStatus
+from condor.bulk import insert_all, instance
 from runs.models import Run, RunEvent
 from runs.publish import mark_published
 from runs.states import RunState
@@ -36,11 +37,11 @@ LONG_RUNS, LONG_RUN_CARDS = 5, 3000
 def copies(template, count: int, **changes) -> list:
     """`count` unsaved copies of the model instance `template`, each with a new id and `changes[name](n)`."""
     model = type(template)
-    fields = [field.attname for field in model._meta.concrete_fields]
-    values = {name: getattr(template, name) for name in fields}
+    values = {field.attname: getattr(template, field.attname) for field in model._meta.concrete_fields}
     # Made with every value at once: a run's state (django-fsm) cannot be set after that.
     new_id = uuid.uuid4 if isinstance(model._meta.pk, models.UUIDField) else lambda: None  # None: the database's
-    return [model(**{**values, model._meta.pk.attname: new_id(), **{name: value(n) for name, value in changes.items()}})
+    return [instance(model, **{**values, model._meta.pk.attname: new_id(),
+                               **{name: value(n) for name, value in changes.items()}})
             for n in range(count)]
 
 
@@ -59,19 +60,19 @@ def analyzed_history(api, reviewer_http, catalog):
             approve(reviewer_http, card["id"])
         assert resume(api, run_id, cards[0]["id"]).status_code == 200
     card = Approval.objects.select_related("run", "session").first()
-    sessions = Session.objects.bulk_create(copies(card.session, ENCOUNTERS))
-    runs = Run.objects.bulk_create(copies(
+    sessions = insert_all(copies(card.session, ENCOUNTERS))
+    runs = insert_all(copies(
         card.run, ENCOUNTERS, session_id=lambda n: sessions[n].pk, state=lambda n: RunState.COMPLETED,
         terminal_reason=lambda n: "completed", closed_at=lambda n: card.requested_at))
     long_ago = timezone.now() - timedelta(days=30)
     # Two cards a past encounter, and a few long runs that parked many.
     owners = [runs[n // 2] for n in range(2 * ENCOUNTERS)] + [runs[n % LONG_RUNS] for n in range(LONG_RUN_CARDS)]
-    Approval.objects.bulk_create(copies(
+    insert_all(copies(
         card, len(owners), run_id=lambda n: owners[n].pk, session_id=lambda n: owners[n].session_id,
         step_id=lambda n: f"history-{n}", status=lambda n: ApprovalStatus.APPROVED if n % 2 else ApprovalStatus.PENDING,
         expires_at=lambda n: long_ago + timedelta(minutes=n)))
     event = RunEvent.objects.first()
-    RunEvent.objects.bulk_create(copies(event, 5 * ENCOUNTERS, run_id=lambda n: runs[n // 5].pk), batch_size=1000)
+    insert_all(copies(event, 5 * ENCOUNTERS, run_id=lambda n: runs[n // 5].pk))
     with connection.cursor() as cursor:
         for table in ("sessions_app_session", "runs_run", "approvals_approval", "runs_runevent"):
             cursor.execute(f"ANALYZE {table}")
