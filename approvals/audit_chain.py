@@ -7,19 +7,26 @@ row of a session is written while its run (or session) row is already locked,
 so the session's chain head lock adds no waiting of its own; it is taken last
 (lock order: session → run → approvals → chain head). Rows without a session
 (registry changes, logins, admin exports, verifications) share GLOBAL_CHAIN;
-they are rare next to gate traffic. Cost per append: one locked SELECT of the
-head row, one UPDATE of it and one hash (~30 µs) on top of the row's INSERT
-(bench/admin.py measures it on a gate call; figures in bench/README.md).
+they are rare next to gate traffic. Cost per append on PostgreSQL: no round trip
+of its own. The head's UPDATE (its lock, its move, the new link's hash) and the
+row's INSERT ride in one statement with the caller's writes (`append`).
 
-A row's hash is SHA-256 over the RFC 8785 canonical JSON of its content (every
-column but `id` and `hash`) including `prev_hash`, the previous row's hash in the
-same chain (GENESIS_HASH for `seq` 1). An edited row no longer matches its hash;
-a deleted row leaves a gap in `seq` (or, for the newest row, a head that points
-past the last row); rows moved out of order break the `seq` order of ids,
-which inside one chain grow with `seq` because appends are serialised by the
-head lock. What a chain cannot show by itself is a rewrite of everything from
-the edited row on, heads included: anchor the digest `verify_audit` prints
-outside the database to catch that too.
+A row's hash (version 2, since 2026-12-03) is SHA-256 over "prev_hash:seq:body",
+where `body` is SHA-256 over the RFC 8785 canonical JSON of the rest of its
+content (every column but `id`, `hash`, `seq` and `prev_hash`) and `prev_hash`
+is the previous row's hash in the same chain (GENESIS_HASH for `seq` 1). Split
+so that the database can take the link's step in the statement that moves the
+head, from the head as locked, while the body is hashed in Python, where RFC
+8785 is. Older rows carry version 1, one digest over content and link together;
+verification accepts either (each is a deterministic digest of the same content,
+so accepting both lets nothing through that either one would not). An edited
+row no longer matches its hash; a deleted row leaves a gap in `seq` (or, for the
+newest row, a head that points past the last row); rows moved out of order break
+the `seq` order of ids, which inside one chain grow with `seq` because appends
+are serialised by the head lock (a row's id is drawn after its head's UPDATE).
+What a chain cannot show by itself is a rewrite of everything from the edited
+row on, heads included: anchor the digest `verify_audit` prints outside the
+database to catch that too.
 """
 
 from __future__ import annotations
@@ -30,12 +37,12 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import UTC
 
-from django.db import DEFAULT_DB_ALIAS, connection, connections, transaction
+from django.db import connection, transaction
 
 from approvals.hashing import canonical_json_fast, is_plain_json
 from approvals.models.audit import GENESIS_HASH, GLOBAL_CHAIN, AuditChainHead, AuditEvent
 from condor.bulk import insert_all
-from condor.sql import Write, insert_sql, kept, run_together
+from condor.sql import Write, insert_attnames, insert_sql, kept, run_together
 
 # The columns a row's hash covers, in the order verify_audit reads them.
 HASHED_FIELDS = ("chain", "seq", "prev_hash", "at", "kind", "actor", "actor_user_id", "actor_client_id",
@@ -56,31 +63,58 @@ def _iso(at) -> str:
     return at if type(at) is str else at.astimezone(UTC).isoformat(timespec="microseconds")
 
 
-def content_hash(values: tuple) -> str:
-    """The hash of one row, from its HASHED_FIELDS values (as `values_list` returns them)."""
+def _content(values: tuple, version: int) -> bytes:
+    """A row's canonical JSON: version 1 with its link (`seq`, `prev_hash`), version 2 without."""
     (chain, seq, prev_hash, at, kind, actor, actor_user_id, actor_client_id, session_id, run_id,
      approval_id, patient_ref, tool, op, decision, rule_id, data) = values
     content = {
-        "v": 1, "chain": chain, "seq": seq, "prev_hash": prev_hash,
+        "v": version, "chain": chain,
         "at": _iso(at),
         "kind": kind, "actor": actor, "actor_user_id": actor_user_id, "actor_client_id": _text(actor_client_id),
         "session_id": _text(session_id), "run_id": _text(run_id), "approval_id": _text(approval_id),
         "patient_ref": patient_ref, "tool": tool, "op": op, "decision": decision, "rule_id": rule_id,
         "data": data,
     }
+    if version == 1:
+        content["seq"], content["prev_hash"] = seq, prev_hash
     # The envelope is plain by construction (fixed ASCII keys, strings, safe integers):
     # only `data` needs looking at.
     plain = is_plain_json(data) and type(seq) is int and -2**53 < seq < 2**53
-    return hashlib.sha256(canonical_json_fast(content, plain=plain)).hexdigest()
+    return canonical_json_fast(content, plain=plain)
+
+
+def body_hash(values: tuple) -> str:
+    """The hash of a row's content but its link (`seq`, `prev_hash`), from its HASHED_FIELDS values."""
+    return hashlib.sha256(_content(values, 2)).hexdigest()
+
+
+def link_hash(prev_hash: str, seq: int, body: str) -> str:
+    """A row's hash from its link and its body's hash, as the head's UPDATE computes it (_HEAD_MOVE)."""
+    return hashlib.sha256(f"{prev_hash}:{seq}:{body}".encode()).hexdigest()
+
+
+def row_hash(values: tuple) -> str:
+    """The hash of one row (version 2), from its HASHED_FIELDS values (as `values_list` returns them)."""
+    return link_hash(values[2], values[1], body_hash(values))
+
+
+def v1_hash(values: tuple) -> str:
+    """The hash rows written before version 2 carry: one digest over the content and the link together."""
+    return hashlib.sha256(_content(values, 1)).hexdigest()
+
+
+def hash_holds(values: tuple, stored: str) -> bool:
+    """Whether `stored` is the row's hash in either version (one chain may hold both, older rows first)."""
+    return stored == row_hash(values) or stored == v1_hash(values)
 
 
 def event_hash(event: AuditEvent) -> str:
-    return content_hash(tuple(getattr(event, field) for field in HASHED_FIELDS))
+    return row_hash(tuple(getattr(event, field) for field in HASHED_FIELDS))
 
 
 def _head_lock_sql(db) -> str:
     # The ORM's own SELECT … FOR UPDATE (none on SQLite, whose transactions hold the whole
-    # database), compiled once per connection: the head's lock is in every audited request.
+    # database), compiled once per connection.
     query = AuditChainHead.objects.select_for_update().filter(chain="").values_list("seq", "hash").query
     sql, _ = query.get_compiler(connection=db).as_sql()
     return sql
@@ -93,95 +127,76 @@ def lock_head(chain: str) -> tuple[int, str]:
         cursor.execute(sql, [chain])
         head = cursor.fetchone()
         if head is None:
-            # Two first appends may race here: the insert is a no-op for the loser,
-            # which then queues on the winner's lock below.
-            AuditChainHead.objects.bulk_create([AuditChainHead(chain=chain)], ignore_conflicts=True)
+            _create_heads([chain])
             cursor.execute(sql, [chain])
             head = cursor.fetchone()
     return head
 
 
-class _HeldHeads:
-    """Heads a transaction has locked and moved, as it left them: a later append in the
-    same transaction links to them without locking and reading the head again.
-
-    Registered as a (no-op) on-commit callback, so Django itself says whether it is
-    still current: a commit or rollback empties the list, and rolling back a savepoint
-    drops what was registered inside it, exactly when the heads' move is undone too.
-    Checked at the index it was registered at (O(1), however many rows a transaction
-    appends); a list that has shifted only costs a fresh lock. One callback holds every
-    head one append moved: a sweep batch moves a thousand.
-    """
-
-    __slots__ = ("heads", "index")
-
-    def __init__(self, heads: dict[str, tuple[int, str]]):
-        self.heads, self.index = heads, -1
-
-    def __call__(self) -> None:
-        pass
+def _create_heads(chains) -> None:
+    # Two first appends may race here: the insert is a no-op for the loser, which then
+    # queues on the winner's head row.
+    AuditChainHead.objects.bulk_create([AuditChainHead(chain=chain) for chain in chains], ignore_conflicts=True)
 
 
-def _registry(db) -> dict[str, _HeldHeads]:
-    """This transaction's held heads by chain. Django starts a new on-commit list at every commit
-    and rollback (of a savepoint too): the registry kept for an older list is dropped with it,
-    so it never outgrows a transaction (a sweep pass appends to a hundred thousand chains)."""
-    hooks = db.run_on_commit
-    registry = getattr(db, "_audit_held_heads", None)
-    if registry is None or registry[0] is not hooks:
-        registry = db._audit_held_heads = (hooks, {})
-    return registry[1]
+# The head's lock, its move and the new link's hash in one UPDATE: its SET reads the row as
+# locked (the latest committed version, after any wait), so the link is computed from the head
+# as it is, not as the statement's snapshot saw it. RETURNING gives the new values only, hence
+# `prev_hash`, which hands the replaced hash over to the row's INSERT.
+_HEAD_MOVE = ("UPDATE {head} SET seq = seq + 1, prev_hash = hash, "
+              "hash = encode(sha256(convert_to(hash || ':' || (seq + 1)::text || ':' || %s, 'UTF8')), 'hex') "
+              "WHERE chain = %s RETURNING seq, prev_hash, hash")
+_LINK = ("seq", "prev_hash", "hash")
 
 
-def _current(held: _HeldHeads | None, hooks: list) -> _HeldHeads | None:
-    if held is not None and 0 <= held.index < len(hooks) and hooks[held.index][1] is held:
-        return held
-    return None
+def _head_move_sql(db) -> str:
+    return _HEAD_MOVE.format(head=db.ops.quote_name(AuditChainHead._meta.db_table))
 
 
-def _held_head(chain: str) -> tuple[int, str] | None:
-    """(seq, hash) of `chain`'s head as this transaction left it, if it holds the lock already."""
-    db = connections[DEFAULT_DB_ALIAS]
-    held = _current(_registry(db).get(chain), db.run_on_commit)
-    return held.heads[chain] if held is not None else None
-
-
-def _hold(moved: dict[str, tuple[int, str]]) -> None:
-    """Remember the heads an append moved (chain: (seq, hash)) for the rest of the transaction."""
-    db = connections[DEFAULT_DB_ALIAS]
-    registry, hooks, savepoints = _registry(db), db.run_on_commit, set(db.savepoint_ids)
-    fresh = {}
-    for chain, head in moved.items():
-        held = _current(registry.get(chain), hooks)
-        if held is not None and hooks[held.index][0] == savepoints:
-            # Same savepoint as its registration: a rollback that undoes this move drops it too.
-            held.heads[chain] = head
-        else:
-            fresh[chain] = head
-    if not fresh:
-        return
-    held = _HeldHeads(fresh)
-    transaction.on_commit(held)
-    if db.in_atomic_block:
-        held.index = len(db.run_on_commit) - 1
-        _registry(db).update(dict.fromkeys(fresh, held))
+def _linked_insert_sql(insert: str, db) -> str:
+    """`insert` (the row's INSERT … VALUES) with its link taken from the head's move, the CTE `audit_head`."""
+    quote = db.ops.quote_name
+    values = ", ".join(f"audit_head.{quote(name)}" if name in _LINK else "%s" for name in insert_attnames(AuditEvent))
+    returned = ", ".join(quote(name) for name in ("id", *_LINK))
+    return f"{insert.split(' VALUES (', 1)[0]} SELECT {values} FROM audit_head RETURNING {returned}"
 
 
 def append(event: AuditEvent, *, along: Sequence[Write] = ()) -> AuditEvent:
     """Link `event` to its chain and insert it. Needs the caller's transaction.
 
-    Two round trips on PostgreSQL: the head's lock, then the row's INSERT and the
-    head's move in one statement (data-modifying CTEs, condor.sql.run_together), so
-    a gate call pays one statement less per row; a second row in the same
-    transaction and chain skips the lock (it is held already, see _HeldHead).
-    `along`: the caller's own writes, folded into that same statement (the gate's
-    outbox event). SQLite runs them one after another (its transactions hold the
-    whole database, so nothing waits).
+    One round trip on PostgreSQL: the head's lock and move, the row's INSERT with the
+    link they give, and `along`, the caller's own writes (the gate's ledger row and
+    outbox event), as data-modifying CTEs of one statement (condor.sql.run_together).
+    The row's body is hashed here, its link in the database (`link_hash`). A chain's
+    first append finds no head to move: the head is created and the row's part runs
+    again (the caller's writes have run; the transaction holds them both). SQLite
+    locks nothing (its transactions hold the whole database) and links in Python.
     """
-    held = _held_head(event.chain)
-    if held is None:
-        held = lock_head(event.chain)
-    event.seq, event.prev_hash = held[0] + 1, held[1]
+    if connection.vendor != "postgresql":
+        return _append_here(event, along)
+    event.seq, event.prev_hash, event.hash = 0, "", ""  # the database's to fill in
+    body = body_hash(tuple(getattr(event, field) for field in HASHED_FIELDS))
+    insert, params = insert_sql(event)
+    skipped = {insert_attnames(AuditEvent).index(name) for name in _LINK}
+    linked = []
+    link = (Write(kept("audit-head-move", _head_move_sql, model=AuditChainHead), [body, event.chain],
+                  name="audit_head"),
+            Write(kept("audit-linked-insert", lambda db: _linked_insert_sql(insert, db), model=AuditEvent),
+                  [param for n, param in enumerate(params) if n not in skipped],
+                  done=linked.extend, returns=("id", *_LINK)))
+    run_together([*link, *along])
+    if not linked:
+        _create_heads([event.chain])
+        run_together(list(link))
+    [(event.pk, event.seq, event.prev_hash, event.hash)] = linked
+    event._state.adding, event._state.db = False, connection.alias
+    return event
+
+
+def _append_here(event: AuditEvent, along: Sequence[Write]) -> AuditEvent:
+    """`append` with the link computed in Python, the head read first and moved after."""
+    seq, prev_hash = lock_head(event.chain)
+    event.seq, event.prev_hash = seq + 1, prev_hash
     event.hash = event_hash(event)
     insert, params = insert_sql(event)
 
@@ -189,9 +204,9 @@ def append(event: AuditEvent, *, along: Sequence[Write] = ()) -> AuditEvent:
         event.pk = ids[0]
         event._state.adding, event._state.db = False, connection.alias
 
-    move = f"UPDATE {AuditChainHead._meta.db_table} SET seq = %s, hash = %s WHERE chain = %s"
+    move = (f"UPDATE {AuditChainHead._meta.db_table} SET seq = %s, prev_hash = hash, hash = %s "
+            "WHERE chain = %s")
     run_together([Write(insert, params, done=inserted), Write(move, [event.seq, event.hash, event.chain]), *along])
-    _hold({event.chain: (event.seq, event.hash)})
     return event
 
 
@@ -203,7 +218,7 @@ def _lock_heads(chains: set[str]) -> dict[str, list]:
              locked.filter(chain__any=list(chains)).values_list("chain", "seq", "hash")}
     missing = chains - heads.keys()
     if missing:
-        AuditChainHead.objects.bulk_create([AuditChainHead(chain=chain) for chain in missing], ignore_conflicts=True)
+        _create_heads(missing)
         heads.update((chain, [seq, digest]) for chain, seq, digest in
                      locked.filter(chain__any=list(missing)).values_list("chain", "seq", "hash"))
     return heads
@@ -221,11 +236,11 @@ def _advance(heads: list[tuple[int, str, str]]) -> None:
     with connection.cursor() as cursor:
         if connection.vendor == "postgresql":
             seqs, hashes, chains = (list(column) for column in zip(*heads, strict=True))
-            cursor.execute(f"UPDATE {table} AS head SET seq = moved.seq, hash = moved.hash "
+            cursor.execute(f"UPDATE {table} AS head SET seq = moved.seq, prev_hash = head.hash, hash = moved.hash "
                            "FROM unnest(%s::bigint[], %s::text[], %s::text[]) AS moved (seq, hash, chain) "
                            "WHERE head.chain = moved.chain", [seqs, hashes, chains])
         else:
-            cursor.executemany(f"UPDATE {table} SET seq = %s, hash = %s WHERE chain = %s", heads)
+            cursor.executemany(f"UPDATE {table} SET seq = %s, prev_hash = hash, hash = %s WHERE chain = %s", heads)
 
 
 def append_many(events: list[AuditEvent]) -> list[AuditEvent]:
@@ -254,8 +269,6 @@ def append_many(events: list[AuditEvent]) -> list[AuditEvent]:
     insert_all(events)
     for moved in rounds:
         _advance(moved)
-    # A later `append` in this transaction links to the heads as moved here.
-    _hold({chain: tuple(heads[chain]) for chain in gained})
     return events
 
 
@@ -364,7 +377,7 @@ def _walk(chains: list[str] | None, batch: int) -> Report:
         row_id, stored, values = row[0], row[1], row[2:]
         chain, seq, prev_hash = values[0], values[1], values[2]
         rows += 1
-        if content_hash(values) != stored:
+        if not hash_holds(values, stored):
             return _report(rows, tips, Break(row_id, chain, seq, "content hash mismatch: the row was edited"))
         last_seq, last_hash = tips.get(chain, (0, GENESIS_HASH))
         if seq != last_seq + 1:

@@ -47,7 +47,7 @@ def fill(target: int, per_chain: int = 20) -> int:
     from django.db import connection
     from django.utils import timezone
 
-    from approvals.audit_chain import content_hash
+    from approvals.audit_chain import row_hash
     from approvals.models import AuditEvent
     from approvals.models.audit import GENESIS_HASH
 
@@ -84,7 +84,7 @@ def fill(target: int, per_chain: int = 20) -> int:
                     "decision": rng.choice(DECISIONS[kind]), "rule_id": rng.choice(RULES),
                     "data": {"tool_call_id": f"call-{n}", "step_id": f"s{n % 7}", "payload_hash": "ab" * 32},
                 }
-                digest = content_hash(tuple(values[field] for field in (
+                digest = row_hash(tuple(values[field] for field in (
                     "chain", "seq", "prev_hash", "at", "kind", "actor", "actor_user_id", "actor_client_id",
                     "session_id", "run_id", "approval_id", "patient_ref", "tool", "op", "decision", "rule_id",
                     "data")))

@@ -55,7 +55,7 @@ def seed(count: int, client_id: int) -> None:
     from django.db import connection, transaction
     from django.utils import timezone
 
-    from approvals.audit_chain import HASHED_FIELDS, content_hash
+    from approvals.audit_chain import HASHED_FIELDS, row_hash
     from approvals.models.audit import GENESIS_HASH
 
     idle_since = timezone.now() - timedelta(hours=1)
@@ -83,7 +83,7 @@ def seed(count: int, client_id: int) -> None:
                 chain = f"session:{session}"
                 values = (chain, 1, GENESIS_HASH, idle_since, "verdict", "client:bench-sweep", None, client_id,
                           str(session), str(run), None, "MRN-0", "search_patients", "read", "allow", "read.allow", {})
-                digest = content_hash(values)
+                digest = row_hash(values)
                 rows.write_row((*values[:-1], "{}", digest))
                 heads.append((chain, 1, digest))
         with copy("COPY approvals_auditchainhead (chain, seq, hash) FROM STDIN") as rows:

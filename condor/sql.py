@@ -48,6 +48,11 @@ def _insert_fields(model) -> list:
             if not (field.primary_key and field.get_internal_type() in ("AutoField", "BigAutoField"))]
 
 
+def insert_attnames(model) -> list[str]:
+    """The attnames of the columns `insert_sql` writes, in the order of its parameters."""
+    return [field.attname for field in _insert_fields(model)]
+
+
 def _inserted_fields(model) -> list | None:
     """The fields an INSERT of `model` names (every concrete one but an auto pk); None if a
     field's placeholder may depend on its value (`get_placeholder`), so no text can be kept."""
@@ -357,14 +362,18 @@ def save_row(obj) -> None:
 class Write:
     """One data-modifying statement to run together with others (`run_together`).
 
-    `done`, if given, is called with the values of the statement's RETURNING (one
-    column, any number of rows) once it has run; it may raise to refuse the result,
-    which rolls the caller's transaction back.
+    `done`, if given, is called with the values of the statement's RETURNING once it
+    has run: one value a row, or with `returns` (the RETURNING columns it reads) one
+    tuple a row. It may raise to refuse the result, which rolls the caller's
+    transaction back. `name`: the CTE's name, for a later write of the same
+    statement to select this one's RETURNING from (PostgreSQL only).
     """
 
     sql: str
     params: list
     done: Callable[[list], None] | None = None
+    name: str | None = None
+    returns: tuple[str, ...] = ()
 
 
 def run_together(writes: list[Write]) -> None:
@@ -373,22 +382,37 @@ def run_together(writes: list[Write]) -> None:
     Elsewhere (SQLite has no data-modifying CTE; its transactions hold the whole
     database, so nothing waits) they run one after another, in list order.
     The CTEs all see the database as it was before the statement, and all of them
-    run: no write may need another's rows, and a write whose result is refused
-    (its `done` raises) relies on the caller's transaction rolling the others back.
+    run: no write may need another's rows except through a named write's RETURNING,
+    and a write whose result is refused (its `done` raises) relies on the caller's
+    transaction rolling the others back.
     The `done` callbacks are called in list order after everything has run.
     """
     returned: list[list] = []
     with connection.cursor() as cursor:
-        if connection.vendor == "postgresql" and len(writes) > 1:
-            ctes = ", ".join(f"w{n} AS ({write.sql})" for n, write in enumerate(writes))
-            outputs = ", ".join(f"ARRAY(SELECT * FROM w{n})" if write.done else "NULL"
-                                for n, write in enumerate(writes))
+        if connection.vendor == "postgresql" and (len(writes) > 1 or any(write.name for write in writes)):
+            names = [write.name or f"w{n}" for n, write in enumerate(writes)]
+            ctes = ", ".join(f"{name} AS ({write.sql})" for name, write in zip(names, writes))
+            # One array a column read (`returns`): each scans the CTE's rows, which PostgreSQL
+            # stores once and reads back in the order stored, so the arrays line up row by row.
+            outputs = ", ".join(
+                ", ".join(f"ARRAY(SELECT {column} FROM {name})" for column in write.returns or ("*",))
+                if write.done else "NULL" for name, write in zip(names, writes))
             cursor.execute(f"WITH {ctes} SELECT {outputs}", [param for write in writes for param in write.params])
-            returned = list(cursor.fetchone())
+            arrays = iter(cursor.fetchone())
+            for write in writes:
+                if write.done and write.returns:
+                    returned.append(list(zip(*(next(arrays) for _ in write.returns))))
+                else:
+                    returned.append(next(arrays))
         else:
             for write in writes:
                 cursor.execute(write.sql, write.params)
-                returned.append([row[0] for row in cursor.fetchall()] if write.done else None)
+                if not write.done:
+                    returned.append(None)
+                elif write.returns:
+                    returned.append([tuple(row) for row in cursor.fetchall()])
+                else:
+                    returned.append([row[0] for row in cursor.fetchall()])
     for write, values in zip(writes, returned):
         if write.done is not None:
             write.done(values)

@@ -24,6 +24,7 @@ from approvals.models import Approval, ApprovalStatus, ReviewTeam, ToolCall
 from approvals.models.audit import AuditChainHead
 from condor.bulk import instance
 from condor.sql import (
+    Write,
     _compiled_insert,
     _compiled_update,
     columns,
@@ -31,6 +32,7 @@ from condor.sql import (
     insert_sql,
     kept,
     reader,
+    run_together,
     save_row,
     update_sql,
 )
@@ -191,3 +193,24 @@ def test_read_known_reads_approvals_through_their_own_columns():
     # leaves out the expiry and writes the statuses in (tests/approvals/test_hot_plans.py).
     assert sql.count("%s") == (3 + 2 + 5) + (3 + 1 + 4)
     assert reader(Approval) is reader(Approval)  # built once per connection
+
+
+@pytest.mark.django_db
+def test_a_write_reads_a_named_writes_returning_in_the_same_statement():
+    # The audit append's form (approvals/audit_chain.py): the head's UPDATE, named, hands its
+    # new values to the row's INSERT; `returns` reads several RETURNING columns as tuples.
+    AuditChainHead.objects.create(chain="t-1", seq=4, hash="a" * 64)
+    table = AuditChainHead._meta.db_table
+    moved, copied = [], []
+    with CaptureQueriesContext(connection) as queries:
+        run_together([
+            Write(f"UPDATE {table} SET seq = seq + 1, prev_hash = hash, hash = %s WHERE chain = %s "
+                  "RETURNING seq, prev_hash", ["b" * 64, "t-1"], name="moved", done=moved.extend,
+                  returns=("seq", "prev_hash")),
+            Write(f"INSERT INTO {table} (chain, seq, hash, prev_hash) SELECT 't-2', seq, prev_hash, prev_hash "
+                  "FROM moved RETURNING chain", [], done=copied.extend),
+        ])
+    assert len(queries) == 1
+    assert moved == [(5, "a" * 64)]
+    assert copied == ["t-2"]
+    assert AuditChainHead.objects.get(chain="t-2").hash == "a" * 64

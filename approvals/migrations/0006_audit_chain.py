@@ -57,7 +57,7 @@ def _on_postgresql(sql):
 
 def link_existing_rows(apps, schema_editor):
     """Give rows written before the chain existed their patient_ref, chain, seq and hashes."""
-    from approvals.audit_chain import HASHED_FIELDS, chain_for, content_hash
+    from approvals.audit_chain import HASHED_FIELDS, chain_for, v1_hash
     from approvals.models.audit import GENESIS_HASH
 
     AuditEvent = apps.get_model("approvals", "AuditEvent")
@@ -70,7 +70,7 @@ def link_existing_rows(apps, schema_editor):
         event.chain = chain_for(event.session_id)
         last_seq, last_hash = tips.get(event.chain, (0, GENESIS_HASH))
         event.seq, event.prev_hash = last_seq + 1, last_hash
-        event.hash = content_hash(tuple(getattr(event, field) for field in HASHED_FIELDS))
+        event.hash = v1_hash(tuple(getattr(event, field) for field in HASHED_FIELDS))
         event.save(update_fields=["patient_ref", "chain", "seq", "prev_hash", "hash"])
         tips[event.chain] = (event.seq, event.hash)
     AuditChainHead.objects.bulk_create(

@@ -65,7 +65,8 @@ class AuditEvent(models.Model):
     rule_id = models.CharField(max_length=80, blank=True)
     data = models.JSONField("details", default=dict, blank=True)
     # The chain: one per session, plus GLOBAL_CHAIN. `seq` counts from 1 within it;
-    # `hash` = SHA-256 of the RFC 8785 form of this row's content and `prev_hash`.
+    # `hash` = SHA-256 over `prev_hash`, `seq` and the SHA-256 of the RFC 8785 form of the
+    # row's other content (rows from before 2026-12-03: of everything at once; audit_chain.py).
     chain = models.CharField(max_length=48)
     seq = models.BigIntegerField()
     prev_hash = models.CharField(max_length=64)
@@ -109,6 +110,9 @@ class AuditChainHead(models.Model):
     chain = models.CharField(max_length=48, primary_key=True)
     seq = models.BigIntegerField(default=0)
     hash = models.CharField(max_length=64, default=GENESIS_HASH)
+    # The hash `hash` replaced: an append's UPDATE sets it so that its RETURNING (new values
+    # only) hands the row being linked its `prev_hash` (approvals/audit_chain.py).
+    prev_hash = models.CharField(max_length=64, default=GENESIS_HASH, db_default=GENESIS_HASH)
 
     def __str__(self) -> str:
         return f"{self.chain} @ {self.seq}"

@@ -55,6 +55,40 @@ def test_an_intact_log_passes(chain, capsys):
     assert (last.kind, last.actor, last.decision) == ("verify", "command:verify_audit", "intact")
 
 
+def v1_rows(count: int) -> list[int]:
+    """`count` rows appended to the global chain as they were hashed before version 2 (one digest
+    over content and link), the head moved with each, as the application's role may move it."""
+    from approvals.models.audit import AuditChainHead
+
+    audit.record(audit.Kind.LOGIN, actor_system=audit.ANONYMOUS, decision="succeeded")  # the head exists
+    ids = []
+    for _ in range(count):
+        head = AuditChainHead.objects.get(chain=audit_chain.GLOBAL_CHAIN)
+        row = audit.entry(audit.Kind.LOGIN, actor_system=audit.ANONYMOUS, decision="succeeded")
+        row.seq, row.prev_hash = head.seq + 1, head.hash
+        row.hash = audit_chain.v1_hash(tuple(getattr(row, field) for field in audit_chain.HASHED_FIELDS))
+        row.save(force_insert=True)
+        AuditChainHead.objects.filter(chain=head.chain).update(seq=row.seq, hash=row.hash)
+        ids.append(row.pk)
+    return ids
+
+
+def test_rows_hashed_before_version_2_verify_and_new_rows_link_to_them(db):
+    older = v1_rows(2)
+    newer = audit.record(audit.Kind.LOGIN, actor_system=audit.ANONYMOUS, decision="succeeded")
+    assert newer.prev_hash == AuditEvent.objects.get(pk=older[-1]).hash
+    assert newer.hash == audit_chain.event_hash(newer) != audit_chain.v1_hash(
+        tuple(getattr(newer, field) for field in audit_chain.HASHED_FIELDS))
+    call_command("verify_audit")  # raises CommandError on a broken chain
+
+
+def test_an_edited_row_hashed_before_version_2_is_named(db):
+    older = v1_rows(2)
+    as_owner_without_triggers(("UPDATE approvals_auditevent SET decision = 'failed' WHERE id = %s", [older[0]]))
+    assert f"row id={older[0]} chain=global" in verify_fails()
+    assert "content hash mismatch" in verify_fails()
+
+
 def test_an_edited_row_is_named(chain):
     as_owner_without_triggers(("UPDATE approvals_auditevent SET decision = 'blocked' WHERE id = %s", [chain[2]]))
     message = verify_fails()

@@ -89,14 +89,17 @@ def test_what_only_the_reference_accepts_it_still_writes(value):
 @settings(max_examples=300, deadline=None)
 @given(st.dictionaries(text, json_values, max_size=4), st.integers(1, 2**40))
 def test_audit_row_hashes_are_the_reference_hashes(data, seq):
-    # Rows already in the chain were hashed over the reference's bytes: verify_audit must agree.
+    # verify_audit must agree with the reference's bytes, in both versions a chain may hold.
     values = ("run:1", seq, "0" * 64, "2026-12-01T23:00:00.000000+00:00", "verdict", "client:ward", 7, None,
               "s-1", "r-1", None, "MRN-1", "ehr.order", "create", "require_approval", "rule-1", data)
-    content = {"v": 1, "chain": "run:1", "seq": seq, "prev_hash": "0" * 64, "at": values[3], "kind": "verdict",
-               "actor": "client:ward", "actor_user_id": 7, "actor_client_id": None, "session_id": "s-1",
-               "run_id": "r-1", "approval_id": None, "patient_ref": "MRN-1", "tool": "ehr.order", "op": "create",
-               "decision": "require_approval", "rule_id": "rule-1", "data": data}
-    assert audit_chain.content_hash(values) == hashlib.sha256(rfc8785.dumps(content)).hexdigest()
+    body = {"chain": "run:1", "at": values[3], "kind": "verdict", "actor": "client:ward", "actor_user_id": 7,
+            "actor_client_id": None, "session_id": "s-1", "run_id": "r-1", "approval_id": None,
+            "patient_ref": "MRN-1", "tool": "ehr.order", "op": "create", "decision": "require_approval",
+            "rule_id": "rule-1", "data": data}
+    body_digest = hashlib.sha256(rfc8785.dumps({"v": 2, **body})).hexdigest()
+    assert audit_chain.row_hash(values) == hashlib.sha256(f"{'0' * 64}:{seq}:{body_digest}".encode()).hexdigest()
+    v1 = {"v": 1, "seq": seq, "prev_hash": "0" * 64, **body}
+    assert audit_chain.v1_hash(values) == hashlib.sha256(rfc8785.dumps(v1)).hexdigest()
 
 
 @settings(max_examples=300, deadline=None)
