@@ -153,6 +153,11 @@ def _head_move_sql(db) -> str:
     return _HEAD_MOVE.format(head=db.ops.quote_name(AuditChainHead._meta.db_table))
 
 
+def _link_positions(db) -> frozenset[int]:
+    """Where the link's columns stand among `insert_sql`'s parameters: the database fills them in."""
+    return frozenset(n for n, name in enumerate(insert_attnames(AuditEvent)) if name in _LINK)
+
+
 def _linked_insert_sql(insert: str, db) -> str:
     """`insert` (the row's INSERT … VALUES) with its link taken from the head's move, the CTE `audit_head`."""
     quote = db.ops.quote_name
@@ -177,7 +182,7 @@ def append(event: AuditEvent, *, along: Sequence[Write] = ()) -> AuditEvent:
     event.seq, event.prev_hash, event.hash = 0, "", ""  # the database's to fill in
     body = body_hash(tuple(getattr(event, field) for field in HASHED_FIELDS))
     insert, params = insert_sql(event)
-    skipped = {insert_attnames(AuditEvent).index(name) for name in _LINK}
+    skipped = kept("audit-link-positions", _link_positions, model=AuditEvent)
     linked = []
     link = (Write(kept("audit-head-move", _head_move_sql, model=AuditChainHead), [body, event.chain],
                   name="audit_head"),
