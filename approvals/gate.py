@@ -40,6 +40,7 @@ from condor.bulk import instance
 from condor.errors import NotFound, RunNotActiveError, ToolCallConflict
 from condor.sql import Write, columns, db_value, first_row, insert_sql, kept, reader
 from runs import frames, spine
+from runs.models import Run
 from runs.outbox import event_write
 from runs.states import RunState
 
@@ -139,37 +140,59 @@ def gate_tool_call(run, call: GateCall, *, client, owned_by=None) -> GateResult:
 
 
 def _locked_gateable_run(run_id, *, owned_by=None):
-    run = spine.lock_touched_run(run_id, client=owned_by)
-    if run is None:
-        raise NotFound("No such run.")
-    if run.state not in GATEABLE_STATES:
-        raise RunNotActiveError(f"The run is {run.state}; tool calls are gated only while it executes.")
-    # Read after the lock was granted, so a taint committed meanwhile counts (a session
-    # joined to the locking statement would be as its snapshot saw it, from before the
-    # wait). The registry's stamp comes along in the same round trip, and the client
-    # for the card a suspend pushes.
+    """The run, locked and touched, with its session (read after the lock was granted), client and registry."""
     from sessions_app.models import Session
 
-    row = first_row(kept("gate-session", _session_sql, model=Session), [db_value(Session, "id", run.session_id)])
-    if row is None:
-        raise Session.DoesNotExist(f"No session {run.session_id}.")
+    if connection.vendor == "postgresql":
+        # One statement: the lock, then the session through condor_session_as_of_now, a function
+        # with a snapshot of its own (sessions_app migration 0006). Joined as a table, the session
+        # would be as this statement's snapshot saw it, from before any wait for the lock, and a
+        # taint committed meanwhile would be missed. The client and the registry's stamp come
+        # along as of the statement's start: nothing orders their changes with the run's lock.
+        lock_sql, params = spine.lock_touched_statement(run_id, client=owned_by)
+        row = first_row(kept(("gate-lock", lock_sql), lambda db: _locked_with_session_sql(db, lock_sql),
+                             model=Session), params)
+        if row is None:
+            raise NotFound("No such run.")
+        width = len(Run._meta.concrete_fields)
+        run, row = reader(Run)(row[:width]), row[width:]
+    else:
+        # SQLite: a transaction holds the whole database, so the session read next is as of now.
+        run = spine.lock_touched_run(run_id, client=owned_by)
+        if run is None:
+            raise NotFound("No such run.")
+        row = first_row(kept("gate-session", _session_sql, model=Session), [db_value(Session, "id", run.session_id)])
+        if row is None:
+            raise Session.DoesNotExist(f"No session {run.session_id}.")
+    if run.state not in GATEABLE_STATES:
+        raise RunNotActiveError(f"The run is {run.state}; tool calls are gated only while it executes.")
     width = len(Session._meta.concrete_fields)
     session = run.session = reader(Session)(row[:width])
-    session.client = reader(ApiClient)(row[width:-1])
+    session.client = reader(ApiClient)(row[width:-1])  # for the card a suspend pushes
     session.registry_stamp = row[-1]
     run.registry = registry_cache.specs(session.registry_stamp)
     return run
+
+
+def _session_and_client(db, sessions: str) -> str:
+    """The columns and joins after the run's: the session (`sessions`: its table or row source), its client, the stamp."""
+    from sessions_app.models import Session
+
+    clients = db.ops.quote_name(ApiClient._meta.db_table)
+    return (f"{columns(Session, table='s', db=db)}, {columns(ApiClient, db=db)}, ({registry_cache.stamp_sql()}) "
+            f"FROM {sessions} AS s INNER JOIN {clients} ON (s.client_id = {clients}.id)")
+
+
+def _locked_with_session_sql(db, lock_sql: str) -> str:
+    return (f"WITH locked AS ({lock_sql}) SELECT {columns(Run, table='locked', db=db)}, "
+            f"{_session_and_client(db, 'locked CROSS JOIN LATERAL condor_session_as_of_now(locked.session_id)')}")
 
 
 def _session_sql(db) -> str:
     """The session, its client and the registry's stamp: select_related("client") and the stamp, as one text."""
     from sessions_app.models import Session
 
-    quote = db.ops.quote_name
-    sessions, clients = quote(Session._meta.db_table), quote(ApiClient._meta.db_table)
-    return (f"SELECT {columns(Session, db=db)}, {columns(ApiClient, db=db)}, ({registry_cache.stamp_sql()}) "
-            f"FROM {sessions} INNER JOIN {clients} ON ({sessions}.{quote('client_id')} = {clients}.{quote('id')}) "
-            f"WHERE {sessions}.{quote('id')} = %s")
+    return f"SELECT {_session_and_client(db, db.ops.quote_name(Session._meta.db_table))} WHERE s.id = %s"
 
 
 _LEDGER_UPDATE = ("step_id", "args", "metadata", "decision", "rule_id", "untrusted_tool")

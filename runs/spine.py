@@ -35,6 +35,13 @@ def lock_touched_run(run_id, *, client=None, id_sql: tuple[str, list] | None = N
     `id_sql`: a subquery (sql, params) giving the run id, instead of `run_id`
     (a decision names only its approval).
     """
+    row = first_row(*lock_touched_statement(run_id, client=client, id_sql=id_sql))
+    return reader(Run)(row) if row is not None else None
+
+
+def lock_touched_statement(run_id, *, client=None, id_sql: tuple[str, list] | None = None) -> tuple[str, list]:
+    """`lock_touched_run`'s statement (sql, params): an UPDATE … RETURNING the run's columns (`columns(Run)`),
+    for a caller that reads more in the same statement (a CTE; the gate)."""
     from sessions_app.models import Session
 
     where, where_params = id_sql if id_sql else (None, [db_value(Run, "id", run_id)])
@@ -44,9 +51,7 @@ def lock_touched_run(run_id, *, client=None, id_sql: tuple[str, list] | None = N
     if client is not None:
         params.append(db_value(Session, "client", client.pk))
     owned = client is not None
-    sql = kept(("lock_touched_run", where, owned), lambda db: _lock_touched_sql(db, where, owned), model=Run)
-    row = first_row(sql, params)
-    return reader(Run)(row) if row is not None else None
+    return kept(("lock_touched_run", where, owned), lambda db: _lock_touched_sql(db, where, owned), model=Run), params
 
 
 def _lock_touched_sql(db, where: str | None, owned: bool) -> str:

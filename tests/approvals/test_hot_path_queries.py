@@ -59,12 +59,14 @@ def warm_run(api, run_id):
     return run_id
 
 
-def test_an_allowed_gate_call_takes_five_statements(api, warm_run):
-    assert_statements(lambda: gate(api, warm_run, tool="get_patient_summary", op="", args=CHART_READ), 200, 5)
+def test_an_allowed_gate_call_takes_four_statements(api, warm_run):
+    # BEGIN; the run's lock with its session, client and registry stamp; the audit row with the
+    # ledger row and the outbox event; COMMIT.
+    assert_statements(lambda: gate(api, warm_run, tool="get_patient_summary", op="", args=CHART_READ), 200, 4)
 
 
-def test_a_suspending_gate_call_takes_seven_statements(api, warm_run):
-    assert_statements(lambda: gate(api, warm_run), 202, 7)
+def test_a_suspending_gate_call_takes_six_statements(api, warm_run):
+    assert_statements(lambda: gate(api, warm_run), 202, 6)
 
 
 def test_a_resume_takes_five_statements(api, warm_run, reviewer_http):
@@ -90,6 +92,7 @@ def test_the_hot_statements_are_prepared_once_per_connection(api, warm_run):
     with connection.cursor() as cursor:
         cursor.execute("SELECT statement FROM pg_prepared_statements WHERE NOT from_sql")
         prepared = [statement for (statement,) in cursor.fetchall()]
-    for statement in ('UPDATE "runs_run" SET "last_activity_at"', 'FROM "sessions_app_session" INNER JOIN',
+    for statement in ('WITH locked AS (UPDATE "runs_run" SET "last_activity_at"',
+                      'CROSS JOIN LATERAL condor_session_as_of_now(locked.session_id)',
                       'WITH audit_head AS (UPDATE "approvals_auditchainhead"'):
         assert any(statement in text for text in prepared), (statement, prepared)
