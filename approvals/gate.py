@@ -154,8 +154,8 @@ def _locked_gateable_run(run_id, *, owned_by=None):
                              model=Session), params)
         if row is None:
             raise NotFound("No such run.")
-        width = len(Run._meta.concrete_fields)
-        run, row = reader(Run)(row[:width]), row[width:]
+        run_columns = len(Run._meta.concrete_fields)
+        run, row = reader(Run)(row[:run_columns]), row[run_columns:]
     else:
         # SQLite: a transaction holds the whole database, so the session read next is as of now.
         run = spine.lock_touched_run(run_id, client=owned_by)
