@@ -50,11 +50,13 @@ INSTALLED_APPS = [
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
-    "django.contrib.sessions.middleware.SessionMiddleware",
+    # Django's session, auth and messages middleware, passed over by an agent's API call (API key,
+    # no cookie), which has no use for them (condor/browser_middleware.py).
+    "condor.browser_middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
-    "django.contrib.auth.middleware.AuthenticationMiddleware",
-    "django.contrib.messages.middleware.MessageMiddleware",
+    "condor.browser_middleware.AuthenticationMiddleware",
+    "condor.browser_middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     # django-csp's, with the (unchanging) policy header built once (condor/csp_header.py).
     "condor.csp_header.CSPHeaderMiddleware",
