@@ -15,6 +15,8 @@ from django.db.models import Q
 from django.db.models.lookups import In
 from django.db.models.sql import InsertQuery, UpdateQuery
 
+from condor.db_params import adapter
+
 
 def kept(key, build: Callable, *, model=None, db=None):
     """`build(db)` for `key`, kept on the connection `db` (default: this thread's default connection).
@@ -75,7 +77,7 @@ def insert_sql(obj, *, returning: bool = True, db=None) -> tuple[str, list]:
 
     The text is the ORM's, compiled on the first insert of its kind on a connection
     and kept (`kept`); later calls only adapt the values as the ORM's compiler does
-    (`pre_save`, then `get_db_prep_save`). A value that is an expression (a
+    (`pre_save`, then `get_db_prep_save`, shortcut by condor/db_params.py). A value that is an expression (a
     `DatabaseDefault`, an F()) changes the text: that insert is compiled by the ORM.
     """
     db = connections[DEFAULT_DB_ALIAS] if db is None else db
@@ -95,7 +97,8 @@ def insert_sql(obj, *, returning: bool = True, db=None) -> tuple[str, list]:
     sql = kept(("insert", model, returning), build, model=model, db=db)
     if compiled:  # compiled just now: the ORM's own parameters
         return compiled[0]
-    params = [field.get_db_prep_save(value, connection=db) for field, value in zip(fields, values)]
+    adapters = kept(("insert-adapters", model), lambda db: [adapter(field, db) for field in fields], model=model, db=db)
+    params = [adapt(value) for adapt, value in zip(adapters, values)]
     if any(hasattr(param, "as_sql") for param in params):  # a field that prepares its value as an expression
         return _compiled_insert(obj, returning, db)
     return sql, params
