@@ -133,7 +133,7 @@ class Resume(APIView):
                 "run": RunSerializer(resumed_run).data,
             }
 
-        key = request.headers.get("Idempotency-Key")
+        key = request.META.get("HTTP_IDEMPOTENCY_KEY")  # not request.headers: that maps every header first
         if key is None:
             status, payload = handler()
         else:

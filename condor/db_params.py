@@ -59,10 +59,17 @@ def _shortcut(field, db) -> tuple[type, Callable] | None:
     return None
 
 
-def adapter(field, db) -> Callable:
-    """A function of one value giving `field.get_db_prep_save(value, connection=db)`, shortcut where it is safe."""
+def adapter(field, db, *, saving: bool = True) -> Callable:
+    """A function of one value giving `field.get_db_prep_save(value, connection=db)`, shortcut where it is safe.
+
+    `saving=False`: `field.get_db_prep_value(value, db, prepared=False)` instead, a lookup's parameter
+    (condor.sql.db_value). The two differ only for None, "" on a foreign key and expressions, which
+    are never shortcut.
+    """
     def long_way(value):
-        return field.get_db_prep_save(value, connection=db)
+        if saving:
+            return field.get_db_prep_save(value, connection=db)
+        return field.get_db_prep_value(value, db, prepared=False)
 
     key = type(field) is ForeignKey
     # A foreign key saves what its target field saves; None and "" are the key's own to decide (long way).

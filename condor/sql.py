@@ -253,7 +253,9 @@ def db_value(model, field_name: str, value):
     SQLite keeps a UUID as 32 hex digits and a datetime as naive UTC text; a raw
     parameter must match that form, or its comparisons silently miss.
     """
-    return model._meta.get_field(field_name).get_db_prep_value(value, connection, prepared=False)
+    def build(db):
+        return adapter(model._meta.get_field(field_name), db, saving=False)
+    return kept(("db-value", model, field_name), build, model=model)(value)
 
 
 def choice_literal(value: str) -> str:

@@ -59,6 +59,16 @@ def test_every_sample_adapts_as_the_field_itself_would(field):
         assert _same(fast, slow), (field, value, fast, slow)
 
 
+@pytest.mark.parametrize("field", _hot_fields())
+def test_every_sample_adapts_as_a_lookups_parameter_would(field):
+    adapt = adapter(field, connection, saving=False)
+    for value in SAMPLES:
+        (fast, fast_error), (slow, slow_error) = _both(adapt, value), _both(
+            lambda v: field.get_db_prep_value(v, connection, prepared=False), value)
+        assert fast_error is slow_error, (field, value)
+        assert _same(fast, slow), (field, value, fast, slow)
+
+
 def test_a_naive_datetime_still_warns():
     field = apps.get_model("runs.RunEvent")._meta.get_field("created_at")
     with pytest.warns(RuntimeWarning, match="naive datetime"):
