@@ -18,6 +18,7 @@ every socket's consumer receives every push and drops what its reviewer may not 
 nothing invisible ever reaches the browser.
 """
 
+import json
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -86,24 +87,56 @@ def _teams(user_id):
     return ReviewTeam.objects.annotate(mine=Exists(membership)).values_list("care_units", "is_default", "mine")
 
 
-def reviewer_scope(user) -> ReviewerScope | None:
-    """The scope of an active, logged-in reviewer; None for anyone else."""
-    if not is_reviewer(user) or not user.is_active:
-        return None
+def teams_column_sql(db, user_id_sql: str) -> str:
+    """A scalar subquery giving `_teams` of the user `user_id_sql` names as one JSON array of
+    [care_units, is_default, mine], for a statement that loads the user (condor/auth_backends.py):
+    a reviewer's request then reads their teams in the same round trip as themselves."""
+    quote = db.ops.quote_name
+    teams, members = quote(ReviewTeam._meta.db_table), quote(ReviewTeam.members.through._meta.db_table)
+    mine = (f"EXISTS(SELECT 1 FROM {members} WHERE {members}.{quote('reviewteam_id')} = {teams}.{quote('id')} "
+            f"AND {members}.{quote('user_id')} = {user_id_sql})")
+    units, default = f"{teams}.{quote('care_units')}", f"{teams}.{quote('is_default')}"
+    if db.vendor == "postgresql":
+        row, rows = f"json_build_array({units}, {default}, {mine})", "COALESCE(json_agg({row}), '[]'::json)"
+    else:  # SQLite keeps JSON as text: json() embeds it as JSON, not as a string
+        row, rows = f"json_array(json({units}), {default}, {mine})", "json_group_array({row})"
+    return f"(SELECT {rows.format(row=row)} FROM {teams})"
+
+
+def teams_from_column(value) -> list[tuple]:
+    """`teams_column_sql`'s value as `_teams`' rows (PostgreSQL's driver decodes json; SQLite gives text)."""
+    rows = json.loads(value) if isinstance(value, str) else value
+    return [(units, bool(default), bool(mine)) for units, default, mine in rows]
+
+
+def _read_teams(user_id) -> list[tuple]:
     # One query: every team, and whether this reviewer is in it (compiled once per connection).
     query = compiled("reviewer-teams", lambda: _teams(_ANY_USER), model=ReviewTeam)
     with connection.cursor() as cursor:
-        cursor.execute(query.sql, query.params({_ANY_USER: user.pk}))
-        teams = [dict(zip(("care_units", "is_default", "mine"), query.read(row))) for row in cursor.fetchall()]
+        cursor.execute(query.sql, query.params({_ANY_USER: user_id}))
+        return [query.read(row) for row in cursor.fetchall()]
+
+
+def reviewer_scope(user) -> ReviewerScope | None:
+    """The scope of an active, logged-in reviewer; None for anyone else.
+
+    The teams come with the user when the request loaded them (`teams_column_sql`), read as of that
+    load, as the reviewer's group membership is; otherwise they are read here.
+    """
+    if not is_reviewer(user) or not user.is_active:
+        return None
+    teams = getattr(user, "_condor_review_teams", None)
+    if teams is None:
+        teams = _read_teams(user.pk)
     if not teams:
         return ReviewerScope(user_id=user.pk)
-    default = next((team for team in teams if team["is_default"]), None)
+    default = next((team for team in teams if team[1]), None)
     return ReviewerScope(
         user_id=user.pk,
         routed=True,
-        units=frozenset(unit for team in teams if team["mine"] for unit in team["care_units"]),
-        listed_units=frozenset(unit for team in teams for unit in team["care_units"]),
-        sees_unrouted=default is None or default["mine"],
+        units=frozenset(unit for units, _, mine in teams if mine for unit in units),
+        listed_units=frozenset(unit for units, _, _ in teams for unit in units),
+        sees_unrouted=default is None or default[2],
     )
 
 

@@ -1,10 +1,11 @@
-"""Django's ModelBackend, loading a signed-in person together with whether they are a reviewer."""
+"""Django's ModelBackend, loading a signed-in person with whether they are a reviewer, and their review teams."""
 
 from django.contrib.auth import get_user_model
 from django.contrib.auth.backends import ModelBackend
 from django.contrib.auth.models import Group
 from django.core.exceptions import ValidationError
 
+from approvals.visibility import teams_column_sql, teams_from_column
 from condor.auth import REVIEWERS
 from condor.sql import columns, db_value, first_row, kept, reader
 
@@ -12,7 +13,8 @@ from condor.sql import columns, db_value, first_row, kept, reader
 class ReviewerAwareModelBackend(ModelBackend):
     """`get_user` (every request of a signed-in person, every re-check of an inbox socket) reads the
     reviewers-group membership in the same query as the user, where `condor.auth.is_reviewer` finds
-    it: a reviewer's request asks the database once, not twice, and the answer is as of this load,
+    it, and the review teams, where `approvals.visibility.reviewer_scope` finds them: a reviewer's
+    request asks the database once, not three times, and the answers are as of this load,
     as before (a change of groups applies from the next request on). The statement is compiled once
     per connection (condor/sql.py `kept`), not by the ORM on every request."""
 
@@ -25,8 +27,9 @@ class ReviewerAwareModelBackend(ModelBackend):
         row = first_row(kept("auth-user-reviewer", lambda db: _user_sql(model, db), model=model), [REVIEWERS, pk])
         if row is None:
             return None
-        user = reader(model)(row[:-1])
-        user._condor_is_reviewer = bool(row[-1])  # SQLite answers EXISTS with 0 or 1
+        user = reader(model)(row[:-2])
+        user._condor_is_reviewer = bool(row[-2])  # SQLite answers EXISTS with 0 or 1
+        user._condor_review_teams = teams_from_column(row[-1])
         return user if self.user_can_authenticate(user) else None
 
 
@@ -37,4 +40,6 @@ def _user_sql(model, db) -> str:
     reviewer = (f"EXISTS(SELECT 1 FROM {memberships} INNER JOIN {groups} ON ({groups}.{quote('id')} = "
                 f"{memberships}.{quote('group_id')}) WHERE {memberships}.{quote('user_id')} = {users}.{quote('id')} "
                 f"AND {groups}.{quote('name')} = %s)")
-    return f"SELECT {columns(model, db=db)}, {reviewer} FROM {users} WHERE {users}.{quote(model._meta.pk.column)} = %s"
+    user_id = f"{users}.{quote(model._meta.pk.column)}"
+    teams = teams_column_sql(db, user_id)
+    return f"SELECT {columns(model, db=db)}, {reviewer}, {teams} FROM {users} WHERE {user_id} = %s"

@@ -32,9 +32,11 @@ from django.test.utils import setup_test_environment  # noqa: E402
 from django.utils import timezone  # noqa: E402
 from rest_framework.test import APIClient  # noqa: E402
 
+from approvals import visibility  # noqa: E402
 from approvals.audit_chain import verify  # noqa: E402
 from approvals.management.commands import seed_demo  # noqa: E402
 from approvals.models import Approval  # noqa: E402
+from condor.auth_backends import ReviewerAwareModelBackend  # noqa: E402
 from runs.models import Run  # noqa: E402
 from runs.sweep import sweep  # noqa: E402
 
@@ -92,6 +94,10 @@ def main(key_file: str) -> dict:
 
     decided = decide(approval_id)
     seen["decision"] = [decided.status_code, decided.json().get("status")]
+    # The reviewer's teams, read in the statement that loads them (SQLite's JSON form), as their own read reads them.
+    loaded = ReviewerAwareModelBackend().get_user(User.objects.get(username="reviewer").pk)
+    with_user, own_read = loaded._condor_review_teams, visibility._read_teams(loaded.pk)
+    seen["teams_with_user"] = [sorted(map(repr, with_user)) == sorted(map(repr, own_read)), len(with_user) > 1]
 
     def resume():
         body = {"approval_id": approval_id, "args": PRESCRIPTION}

@@ -32,6 +32,7 @@ def test_the_approval_loop_runs_on_sqlite(tmp_path):
         "suspend_again": [202, True],
         "over_limit": [429, "too_many_pending", False],
         "decision": [200, "approved"],
+        "teams_with_user": [True, True],
         "resume": [200, True, "executing"],
         "replay": [409, "approval_consumed"],
         "prior_grant": [200, "approval.prior-grant", "executing"],
