@@ -11,9 +11,9 @@ other value to the field's own `get_db_prep_save`:
 - only for a field whose class uses Django's own methods for those steps, so a field
   that overrides one (a subclass with its own conversion) always takes its own path;
 - only for a value of the exact type that path lets through untouched: `str` for text,
-  `bool`, `int`, an aware `datetime`, a `uuid.UUID`, a `dict` or `list` for JSON;
-  anything else (`None`, a lazy string, a subclass, a naive datetime, an expression)
-  goes the long way, with its warnings and errors.
+  `bool`, `int`, an aware `datetime`, a `uuid.UUID`, a `dict` or `list` for JSON, and
+  None, saved as NULL; anything else (a lazy string, a subclass, a naive datetime, an
+  expression) goes the long way, with its warnings and errors.
 
 tests/test_db_params.py holds the two equal on every hot model's columns.
 """
@@ -63,8 +63,8 @@ def adapter(field, db, *, saving: bool = True) -> Callable:
     """A function of one value giving `field.get_db_prep_save(value, connection=db)`, shortcut where it is safe.
 
     `saving=False`: `field.get_db_prep_value(value, db, prepared=False)` instead, a lookup's parameter
-    (condor.sql.db_value). The two differ only for None, "" on a foreign key and expressions, which
-    are never shortcut.
+    (condor.sql.db_value). The two differ only for None (a JSONField's), "" on a foreign key and
+    expressions: those three take the long way there.
     """
     def long_way(value):
         if saving:
@@ -72,26 +72,37 @@ def adapter(field, db, *, saving: bool = True) -> Callable:
         return field.get_db_prep_value(value, db, prepared=False)
 
     key = type(field) is ForeignKey
-    # A foreign key saves what its target field saves; None and "" are the key's own to decide (long way).
+    # A foreign key saves what its target field saves; "" is the key's own to decide (long way).
     found = _shortcut(field.target_field if key else field, db)
     if found is None:
         return long_way
     types, convert = found
+    # Saved, None is SQL NULL for every field shortcut here (a JSONField's JSON null is Value(None)).
+    # As a lookup's parameter a JSONField's None is JSON null: there None goes the long way.
+    null = saving
     if types is datetime.datetime:
         def adapt_datetime(value):
-            # A naive one goes the long way: Django warns, then makes it aware.
-            return convert(value) if type(value) is datetime.datetime and value.tzinfo is not None else long_way(value)
+            if type(value) is datetime.datetime and value.tzinfo is not None:
+                return convert(value)
+            # None when saving is NULL; a naive one goes the long way: Django warns, then makes it aware.
+            return None if value is None and null else long_way(value)
         return adapt_datetime
     if types is str:
         def as_text(value):
-            return value if type(value) is str and not (key and value == "") else long_way(value)
+            if type(value) is str and not (key and value == ""):
+                return value
+            return None if value is None and null else long_way(value)
         return as_text
     types = types if isinstance(types, tuple) else (types,)
     if convert is None:
         def as_it_is(value):
-            return value if type(value) in types else long_way(value)
+            if type(value) in types:
+                return value
+            return None if value is None and null else long_way(value)
         return as_it_is
 
     def adapt(value):
-        return convert(value) if type(value) in types else long_way(value)
+        if type(value) in types:
+            return convert(value)
+        return None if value is None and null else long_way(value)
     return adapt
