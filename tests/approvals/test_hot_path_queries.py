@@ -8,7 +8,7 @@ request, no savepoint. A change that adds a statement fails here and prints ever
 statement, so the new one is easy to spot; a statement saved must lower a pin here.
 
 Issue 11 aims at 7 (allow), 9 (suspend), 8 (decision) and 8 (resume): all four
-are there (allow, decision and resume at 5, suspend at 7). bench/README.md ("Hot paths")
+are there (allow at 4, suspend at 6, decision and resume at 5). bench/README.md ("Hot paths")
 says what each statement is.
 """
 
