@@ -97,10 +97,10 @@ def teams_column_sql(db, user_id_sql: str) -> str:
             f"AND {members}.{quote('user_id')} = {user_id_sql})")
     units, default = f"{teams}.{quote('care_units')}", f"{teams}.{quote('is_default')}"
     if db.vendor == "postgresql":
-        row, rows = f"json_build_array({units}, {default}, {mine})", "COALESCE(json_agg({row}), '[]'::json)"
+        rows = f"COALESCE(json_agg(json_build_array({units}, {default}, {mine})), '[]'::json)"
     else:  # SQLite keeps JSON as text: json() embeds it as JSON, not as a string
-        row, rows = f"json_array(json({units}), {default}, {mine})", "json_group_array({row})"
-    return f"(SELECT {rows.format(row=row)} FROM {teams})"
+        rows = f"json_group_array(json_array(json({units}), {default}, {mine}))"
+    return f"(SELECT {rows} FROM {teams})"
 
 
 def teams_from_column(value) -> list[tuple]:

@@ -4,7 +4,7 @@ An agent runtime calls `/api/` with `Authorization: Api-Key …` and sends no co
 such a request these three have nothing to do: there is no session cookie to load, so
 no person to sign in and no message to carry, and DRF authenticates the key itself.
 They still built a session store, a lazy user and two message storages (a cookie
-signer among them) for every call, and looked at each on the way out: about 4% of a
+signer among them) for every call, and looked at each on the way out: about 2% of a
 gate call's instructions (bench/README.md, session 12). A request with any cookie, or
 without an API key, or outside `/api/`, goes through them as before, so a browser's
 request (the inbox, the admin, a reviewer's decision) is never handed to a view

@@ -32,26 +32,26 @@ def _uses(cls, **methods) -> bool:
     return all(getattr(cls, name) is implementation for name, implementation in methods.items())
 
 
-def _shortcut(field, db) -> tuple[type, Callable] | None:
-    """(the value type let through, what becomes of such a value) for `field` on `db`, or None: the long way only."""
+def _shortcut(field, db) -> tuple[tuple, Callable | None] | None:
+    """(the value types let through, what becomes of such a value, None: nothing) for `field` on `db`,
+    or None: the long way only."""
     cls = type(field)
     plain_save = cls.get_db_prep_save is Field.get_db_prep_save
-    if plain_save and _uses(cls, get_db_prep_value=Field.get_db_prep_value, get_prep_value=CharField.get_prep_value):
-        return str, None
-    if plain_save and _uses(cls, get_db_prep_value=Field.get_db_prep_value, get_prep_value=TextField.get_prep_value):
-        return str, None
-    if plain_save and _uses(cls, get_db_prep_value=Field.get_db_prep_value, get_prep_value=BooleanField.get_prep_value):
-        return bool, None
+    plain_value = cls.get_db_prep_value is Field.get_db_prep_value
+    if plain_save and plain_value and cls.get_prep_value in (CharField.get_prep_value, TextField.get_prep_value):
+        return (str,), None
+    if plain_save and plain_value and cls.get_prep_value is BooleanField.get_prep_value:
+        return (bool,), None
     if plain_save and _uses(cls, get_db_prep_value=IntegerField.get_db_prep_value,
                             get_prep_value=IntegerField.get_prep_value):
         internal, adapt = field.get_internal_type(), db.ops.adapt_integerfield_value
-        return int, lambda value: adapt(value, internal)
+        return (int,), lambda value: adapt(value, internal)
     if plain_save and settings.USE_TZ and _uses(cls, get_db_prep_value=DateTimeField.get_db_prep_value,
                                                 get_prep_value=DateTimeField.get_prep_value,
                                                 to_python=DateTimeField.to_python):
-        return datetime.datetime, db.ops.adapt_datetimefield_value  # aware ones only: see adapter()
-    if plain_save and _uses(cls, get_db_prep_value=UUIDField.get_db_prep_value):
-        return uuid.UUID, None if db.features.has_native_uuid_field else (lambda value: value.hex)
+        return (datetime.datetime,), db.ops.adapt_datetimefield_value  # aware ones only: see adapter()
+    if plain_save and cls.get_db_prep_value is UUIDField.get_db_prep_value:
+        return (uuid.UUID,), None if db.features.has_native_uuid_field else (lambda value: value.hex)
     if _uses(cls, get_db_prep_save=JSONField.get_db_prep_save, get_db_prep_value=JSONField.get_db_prep_value,
              get_prep_value=Field.get_prep_value):
         encoder, adapt = field.encoder, db.ops.adapt_json_value
@@ -66,10 +66,12 @@ def adapter(field, db, *, saving: bool = True) -> Callable:
     (condor.sql.db_value). The two differ only for None (a JSONField's), "" on a foreign key and
     expressions: those three take the long way there.
     """
-    def long_way(value):
-        if saving:
+    if saving:
+        def long_way(value):
             return field.get_db_prep_save(value, connection=db)
-        return field.get_db_prep_value(value, db, prepared=False)
+    else:
+        def long_way(value):
+            return field.get_db_prep_value(value, db, prepared=False)
 
     key = type(field) is ForeignKey
     # A foreign key saves what its target field saves; "" is the key's own to decide (long way).
@@ -77,32 +79,15 @@ def adapter(field, db, *, saving: bool = True) -> Callable:
     if found is None:
         return long_way
     types, convert = found
+    # A naive datetime goes the long way: Django warns, then makes it aware.
+    aware_only = types == (datetime.datetime,)
+    keyed_text = key and types == (str,)
     # Saved, None is SQL NULL for every field shortcut here (a JSONField's JSON null is Value(None)).
     # As a lookup's parameter a JSONField's None is JSON null: there None goes the long way.
     null = saving
-    if types is datetime.datetime:
-        def adapt_datetime(value):
-            if type(value) is datetime.datetime and value.tzinfo is not None:
-                return convert(value)
-            # None when saving is NULL; a naive one goes the long way: Django warns, then makes it aware.
-            return None if value is None and null else long_way(value)
-        return adapt_datetime
-    if types is str:
-        def as_text(value):
-            if type(value) is str and not (key and value == ""):
-                return value
-            return None if value is None and null else long_way(value)
-        return as_text
-    types = types if isinstance(types, tuple) else (types,)
-    if convert is None:
-        def as_it_is(value):
-            if type(value) in types:
-                return value
-            return None if value is None and null else long_way(value)
-        return as_it_is
 
     def adapt(value):
-        if type(value) in types:
-            return convert(value)
+        if type(value) in types and not (aware_only and value.tzinfo is None) and not (keyed_text and value == ""):
+            return value if convert is None else convert(value)
         return None if value is None and null else long_way(value)
     return adapt

@@ -82,4 +82,3 @@ def test_a_field_with_its_own_conversion_takes_its_own_path():
 
     field = Shouting(max_length=10)
     assert adapter(field, connection)("quiet") == "QUIET"
-
