@@ -54,7 +54,7 @@ class Canonical:
 
 
 def canonical(value: object) -> Canonical:
-    text = canonical_json(value)
+    text = canonical_json_fast(value)
     return Canonical(value, len(text), hashlib.sha256(text).hexdigest())
 
 

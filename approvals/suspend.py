@@ -9,6 +9,7 @@ written does not happen. Do not add a second path that creates approvals.
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import timedelta
+from functools import cached_property
 
 from django.conf import settings
 from django.contrib.auth.models import User
@@ -53,11 +54,15 @@ class SuspendRequest:
     def reason_code(self) -> str:
         return read_reason_code({"kind": self.kind})
 
-    @property
+    @cached_property
     def contract_hash(self) -> str:
+        # A plain str for the reason, not the enum: the bytes are the same (RFC 8785 writes a str
+        # subclass as its text), but an enum sends the whole value to the slow reference encoder
+        # (approvals/hashing.py `_plain_json`). Asked twice a suspend (the same-suspend lookup and
+        # the row), so kept.
         return payload_hash({
             "tool": self.tool, "op": self.op, "args": self.args,
-            "reason_code": self.reason_code, "missing": list(self.missing),
+            "reason_code": str(self.reason_code), "missing": list(self.missing),
         })
 
     def resume_schema(self) -> dict:

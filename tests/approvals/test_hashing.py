@@ -6,7 +6,7 @@ import json
 import pytest
 import rfc8785
 
-from approvals.hashing import CanonicalizationError, canonical_json, payload_hash
+from approvals.hashing import CanonicalizationError, canonical, canonical_json, payload_hash
 
 
 def test_key_order_does_not_change_the_hash():
@@ -151,3 +151,19 @@ def test_values_outside_json_raise_canonicalization_error(value):
     with pytest.raises(CanonicalizationError):
         payload_hash(value)
     assert issubclass(CanonicalizationError, ValueError)
+
+
+@pytest.mark.parametrize("value", [{"drug": "amoxicillin", "days": 7}, {"dose": 5.0, "n": 1e-7}, ["\U0001f600"]])
+def test_canonical_gives_the_reference_bytes_size_and_hash(value):
+    reference = rfc8785.dumps(value)
+    taken = canonical(value)
+    assert (taken.size, taken.hash) == (len(reference), hashlib.sha256(reference).hexdigest())
+
+
+def test_canonical_of_plain_json_skips_the_reference_encoder(monkeypatch):
+    # A decision takes the canonical form of what is approved; for plain args the C encoder writes it.
+    def refused(value):
+        raise AssertionError("the reference encoder was asked")
+
+    monkeypatch.setattr(rfc8785, "dumps", refused)
+    assert canonical({"drug": "amoxicillin", "days": 7}).size == len('{"days":7,"drug":"amoxicillin"}')

@@ -85,6 +85,36 @@ def test_the_payload_hash_is_sha256_of_rfc8785_json(api):
     assert approval["payload_hash"] == hashlib.sha256(rfc8785.dumps(PRESCRIPTION)).hexdigest()
 
 
+# Stored on every approval as its suspend identity (one_approval_per_suspend): a change to how
+# it is computed would make a repeated suspend of an existing card a second card.
+SUSPEND_IDENTITIES = [
+    (dict(args={"drug": "amoxicillin", "dose": "500 mg", "days": 7}),
+     "1e89bcf67b7d552085149e6ccdc835d1be31649d6f5a643856791ff3f131fea4"),
+    (dict(args={"drug": "amoxicillin"}, kind="clarification", message="Which dose?", missing=("dose",)),
+     "f609334151f6ca19c686a4bcc6eec8ceaba62308879fb129102aea87ec7118d7"),
+]
+
+
+@pytest.mark.parametrize("fields, expected", SUSPEND_IDENTITIES)
+def test_the_contract_hash_of_a_suspend_is_stable(fields, expected):
+    request = SuspendRequest(tool_call_id="t", step_id="s", tool="prescribe_medication", op="create",
+                             rule_id="r", explanation="", hitl_tier=None, **fields)
+    reference = hashlib.sha256(rfc8785.dumps({
+        "tool": request.tool, "op": request.op, "args": request.args,
+        "reason_code": request.reason_code, "missing": list(request.missing)})).hexdigest()
+    assert request.contract_hash == reference == expected
+
+
+def test_the_contract_hash_takes_the_fast_encoder(monkeypatch):
+    # The reason code as an enum sent every suspend's contract to the pure-Python encoder.
+    def reference_refused(value):
+        raise AssertionError(f"the reference encoder was asked for {value!r}")
+
+    monkeypatch.setattr(rfc8785, "dumps", reference_refused)
+    request = SuspendRequest(tool_call_id="t", step_id="s", tool="prescribe_medication", op="create",
+                             args={"drug": "amoxicillin"}, rule_id="r", explanation="", hitl_tier=None)
+    assert len(request.contract_hash) == 64
+
 def test_the_ttl_comes_from_the_setting(api, settings):
     settings.CONDOR_APPROVAL_TTL_SECONDS = 120
     run_id = open_executing_run(api)
