@@ -4,6 +4,11 @@ Run by hand from the repository root, against a scratch PostgreSQL database:
 
     DATABASE_URL=postgres://postgres@127.0.0.1:5432/condor_bench .venv/bin/python bench/hotpaths.py [--inbox] [--sweep]
 
+`--floor` (with `--client wrk`) adds a phase between the bare endpoint and the gate: the gate
+allow's own statements, captured from real gate calls, sent through the bare reference with
+none of Condor's Python (bench/floor.py). Its ratio is the best any gate keeping those writes
+could reach.
+
 `--inbox` and `--sweep` then run the issue's other two hot paths (bench/inbox_page.py,
 bench/sweep.py), each on a database of its own beside this one.
 
@@ -30,6 +35,7 @@ import socket
 import statistics
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 from pathlib import Path
@@ -318,8 +324,8 @@ def langgraph_cycle(url: str, cycles: int) -> dict:
 
 
 def throughput_with_wrk(figures: dict, condor: Condor, bare_base: str, gate_runs: list[str], round_: int,
-                        seconds: float) -> None:
-    """The round's bare, gate and resume phases sent by wrk, each for `seconds`, each request at most once.
+                        seconds: float, floor: bool) -> None:
+    """The round's bare, (floor,) gate and resume phases sent by wrk, each for `seconds`, each request at most once.
 
     Request files are sized past what the phase can send (wrk's rate would be wrong had one run
     out, so the bench stops then): the resumes at 1.5 times what this round's gate calls managed.
@@ -327,6 +333,12 @@ def throughput_with_wrk(figures: dict, condor: Condor, bare_base: str, gate_runs
     authorization = condor.headers["Authorization"]
     figures["bare"].append(wrk_client.run(bare_base, [("/insert/", BARE_BODY)] * int(4000 * seconds),
                                           connections=CONNECTIONS, seconds=seconds))
+    if floor:
+        from bench import floor as gate_floor
+
+        figures["floor"].append(wrk_client.run(bare_base, gate_floor.requests(len(gate_runs), int(3000 * seconds),
+                                                                              f"w{round_}"),
+                                               connections=CONNECTIONS, seconds=seconds))
     figures["gate"].append(wrk_client.run(condor.base, condor.gate_calls(gate_runs, int(2000 * seconds), f"w{round_}"),
                                           connections=CONNECTIONS, seconds=seconds, authorization=authorization))
     wanted = int(figures["gate"][-1][0] * seconds * 1.5) + 200
@@ -350,6 +362,9 @@ def main() -> None:
                         help="what sends the throughput phases: 16 httpx threads here, or wrk (the issue's "
                              "client, 2 threads x 16 connections; bench/wrk_client.py)")
     parser.add_argument("--seconds", type=float, default=4, help="length of each wrk phase")
+    parser.add_argument("--floor", action="store_true",
+                        help="with --client wrk: also the gate allow's own statements sent with none of Condor's "
+                             "Python, through the bare reference (bench/floor.py)")
     parser.add_argument("--inbox", action="store_true",
                         help="then the inbox page of 100 from 10,000 pending (bench/inbox_page.py, its own database)")
     parser.add_argument("--sweep", action="store_true",
@@ -358,6 +373,11 @@ def main() -> None:
     options = parser.parse_args()
     if options.client == "wrk" and not wrk_client.available():
         raise SystemExit("--client wrk needs wrk: apt-get install wrk")
+    if options.floor and options.client != "wrk":
+        raise SystemExit("--floor needs --client wrk")
+    # Where the floor's captured statements go; the bare server inherits the name and reads it lazily.
+    floor_file = Path(tempfile.mkdtemp()) / "floor.pickle"
+    os.environ["CONDOR_BENCH_FLOOR"] = str(floor_file)
     url = os.environ["DATABASE_URL"]
     ensure_database(url)
     subprocess.run([sys.executable, "manage.py", "migrate", "-v", "0"], cwd=ROOT, check=True)
@@ -371,14 +391,21 @@ def main() -> None:
             from bench.bare.urls import TABLE_SQL
 
             conn.execute(TABLE_SQL)
-        figures: dict[str, list] = {"bare": [], "gate": [], "resume": [], "condor_cycle": [], "langgraph_cycle": []}
+        figures: dict[str, list] = {"bare": [], "floor": [], "gate": [], "resume": [], "condor_cycle": [],
+                                    "langgraph_cycle": []}
         # wrk cannot give each connection a run of its own: its calls go round-robin over four times as many.
         gate_runs = [condor.executing_run(condor.http) for _ in range(4 * CONNECTIONS)] if options.client == "wrk" else []
+        if options.floor:
+            from bench import floor as gate_floor
+            from bench.hotpaths_cpu import Wsgi
+
+            floor_runs = [condor.executing_run(condor.http) for _ in range(len(gate_runs))]
+            gate_floor.capture(Wsgi(condor.headers), floor_runs, floor_file)
         for round_ in range(options.rounds):
             vacuum(url)  # untimed
             print(f"round {round_ + 1}: load average {os.getloadavg()}")
             if options.client == "wrk":
-                throughput_with_wrk(figures, condor, bare_base, gate_runs, round_, options.seconds)
+                throughput_with_wrk(figures, condor, bare_base, gate_runs, round_, options.seconds, options.floor)
             else:
                 n = options.per_thread
                 figures["bare"].append(hammer([bare_requests(bare_base, n) for _ in range(CONNECTIONS)]))
@@ -387,7 +414,9 @@ def main() -> None:
                 # burst of 160 requests, a fraction of a second in which warm-up weighed as much as the rest.
                 prepared = [condor.resume_requests(n, f"r{round_}-{t}") for t in range(CONNECTIONS)]
                 figures["resume"].append(hammer(prepared))
-            for name in ("bare", "gate", "resume"):
+            for name in ("bare", "floor", "gate", "resume"):
+                if not figures[name]:
+                    continue
                 rate, p50 = figures[name][-1]
                 print(f"  {name:7} {rate:7.1f} req/s  p50 {p50:6.1f} ms")
             figures["condor_cycle"].append(hitl_cycle(condor, options.cycles))
@@ -401,6 +430,10 @@ def main() -> None:
               f"gate allow {rate['gate']:.0f} ({rate['gate'] / rate['bare']:.2f}x), "
               f"resume {rate['resume']:.0f} ({rate['resume'] / rate['bare']:.2f}x); "
               f"HITL cycle {condor_ms:.1f} ms vs LangGraph {langgraph_ms:.1f} ms ({condor_ms / langgraph_ms:.2f}x)")
+        if figures["floor"]:
+            floor_rate = statistics.median(r for r, _ in figures["floor"])
+            print(f"the gate's SQL floor {floor_rate:.0f} req/s ({floor_rate / rate['bare']:.2f}x bare); "
+                  f"gate allow at {rate['gate'] / floor_rate:.2f}x its floor")
         print(f"load average {os.getloadavg()}")
     finally:
         for server in (condor_server, bare_server):

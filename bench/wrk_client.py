@@ -37,12 +37,13 @@ def run(base: str, requests: list[tuple[str, dict]], *, connections: int, second
     if authorization:
         env["WRK_AUTH"] = authorization
     try:
-        out = subprocess.run(["wrk", f"-t{THREADS}", f"-c{connections}", f"-d{seconds}s", "--latency",
-                              "-s", str(SCRIPT), base], capture_output=True, text=True, env=env, check=True).stdout
+        done = subprocess.run(["wrk", f"-t{THREADS}", f"-c{connections}", f"-d{seconds:g}s", "--latency",
+                               "-s", str(SCRIPT), base], capture_output=True, text=True, env=env)
     finally:
         os.unlink(lines.name)
-    if re.search(r"Non-2xx|Socket errors|exhausted", out):
-        raise SystemExit(f"wrk against {base}:\n{out}")
+    out = done.stdout
+    if done.returncode != 0 or re.search(r"Non-2xx|Socket errors|exhausted", out):
+        raise SystemExit(f"wrk against {base} (exit {done.returncode}):\n{out}{done.stderr}")
     rate = float(re.search(r"Requests/sec:\s+([\d.]+)", out).group(1))
     value, unit = re.search(r"\s50%\s+([\d.]+)(us|ms|s)\b", out).groups()
     return rate, float(value) * _UNITS[unit]
