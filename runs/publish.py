@@ -22,6 +22,7 @@ from django.utils import timezone
 from redis.backoff import NoBackoff
 from redis.retry import Retry
 
+from condor.sql import choice_literal, kept
 from runs.push_queue import PushQueue
 
 logger = logging.getLogger(__name__)
@@ -74,10 +75,29 @@ def _stale_cards(pushes: list[Push]) -> set[int]:
              if push.inbox is not None and push.inbox.get("type") == "card.added"}
     if not added:
         return set()
-    pending = {str(pk) for pk in Approval.objects.filter(
-        pk__in=added.values(), status=ApprovalStatus.PENDING, expires_at__gt=timezone.now(),
-    ).values_list("pk", flat=True)}
+    now = timezone.now()
+    if connection.vendor == "postgresql":
+        with connection.cursor() as cursor:
+            cursor.execute(kept("stale-cards", _pending_cards_sql, model=Approval), [list(set(added.values()))])
+            pending = {str(pk) for pk, expires_at in cursor.fetchall() if expires_at > now}
+    else:
+        pending = {str(pk) for pk in Approval.objects.filter(
+            pk__in=added.values(), status=ApprovalStatus.PENDING, expires_at__gt=now,
+        ).values_list("pk", flat=True)}
     return {event_pk for event_pk, approval_id in added.items() if approval_id not in pending}
+
+
+def _pending_cards_sql(db) -> str:
+    # The ids as a set joined to the table, as in the published mark (below), and the expiry
+    # compared here rather than in the WHERE: either way PostgreSQL plans it once, by primary key.
+    from approvals.models import Approval, ApprovalStatus
+
+    def column(name):
+        return db.ops.quote_name(Approval._meta.get_field(name).column)
+
+    return (f"SELECT {column('id')}, {column('expires_at')} FROM {db.ops.quote_name(Approval._meta.db_table)} "
+            f"WHERE {column('id')} IN (SELECT unnest(%s::uuid[])) "
+            f"AND {column('status')} = {choice_literal(ApprovalStatus.PENDING)}")
 
 
 # Which of these groups has a member that has not expired (channels_redis's own
@@ -219,7 +239,6 @@ def _push(layer, pushes: list[Push]) -> int:
     sent: list[int] = []
     done: list[int] = []
     try:
-        stale = _stale_cards(pushes)
         # A message goes only to a group someone listens to, asked of Redis once for the whole
         # batch: nearly always nobody streams the run, and group_send would take two round trips
         # to find its group empty (the inbox's, too, while no reviewer has it open). A stream joins
@@ -229,6 +248,9 @@ def _push(layer, pushes: list[Push]) -> int:
         listened = _groups(pushes)  # every group: a layer that cannot say who listens
         if _knows_listeners(layer):
             listened = _listened_groups(layer, sorted(listened))
+        # Cards go only to an inbox someone has open, so only then are they checked for staleness
+        # (a read of the approvals: the most work in a round of parked calls' pushes).
+        stale = _stale_cards(pushes) if INBOX_GROUP in listened else set()
         # The in-memory layer's queues belong to the server's own loop, so it must be
         # reached through async_to_sync; there is no network to hang on.
         if isinstance(layer, InMemoryChannelLayer):

@@ -153,9 +153,12 @@ def test_a_card_reaches_the_inbox_only_while_someone_has_it_open(api, layer, mon
     run_id = make_run(api, "executing")["id"]
     async_to_sync(inbox_members)(False)
     sent = counted_sends(layer, monkeypatch)
+    stale_checks, real_stale_cards = [], publish._stale_cards
+    monkeypatch.setattr(publish, "_stale_cards", lambda pushes: stale_checks.append(pushes) or real_stale_cards(pushes))
     with django_capture_on_commit_callbacks(execute=True):
         first = park(api, run_id)
     assert INBOX_GROUP not in sent  # no reviewer has the inbox open
+    assert stale_checks == []  # so no card was checked for staleness either
     parked = RunEvent.objects.get(run_id=run_id, kind="approval.suspended")
     assert parked.published_at is not None  # nothing left for the drainer
 
@@ -166,3 +169,4 @@ def test_a_card_reaches_the_inbox_only_while_someone_has_it_open(api, layer, mon
     finally:
         async_to_sync(inbox_members)(False)
     assert first["id"] != second["id"] and sent.count(INBOX_GROUP) == 1
+    assert len(stale_checks) == 1  # with the inbox open, its card was checked before it went
