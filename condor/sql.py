@@ -107,18 +107,87 @@ def insert_sql(obj, *, returning: bool = True, db=None) -> tuple[str, list]:
 def insert_rows_sql(objs: list) -> tuple[str, list]:
     """`insert_sql` for several instances of one model: one INSERT, their pks RETURNING in list order.
 
-    One row takes `insert_sql`'s kept text; several are compiled by the ORM as
-    bulk_create compiles them (on PostgreSQL its UNNEST form).
+    One row takes `insert_sql`'s kept text. Several take the text the ORM compiles for
+    bulk_create (on PostgreSQL its UNNEST form, a parameter a column; elsewhere a VALUES
+    row each), compiled on the first insert of that many rows on a connection and kept
+    with where its parameters go. The layout is read off that first compile, whose
+    parameters must be exactly this function's own adaptation of the same values;
+    otherwise every such insert is compiled by the ORM.
     """
     if len(objs) == 1:
         return insert_sql(objs[0])
+    db, model = connections[DEFAULT_DB_ALIAS], type(objs[0])
+    fields = kept(("insert-fields", model), lambda db: _inserted_fields(model), model=model, db=db)
+    if fields is None:
+        return _compiled_rows(objs, db)
+    adapters = kept(("insert-adapters", model), lambda db: [adapter(field, db) for field in fields], model=model, db=db)
+    compiled = []
+
+    def build(db):
+        compiled.append(_compiled_rows(objs, db))
+        # The values as the compile took them (pre_save has run: auto_now_add set them on the rows).
+        values = [[getattr(obj, field.attname) for field in fields] for obj in objs]
+        return compiled[0][0], _layout(compiled[0][1], values, adapters)
+
+    sql, layout = kept(("insert-rows", model, len(objs)), build, model=model, db=db)
+    if compiled:
+        return compiled[0]
+    values = [[field.pre_save(obj, True) for field in fields] for obj in objs]
+    if layout is None or any(hasattr(value, "resolve_expression") for row in values for value in row):
+        return _compiled_rows(objs, db)
+    params = _arranged(layout, [[adapt(value) for adapt, value in zip(adapters, row)] for row in values])
+    if any(hasattr(param, "as_sql") for param in _flat(layout, params)):
+        return _compiled_rows(objs, db)
+    return sql, params
+
+
+def _compiled_rows(objs: list, db) -> tuple[str, list]:
     model = type(objs[0])
     query = InsertQuery(model)
     query.insert_values(_insert_fields(model), objs)
-    compiler = query.get_compiler(connection=connection)
+    compiler = query.get_compiler(connection=db)
     compiler.returning_fields = [model._meta.pk]
     [(sql, params)] = compiler.as_sql()
     return sql, list(params)
+
+
+def _arranged(layout: str, rows: list[list]) -> list:
+    """Adapted rows as the kept text takes them: a list a column ("columns"), or row after row ("rows")."""
+    if layout == "columns":
+        return [list(column) for column in zip(*rows)]
+    return [param for row in rows for param in row]
+
+
+def _flat(layout: str, params: list) -> list:
+    return [param for column in params for param in column] if layout == "columns" else params
+
+
+def _layout(compiled: list, values: list[list], adapters: list) -> str | None:
+    """"columns" or "rows": how the ORM laid out `values` (row by row, before adaptation) in its
+    parameters `compiled`; None when neither layout of this module's own adaptation equals them."""
+    if any(hasattr(value, "resolve_expression") for row in values for value in row):
+        return None
+    rows = [[adapt(value) for adapt, value in zip(adapters, row)] for row in values]
+    for layout in ("columns", "rows"):
+        if _equal(_arranged(layout, rows), compiled, nested=layout == "columns"):
+            return layout
+    return None
+
+
+def _equal(mine: list, theirs, *, nested: bool) -> bool:
+    if type(theirs) is not list or len(mine) != len(theirs):
+        return False
+    if nested:
+        return all(_equal(column, other, nested=False) for column, other in zip(mine, theirs))
+    return all(map(_same_param, mine, theirs))
+
+
+def _same_param(a, b) -> bool:
+    if type(a) is not type(b):
+        return False
+    if hasattr(a, "obj") and hasattr(a, "dumps"):  # psycopg's Jsonb: no equality of its own
+        return a.obj == b.obj and a.dumps is b.dumps
+    return a == b
 
 
 def columns(model, table: str | None = None, *, db=None) -> str:
