@@ -104,13 +104,19 @@ def insert_sql(obj, *, returning: bool = True, db=None) -> tuple[str, list]:
     return sql, params
 
 
+# A text is kept for each row count up to this: the hot paths insert two or three events at
+# once. A larger batch's compile is shared by its rows, and keeping every count a batch ever
+# had would hold a VALUES text of each length (SQLite) for the connection's life.
+KEPT_ROWS_AT_MOST = 8
+
+
 def insert_rows_sql(objs: list) -> tuple[str, list]:
     """`insert_sql` for several instances of one model: one INSERT, their pks RETURNING in list order.
 
     One row takes `insert_sql`'s kept text. Several take the text the ORM compiles for
     bulk_create (on PostgreSQL its UNNEST form, a parameter a column; elsewhere a VALUES
     row each), compiled on the first insert of that many rows on a connection and kept
-    with where its parameters go. The layout is read off that first compile, whose
+    with where its parameters go (up to KEPT_ROWS_AT_MOST rows). The layout is read off that first compile, whose
     parameters must be exactly this function's own adaptation of the same values;
     otherwise every such insert is compiled by the ORM.
     """
@@ -118,7 +124,7 @@ def insert_rows_sql(objs: list) -> tuple[str, list]:
         return insert_sql(objs[0])
     db, model = connections[DEFAULT_DB_ALIAS], type(objs[0])
     fields = kept(("insert-fields", model), lambda db: _inserted_fields(model), model=model, db=db)
-    if fields is None:
+    if fields is None or len(objs) > KEPT_ROWS_AT_MOST:
         return _compiled_rows(objs, db)
     adapters = kept(("insert-adapters", model), lambda db: [adapter(field, db) for field in fields], model=model, db=db)
     compiled = []

@@ -75,3 +75,15 @@ def test_a_layout_it_cannot_read_off_the_first_compile_is_never_kept(db, monkeyp
     monkeypatch.setattr(sql_module, "_compiled_rows", lambda objs, db: compiled.append(objs) or real(objs, db))
     insert_rows_sql(rows(5))
     assert len(compiled) == 1  # compiled again, not laid out by guess
+
+
+def test_a_large_batch_is_compiled_not_kept(db, monkeypatch):
+    from condor import sql as sql_module
+
+    count = sql_module.KEPT_ROWS_AT_MOST + 1
+    compiled, real = [], sql_module._compiled_rows
+    monkeypatch.setattr(sql_module, "_compiled_rows", lambda objs, db: compiled.append(objs) or real(objs, db))
+    insert_rows_sql(rows(count))
+    insert_rows_sql(rows(count))
+    assert len(compiled) == 2
+    assert not any(key[:1] == ("insert-rows",) and key[2] == count for key in connection.condor_kept)
