@@ -44,12 +44,13 @@ def capture(agent, runs: list[str], target: Path) -> None:
     """
     from django.db import connection
 
+    from bench.hotpaths import allowed_call
     from runs.publish import _MARK_SQL
 
     by_run = []
     for index, run_id in enumerate(runs):
         path = f"/api/v1/runs/{run_id}/tool-calls/"
-        agent.post(path, _call(f"floor-warm-{index}"), 200)
+        agent.post(path, allowed_call(f"floor-warm-{index}"), 200)
         seen = []
 
         def keep(execute, sql, params, many, context):
@@ -58,7 +59,7 @@ def capture(agent, runs: list[str], target: Path) -> None:
 
         tool_call_id = f"floor-captured-{index}"
         with connection.execute_wrapper(keep):
-            agent.post(path, _call(tool_call_id), 200)
+            agent.post(path, allowed_call(tool_call_id), 200)
         lock = [(sql, params) for sql, params in seen if sql.startswith(LOCK_PREFIX)]
         write = [(sql, params) for sql, params in seen if sql.startswith(WRITE_PREFIX)]
         if len(lock) != 1 or len(write) != 1 or len(seen) != 2:
@@ -70,11 +71,6 @@ def capture(agent, runs: list[str], target: Path) -> None:
         by_run.append({"lock": (lock_sql, [_plain(v) for v in lock_params]),
                        "write": (write_sql, [_plain(v) for v in write_params]), "tool_call_id_at": where[0]})
     target.write_bytes(pickle.dumps({"runs": by_run, "mark": _MARK_SQL}))
-
-
-def _call(tool_call_id: str) -> dict:
-    return {"tool_call_id": tool_call_id, "step_id": "s", "tool": "get_patient_summary", "op": "",
-            "args": {"patient_id": "p-1042"}}
 
 
 def requests(runs: int, n: int, tag: str) -> list[tuple[str, dict]]:

@@ -62,14 +62,19 @@ def _inserted_fields(model) -> list | None:
     return None if any(hasattr(field, "get_placeholder") for field in fields) else fields
 
 
-def _compiled_insert(obj, returning: bool, db) -> tuple[str, list]:
-    model = type(obj)
+def _compiled_insert(objs: list, db, *, returning: bool = True) -> tuple[str, list]:
+    """The ORM's own INSERT of `objs` (one model's), as bulk_create compiles it."""
+    model = type(objs[0])
     query = InsertQuery(model)
-    query.insert_values(_insert_fields(model), [obj])
+    query.insert_values(_insert_fields(model), objs)
     compiler = query.get_compiler(connection=db)
     compiler.returning_fields = [model._meta.pk] if returning else None
     [(sql, params)] = compiler.as_sql()
     return sql, list(params)
+
+
+def _insert_adapters(model, fields: list, db) -> list[Callable]:
+    return kept(("insert-adapters", model), lambda db: [adapter(field, db) for field in fields], model=model, db=db)
 
 
 def insert_sql(obj, *, returning: bool = True, db=None) -> tuple[str, list]:
@@ -84,23 +89,22 @@ def insert_sql(obj, *, returning: bool = True, db=None) -> tuple[str, list]:
     model = type(obj)
     fields = kept(("insert-fields", model), lambda db: _inserted_fields(model), model=model, db=db)
     if fields is None:
-        return _compiled_insert(obj, returning, db)
+        return _compiled_insert([obj], db, returning=returning)
     values = [field.pre_save(obj, True) for field in fields]
     if any(hasattr(value, "resolve_expression") for value in values):
-        return _compiled_insert(obj, returning, db)
+        return _compiled_insert([obj], db, returning=returning)
     compiled = []
 
     def build(db):
-        compiled.append(_compiled_insert(obj, returning, db))
+        compiled.append(_compiled_insert([obj], db, returning=returning))
         return compiled[0][0]
 
     sql = kept(("insert", model, returning), build, model=model, db=db)
     if compiled:  # compiled just now: the ORM's own parameters
         return compiled[0]
-    adapters = kept(("insert-adapters", model), lambda db: [adapter(field, db) for field in fields], model=model, db=db)
-    params = [adapt(value) for adapt, value in zip(adapters, values)]
+    params = [adapt(value) for adapt, value in zip(_insert_adapters(model, fields, db), values)]
     if any(hasattr(param, "as_sql") for param in params):  # a field that prepares its value as an expression
-        return _compiled_insert(obj, returning, db)
+        return _compiled_insert([obj], db, returning=returning)
     return sql, params
 
 
@@ -125,12 +129,12 @@ def insert_rows_sql(objs: list) -> tuple[str, list]:
     db, model = connections[DEFAULT_DB_ALIAS], type(objs[0])
     fields = kept(("insert-fields", model), lambda db: _inserted_fields(model), model=model, db=db)
     if fields is None or len(objs) > KEPT_ROWS_AT_MOST:
-        return _compiled_rows(objs, db)
-    adapters = kept(("insert-adapters", model), lambda db: [adapter(field, db) for field in fields], model=model, db=db)
+        return _compiled_insert(objs, db)
+    adapters = _insert_adapters(model, fields, db)
     compiled = []
 
     def build(db):
-        compiled.append(_compiled_rows(objs, db))
+        compiled.append(_compiled_insert(objs, db))
         # The values as the compile took them (pre_save has run: auto_now_add set them on the rows).
         values = [[getattr(obj, field.attname) for field in fields] for obj in objs]
         return compiled[0][0], _layout(compiled[0][1], values, adapters)
@@ -140,21 +144,11 @@ def insert_rows_sql(objs: list) -> tuple[str, list]:
         return compiled[0]
     values = [[field.pre_save(obj, True) for field in fields] for obj in objs]
     if layout is None or any(hasattr(value, "resolve_expression") for row in values for value in row):
-        return _compiled_rows(objs, db)
-    params = _arranged(layout, [[adapt(value) for adapt, value in zip(adapters, row)] for row in values])
-    if any(hasattr(param, "as_sql") for param in _flat(layout, params)):
-        return _compiled_rows(objs, db)
-    return sql, params
-
-
-def _compiled_rows(objs: list, db) -> tuple[str, list]:
-    model = type(objs[0])
-    query = InsertQuery(model)
-    query.insert_values(_insert_fields(model), objs)
-    compiler = query.get_compiler(connection=db)
-    compiler.returning_fields = [model._meta.pk]
-    [(sql, params)] = compiler.as_sql()
-    return sql, list(params)
+        return _compiled_insert(objs, db)
+    rows = [[adapt(value) for adapt, value in zip(adapters, row)] for row in values]
+    if any(hasattr(param, "as_sql") for row in rows for param in row):
+        return _compiled_insert(objs, db)
+    return sql, _arranged(layout, rows)
 
 
 def _arranged(layout: str, rows: list[list]) -> list:
@@ -162,10 +156,6 @@ def _arranged(layout: str, rows: list[list]) -> list:
     if layout == "columns":
         return [list(column) for column in zip(*rows)]
     return [param for row in rows for param in row]
-
-
-def _flat(layout: str, params: list) -> list:
-    return [param for column in params for param in column] if layout == "columns" else params
 
 
 def _layout(compiled: list, values: list[list], adapters: list) -> str | None:

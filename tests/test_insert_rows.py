@@ -8,7 +8,7 @@ from django.db import connection
 from django.db.models import Value
 from django.utils import timezone
 
-from condor.sql import _compiled_rows, insert_rows_sql
+from condor.sql import _compiled_insert, insert_rows_sql
 from runs.models import RunEvent
 from tests.helpers.clock import frozen_clock
 from tests.test_db_params import _same
@@ -37,7 +37,7 @@ def test_the_kept_insert_is_the_orms_statement_with_the_orms_parameters(db, monk
     insert_rows_sql(rows(count))  # compiled by the ORM and kept
     batch = rows(count)
     sql, params = insert_rows_sql(batch)
-    orm_sql, orm_params = _compiled_rows([RunEvent(**{f.attname: getattr(row, f.attname) for f in
+    orm_sql, orm_params = _compiled_insert([RunEvent(**{f.attname: getattr(row, f.attname) for f in
                                                        RunEvent._meta.concrete_fields}) for row in batch], connection)
     assert sql == orm_sql
     assert same_params(params, orm_params), (params, orm_params)
@@ -61,7 +61,7 @@ def test_a_row_with_an_expression_is_compiled_by_the_orm(db):
     batch = rows(2)
     batch[1].step_id = Value("from an expression")
     sql, params = insert_rows_sql(batch)
-    assert sql != kept_sql and sql == _compiled_rows(batch, connection)[0]
+    assert sql != kept_sql and sql == _compiled_insert(batch, connection)[0]
     assert "from an expression" in [param for column in params for param in
                                     (column if type(column) is list else [column])]
 
@@ -71,8 +71,9 @@ def test_a_layout_it_cannot_read_off_the_first_compile_is_never_kept(db, monkeyp
 
     monkeypatch.setattr(sql_module, "_same_param", lambda a, b: False)  # as if the ORM adapted differently
     insert_rows_sql(rows(5))  # a row count no other test inserts: compiled here first
-    compiled, real = [], sql_module._compiled_rows
-    monkeypatch.setattr(sql_module, "_compiled_rows", lambda objs, db: compiled.append(objs) or real(objs, db))
+    compiled, real = [], sql_module._compiled_insert
+    monkeypatch.setattr(sql_module, "_compiled_insert",
+                        lambda objs, db, **options: compiled.append(objs) or real(objs, db, **options))
     insert_rows_sql(rows(5))
     assert len(compiled) == 1  # compiled again, not laid out by guess
 
@@ -81,8 +82,9 @@ def test_a_large_batch_is_compiled_not_kept(db, monkeypatch):
     from condor import sql as sql_module
 
     count = sql_module.KEPT_ROWS_AT_MOST + 1
-    compiled, real = [], sql_module._compiled_rows
-    monkeypatch.setattr(sql_module, "_compiled_rows", lambda objs, db: compiled.append(objs) or real(objs, db))
+    compiled, real = [], sql_module._compiled_insert
+    monkeypatch.setattr(sql_module, "_compiled_insert",
+                        lambda objs, db, **options: compiled.append(objs) or real(objs, db, **options))
     insert_rows_sql(rows(count))
     insert_rows_sql(rows(count))
     assert len(compiled) == 2

@@ -69,7 +69,7 @@ def test_a_kept_insert_is_the_orms_statement_with_the_orms_parameters(returning)
         for db, obj in checked:
             insert_sql(obj, returning=returning, db=db)  # the first compiles and keeps
             kept_sql, kept_params = insert_sql(obj, returning=returning, db=db)
-            orm_sql, orm_params = _compiled_insert(obj, returning, db)
+            orm_sql, orm_params = _compiled_insert([obj], db, returning=returning)
             assert kept_sql == orm_sql
             assert plain(kept_params) == plain(orm_params)
 

@@ -2,6 +2,7 @@ import json
 import os
 import pickle
 from functools import cache
+from pathlib import Path
 
 from django.db import connection, transaction
 from django.urls import path
@@ -29,7 +30,7 @@ def _param(value):
 @cache
 def _floor_statements() -> dict:
     # Written by bench/floor.py's capture before the first floor request; read once a process.
-    captured = pickle.loads(open(os.environ["CONDOR_BENCH_FLOOR"], "rb").read())
+    captured = pickle.loads(Path(os.environ["CONDOR_BENCH_FLOOR"]).read_bytes())
     for run in captured["runs"]:
         for name in ("lock", "write"):
             sql, params = run[name]
