@@ -89,7 +89,7 @@ def body_hash(values: tuple) -> str:
 
 
 def link_hash(prev_hash: str, seq: int, body: str) -> str:
-    """A row's hash from its link and its body's hash, as the head's UPDATE computes it (_HEAD_MOVE)."""
+    """A row's hash from its link and its body's hash, as the head's move computes it (_HEAD_MOVE)."""
     return hashlib.sha256(f"{prev_hash}:{seq}:{body}".encode()).hexdigest()
 
 
@@ -139,18 +139,24 @@ def _create_heads(chains) -> None:
     AuditChainHead.objects.bulk_create([AuditChainHead(chain=chain) for chain in chains], ignore_conflicts=True)
 
 
-# The head's lock, its move and the new link's hash in one UPDATE: its SET reads the row as
-# locked (the latest committed version, after any wait), so the link is computed from the head
-# as it is, not as the statement's snapshot saw it. RETURNING gives the new values only, hence
-# `prev_hash`, which hands the replaced hash over to the row's INSERT.
-_HEAD_MOVE = ("UPDATE {head} SET seq = seq + 1, prev_hash = hash, "
-              "hash = encode(sha256(convert_to(hash || ':' || (seq + 1)::text || ':' || %s, 'UTF8')), 'hex') "
-              "WHERE chain = %s RETURNING seq, prev_hash, hash")
+# The head's lock, its move and the new link's hash in one statement. An upsert, so that a
+# chain's first append (a new session's) creates its head in the same statement instead of
+# missing it and running again: a new head is the first link (seq 1, after GENESIS_HASH),
+# and a head that exists is moved as an UPDATE would move it. DO UPDATE reads the row as
+# locked (the latest committed version, after any wait, also for two first appends racing
+# to insert), so the link is computed from the head as it is, not as the statement's
+# snapshot saw it. RETURNING gives the new values only, hence `prev_hash`, which hands the
+# replaced hash over to the row's INSERT. Parameters: chain, body, body.
+_HEAD_MOVE = ("INSERT INTO {head} AS head (chain, seq, prev_hash, hash) "
+              "VALUES (%s, 1, '{genesis}', encode(sha256(convert_to('{genesis}:1:' || %s, 'UTF8')), 'hex')) "
+              "ON CONFLICT (chain) DO UPDATE SET seq = head.seq + 1, prev_hash = head.hash, "
+              "hash = encode(sha256(convert_to(head.hash || ':' || (head.seq + 1)::text || ':' || %s, 'UTF8')), 'hex') "
+              "RETURNING seq, prev_hash, hash")
 _LINK = ("seq", "prev_hash", "hash")
 
 
 def _head_move_sql(db) -> str:
-    return _HEAD_MOVE.format(head=db.ops.quote_name(AuditChainHead._meta.db_table))
+    return _HEAD_MOVE.format(head=db.ops.quote_name(AuditChainHead._meta.db_table), genesis=GENESIS_HASH)
 
 
 def _link_positions(db) -> frozenset[int]:
@@ -169,13 +175,12 @@ def _linked_insert_sql(insert: str, db) -> str:
 def append(event: AuditEvent, *, along: Sequence[Write] = ()) -> AuditEvent:
     """Link `event` to its chain and insert it. Needs the caller's transaction.
 
-    One round trip on PostgreSQL: the head's lock and move, the row's INSERT with the
-    link they give, and `along`, the caller's own writes (the gate's ledger row and
-    outbox event), as data-modifying CTEs of one statement (condor.sql.run_together).
-    The row's body is hashed here, its link in the database (`link_hash`). A chain's
-    first append finds no head to move: the head is created and the row's part runs
-    again (the caller's writes have run; the transaction holds them both). SQLite
-    locks nothing (its transactions hold the whole database) and links in Python.
+    One round trip on PostgreSQL: the head's lock and move (or, for a chain's first
+    append, its creation), the row's INSERT with the link they give, and `along`, the
+    caller's own writes (the gate's ledger row and outbox event), as data-modifying
+    CTEs of one statement (condor.sql.run_together). The row's body is hashed here,
+    its link in the database (`link_hash`). SQLite locks nothing (its transactions
+    hold the whole database) and links in Python.
     """
     if connection.vendor != "postgresql":
         return _append_here(event, along)
@@ -184,15 +189,14 @@ def append(event: AuditEvent, *, along: Sequence[Write] = ()) -> AuditEvent:
     insert, params = insert_sql(event)
     skipped = kept("audit-link-positions", _link_positions, model=AuditEvent)
     linked = []
-    link = (Write(kept("audit-head-move", _head_move_sql, model=AuditChainHead), [body, event.chain],
-                  name="audit_head"),
-            Write(kept("audit-linked-insert", lambda db: _linked_insert_sql(insert, db), model=AuditEvent),
-                  [param for n, param in enumerate(params) if n not in skipped],
-                  done=linked.extend, returns=("id", *_LINK)))
-    run_together([*link, *along])
-    if not linked:
-        _create_heads([event.chain])
-        run_together(list(link))
+    run_together([
+        Write(kept("audit-head-move", _head_move_sql, model=AuditChainHead), [event.chain, body, body],
+              name="audit_head"),
+        Write(kept("audit-linked-insert", lambda db: _linked_insert_sql(insert, db), model=AuditEvent),
+              [param for n, param in enumerate(params) if n not in skipped],
+              done=linked.extend, returns=("id", *_LINK)),
+        *along,
+    ])
     [(event.pk, event.seq, event.prev_hash, event.hash)] = linked
     event._state.adding, event._state.db = False, connection.alias
     return event

@@ -17,7 +17,10 @@ from channels.layers import InMemoryChannelLayer, get_channel_layer
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
+from approvals.models.audit import AuditChainHead, AuditEvent
+from runs.models import Run
 from tests.helpers.approval_loop import CHART_READ, approve, decide, gate, resume, suspend
+from tests.helpers.runs import open_executing_run
 
 pytestmark = pytest.mark.django_db(transaction=True, serialized_rollback=True)
 
@@ -69,6 +72,16 @@ def test_a_suspending_gate_call_takes_six_statements(api, warm_run):
     assert_statements(lambda: gate(api, warm_run), 202, 6)
 
 
+def test_a_sessions_first_audited_call_takes_no_statement_more(api, warm_run):
+    # A new session's audit chain has no head yet: the head's move creates it in the same
+    # statement (approvals/audit_chain.py), where it used to cost an INSERT and the link again.
+    fresh_run = open_executing_run(api)
+    chain = f"session:{Run.objects.get(pk=fresh_run).session_id}"
+    assert not AuditChainHead.objects.filter(chain=chain).exists()
+    assert_statements(lambda: gate(api, fresh_run), 202, 6)
+    assert AuditChainHead.objects.get(chain=chain).seq == AuditEvent.objects.filter(chain=chain).count() > 0
+
+
 def test_a_resume_takes_five_statements(api, warm_run, reviewer_http):
     approval = suspend(api, warm_run)
     approve(reviewer_http, approval["id"])
@@ -94,5 +107,5 @@ def test_the_hot_statements_are_prepared_once_per_connection(api, warm_run):
         prepared = [statement for (statement,) in cursor.fetchall()]
     for statement in ('WITH locked AS (UPDATE "runs_run" SET "last_activity_at"',
                       'CROSS JOIN LATERAL condor_session_as_of_now(locked.session_id)',
-                      'WITH audit_head AS (UPDATE "approvals_auditchainhead"'):
+                      'WITH audit_head AS (INSERT INTO "approvals_auditchainhead"'):
         assert any(statement in text for text in prepared), (statement, prepared)
