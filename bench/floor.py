@@ -2,15 +2,15 @@
 statements cost with none of Condor's Python around them.
 
 Condor's gate allow does, on PostgreSQL: BEGIN, the run's lock with the session read (one
-statement), the audit row, tool call and outbox event (one statement), COMMIT, and then, on
-the push thread, the event's published mark. The floor endpoint (`/floor/` in bench/bare)
-sends exactly those statements, with the parameters a real gate call sent, through the bare
+statement), the audit row, tool call and outbox event (one statement), COMMIT. The event's
+published mark is the push thread's: one UPDATE for the calls of up to half a second
+(runs/push_marks.py), left out here (until session 14 the floor sent one a call).
+The floor endpoint (`/floor/` in bench/bare) sends exactly those statements, with the parameters a real gate call sent, through the bare
 reference's DRF view: no authentication, no policy, no serializers, no middleware. Its rate
 against the bare endpoint's is the best ratio any gate could reach that keeps these writes.
 
 The statements are taken from real gate calls, in process (`capture`), one run at a time:
-a run's second call, once its audit chain's head exists (the first call of a chain also
-creates the head). Each floor request replays its run's statements with a tool call id of
+a run's second call, once the first has filled the process's caches (API key, registry). Each floor request replays its run's statements with a tool call id of
 its own; the other parameters (timestamps, hashes of the captured call) stay as captured,
 which PostgreSQL does not check.
 """
@@ -45,7 +45,6 @@ def capture(agent, runs: list[str], target: Path) -> None:
     from django.db import connection
 
     from bench.hotpaths import allowed_call
-    from runs.publish import _MARK_SQL
 
     by_run = []
     for index, run_id in enumerate(runs):
@@ -70,7 +69,7 @@ def capture(agent, runs: list[str], target: Path) -> None:
             raise SystemExit(f"the tool call id is {len(where)} of the write's parameters; update bench/floor.py")
         by_run.append({"lock": (lock_sql, [_plain(v) for v in lock_params]),
                        "write": (write_sql, [_plain(v) for v in write_params]), "tool_call_id_at": where[0]})
-    target.write_bytes(pickle.dumps({"runs": by_run, "mark": _MARK_SQL}))
+    target.write_bytes(pickle.dumps({"runs": by_run}))
 
 
 def requests(runs: int, n: int, tag: str) -> list[tuple[str, dict]]:

@@ -12,6 +12,7 @@ import logging
 import threading
 import time
 from collections import Counter
+from datetime import timedelta
 from typing import NamedTuple
 
 import redis
@@ -23,12 +24,13 @@ from redis.backoff import NoBackoff
 from redis.retry import Retry
 
 from condor.sql import choice_literal, kept
+from runs.push_marks import DRAIN_AFTER_SECONDS, PendingMarks, mark_published
 from runs.push_queue import PushQueue
 
 logger = logging.getLogger(__name__)
 
 INBOX_GROUP = "inbox"
-# In-process counters an operator (or a test) can read: events pushed and marked,
+# In-process counters an operator (or a test) can read: events pushed (their marks written soon after),
 # pushes that failed, and pushes not even tried (the publisher stuck, the queue full);
 # the last two are left to the drainer.
 publish_stats: Counter = Counter()
@@ -88,7 +90,7 @@ def _stale_cards(pushes: list[Push]) -> set[int]:
 
 
 def _pending_cards_sql(db) -> str:
-    # The ids as a set joined to the table, as in the published mark (below), and the expiry
+    # The ids as a set joined to the table, as in the published mark (runs/push_marks.py), and the expiry
     # compared here rather than in the WHERE: either way PostgreSQL plans it once, by primary key.
     from approvals.models import Approval, ApprovalStatus
 
@@ -234,8 +236,11 @@ class _PublisherLoop:
 _publisher = _PublisherLoop()
 
 
-def _push(layer, pushes: list[Push]) -> int:
-    """Push `pushes` through `layer` and mark the ones that went out, waiting for it all. Returns the count."""
+def _push(layer, pushes: list[Push], mark=None) -> int:
+    """Push `pushes` through `layer` and mark the ones that went out, waiting for it all. Returns the count.
+
+    `mark`: what takes the ids that went out; by default `mark_published`, at once.
+    """
     sent: list[int] = []
     done: list[int] = []
     try:
@@ -270,7 +275,7 @@ def _push(layer, pushes: list[Push]) -> int:
                        exc_info=True)
     sent = list(sent)  # a copy: a push cut short above may still be finishing on the loop
     if sent:
-        mark_published(sent)
+        (mark or mark_published)(sent)
         publish_stats["published"] += len(sent)
     return len(sent)
 
@@ -288,7 +293,7 @@ def publish(events) -> int:
 
 
 def _push_round(items: list[tuple]) -> None:
-    """The push thread's round: every queued (layer, pushes), each layer's in one push."""
+    """The push thread's round: every queued (layer, pushes), each layer's in one push; the marks wait (_settle)."""
     by_layer: list[tuple] = []
     for layer, pushes in items:
         if by_layer and by_layer[-1][0] is layer:
@@ -296,16 +301,29 @@ def _push_round(items: list[tuple]) -> None:
         else:
             by_layer.append((layer, list(pushes)))
     for layer, pushes in by_layer:
-        _push(layer, pushes)
+        _push(layer, pushes, mark=_marks.add)
 
 
-def _release_connection() -> None:
-    # The push thread's own connection goes back to the pool whenever the queue runs dry:
-    # held between rounds, it would take a pool slot for nothing (and keep a test database open).
-    connection.close()
+_marks = PendingMarks()
 
 
-_queue = PushQueue(_push_round, idle=_release_connection, name="condor-push")
+def _settle(*, forced: bool, idle: bool) -> float | None:
+    """After the push thread's rounds: write the marks once due (runs/push_marks.py); seconds until they are."""
+    try:
+        due_in = _marks.due_in()
+        if due_in is not None and (forced or due_in <= 0):
+            due_in = None
+            # Taken before the write: a mark that fails is not retried; its events go to the drainer.
+            mark_published(_marks.take())
+    finally:
+        if idle:
+            # The push thread's own connection goes back to the pool whenever the queue runs dry:
+            # held between rounds, it would take a pool slot for nothing (and keep a test database open).
+            connection.close()
+    return due_in
+
+
+_queue = PushQueue(_push_round, settle=_settle, name="condor-push")
 
 
 def publish_later(events) -> None:
@@ -329,36 +347,8 @@ def publish_later(events) -> None:
 
 
 def flush(timeout: float | None = None) -> bool:
-    """Wait until every push queued so far is done; False when `timeout` ran out first (tests, process exit)."""
+    """Wait until every push queued so far is done and marked; False when `timeout` ran out first (tests, process exit)."""
     return _queue.flush(timeout)
-
-
-# The mark's own commit need not wait for its WAL flush (PostgreSQL's synchronous_commit
-# off, for this one statement's transaction): a mark lost in a server crash only makes
-# the drainer push that event once more, and consumers drop a repeat by event id. The
-# events themselves were committed durably before any push. With the flush, the mark
-# cost a request a second disk sync after its own COMMIT (bench/README.md, "Hot paths").
-# The ids come as a set joined to the table (`IN (SELECT unnest(…))`): with `= ANY(…)`, a
-# plan for the array at hand always looked cheaper than one for any array, so PostgreSQL
-# planned every mark afresh; as a set, the two cost about the same and it plans it once.
-_MARK_SQL = (
-    "WITH relaxed AS (SELECT set_config('synchronous_commit', 'off', true)) "
-    'UPDATE "runs_runevent" SET "published_at" = %s FROM relaxed '
-    'WHERE "runs_runevent"."id" IN (SELECT unnest(%s::bigint[])) AND "runs_runevent"."published_at" IS NULL'
-)
-
-
-def mark_published(event_ids: list[int]) -> None:
-    """Record that these events' pushes went out, so the drainer leaves them alone."""
-    from runs.models import RunEvent
-
-    # Only a statement in autocommit is its own transaction: inside someone's atomic
-    # block, set_config would relax the commit of everything that block wrote.
-    if connection.vendor == "postgresql" and connection.get_autocommit():
-        with connection.cursor() as cursor:
-            cursor.execute(_MARK_SQL, [timezone.now(), list(event_ids)])
-    else:
-        RunEvent.objects.filter(pk__in=event_ids, published_at__isnull=True).update(published_at=timezone.now())
 
 
 def send_to_group(group: str, message: dict) -> None:
@@ -379,9 +369,11 @@ def drain(limit: int = 500) -> int:
     """Re-publish committed events that were never marked published (the outbox drainer).
 
     Oldest first, so a reconnecting consumer sees facts in the order they happened.
-    Returns how many went out; the rest stay for the next pass.
+    Returns how many went out; the rest stay for the next pass. Events younger than
+    DRAIN_AFTER_SECONDS are left alone: their push, or its mark, may still be on its way.
     """
     from runs.models import RunEvent
 
-    pending = list(RunEvent.objects.filter(published_at__isnull=True).order_by("id")[:limit])
+    settled = timezone.now() - timedelta(seconds=DRAIN_AFTER_SECONDS)
+    pending = list(RunEvent.objects.filter(published_at__isnull=True, created_at__lt=settled).order_by("id")[:limit])
     return publish(pending)

@@ -28,12 +28,15 @@ class PushQueue:
     """Items for one daemon thread, which hands `handler` everything queued at once.
 
     One round a call: under load, many requests' pushes share one round (one
-    stale-card read, one published mark). After a round that emptied the queue,
-    `idle()` runs (the caller's database connection goes back to the pool).
+    stale-card read, one Redis question). After each round, and when the time it
+    asked for has come, `settle(forced=, idle=)` runs: the work that may wait for a
+    later moment (the published marks, runs/publish.py), and with `idle` (the queue
+    ran dry) letting go of what the rounds held. It returns in how many seconds it
+    wants to run again, or None when nothing is left to settle. `flush` forces it.
     """
 
-    def __init__(self, handler, idle, *, name: str):
-        self._handler, self._idle, self._name = handler, idle, name
+    def __init__(self, handler, settle, *, name: str):
+        self._handler, self._settle, self._name = handler, settle, name
         self._reset()
         # A forked child (a Celery prefork worker) inherits the lock and items but not the thread.
         os.register_at_fork(after_in_child=self._reset)
@@ -43,6 +46,7 @@ class PushQueue:
         self._condition = threading.Condition()
         self._items: deque = deque()
         self._queued = 0  # events queued or in the round being pushed
+        self._forced = False  # a flush waits for everything to be settled now
         self._thread: threading.Thread | None = None
 
     def put(self, item, size: int) -> bool:
@@ -59,27 +63,37 @@ class PushQueue:
         return True
 
     def flush(self, timeout: float | None = None) -> bool:
-        """Wait until everything queued so far has been pushed (or has failed); False when `timeout` ran out first."""
+        """Wait until everything queued so far has been pushed and settled (or has failed); False when
+        `timeout` ran out first."""
         with self._condition:
-            return self._condition.wait_for(lambda: self._queued == 0, timeout)
+            if self._thread is None:
+                return True
+            self._forced = True
+            self._condition.notify_all()
+            return self._condition.wait_for(lambda: self._queued == 0 and not self._forced, timeout)
 
     def _work(self) -> None:
+        settle_in = None
         while True:
             with self._condition:
-                self._condition.wait_for(lambda: self._items)
+                self._condition.wait_for(lambda: self._items or self._forced, settle_in)
                 round_ = list(self._items)
                 self._items.clear()
-            try:
-                self._handler([item for item, _ in round_])
-            except Exception:  # the thread must outlive any push; the drainer re-sends this round
-                logger.exception("a round of pushes failed; the drainer will re-send it")
+                forced = self._forced
+            if round_:
+                try:
+                    self._handler([item for item, _ in round_])
+                except Exception:  # the thread must outlive any push; the drainer re-sends this round
+                    logger.exception("a round of pushes failed; the drainer will re-send it")
             with self._condition:
                 emptied = not self._items
-            if emptied:
-                try:
-                    self._idle()
-                except Exception:
-                    logger.exception("the push thread could not let go of its resources")
+            try:
+                settle_in = self._settle(forced=forced and emptied, idle=emptied)
+            except Exception:
+                settle_in = None
+                logger.exception("the push thread could not settle its round")
             with self._condition:
                 self._queued -= sum(size for _, size in round_)
+                if emptied and forced:
+                    self._forced = False
                 self._condition.notify_all()

@@ -16,7 +16,7 @@ from tests.live.sockets import connected_inbox, in_event_loop, next_message, pon
 
 pytestmark = [
     pytest.mark.django_db(transaction=True, serialized_rollback=True),
-    pytest.mark.usefixtures("fresh_channel_layer"),
+    pytest.mark.usefixtures("fresh_channel_layer", "drain_now"),
 ]
 
 CLOSED_PORT_LAYER = {

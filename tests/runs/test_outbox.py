@@ -148,7 +148,8 @@ def test_a_suspend_reaches_the_reviewers_inbox_group(api, django_capture_on_comm
     assert event.published_at is not None
 
 
-def test_the_drainer_republishes_what_a_failing_layer_missed(api, monkeypatch, django_capture_on_commit_callbacks):
+def test_the_drainer_republishes_what_a_failing_layer_missed(api, monkeypatch, django_capture_on_commit_callbacks,
+                                                             drain_now):
     run = make_run(api, "pending")
     layer = get_channel_layer()
     channel = async_to_sync(_listen)(layer, run_group(run["id"]))
