@@ -244,10 +244,10 @@ def park_locked(run, request: SuspendRequest, schema: dict, *, client=None, writ
     Round trips on PostgreSQL: the first audit row's statement (its chain head's lock
     and move, approvals/audit_chain.py), which carries the caller's writes, the
     approval's INSERT with the pending count, the run's new state and the outbox event
-    (condor.sql.run_together); the second audit row's. The new approval row is taken after the head: no other transaction
-    can wait on a row not yet committed, and the run lock keeps another insert of the
-    same suspend away, so the lock order (run → approvals → head) still holds for
-    every row anyone can wait on.
+    (condor.sql.run_together); the second audit row's. The new approval row is taken
+    after the head: no other transaction can wait on a row not yet committed, and the
+    run lock keeps another insert of the same suspend away, so the lock order (run →
+    approvals → head) still holds for every row anyone can wait on.
     """
     now = timezone.now()
     if known is None:

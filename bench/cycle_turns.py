@@ -15,7 +15,8 @@ on the same database and Redis, and the cycles go to them in alternating blocks 
 sets. Both servers must sign the reviewer's session cookie alike: they share this tree's
 SECRET_KEY. The two trees must have the same migrations (the database is migrated by this
 one). Prints each side's medians (cycle, gate, decision, resume), their ratio, and the load
-average before and after.
+average before and after. The same commit on both sides gave 0.982 (bench/README.md, "Session
+14"): read a ratio within about 2-3% of 1 as no difference.
 """
 
 from __future__ import annotations
@@ -25,7 +26,6 @@ import os
 import statistics
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -33,40 +33,6 @@ sys.path.insert(0, str(ROOT))
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "condor.settings")
 from bench import hotpaths  # noqa: E402
 from bench.scratch_db import ensure_database  # noqa: E402
-
-
-def serve(tree: Path) -> tuple[subprocess.Popen, str]:
-    port = hotpaths.free_port()
-    process = subprocess.Popen(
-        [sys.executable, "-m", "gunicorn", "condor.wsgi", "-k", "gthread", "--workers", "2", "--threads", "4",
-         "--keep-alive", str(hotpaths.SERVER_KEEPALIVE_SECONDS), "-b", f"127.0.0.1:{port}", "--log-level", "warning"],
-        cwd=tree, env={**os.environ, "PYTHONPATH": str(tree)})
-    base = f"http://127.0.0.1:{port}"
-    import httpx
-
-    for _ in range(200):
-        try:
-            httpx.get(base + "/", timeout=1)
-            return process, base
-        except httpx.TransportError:
-            time.sleep(0.1)
-    raise SystemExit(f"{tree} did not start")
-
-
-def cycle(condor: hotpaths.Condor, agent, reviewer, i: int) -> tuple[float, float, float, float]:
-    """One cycle as bench/hotpaths.py `hitl_cycle` times it: (whole, gate, decision, resume) in ms."""
-    run_id = condor.executing_run(agent)
-    started = time.perf_counter()
-    body = hotpaths.checked(agent.post(f"/runs/{run_id}/tool-calls/", json={
-        "tool_call_id": f"c{i}", "step_id": "s", "tool": "prescribe_medication", "op": "create",
-        "args": hotpaths.PRESCRIPTION}), 202)
-    gated = time.perf_counter()
-    hotpaths.checked(reviewer.post(f"/approvals/{body['approval']['id']}/decision/", json={"approved": True}), 200)
-    decided = time.perf_counter()
-    hotpaths.checked(agent.post(f"/runs/{run_id}/resume/",
-                                json={"approval_id": body["approval"]["id"], "args": hotpaths.PRESCRIPTION}), 200)
-    done = time.perf_counter()
-    return tuple(seconds * 1000 for seconds in (done - started, gated - started, decided - gated, done - decided))
 
 
 def main() -> None:
@@ -81,7 +47,8 @@ def main() -> None:
     from django.conf import settings
 
     os.environ["SECRET_KEY"] = settings.SECRET_KEY
-    servers = [serve(options.tree.resolve()), serve(ROOT)]
+    servers = [hotpaths.serve("condor.wsgi", "condor.settings", tree=options.tree.resolve()),
+               hotpaths.serve("condor.wsgi", "condor.settings")]
     try:
         sides = []
         for _, base in servers:
@@ -89,13 +56,13 @@ def main() -> None:
             sides.append((condor, condor.agent(), condor.reviewer_http()))
         for side in sides:  # warm-up: caches, prepared statements, pools
             for i in range(options.cycles):
-                cycle(*side, i)
+                hotpaths.one_cycle(*side, i)
         timed: list[list[tuple]] = [[], []]
         langgraph: list[float] = []
         print(f"load average {os.getloadavg()}", flush=True)
         for block in range(options.blocks):
             for side in ((0, 1) if block % 2 == 0 else (1, 0)):
-                timed[side].extend(cycle(*sides[side], i) for i in range(options.cycles))
+                timed[side].extend(hotpaths.one_cycle(*sides[side], i) for i in range(options.cycles))
             langgraph.append(hotpaths.langgraph_cycle(url, options.cycles)["median_ms"])
         print(f"load average {os.getloadavg()}")
         medians = [[statistics.median(column) for column in zip(*side)] for side in timed]

@@ -82,13 +82,14 @@ def free_port() -> int:
         return sock.getsockname()[1]
 
 
-def serve(app: str, settings_module: str) -> tuple[subprocess.Popen, str]:
+def serve(app: str, settings_module: str, *, tree: Path = ROOT) -> tuple[subprocess.Popen, str]:
+    """`app` under gunicorn as the bench runs it, from checkout `tree` (bench/cycle_turns.py serves two)."""
     port = free_port()
     env = {**os.environ, "DJANGO_SETTINGS_MODULE": settings_module}
     process = subprocess.Popen(
         [sys.executable, "-m", "gunicorn", app, "-k", "gthread", "--workers", "2", "--threads", "4",
          "--keep-alive", str(SERVER_KEEPALIVE_SECONDS), "-b", f"127.0.0.1:{port}", "--log-level", "warning"],
-        cwd=ROOT, env=env)
+        cwd=tree, env=env)
     base = f"http://127.0.0.1:{port}"
     import httpx
 
@@ -98,7 +99,7 @@ def serve(app: str, settings_module: str) -> tuple[subprocess.Popen, str]:
             return process, base
         except httpx.TransportError:
             time.sleep(0.1)
-    raise SystemExit(f"{app} did not start")
+    raise SystemExit(f"{app} did not start from {tree}")
 
 
 def http_client(base_url: str, **options):
@@ -261,26 +262,27 @@ def bare_requests(base: str, n: int):
     return [lambda: checked(http.post("/insert/", json=BARE_BODY), 200) for _ in range(n)]
 
 
+def one_cycle(condor: Condor, agent, reviewer, i: int) -> tuple[float, float, float, float]:
+    """One HITL cycle in a run of its own: (whole, gate, decision, resume) in ms, the run's opening untimed."""
+    run_id = condor.executing_run(agent)
+    started = time.perf_counter()
+    body = checked(agent.post(f"/runs/{run_id}/tool-calls/", json={
+        "tool_call_id": f"c{i}", "step_id": "s", "tool": "prescribe_medication", "op": "create",
+        "args": PRESCRIPTION}), 202)
+    gated = time.perf_counter()
+    checked(reviewer.post(f"/approvals/{body['approval']['id']}/decision/", json={"approved": True}), 200)
+    decided = time.perf_counter()
+    checked(agent.post(f"/runs/{run_id}/resume/",
+                       json={"approval_id": body["approval"]["id"], "args": PRESCRIPTION}), 200)
+    done = time.perf_counter()
+    return tuple(seconds * 1000 for seconds in (done - started, gated - started, decided - gated, done - decided))
+
+
 def hitl_cycle(condor: Condor, cycles: int) -> dict:
     agent, reviewer = condor.agent(), condor.reviewer_http()
-    totals, parts = [], {"gate": [], "decision": [], "resume": []}
-    for i in range(cycles):
-        run_id = condor.executing_run(agent)
-        started = time.perf_counter()
-        body = checked(agent.post(f"/runs/{run_id}/tool-calls/", json={
-            "tool_call_id": f"c{i}", "step_id": "s", "tool": "prescribe_medication", "op": "create",
-            "args": PRESCRIPTION}), 202)
-        gated = time.perf_counter()
-        checked(reviewer.post(f"/approvals/{body['approval']['id']}/decision/", json={"approved": True}), 200)
-        decided = time.perf_counter()
-        checked(agent.post(f"/runs/{run_id}/resume/",
-                           json={"approval_id": body["approval"]["id"], "args": PRESCRIPTION}), 200)
-        done = time.perf_counter()
-        totals.append(done - started)
-        for name, seconds in (("gate", gated - started), ("decision", decided - gated), ("resume", done - decided)):
-            parts[name].append(seconds)
-    return {"median_ms": statistics.median(totals) * 1000,
-            **{f"{name}_ms": statistics.median(values) * 1000 for name, values in parts.items()}}
+    timed = [one_cycle(condor, agent, reviewer, i) for i in range(cycles)]
+    return {f"{name}_ms": statistics.median(column)
+            for name, column in zip(("median", "gate", "decision", "resume"), zip(*timed))}
 
 
 def langgraph_cycle(url: str, cycles: int) -> dict:
