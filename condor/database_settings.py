@@ -35,9 +35,10 @@ def database(url: str | None, *, sqlite_path: Path) -> dict:
         # Django's psycopg 3 pool: connections are reused across requests without
         # persistent-connection bookkeeping (CONN_MAX_AGE must stay 0 with a pool).
         config["CONN_MAX_AGE"] = 0
-        # With a pool, Django turns this into psycopg_pool's check=check_connection: each
-        # connection is tested before it is handed out. After a database restart the pooled
-        # ones are dead, and without the check each would fail one request.
+        # Django's backend with one change: its pool tests a connection before handing it out
+        # without a round trip when it can (condor/pool_check.py). After a database restart the
+        # pooled connections are dead, and without the test each would fail one request.
+        config["ENGINE"] = "condor.postgresql"
         config["CONN_HEALTH_CHECKS"] = True
         options = config.setdefault("OPTIONS", {})
         options["pool"] = {

@@ -63,7 +63,7 @@ def test_defaults_for_the_condor_timeouts():
 
 def test_database_url_switches_to_postgresql_with_a_connection_pool():
     loaded = settings_from(DATABASE_URL="postgres://condor:pw@db.internal:5432/condor")
-    assert loaded["engine"] == "django.db.backends.postgresql"
+    assert loaded["engine"] == "condor.postgresql"  # Django's backend, its pool's check replaced
     assert set(loaded["options"]["pool"]) >= {"min_size", "max_size"}
 
 

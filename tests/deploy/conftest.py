@@ -12,11 +12,12 @@ import pytest
 def shared_env(transactional_db, django_db_serialized_rollback):
     """The environment that puts a subprocess on this test's database, Redis and secret key."""
     from django.conf import settings
+    from django.db import connection
 
     from tests.live.server import database_url
 
     database = settings.DATABASES["default"]
-    if database["ENGINE"] != "django.db.backends.postgresql" or not settings.REDIS_URL:
+    if connection.vendor != "postgresql" or not settings.REDIS_URL:
         pytest.skip("several processes share one database and one Redis: PostgreSQL and REDIS_URL only")
     return {
         "DATABASE_URL": database_url(database),

@@ -22,11 +22,12 @@ DB_POOL_MAX = 4
 def _daphne(heartbeat_seconds: int):
     """daphne on the test database and this run's Redis prefix, its stream polling every `heartbeat_seconds`."""
     from django.conf import settings
+    from django.db import connection
 
     from tests.live.server import DaphneServer, database_url
 
     database = settings.DATABASES["default"]
-    if database["ENGINE"] != "django.db.backends.postgresql":
+    if connection.vendor != "postgresql":
         pytest.skip("the live server shares the test database with its own process: PostgreSQL only")
     env = {
         "DATABASE_URL": database_url(database),
