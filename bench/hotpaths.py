@@ -18,8 +18,10 @@ bare DRF one-INSERT endpoint (bench/bare) served by the same gunicorn; the clien
 `--seconds` a phase; bench/wrk_client.py). The full HITL cycle over HTTP (gate
 suspends, a reviewer approves, the agent resumes; one client) runs against
 LangGraph's interrupt() / Command(resume=...) with PostgresSaver on the same
-database (bench/requirements.txt). Everything is interleaved (bare, gate, resume,
-Condor cycle, LangGraph cycle; again), `--rounds` times, with the load average
+database (bench/requirements.txt), and against three bare requests in a row over the
+same server and client (what the HTTP stack alone costs a three-request cycle).
+Everything is interleaved (bare, gate, resume, Condor cycle, LangGraph cycle, bare
+cycle; again), `--rounds` times, with the load average
 printed before each round, because the machine is shared; the summary gives the
 median round and the ratios. Bench rows stay in the database (the audit log is
 append-only); it is vacuumed and analyzed before each round, untimed, as autovacuum
@@ -285,6 +287,19 @@ def hitl_cycle(condor: Condor, cycles: int) -> dict:
             for name, column in zip(("median", "gate", "decision", "resume"), zip(*timed))}
 
 
+def bare_cycle(bare_base: str, cycles: int) -> dict:
+    """Three bare one-INSERT requests in a row, from two clients as the HITL cycle sends its three: what the
+    stack alone (gunicorn, DRF, psycopg, httpx) costs a cycle of three requests, before any of Condor's work."""
+    agent, reviewer = http_client(bare_base), http_client(bare_base)
+    totals = []
+    for _ in range(cycles):
+        started = time.perf_counter()
+        for http in (agent, reviewer, agent):
+            checked(http.post("/insert/", json=BARE_BODY), 200)
+        totals.append(time.perf_counter() - started)
+    return {"median_ms": statistics.median(totals) * 1000}
+
+
 def langgraph_cycle(url: str, cycles: int) -> dict:
     """LangGraph's own HITL loop: a node interrupts, the caller resumes it, checkpointed in PostgreSQL."""
     from typing import TypedDict
@@ -394,7 +409,7 @@ def main() -> None:
 
             conn.execute(TABLE_SQL)
         figures: dict[str, list] = {"bare": [], "floor": [], "gate": [], "resume": [], "condor_cycle": [],
-                                    "langgraph_cycle": []}
+                                    "langgraph_cycle": [], "bare_cycle": []}
         # wrk cannot give each connection a run of its own: its calls go round-robin over four times as many.
         gate_runs = [condor.executing_run(condor.http) for _ in range(4 * CONNECTIONS)] if options.client == "wrk" else []
         if options.floor:
@@ -423,15 +438,19 @@ def main() -> None:
                 print(f"  {name:7} {rate:7.1f} req/s  p50 {p50:6.1f} ms")
             figures["condor_cycle"].append(hitl_cycle(condor, options.cycles))
             figures["langgraph_cycle"].append(langgraph_cycle(url, options.cycles))
+            figures["bare_cycle"].append(bare_cycle(bare_base, options.cycles))
             print(f"  HITL cycle, Condor over HTTP (ms): {_line(figures['condor_cycle'][-1])}")
             print(f"  HITL cycle, LangGraph + PostgresSaver (ms): {_line(figures['langgraph_cycle'][-1])}")
+            print(f"  three bare requests in a row over HTTP (ms): {_line(figures['bare_cycle'][-1])}")
         rate = {name: statistics.median(r for r, _ in figures[name]) for name in ("bare", "gate", "resume")}
         condor_ms = statistics.median(c["median_ms"] for c in figures["condor_cycle"])
         langgraph_ms = statistics.median(c["median_ms"] for c in figures["langgraph_cycle"])
+        bare_cycle_ms = statistics.median(c["median_ms"] for c in figures["bare_cycle"])
         print(f"median of {options.rounds} rounds: bare {rate['bare']:.0f} req/s, "
               f"gate allow {rate['gate']:.0f} ({rate['gate'] / rate['bare']:.2f}x), "
               f"resume {rate['resume']:.0f} ({rate['resume'] / rate['bare']:.2f}x); "
-              f"HITL cycle {condor_ms:.1f} ms vs LangGraph {langgraph_ms:.1f} ms ({condor_ms / langgraph_ms:.2f}x)")
+              f"HITL cycle {condor_ms:.1f} ms vs LangGraph {langgraph_ms:.1f} ms ({condor_ms / langgraph_ms:.2f}x); "
+              f"three bare requests over HTTP {bare_cycle_ms:.1f} ms ({bare_cycle_ms / langgraph_ms:.2f}x LangGraph)")
         if figures["floor"]:
             floor_rate = statistics.median(r for r, _ in figures["floor"])
             print(f"the gate's SQL floor {floor_rate:.0f} req/s ({floor_rate / rate['bare']:.2f}x bare); "
