@@ -1,8 +1,8 @@
 """The pool's test of a connection before it hands it out, without a round trip when none is needed (issue 11).
 
 Django's CONN_HEALTH_CHECKS gives a pool psycopg_pool's own check, an empty query: one
-round trip to PostgreSQL before every request, ~4% of a HITL cycle (bench/README.md,
-"Session 15"). Most of what that query finds out can be learnt without one: when
+round trip to PostgreSQL before every request, 2-7% of a HITL cycle over HTTP
+(bench/README.md, "Session 15" and "Session 16"). Most of what that query finds out can be learnt without one: when
 PostgreSQL ends a connection (a restart, a crash of another backend,
 pg_terminate_backend) the backend sends its FATAL error and closes the socket, so a dead
 idle connection has something to read. A live idle one has nothing: Condor LISTENs on
