@@ -32,19 +32,13 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
-from bench.scratch_db import ensure_database  # noqa: E402
+from bench.scratch_db import backend_cpu_seconds, ensure_database  # noqa: E402
 
 LOCK = "SELECT id, n FROM bench_rt_run WHERE id = %s FOR UPDATE"
 INSERT = "INSERT INTO bench_rt_row (run, body) VALUES (%s, %s)"
 FOLDED = ("WITH locked AS (SELECT id FROM bench_rt_run WHERE id = %s FOR UPDATE) "
           "INSERT INTO bench_rt_row (run, body) SELECT id, %s FROM locked")
 BODY = "x" * 200  # about what an event row's payload is
-TICK_US = 1e6 / os.sysconf("SC_CLK_TCK")
-
-
-def backend_cpu_us(pid: int) -> float:
-    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) * TICK_US  # utime and stime, fields 14 and 15 of stat(5)
 
 
 def shapes(url: str) -> dict:
@@ -87,11 +81,12 @@ def shapes(url: str) -> dict:
 
 
 def timed_block(shape, backend_pid: int, size: int) -> tuple[float, float, float]:
-    wall, client, server = time.perf_counter(), time.process_time(), backend_cpu_us(backend_pid)
+    wall, client, server = time.perf_counter(), time.process_time(), backend_cpu_seconds(backend_pid)
     for _ in range(size):
         shape()
-    return ((time.perf_counter() - wall) * 1e6 / size, (time.process_time() - client) * 1e6 / size,
-            (backend_cpu_us(backend_pid) - server) / size)
+    ended = backend_cpu_seconds(backend_pid)
+    server_us = float("nan") if server is None else (ended - server) * 1e6 / size  # nan: the server is elsewhere
+    return (time.perf_counter() - wall) * 1e6 / size, (time.process_time() - client) * 1e6 / size, server_us
 
 
 def main() -> None:

@@ -2,6 +2,7 @@
 
 import os
 import sys
+from pathlib import Path
 
 # A benchmark drives one client far past the abuse limits set for agents in production
 # (per-client request rates, open approvals per client). Set before settings load, and
@@ -50,3 +51,12 @@ def setup_django() -> None:
 
     django.setup()
     call_command("migrate", verbosity=0)
+
+
+def backend_cpu_seconds(pid: int) -> float | None:
+    """CPU seconds a local PostgreSQL backend has used (from /proc); None when the server is elsewhere."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return None
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")  # utime + stime

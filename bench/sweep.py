@@ -43,7 +43,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "condor.settings")
 os.environ.setdefault("LOG_LEVEL", "WARNING")
-from bench.scratch_db import ensure_database, setup_django  # noqa: E402
+from bench.scratch_db import backend_cpu_seconds, ensure_database, setup_django  # noqa: E402
 
 def seed(count: int, client_id: int) -> None:
     """`count` idle executing runs, one per session, with the rows a real run has by then.
@@ -104,10 +104,10 @@ def sweep_child(part: int, parts: int) -> None:
     backend = _backend_pid()
     print("ready", flush=True)
     sys.stdin.readline()
-    began, began_cpu, began_db, stamp = time.perf_counter(), time.process_time(), _cpu_of(backend), time.time()
+    began, began_cpu, began_db, stamp = time.perf_counter(), time.process_time(), backend_cpu_seconds(backend), time.time()
     counts = sweep(share=Share(0, parts)) if part == 0 else sweep_share(Share(part, parts))
     wall, cpu = time.perf_counter() - began, time.process_time() - began_cpu
-    db_cpu = _cpu_of(backend) - began_db if began_db is not None and _backend_pid() == backend else None
+    db_cpu = backend_cpu_seconds(backend) - began_db if began_db is not None and _backend_pid() == backend else None
     print(json.dumps({"counts": counts, "wall": wall, "cpu": cpu, "db_cpu": db_cpu, "peak_mib": _peak_rss_mib(),
                       "began": stamp, "ended": stamp + wall}))
 
@@ -128,15 +128,6 @@ def _backend_pid() -> int:
     with connection.cursor() as cursor:
         cursor.execute("SELECT pg_backend_pid()")
         return cursor.fetchone()[0]
-
-
-def _cpu_of(pid: int) -> float | None:
-    """CPU seconds a local PostgreSQL backend has used (from /proc); None when the server is elsewhere."""
-    try:
-        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    except OSError:
-        return None
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")  # utime + stime
 
 
 def run_children(batch: int, workers: int) -> dict:
