@@ -370,18 +370,28 @@ def _compiled_update(model, pk, values: dict, db) -> tuple[str, list]:
     return sql, list(params)
 
 
+def _update_adapters(model, names: tuple, db) -> list[Callable] | None:
+    """The adapters of the columns `names` (condor/db_params.py); None if a field's placeholder may
+    depend on its value (`get_placeholder`), so no text can be kept."""
+    fields = [model._meta.get_field(name) for name in names]
+    return None if any(hasattr(field, "get_placeholder") for field in fields) else [adapter(field, db) for field in fields]
+
+
 def update_sql(model, pk, *, db=None, **values) -> tuple[str, list]:
     """`UPDATE table SET ... WHERE pk = ...` as the ORM would send it (values adapted to the database).
 
     The text is kept per connection and set of columns, as `insert_sql` keeps its
-    own; a value that is an expression or a model instance goes through the ORM.
+    own, and so are the columns' adapters (a decision saves every column of its approval);
+    a value that is an expression or a model instance goes through the ORM.
     """
     db = connections[DEFAULT_DB_ALIAS] if db is None else db
-    fields = [model._meta.get_field(name) for name in values]
-    if any(hasattr(value, "resolve_expression") or hasattr(value, "prepare_database_save")
-           for value in values.values()) or any(hasattr(field, "get_placeholder") for field in fields):
+    names = tuple(values)
+    adapters = kept(("update-adapters", model, names), lambda db: _update_adapters(model, names, db),
+                    model=model, db=db)
+    if adapters is None or any(hasattr(value, "resolve_expression") or hasattr(value, "prepare_database_save")
+                               for value in values.values()):
         return _compiled_update(model, pk, values, db)
-    prepared = [field.get_db_prep_save(value, connection=db) for field, value in zip(fields, values.values())]
+    prepared = [adapt(value) for adapt, value in zip(adapters, values.values())]
     if any(hasattr(value, "as_sql") for value in prepared):
         return _compiled_update(model, pk, values, db)
     compiled = []
@@ -392,7 +402,7 @@ def update_sql(model, pk, *, db=None, **values) -> tuple[str, list]:
 
     # The ORM writes a None as `= NULL` in the text: which columns are NULL is part of the key.
     nulls = tuple(value is None for value in prepared)
-    sql = kept(("update", model, tuple(values), nulls), build, model=model, db=db)
+    sql = kept(("update", model, names, nulls), build, model=model, db=db)
     if compiled:
         return compiled[0]
     return sql, [*(value for value in prepared if value is not None),

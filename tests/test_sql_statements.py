@@ -38,6 +38,7 @@ from condor.sql import (
 )
 from runs import spine
 from runs.models import Run, RunEvent
+from tests.helpers.approval_loop import approval_row, parked_run
 from tests.helpers.runs import open_executing_run
 
 
@@ -82,6 +83,22 @@ def test_a_kept_update_is_the_orms_statement_with_the_orms_parameters():
                        {"closed_at": None, "summary": "s"}, {"closed_at": now, "summary": "s"}):
             update_sql(Run, run_id, db=db, **values)
             assert update_sql(Run, run_id, db=db, **values) == _compiled_update(Run, run_id, values, db)
+
+
+@pytest.mark.django_db
+def test_a_kept_save_of_every_column_is_the_orms_update(api):
+    # A decision saves every column of its approval: text, JSON, datetimes, NULLs, a foreign key.
+    _, parked = parked_run(api)
+    approval = approval_row(parked["id"])
+    approval.status, approval.decided_at, approval.approved_args = ApprovalStatus.APPROVED, timezone.now(), {"a": [1]}
+    values = {field.attname: field.pre_save(approval, False) for field in Approval._meta.concrete_fields
+              if not field.primary_key}
+    for db in (connection, sqlite_connection()):
+        update_sql(Approval, approval.pk, db=db, **values)  # the first compiles and keeps
+        kept_sql, kept_params = update_sql(Approval, approval.pk, db=db, **values)
+        orm_sql, orm_params = _compiled_update(Approval, approval.pk, values, db)
+        assert kept_sql == orm_sql
+        assert plain(kept_params) == plain(orm_params)
 
 
 @pytest.mark.django_db  # the head lock's FOR UPDATE compiles only inside a transaction
