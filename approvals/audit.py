@@ -119,6 +119,13 @@ def record(kind: str, *, along: Sequence[Write] = (), **fields) -> AuditEvent:
         return audit_chain.append(event, along=along)
 
 
+def record_entries(events: Sequence[AuditEvent], *, along: Sequence[Write] = ()) -> list[AuditEvent]:
+    """Append one or two `entry` rows of one chain, in order, in one statement with `along`
+    (inside the caller's transaction, or its own outside one)."""
+    with transaction.atomic(savepoint=False):
+        return audit_chain.append_linked(events, along=along)
+
+
 def record_all(events: list[AuditEvent]) -> list[AuditEvent]:
     """Append many `entry` rows with set-based statements, inside the caller's transaction."""
     return audit_chain.append_many(events)

@@ -89,7 +89,7 @@ def body_hash(values: tuple) -> str:
 
 
 def link_hash(prev_hash: str, seq: int, body: str) -> str:
-    """A row's hash from its link and its body's hash, as the head's move computes it (_HEAD_MOVE)."""
+    """A row's hash from its link and its body's hash, as the head's move computes it (_link_sql)."""
     return hashlib.sha256(f"{prev_hash}:{seq}:{body}".encode()).hexdigest()
 
 
@@ -139,24 +139,36 @@ def _create_heads(chains) -> None:
     AuditChainHead.objects.bulk_create([AuditChainHead(chain=chain) for chain in chains], ignore_conflicts=True)
 
 
-# The head's lock, its move and the new link's hash in one statement. An upsert, so that a
-# chain's first append (a new session's) creates its head in the same statement instead of
-# missing it and running again: a new head is the first link (seq 1, after GENESIS_HASH),
-# and a head that exists is moved as an UPDATE would move it. DO UPDATE reads the row as
-# locked (the latest committed version, after any wait, also for two first appends racing
-# to insert), so the link is computed from the head as it is, not as the statement's
-# snapshot saw it. RETURNING gives the new values only, hence `prev_hash`, which hands the
-# replaced hash over to the row's INSERT. Parameters: chain, body, body.
-_HEAD_MOVE = ("INSERT INTO {head} AS head (chain, seq, prev_hash, hash) "
-              "VALUES (%s, 1, '{genesis}', encode(sha256(convert_to('{genesis}:1:' || %s, 'UTF8')), 'hex')) "
-              "ON CONFLICT (chain) DO UPDATE SET seq = head.seq + 1, prev_hash = head.hash, "
-              "hash = encode(sha256(convert_to(head.hash || ':' || (head.seq + 1)::text || ':' || %s, 'UTF8')), 'hex') "
-              "RETURNING seq, prev_hash, hash")
+def _link_sql(prev: str, seq: str) -> str:
+    """SQL for `link_hash` of the link after `prev` (SQL of its prev_hash) at `seq`; the body is a parameter."""
+    return f"encode(sha256(convert_to({prev} || ':' || ({seq})::text || ':' || %s, 'UTF8')), 'hex')"
+
+
+def _head_move_sql(db, links: int) -> str:
+    """The head's lock, its move by `links` (one or two: a suspend's verdict and its park, which
+    migration 0017 lets one statement append) and the new links' hashes, in one statement.
+
+    An upsert, so that a chain's first append (a new session's) creates its head in the same
+    statement instead of missing it and running again: a new head is the first links (from
+    seq 1, after GENESIS_HASH), and a head that exists is moved as an UPDATE would move it.
+    DO UPDATE reads the row as locked (the latest committed version, after any wait, also for
+    two first appends racing to insert), so the links are computed from the head as it is, not
+    as the statement's snapshot saw it. `prev_hash` keeps the hash the head had before the
+    statement, because RETURNING gives new values only: it returns the first new link, computed
+    from that hash. Parameters: the chain, each row's body for a new head, again for a moved one,
+    and with two links the first body once more, for the first link's hash.
+    """
+    new_head, moved = f"'{GENESIS_HASH}'", "head.hash"
+    for n in range(1, links + 1):
+        new_head, moved = _link_sql(new_head, str(n)), _link_sql(moved, f"head.seq + {n}")
+    first = "seq, prev_hash, hash" if links == 1 else f"seq - 1 AS seq, prev_hash, {_link_sql('prev_hash', 'seq - 1')} AS hash"
+    return (f"INSERT INTO {db.ops.quote_name(AuditChainHead._meta.db_table)} AS head (chain, seq, prev_hash, hash) "
+            f"VALUES (%s, {links}, '{GENESIS_HASH}', {new_head}) "
+            f"ON CONFLICT (chain) DO UPDATE SET seq = head.seq + {links}, prev_hash = head.hash, hash = {moved} "
+            f"RETURNING {first}")
+
+
 _LINK = ("seq", "prev_hash", "hash")
-
-
-def _head_move_sql(db) -> str:
-    return _HEAD_MOVE.format(head=db.ops.quote_name(AuditChainHead._meta.db_table), genesis=GENESIS_HASH)
 
 
 def _link_positions(db) -> frozenset[int]:
@@ -164,42 +176,73 @@ def _link_positions(db) -> frozenset[int]:
     return frozenset(n for n, name in enumerate(insert_attnames(AuditEvent)) if name in _LINK)
 
 
-def _linked_insert_sql(insert: str, db) -> str:
-    """`insert` (the row's INSERT … VALUES) with its link taken from the head's move, the CTE `audit_head`."""
+def _linked_insert_sql(insert: str, db, *, after: str = "audit_head", step: bool = False) -> str:
+    """`insert` (the row's INSERT … VALUES) with its link taken from the CTE `after`: the head's
+    move (its first link), or (`step`) the row before it in the same statement, whose link
+    it follows. A following row's hash takes its body as a parameter, in the hash's place."""
     quote = db.ops.quote_name
-    values = ", ".join(f"audit_head.{quote(name)}" if name in _LINK else "%s" for name in insert_attnames(AuditEvent))
+    link = {name: f"{after}.{quote(name)}" for name in _LINK}
+    if step:
+        seq = f"{after}.{quote('seq')} + 1"
+        link = {"seq": seq, "prev_hash": link["hash"], "hash": _link_sql(link["hash"], seq)}
+    values = ", ".join(link.get(name, "%s") for name in insert_attnames(AuditEvent))
     returned = ", ".join(quote(name) for name in ("id", *_LINK))
-    return f"{insert.split(' VALUES (', 1)[0]} SELECT {values} FROM audit_head RETURNING {returned}"
+    return f"{insert.split(' VALUES (', 1)[0]} SELECT {values} FROM {after} RETURNING {returned}"
 
 
 def append(event: AuditEvent, *, along: Sequence[Write] = ()) -> AuditEvent:
-    """Link `event` to its chain and insert it. Needs the caller's transaction.
+    """Link `event` to its chain and insert it. Needs the caller's transaction (`append_linked`)."""
+    return append_linked([event], along=along)[0]
+
+
+def append_linked(events: Sequence[AuditEvent], *, along: Sequence[Write] = ()) -> list[AuditEvent]:
+    """Link one or two `events` of one chain to it, in order, and insert them. Needs the caller's transaction.
 
     One round trip on PostgreSQL: the head's lock and move (or, for a chain's first
-    append, its creation), the row's INSERT with the link they give, and `along`, the
+    append, its creation), the rows' INSERTs with the links they give, and `along`, the
     caller's own writes (the gate's ledger row and outbox event), as data-modifying
-    CTEs of one statement (condor.sql.run_together). The row's body is hashed here,
-    its link in the database (`link_hash`). SQLite locks nothing (its transactions
-    hold the whole database) and links in Python.
+    CTEs of one statement (condor.sql.run_together). A second row selects its link
+    from the first row's RETURNING, so it is inserted after it and its id is the larger,
+    as `verify` expects of a chain. The bodies are hashed here, the links in the
+    database (`link_hash`). SQLite locks nothing (its transactions hold the whole
+    database) and links in Python, a row at a time.
     """
+    if not 1 <= len(events) <= 2 or len({event.chain for event in events}) != 1:
+        raise ValueError("append_linked links one or two rows of one chain")
     if connection.vendor != "postgresql":
-        return _append_here(event, along)
-    event.seq, event.prev_hash, event.hash = 0, "", ""  # the database's to fill in
-    body = body_hash(tuple(getattr(event, field) for field in HASHED_FIELDS))
-    insert, params = insert_sql(event)
+        _append_here(events[0], along)
+        for event in events[1:]:
+            _append_here(event, ())
+        return list(events)
     skipped = kept("audit-link-positions", _link_positions, model=AuditEvent)
-    linked = []
+    hash_at = insert_attnames(AuditEvent).index("hash")
+    bodies, rows, linked = [], [], []
+    for n, event in enumerate(events):
+        event.seq, event.prev_hash, event.hash = 0, "", ""  # the database's to fill in
+        body = body_hash(tuple(getattr(event, field) for field in HASHED_FIELDS))
+        insert, params = insert_sql(event)
+        if n == 0:
+            sql = kept("audit-linked-insert", lambda db: _linked_insert_sql(insert, db), model=AuditEvent)
+            params = [param for at, param in enumerate(params) if at not in skipped]
+        else:  # its hash is computed from the first row's: the body takes the hash's place
+            sql = kept("audit-following-insert",
+                       lambda db: _linked_insert_sql(insert, db, after="audit_first", step=True), model=AuditEvent)
+            params = [body if at == hash_at else param for at, param in enumerate(params)
+                      if at not in skipped or at == hash_at]
+        bodies.append(body)
+        rows.append(Write(sql, params, done=linked.extend, returns=("id", *_LINK),
+                          name="audit_first" if n == 0 else None))
+    head_params = [events[0].chain, *bodies, *bodies, *bodies[:len(bodies) - 1]]
     run_together([
-        Write(kept("audit-head-move", _head_move_sql, model=AuditChainHead), [event.chain, body, body],
-              name="audit_head"),
-        Write(kept("audit-linked-insert", lambda db: _linked_insert_sql(insert, db), model=AuditEvent),
-              [param for n, param in enumerate(params) if n not in skipped],
-              done=linked.extend, returns=("id", *_LINK)),
+        Write(kept(("audit-head-move", len(events)), lambda db: _head_move_sql(db, len(events)), model=AuditChainHead),
+              head_params, name="audit_head"),
+        *rows,
         *along,
     ])
-    [(event.pk, event.seq, event.prev_hash, event.hash)] = linked
-    event._state.adding, event._state.db = False, connection.alias
-    return event
+    for event, (pk, seq, prev_hash, digest) in zip(events, linked, strict=True):
+        event.pk, event.seq, event.prev_hash, event.hash = pk, seq, prev_hash, digest
+        event._state.adding, event._state.db = False, connection.alias
+    return list(events)
 
 
 def _append_here(event: AuditEvent, along: Sequence[Write]) -> AuditEvent:
@@ -257,8 +300,8 @@ def append_many(events: list[AuditEvent]) -> list[AuditEvent]:
 
     Needs the caller's transaction. A constant number of statements however many chains:
     one locked SELECT of the heads, one INSERT, and one UPDATE of the heads per round,
-    where round r advances every chain that gains at least r rows (the database lets a
-    head move on by one seq per UPDATE, migration 0006). Ids grow with seq inside each
+    where round r advances every chain that gains at least r rows by one (the database lets
+    a head move on by one or two an UPDATE, migrations 0006 and 0017). Ids grow with seq inside each
     chain because the rows go in in list order, as `verify` expects.
     """
     if not events:

@@ -16,6 +16,7 @@ from approvals.card_context import untainted_context
 from approvals.hashing import canonical_json, payload_hash
 from approvals.models import ApiClient, Approval, ApprovalStatus, ToolCall, ToolDescriptor
 from approvals.models.approval import OPEN_STATUSES
+from approvals.models.audit import AuditEvent
 from approvals.policy import (
     Context,
     Decision,
@@ -232,15 +233,20 @@ def _upsert_sql(db) -> str:
             f"WHERE {same_call} RETURNING 1")
 
 
-def _audit_verdict(run, call: GateCall, verdict: Verdict, *, client, decision: str, rule_id: str,
-                   along: tuple[Write, ...] = ()) -> None:
-    audit.record(
+def _verdict_entry(run, call: GateCall, verdict: Verdict, *, client, decision: str, rule_id: str) -> AuditEvent:
+    return audit.entry(
         audit.Kind.VERDICT, run=run, actor_client=client, tool=call.tool, op=call.op, decision=decision,
-        rule_id=rule_id, along=along,
+        rule_id=rule_id,
         data={"op": call.op, "tool_call_id": call.tool_call_id, "step_id": call.step_id,
               "policy_class": verdict.policy_class, "engine_rule_id": verdict.rule_id,
               "payload_hash": payload_hash(call.args), "client_metadata": call.metadata},
     )
+
+
+def _audit_verdict(run, call: GateCall, verdict: Verdict, *, client, decision: str, rule_id: str,
+                   along: tuple[Write, ...] = ()) -> None:
+    audit.record_entries([_verdict_entry(run, call, verdict, client=client, decision=decision, rule_id=rule_id)],
+                         along=along)
 
 
 def _settle(run, call, verdict, untrusted, *, client, decision, rule_id) -> GateResult:
@@ -295,15 +301,13 @@ def _consume_prior_grant(run, call, verdict, untrusted, *, client, candidates, n
 
 
 def _park(run, call, verdict, untrusted, *, client, request: SuspendRequest, known: KnownApprovals) -> GateResult:
-    def audit_verdict(along):
-        _audit_verdict(run, call, verdict, client=client, decision=Decision.REQUIRE_APPROVAL,
-                       rule_id=verdict.rule_id, along=tuple(along))
-
     # The card's context is what this call carries, unless a taint must be looked up (card_context).
     context = None if run.session.tainted else untainted_context(call.metadata, run.autonomy)
     ledger = _ledger(run, call, decision="suspended", rule_id=verdict.rule_id, untrusted=untrusted)
+    verdict_row = _verdict_entry(run, call, verdict, client=client, decision=Decision.REQUIRE_APPROVAL,
+                                 rule_id=verdict.rule_id)
     approval, _ = park_locked(run, request, request.resume_schema(), client=client, writes=(ledger,),
-                              audit_first=audit_verdict, known=known, card_context=context)
+                              first_audit=verdict_row, known=known, card_context=context)
     return suspended_result(approval)
 
 

@@ -6,7 +6,7 @@ audit entry happen in one transaction: a suspend whose audit row cannot be
 written does not happen. Do not add a second path that creates approvals.
 """
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import timedelta
 from functools import cached_property
@@ -20,6 +20,7 @@ from approvals import audit, cards
 from approvals.hashing import payload_hash
 from approvals.models import Approval, ApprovalStatus, ReasonCode
 from approvals.models.approval import OPEN_STATUSES
+from approvals.models.audit import AuditEvent
 from approvals.resume_schemas import approval_resume_schema, clarification_resume_schema
 from condor.errors import ApprovalConsumed, ApprovalExpired, ApprovalRejected, RunNotActiveError, TooManyPending
 from condor.sql import Write, choice_literal, columns, db_value, insert_if_sql, kept, reader, run_together
@@ -230,21 +231,21 @@ def persist_suspend(run_id, request: SuspendRequest, *, client=None) -> tuple[Ap
 
 
 def park_locked(run, request: SuspendRequest, schema: dict, *, client=None, writes: Sequence[Write] = (),
-                audit_first: Callable[[Sequence[Write]], object] | None = None,
+                first_audit: AuditEvent | None = None,
                 known: KnownApprovals | None = None, card_context: dict | None = None) -> tuple[Approval, bool]:
     """persist_suspend's work inside the caller's transaction, on a run it has locked and found gateable.
 
     The gate parks this way, in the transaction that judged the call (one
     transaction a request, no savepoint), with its own rows: `writes` (its ledger
-    upsert) and `audit_first(along)`, which appends its verdict's audit row before
-    the suspend's, sending `along` in that row's statement. `known`: read_known's
+    upsert) and `first_audit`, its verdict's audit row (an unsaved `audit.entry`),
+    linked before the suspend's in the same statement. `known`: read_known's
     answer, when the caller has it already. `card_context`: the new card's context
     when the caller knows it (cards.card looks it up otherwise).
 
-    Round trips on PostgreSQL: the first audit row's statement (its chain head's lock
-    and move, approvals/audit_chain.py), which carries the caller's writes, the
+    Round trips on PostgreSQL: one statement with both audit rows (their chain head's
+    lock and move by two links, approvals/audit_chain.py), the caller's writes, the
     approval's INSERT with the pending count, the run's new state and the outbox event
-    (condor.sql.run_together); the second audit row's. The new approval row is taken
+    (condor.sql.run_together). The new approval row is taken
     after the head: no other transaction can wait on a row not yet committed, and the
     run lock keeps another insert of the same suspend away, so the lock order (run →
     approvals → head) still holds for every row anyone can wait on.
@@ -253,8 +254,8 @@ def park_locked(run, request: SuspendRequest, schema: dict, *, client=None, writ
     if known is None:
         known = read_known(run, request, now)
     if known.existing is not None:
-        if audit_first is not None:
-            audit_first(list(writes))
+        if first_audit is not None:
+            audit.record_entries([first_audit], along=writes)
         else:
             run_together(list(writes))
         _refuse_closed(known.existing, now)
@@ -288,17 +289,14 @@ def park_locked(run, request: SuspendRequest, schema: dict, *, client=None, writ
                     frames=suspend_frames(approval),
                     inbox=cards.added(approval, run_granted=known.granted, context=card_context)),
     ]
-    if audit_first is not None:
-        audit_first(park)
-        park = []
-    audit.record(
+    suspended = audit.entry(
         audit.Kind.SUSPEND, approval=approval, run=run, actor_client=client or run.session.client,
         decision="suspended",
         rule_id=approval.rule_id,
         data={"reason_code": approval.reason_code, "op": approval.op, "hitl_tier": approval.hitl_tier,
               "step_id": approval.step_id},
-        along=park,
     )
+    audit.record_entries([suspended] if first_audit is None else [first_audit, suspended], along=park)
     return approval, True
 
 

@@ -104,14 +104,15 @@ class AuditEvent(models.Model):
 class AuditChainHead(models.Model):
     """The last link of each chain. Appending locks this row (last, after every other lock).
 
-    The database lets it only advance by one (migration 0006), and never be deleted.
+    The database lets it only advance by one link or two an UPDATE (migrations 0006 and 0017),
+    and never be deleted.
     """
 
     chain = models.CharField(max_length=48, primary_key=True)
     seq = models.BigIntegerField(default=0)
     hash = models.CharField(max_length=64, default=GENESIS_HASH)
-    # The hash `hash` replaced: an append's UPDATE sets it so that its RETURNING (new values
-    # only) hands the row being linked its `prev_hash` (approvals/audit_chain.py).
+    # The hash the head had before its last move: an append's UPDATE sets it so that its
+    # RETURNING (new values only) hands the first row it links its `prev_hash` (approvals/audit_chain.py).
     prev_hash = models.CharField(max_length=64, default=GENESIS_HASH, db_default=GENESIS_HASH)
 
     def __str__(self) -> str:

@@ -59,9 +59,11 @@ def test_the_orm_cannot_delete_an_audit_row_either(logged):
     assert AuditEvent.objects.filter(pk=logged.pk).exists()
 
 
-def test_a_chain_head_only_moves_forward_by_one(logged):
-    assert "only advances by one" in refused("UPDATE approvals_auditchainhead SET seq = seq + 2")
-    assert "only advances by one" in refused("UPDATE approvals_auditchainhead SET seq = 0")
+def test_a_chain_head_only_moves_forward_by_one_or_two(logged):
+    # Two: a suspend's verdict and its park, linked in one statement (migration 0017).
+    assert "only advances by one or two" in refused("UPDATE approvals_auditchainhead SET seq = seq + 3")
+    assert "only advances by one or two" in refused("UPDATE approvals_auditchainhead SET seq = seq")
+    assert "only advances by one or two" in refused("UPDATE approvals_auditchainhead SET seq = 0")
     assert "append-only" in refused("DELETE FROM approvals_auditchainhead")
     assert "append-only" in refused("TRUNCATE approvals_auditchainhead")
     assert AuditChainHead.objects.get(chain="global").seq == 1

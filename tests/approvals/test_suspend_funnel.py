@@ -123,15 +123,15 @@ def test_the_ttl_comes_from_the_setting(api, settings):
 
 
 def audit_down(monkeypatch):
-    """The suspend's own audit row fails: the last write of a park, after the gate's verdict row."""
-    real_record = audit.record
+    """The suspend's own audit row fails: the last write of a park, with the gate's verdict row."""
+    real_record = audit.record_entries
 
-    def broken_for_suspends(kind, **fields):
-        if kind == audit.Kind.SUSPEND:
+    def broken_for_suspends(events, **kwargs):
+        if any(event.kind == audit.Kind.SUSPEND for event in events):
             raise RuntimeError("audit store unavailable")
-        return real_record(kind, **fields)
+        return real_record(events, **kwargs)
 
-    monkeypatch.setattr(audit, "record", broken_for_suspends)
+    monkeypatch.setattr(audit, "record_entries", broken_for_suspends)
 
 
 def test_a_suspend_whose_audit_row_cannot_be_written_does_not_happen(api, monkeypatch):
