@@ -9,6 +9,12 @@ The floor endpoint (`/floor/` in bench/bare) sends exactly those statements, wit
 reference's DRF view: no authentication, no policy, no serializers, no middleware. Its rate
 against the bare endpoint's is the best ratio any gate could reach that keeps these writes.
 
+The folded floor (`/floor-folded/`, session 20) sends the same two statements as one, with no
+BEGIN or COMMIT: the lock statement's CTE, its read as a second CTE, then the write's CTEs, in
+autocommit (`fold`). It is what a gate that took its verdict before the lock and sent every
+write in the statement that locks could reach at best: such a gate would also need the
+statement to check that the session is still as its verdict saw it, which this one leaves out.
+
 The statements are taken from real gate calls, in process (`capture`), one run at a time:
 a run's second call, once the first has filled the process's caches (API key, registry). Each floor request replays its run's statements with a tool call id of
 its own; the other parameters (timestamps, hashes of the captured call) stay as captured,
@@ -19,6 +25,7 @@ from __future__ import annotations
 
 import enum
 import pickle
+from functools import cache
 from pathlib import Path
 
 LOCK_PREFIX = "WITH locked AS"
@@ -72,6 +79,23 @@ def capture(agent, runs: list[str], target: Path) -> None:
     target.write_bytes(pickle.dumps({"runs": by_run}))
 
 
-def requests(runs: int, n: int, tag: str) -> list[tuple[str, dict]]:
-    """n floor requests as (path, body) for wrk, round-robin over the captured runs as the gate's are."""
-    return [("/floor/", {"run": i % runs, "tool_call_id": f"{tag}-{i}"}) for i in range(n)]
+@cache  # one text a captured run, asked for on every request
+def fold(lock_sql: str, write_sql: str) -> str:
+    """The lock statement and the write statement as one: their CTEs in a row, the lock's read among them.
+
+    The parameters are the lock's, then the write's: the lock's all stand in its CTE, and
+    neither final SELECT has any.
+    """
+    cte_end = lock_sql.index(') SELECT "locked"')
+    lock_cte, lock_read = lock_sql[len("WITH "):cte_end + 1], lock_sql[cte_end + 2:]
+    write_end = write_sql.rindex(") SELECT NULL, ")
+    write_ctes, write_read = write_sql[len("WITH "):write_end + 1], write_sql[write_end + 2:]
+    # The read is a CTE no write refers to: the final SELECT names it, so that it runs.
+    return (f"WITH {lock_cte}, lock_read AS ({lock_read}), {write_ctes} "
+            f"{write_read.replace('SELECT NULL, ', 'SELECT (SELECT count(*) FROM lock_read), ', 1)}")
+
+
+def requests(runs: int, n: int, tag: str, path: str = "/floor/") -> list[tuple[str, dict]]:
+    """n floor requests (`path`: /floor/ or /floor-folded/) as (path, body) for wrk, round-robin over
+    the captured runs as the gate's are."""
+    return [(path, {"run": i % runs, "tool_call_id": f"{tag}-{i}"}) for i in range(n)]

@@ -7,7 +7,8 @@ Run by hand from the repository root, against a scratch PostgreSQL database:
 `--floor` (with `--client wrk`) adds a phase between the bare endpoint and the gate: the gate
 allow's own statements, captured from real gate calls, sent through the bare reference with
 none of Condor's Python (bench/floor.py). Its ratio is the best any gate keeping those writes
-could reach.
+could reach. A second phase sends the same statements folded into one, in autocommit
+(`floor_folded`): the best a gate with no BEGIN and COMMIT of its own could reach.
 
 `--inbox` and `--sweep` then run the issue's other two hot paths (bench/inbox_page.py,
 bench/sweep.py), each on a database of its own beside this one.
@@ -354,9 +355,10 @@ def throughput_with_wrk(figures: dict, condor: Condor, bare_base: str, gate_runs
     if floor:
         from bench import floor as gate_floor
 
-        figures["floor"].append(wrk_client.run(bare_base, gate_floor.requests(len(gate_runs), int(3000 * seconds),
-                                                                              f"w{round_}"),
-                                               connections=CONNECTIONS, seconds=seconds))
+        for name, path in (("floor", "/floor/"), ("floor_folded", "/floor-folded/")):
+            figures[name].append(wrk_client.run(
+                bare_base, gate_floor.requests(len(gate_runs), int(4000 * seconds), f"{name}{round_}", path),
+                connections=CONNECTIONS, seconds=seconds))
     figures["gate"].append(wrk_client.run(condor.base, condor.gate_calls(gate_runs, int(2000 * seconds), f"w{round_}"),
                                           connections=CONNECTIONS, seconds=seconds, authorization=authorization))
     wanted = int(figures["gate"][-1][0] * seconds * 1.5) + 200
@@ -409,7 +411,7 @@ def main() -> None:
             from bench.bare.urls import TABLE_SQL
 
             conn.execute(TABLE_SQL)
-        figures: dict[str, list] = {"bare": [], "floor": [], "gate": [], "resume": [], "condor_cycle": [],
+        figures: dict[str, list] = {"bare": [], "floor": [], "floor_folded": [], "gate": [], "resume": [], "condor_cycle": [],
                                     "langgraph_cycle": [], "bare_cycle": []}
         # wrk cannot give each connection a run of its own: its calls go round-robin over four times as many.
         gate_runs = [condor.executing_run(condor.http) for _ in range(4 * CONNECTIONS)] if options.client == "wrk" else []
@@ -432,11 +434,11 @@ def main() -> None:
                 # burst of 160 requests, a fraction of a second in which warm-up weighed as much as the rest.
                 prepared = [condor.resume_requests(n, f"r{round_}-{t}") for t in range(CONNECTIONS)]
                 figures["resume"].append(hammer(prepared))
-            for name in ("bare", "floor", "gate", "resume"):
+            for name in ("bare", "floor", "floor_folded", "gate", "resume"):
                 if not figures[name]:
                     continue
                 rate, p50 = figures[name][-1]
-                print(f"  {name:7} {rate:7.1f} req/s  p50 {p50:6.1f} ms")
+                print(f"  {name:12} {rate:7.1f} req/s  p50 {p50:6.1f} ms")
             figures["condor_cycle"].append(hitl_cycle(condor, options.cycles))
             figures["langgraph_cycle"].append(langgraph_cycle(url, options.cycles))
             figures["bare_cycle"].append(bare_cycle(bare_base, options.cycles))
@@ -454,8 +456,10 @@ def main() -> None:
               f"three bare requests over HTTP {bare_cycle_ms:.1f} ms ({bare_cycle_ms / langgraph_ms:.2f}x LangGraph)")
         if figures["floor"]:
             floor_rate = statistics.median(r for r, _ in figures["floor"])
+            folded_rate = statistics.median(r for r, _ in figures["floor_folded"])
             print(f"the gate's SQL floor {floor_rate:.0f} req/s ({floor_rate / rate['bare']:.2f}x bare); "
-                  f"gate allow at {rate['gate'] / floor_rate:.2f}x its floor")
+                  f"gate allow at {rate['gate'] / floor_rate:.2f}x its floor; "
+                  f"the floor folded into one statement {folded_rate:.0f} req/s ({folded_rate / rate['bare']:.2f}x bare)")
         print(f"load average {os.getloadavg()}")
     finally:
         for server in (condor_server, bare_server):

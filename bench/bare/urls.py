@@ -10,6 +10,8 @@ from psycopg.types.json import Jsonb
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from bench.floor import fold
+
 TABLE_SQL = "CREATE TABLE IF NOT EXISTS bench_bare_row (id bigserial PRIMARY KEY, body jsonb NOT NULL)"
 
 
@@ -37,15 +39,20 @@ def _floor_statements() -> dict:
     return captured
 
 
+def _floor_call(request) -> tuple[tuple[str, list], tuple[str, list]]:
+    """The captured run's lock and write statements, the write's tool call id the request's own."""
+    run = _floor_statements()["runs"][request.data["run"]]
+    write_sql, write_params = run["write"]
+    write_params = list(write_params)
+    write_params[run["tool_call_id_at"]] = request.data["tool_call_id"]
+    return run["lock"], (write_sql, write_params)
+
+
 class GateSqlFloor(APIView):
     """A gate allow's own statements, as Condor sends them, with none of Condor's Python (bench/floor.py)."""
 
     def post(self, request):
-        captured = _floor_statements()
-        run = captured["runs"][request.data["run"]]
-        (lock_sql, lock_params), (write_sql, write_params) = run["lock"], run["write"]
-        write_params = list(write_params)
-        write_params[run["tool_call_id_at"]] = request.data["tool_call_id"]
+        (lock_sql, lock_params), (write_sql, write_params) = _floor_call(request)
         with transaction.atomic(), connection.cursor() as cursor:
             cursor.execute(lock_sql, lock_params)
             cursor.fetchall()
@@ -55,4 +62,16 @@ class GateSqlFloor(APIView):
         return Response({"id": event_id, "decision": "allow"})
 
 
-urlpatterns = [path("insert/", OneInsert.as_view()), path("floor/", GateSqlFloor.as_view())]
+class GateSqlFloorFolded(APIView):
+    """The same statements folded into one, sent in autocommit: no BEGIN, no COMMIT (bench/floor.py `fold`)."""
+
+    def post(self, request):
+        (lock_sql, lock_params), (write_sql, write_params) = _floor_call(request)
+        with connection.cursor() as cursor:
+            cursor.execute(fold(lock_sql, write_sql), [*lock_params, *write_params])
+            event_id = cursor.fetchone()[-1][0]
+        return Response({"id": event_id, "decision": "allow"})
+
+
+urlpatterns = [path("insert/", OneInsert.as_view()), path("floor/", GateSqlFloor.as_view()),
+               path("floor-folded/", GateSqlFloorFolded.as_view())]
