@@ -50,21 +50,19 @@ _NOT_CHILD = frozenset({AgeBand.ADULT.value, AgeBand.TEEN.value})
 _AUTONOMOUS = Autonomy.AUTONOMOUS.value
 
 
-# The words of an op: runs between separators, split again at camelCase humps, so
-# "bulkDelete" and "XMLRemove" read as two words each ("XML" keeps its capitals).
-_OP_WORD = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|[0-9]+")
 # What the API lets through (approvals/identifiers.py), plus the surrounding and inner
 # whitespace a pure caller such as the simulator may hand in.
 _READABLE_OP = re.compile(r"[A-Za-z0-9._\-\s]*", re.ASCII)
 
 
 def is_destructive(op: Any) -> bool:
-    """True if a word of ``op`` begins or ends with one of DESTRUCTIVE_OPS, ignoring case.
+    """True if one of DESTRUCTIVE_OPS stands anywhere in ``op``, in any mix of cases.
 
-    Words are split at ``_``, ``-``, ``.``, whitespace and camelCase humps, so
-    "delete_all", "bulk-remove", "remove.item", "bulkDelete", "bulkdelete" and
-    "Cancelled" are destructive; "create" and "update" are not. Erring this way costs a
-    reviewer a look at a harmless call ("avoid"); erring the other way lets a delete through.
+    Anywhere, not only between separators or camelCase humps: "delete_all", "bulk-remove",
+    "bulkDelete", "CANCELled", "DELETEall" and "softdeletes" are all destructive; "create"
+    and "update" are not. Erring this way costs a reviewer a look at a harmless call
+    ("avoid", "undelete"); erring the other way lets a delete through, and any rule for
+    where a word ends is one an agent can spell around.
 
     An op that is not a string, or has characters outside ASCII letters, digits, ``.``,
     ``_``, ``-`` and whitespace (a Cyrillic "dеlete", a zero-width space), cannot be read
@@ -75,11 +73,8 @@ def is_destructive(op: Any) -> bool:
         return op is not None
     if _READABLE_OP.fullmatch(op) is None:
         return True
-    for word in _OP_WORD.findall(op):
-        word = word.lower()
-        if any(word.startswith(verb) or word.endswith(verb) for verb in DESTRUCTIVE_OPS):
-            return True
-    return False
+    lowered = op.lower()
+    return any(verb in lowered for verb in DESTRUCTIVE_OPS)
 
 
 def _declared(value: Any) -> bool:

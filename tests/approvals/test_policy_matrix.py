@@ -15,7 +15,7 @@ UNREGISTERED = object()  # a tool unknown to both registries
 CLASSES = ["read", "mutate", "exec", "comms", UNREGISTERED, "quantum"]  # quantum: unrecognised
 TIERS = ["low", "high", None]
 VERBS = ["create", "Delete", "VOID", "ReMove", "  cancel ", "Discontinue", "arChive",
-         "delete_all", "bulk-remove", "remove.item", "bulkDelete", "update_note",
+         "delete_all", "bulk-remove", "remove.item", "bulkDelete", "update_note", "CANCELled", "softdeletes",
          "d\u0435lete", "delete\u200b"]  # the last two: a Cyrillic е, a zero-width space
 AUTONOMIES = ["autonomous", "guarded", "ambient", "full-auto"]  # full-auto: unrecognised
 TAINTS = [False, True]
@@ -28,29 +28,13 @@ DESTRUCTIVE_VERBS = ("delete", "void", "remove", "cancel", "discontinue", "archi
 SEPARATORS = "_-. \t\n"
 
 
-def words_of(verb):
-    """SPEC section 2's word parts, by hand: split at separators, then before each capital
-    that follows a lower-case letter or starts a capitalised word after capitals."""
-    words, word = [], ""
-    for i, ch in enumerate(verb):
-        if ch in SEPARATORS:
-            words.append(word)
-            word = ""
-            continue
-        after_lower = word[-1:].islower() or word[-1:].isdigit()
-        before_lower = verb[i + 1:i + 2].islower()
-        if ch.isupper() and word and (after_lower or (word[-1].isupper() and before_lower)):
-            words.append(word)
-            word = ""
-        word += ch
-    return [w.lower() for w in words + [word] if w]
-
-
 def destructive(verb):
-    # Anything beyond ASCII letters, digits and separators cannot be read, so it fails closed.
+    """SPEC section 2, by hand: a destructive verb anywhere in the op, whatever its case (a word
+    part need not sit between separators). Anything beyond ASCII letters, digits and separators
+    cannot be read, so it fails closed."""
     if any(ch not in string.ascii_letters + string.digits + SEPARATORS for ch in verb):
         return True
-    return any(w.startswith(v) or w.endswith(v) for w in words_of(verb) for v in DESTRUCTIVE_VERBS)
+    return any(v in verb.lower() for v in DESTRUCTIVE_VERBS)
 
 
 def expected(cls, tier, verb, autonomy, tainted, consent, age_band):
@@ -259,7 +243,8 @@ def test_odd_descriptor_and_call_values_fail_closed_without_raising():
 @pytest.mark.parametrize("verb, want", [
     ("delete_all", True), ("bulk-remove", True), ("remove.item", True), ("bulkDelete", True),
     ("XMLRemove", True), ("cancelOrder", True), ("Cancelled", True), ("bulkdelete", True),
-    ("create", False), ("update_note", False), ("sendLetter", False), ("", False),
+    ("CANCELled", True), ("DELETEall", True), ("softdeletes", True), ("bulkdeleteall", True),
+    ("create", False), ("update_note", False), ("sendLetter", False), ("del_ete", False), ("", False),
 ])
 def test_the_hand_written_word_split_agrees_with_the_examples(verb, want):
     # The independent expected() above is only worth something if it reads the SPEC's examples right.

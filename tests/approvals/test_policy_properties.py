@@ -1,5 +1,6 @@
 """Invariants of SPEC section 2, checked over generated calls, descriptors and contexts."""
 
+import string
 from dataclasses import replace
 
 from hypothesis import given, settings
@@ -209,11 +210,21 @@ def test_a_destructive_verb_as_a_camel_case_hump_is_destructive(before, verb, af
     assert is_destructive(op), op
 
 
-@given(st.lists(words, min_size=1, max_size=4), st.sampled_from(["_", "-", ".", ""]))
+@given(st.text(alphabet=string.ascii_letters + string.digits, max_size=6), verbs,
+       st.text(alphabet=string.ascii_letters + string.digits, max_size=6), st.data())
+def test_a_destructive_verb_inside_a_word_in_any_case_is_destructive(before, verb, after, data):
+    # "CANCELled", "DELETEall", "softdeletes": no rule for where a word ends to spell around.
+    cased = "".join(data.draw(st.sampled_from([ch.lower(), ch.upper()])) for ch in verb)
+    op = before + cased + after
+    assert is_destructive(op), op
+    verdict = evaluate(ToolCall("probe_tool", op=op), TYPED, LOW_MUTATE, static={})
+    assert verdict.rule_id == "mutate.destructive-op-approval", op
+
+
+@given(st.lists(words, min_size=1, max_size=4), st.sampled_from(["_", "-", "."]))
 def test_words_that_are_not_destructive_stay_harmless(parts, sep):
-    op = sep.join(parts)
-    assert is_destructive(op) is any(
-        w.startswith(v) or w.endswith(v) for w in ([op] if sep == "" else parts) for v in DESTRUCTIVE)
+    # Separators split no verb: what none of the words holds, their join holds neither.
+    assert not is_destructive(sep.join(parts))
 
 
 @given(st.text(min_size=1, max_size=12).filter(lambda t: not t.isascii()))
