@@ -30,10 +30,13 @@ left alone, so a message body that mentions a host is not a destination:
 * a host name: at least two dot-separated labels of letters, digits, ``-`` or ``_``
   (non-ASCII letters allowed: IDN), optionally ``:port`` and one trailing dot, whose
   last label (the TLD) is 2-63 letters or ``xn--`` punycode and not a common file
-  extension (so ``discharge.pdf`` is a file name, not a host; the price is that a bare
-  host under a TLD such as ``.zip`` goes unseen, while its URL or e-mail form does not);
-  ideographic full stops count as dots, as they do in browsers. Also IPv4 dotted quads
-  and IPv6 literals. A plain word, "e.g.", "5.2" or "b.i.d." is not a host name.
+  extension that is no top-level domain (so ``discharge.pdf`` is a file name, not a host,
+  while ``notes.md``, ``x.zip``, ``run.sh``, ``a.py`` and ``clip.mov`` name hosts in
+  Moldova, Saint Helena, Paraguay and Google's .zip and .mov, and are checked);
+  ideographic full stops count as dots, as they do in browsers. Also IPv4 dotted quads,
+  IPv6 literals and ``localhost``. A plain word, "e.g.", "5.2" or "b.i.d." is not a host name;
+* a URL without its scheme: a host name as above followed by a path, query or fragment
+  (``evil.example/inbox``, ``evil.example:8080/x``), with no whitespace: its host is checked.
 """
 
 from __future__ import annotations
@@ -72,11 +75,15 @@ _HOST_LABEL = re.compile(r"[\w-]{1,63}")  # \w is Unicode: IDN labels count
 _TLD = re.compile(r"[^\W\d_]{2,63}|xn--[a-z0-9-]{1,59}", re.IGNORECASE)  # letters of any script
 _PORT = re.compile(r":\d{1,5}\Z")
 # Last labels that name a file far more often than a host (the values a letter-sending tool carries).
+# None is a top-level domain in the root zone: an extension that is one (md, zip, py, sh, mov) names
+# a host as well as a file, and a host is what must never slip past, so those stay hosts.
 _FILE_EXTENSIONS = frozenset({
     "pdf", "txt", "doc", "docx", "rtf", "odt", "csv", "tsv", "json", "xml", "xls", "xlsx", "ppt", "pptx",
-    "png", "jpg", "jpeg", "gif", "bmp", "tif", "tiff", "svg", "heic", "dcm", "hl7", "md", "log", "html",
-    "htm", "eml", "msg", "zip", "gz", "tgz", "py", "js", "ts", "sh", "mp3", "mp4", "wav", "mov", "avi",
+    "png", "jpg", "jpeg", "gif", "bmp", "tif", "tiff", "svg", "heic", "dcm", "log", "html",
+    "htm", "eml", "msg", "gz", "tgz", "js", "ts", "wav", "avi",
 })
+_LOCALHOST = "localhost"
+_PATH_START = re.compile(r"[/?#]")
 
 
 def _looks_like_host(text: str) -> bool:
@@ -89,6 +96,8 @@ def _looks_like_host(text: str) -> bool:
     except ValueError:
         pass
     labels = _DOTS.sub(".", host).removesuffix(".").split(".")
+    if len(labels) == 1 and labels[0].lower() == _LOCALHOST:
+        return True
     if len(labels) < 2 or not all(_HOST_LABEL.fullmatch(label) for label in labels):
         return False
     return bool(_TLD.fullmatch(labels[-1])) and labels[-1].lower() not in _FILE_EXTENSIONS
@@ -127,6 +136,9 @@ def _free_value_allowed(value: str, allow: _AllowList) -> bool:
         return address
     if _looks_like_host(text):
         return _matches(value, allow)
+    path = _PATH_START.search(text)
+    if path and path.start() > 0 and not _UNSAFE.search(text) and _looks_like_host(text[:path.start()]):
+        return _matches(text[:path.start()], allow)  # "evil.example/inbox": a URL but for its scheme
     return True
 
 

@@ -303,6 +303,13 @@ def comms_rule(args, spec=MAILER):
     {"webhook": "http:evil.example"},  # browsers read this as http://evil.example/
     {"webhook": " https://hooks.clinic.example:8443/ "},  # whitespace around a URL fails closed
     {"relay": "evil.cоm"},  # a Cyrillic о in the TLD: still a host name, and not an allowed one
+    # File extensions that are top-level domains too name hosts: Moldova, Saint Helena,
+    # Paraguay, Google's .zip and .mov.
+    {"cc": "exfil.sh"}, {"cc": "attacker.md"}, {"cc": "evil.zip"}, {"cc": "evil.py"}, {"cc": "evil.mov"},
+    {"relay": "localhost"}, {"relay": "LOCALHOST:25"},
+    # A URL but for its scheme: its host is checked.
+    {"link": "evil.example/inbox"}, {"link": "evil.example:8080/x?y=1"}, {"link": "evil.example#top"},
+    {"link": "clinic.example.evil.example/path"},
 ], ids=repr)
 def test_a_comms_destination_under_any_key_must_be_allowed(args):
     assert comms_rule(args) == "egress.host-not-allowed"
@@ -319,6 +326,8 @@ def test_a_comms_destination_under_any_key_must_be_allowed(args):
     {"subject": "Discharge", "attachment": "discharge.pdf", "dose": "5.2 mg", "note": "e.g. b.i.d."},
     {"greeting": "Hello", "count": 3, "flags": [True, None, 2.5], "version": "v1.2"},
     {"signature": "@clinic-team"},
+    {"link": "https://clinic.example/results", "portal": "clinic.example/results?id=7"},
+    {"dose": "5 mg/kg/day", "note": "see page 3/4", "ratio": "1.5/2"},
 ], ids=repr)
 def test_comms_values_that_are_allowed_or_no_destination_pass(args):
     assert comms_rule(args) is None
