@@ -35,6 +35,7 @@ from approvals.suspend import (
     park_locked,
     persist_suspend,
     read_known,
+    refuse_closed,
     suspend_frames,
 )
 from condor.bulk import instance
@@ -69,6 +70,13 @@ class GateCall:
 class GateResult:
     status: int
     body: dict
+
+
+PARKED = "suspended"  # a ledger row's decision while its call waits on an approval
+
+
+class _ParkedCall(Exception):
+    """An allow or block found its tool_call_id parked: that call's approval decides it, not a new verdict."""
 
 
 def _registered(tool: str):
@@ -112,10 +120,20 @@ def gate_tool_call(run, call: GateCall, *, client, owned_by=None) -> GateResult:
     `owned_by`: a client whose live sessions the run must belong to (404 otherwise),
     checked in the statement that locks the run.
     """
+    run_id = getattr(run, "pk", run)
+    try:
+        return _judged(run_id, call, client=client, owned_by=owned_by)
+    except _ParkedCall:
+        # Its verdict changed since it parked (a registry edit, the session's consent): the call
+        # stays parked, so its approval request stays the last word for it until a human decides.
+        return _answer_for_parked_call(run_id, call, client=client, owned_by=owned_by)
+
+
+def _judged(run_id, call: GateCall, *, client, owned_by) -> GateResult:
     # The verdict is taken under the run lock, on the session as it is now: a taint
     # committed a moment ago (results lock the run to set it) is never missed by an allow.
     with transaction.atomic(durable=True):
-        run = _locked_gateable_run(getattr(run, "pk", run), owned_by=owned_by)
+        run = _locked_gateable_run(run_id, owned_by=owned_by)
         # A reused tool_call_id is refused by the ledger's upsert (_ledger), which rolls all of this back.
         verdict, untrusted = judge(run, call)
         if verdict.decision != Decision.REQUIRE_APPROVAL:
@@ -138,6 +156,28 @@ def gate_tool_call(run, call: GateCall, *, client, owned_by=None) -> GateResult:
                            decision=Decision.BLOCKED, rule_id=CANNOT_PARK)
         # Parked through the one funnel, in this same transaction.
         return _park(run, call, verdict, untrusted, client=client, request=request, known=known)
+
+
+def _answer_for_parked_call(run_id, call: GateCall, *, client, owned_by) -> GateResult:
+    """The answer a parked call gets when gated again: its approval's, as the same suspend again gets.
+
+    Open (pending, or approved and not yet used): 202 with that card. Rejected, used or
+    expired: that error. The new verdict is audited with what answered it.
+    """
+    with transaction.atomic(durable=True):
+        run = _locked_gateable_run(run_id, owned_by=owned_by)
+        approval = Approval.objects.filter(run=run, tool_call_id=call.tool_call_id).order_by("-requested_at").first()
+        if approval is None:  # a parked ledger row always has its approval; fail closed if not
+            raise ToolCallConflict(f"Tool call {call.tool_call_id!r} is parked but has no approval.")
+        verdict, _ = judge(run, call)
+        audit.record(audit.Kind.VERDICT, run=run, approval=approval, actor_client=client, tool=call.tool,
+                     op=call.op, decision=PARKED, rule_id=approval.rule_id,
+                     data={"op": call.op, "tool_call_id": call.tool_call_id, "step_id": call.step_id,
+                           "policy_class": verdict.policy_class, "engine_rule_id": verdict.rule_id,
+                           "payload_hash": payload_hash(call.args), "client_metadata": call.metadata,
+                           "parked_on": str(approval.pk)})
+        refuse_closed(approval, timezone.now())
+    return suspended_result(approval)
 
 
 def _locked_gateable_run(run_id, *, owned_by=None):
@@ -199,12 +239,14 @@ def _session_sql(db) -> str:
 _LEDGER_UPDATE = ("step_id", "args", "metadata", "decision", "rule_id", "untrusted_tool")
 
 
-def _ledger(run, call: GateCall, *, decision: str, rule_id: str, untrusted: bool) -> Write:
+def _ledger(run, call: GateCall, *, decision: str, rule_id: str, untrusted: bool, settles: bool = False) -> Write:
     """The statement that inserts the ledger row, or updates it for a retry of the same call.
 
     A tool_call_id already gated with another tool, op or args (jsonb equality:
     the same JSON value, as payload_hash compares) updates nothing, and is refused
-    once the statement has run. SQLite (3.35 and later) runs the same statement.
+    once the statement has run. `settles` (an allow or block straight away): nor
+    does a parked one, which only its approval settles (_ParkedCall). SQLite (3.35
+    and later) runs the same statement.
     """
     args = call.args
     if connection.vendor == "sqlite":
@@ -216,19 +258,25 @@ def _ledger(run, call: GateCall, *, decision: str, rule_id: str, untrusted: bool
     insert, params = insert_sql(row, returning=False)
 
     def refuse_another_call(rows: list) -> None:
-        if not rows:
-            raise ToolCallConflict(
-                f"Tool call {call.tool_call_id!r} was already gated with another tool, op or args.")
+        if rows:
+            return
+        if settles and ToolCall.objects.filter(run_id=run.pk, tool_call_id=call.tool_call_id, tool=call.tool,
+                                               op=call.op, args=args, decision=PARKED).exists():
+            raise _ParkedCall()  # this very call, parked
+        raise ToolCallConflict(f"Tool call {call.tool_call_id!r} was already gated with another tool, op or args.")
 
-    return Write(insert + kept("gate-ledger-upsert", _upsert_sql, model=ToolCall), params, done=refuse_another_call)
+    upsert = kept(("gate-ledger-upsert", settles), lambda db: _upsert_sql(db, settles=settles), model=ToolCall)
+    return Write(insert + upsert, params, done=refuse_another_call)
 
 
-def _upsert_sql(db) -> str:
+def _upsert_sql(db, *, settles: bool) -> str:
     quote = db.ops.quote_name
     table = quote(ToolCall._meta.db_table)
     updates = ", ".join(f"{quote(column)} = EXCLUDED.{quote(column)}" for column in _LEDGER_UPDATE)
     same_call = " AND ".join(f"{table}.{quote(column)} = EXCLUDED.{quote(column)}"
                              for column in ("tool", "op", "args"))
+    if settles:
+        same_call += f" AND {table}.{quote('decision')} <> '{PARKED}'"
     return (f" ON CONFLICT ({quote('run_id')}, {quote('tool_call_id')}) DO UPDATE SET {updates} "
             f"WHERE {same_call} RETURNING 1")
 
@@ -259,7 +307,7 @@ def _settle(run, call, verdict, untrusted, *, client, decision, rule_id) -> Gate
     # lock then comes after the chain head's, which cannot deadlock: every writer of a
     # ledger row holds its run's lock first (gate, resume, results), as this call does.
     _audit_verdict(run, call, verdict, client=client, decision=decision, rule_id=rule_id, along=(
-        _ledger(run, call, decision=decision, rule_id=rule_id, untrusted=untrusted),
+        _ledger(run, call, decision=decision, rule_id=rule_id, untrusted=untrusted, settles=True),
         event_write(run, f"tool.{decision}", step_id=call.step_id, frames=chunks,
                     data={"tool_call_id": call.tool_call_id, "rule_id": rule_id}),))
     return GateResult(200, {"decision": str(decision), "rule_id": rule_id, "explanation": explanation,
@@ -303,7 +351,7 @@ def _consume_prior_grant(run, call, verdict, untrusted, *, client, candidates, n
 def _park(run, call, verdict, untrusted, *, client, request: SuspendRequest, known: KnownApprovals) -> GateResult:
     # The card's context is what this call carries, unless a taint must be looked up (card_context).
     context = None if run.session.tainted else untainted_context(call.metadata, run.autonomy)
-    ledger = _ledger(run, call, decision="suspended", rule_id=verdict.rule_id, untrusted=untrusted)
+    ledger = _ledger(run, call, decision=PARKED, rule_id=verdict.rule_id, untrusted=untrusted)
     verdict_row = _verdict_entry(run, call, verdict, client=client, decision=Decision.REQUIRE_APPROVAL,
                                  rule_id=verdict.rule_id)
     approval, _ = park_locked(run, request, request.resume_schema(), client=client, writes=(ledger,),

@@ -84,7 +84,7 @@ def suspend_frames(approval: Approval) -> list[dict]:
     )
 
 
-def _refuse_closed(existing: Approval, now) -> None:
+def refuse_closed(existing: Approval, now) -> None:
     """The same suspend again is the same card only while that card is still open."""
     if existing.status == ApprovalStatus.CONSUMED:
         raise ApprovalConsumed("This exact call was already approved and used; it cannot be parked again.")
@@ -258,7 +258,7 @@ def park_locked(run, request: SuspendRequest, schema: dict, *, client=None, writ
             audit.record_entries([first_audit], along=writes)
         else:
             run_together(list(writes))
-        _refuse_closed(known.existing, now)
+        refuse_closed(known.existing, now)
         return known.existing, False
     approval = Approval(
         run=run,

@@ -83,6 +83,14 @@ def main(key_file: str) -> dict:
     seen["suspend"] = [parked.status_code, Run.objects.get(pk=run_id).state]
     again = gate("rx-1", "prescribe_medication", "create", PRESCRIPTION)
     seen["suspend_again"] = [again.status_code, again.json()["approval"]["id"] == approval_id]
+    # A verdict that changed since the park (the client can no longer park) does not settle it.
+    client = Run.objects.get(pk=run_id).session.client
+    client.can_park = False
+    client.save()
+    still = gate("rx-1", "prescribe_medication", "create", PRESCRIPTION)
+    seen["parked_regate"] = [still.status_code, still.json()["approval"]["id"] == approval_id]
+    client.can_park = True
+    client.save()
     with override_settings(CONDOR_MAX_PENDING_PER_CLIENT=1):  # rx-1 is pending: no room for another
         refused = gate("rx-2", "prescribe_medication", "create", REFILL)
     seen["over_limit"] = [refused.status_code, refused.json().get("error"),

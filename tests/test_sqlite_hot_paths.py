@@ -2,7 +2,8 @@
 
 tests/sqlite_flow.py runs in a subprocess on a scratch SQLite file: migrate,
 seed_tools and seed_demo (`make run`'s steps), then a gate allow, a retry and a
-reused call id, a suspend, the same suspend again, one refused over the pending
+reused call id, a suspend, the same suspend again, the same again once its client can no longer
+park (still that card), one refused over the pending
 limit, a reviewer's approval, a resume and its replay, a cold replay of another
 approved call, verify_audit, the session's history (read as text: ids, times and
 parts), and the database guards (append-only audit, monotone taint) after every migration.
@@ -30,6 +31,7 @@ def test_the_approval_loop_runs_on_sqlite(tmp_path):
         "reused_id": [409, "tool_call_conflict"],
         "suspend": [202, "suspended"],
         "suspend_again": [202, True],
+        "parked_regate": [202, True],
         "over_limit": [429, "too_many_pending", False],
         "decision": [200, "approved"],
         "teams_with_user": [True, True],
