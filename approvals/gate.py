@@ -239,7 +239,8 @@ def _session_sql(db) -> str:
 _LEDGER_UPDATE = ("step_id", "args", "metadata", "decision", "rule_id", "untrusted_tool")
 
 
-def _ledger(run, call: GateCall, *, decision: str, rule_id: str, untrusted: bool, settles: bool = False) -> Write:
+def _ledger(run, call: GateCall, *, decision: str, rule_id: str, untrusted: bool,
+            settles: bool = False) -> Write:
     """The statement that inserts the ledger row, or updates it for a retry of the same call.
 
     A tool_call_id already gated with another tool, op or args (jsonb equality:

@@ -1,3 +1,4 @@
+from django.core.exceptions import ValidationError
 from django.core.validators import RegexValidator
 from rest_framework import serializers
 
@@ -38,13 +39,27 @@ class ApprovalSerializer(ReadOnlyModelSerializer):
         return cards.claim_and_quorum(approval)["claim_expires_at"]
 
 
-_ID = {"max_length": 120, "allow_blank": False}
+# Names are taken as sent: trimmed, " delete" would be judged, stored and shown as another
+# name than the agent's (SPEC section 2: anything but the alphabet is a 400).
+_ID = {"max_length": 120, "allow_blank": False, "trim_whitespace": False}
+
+
+class _Whole(RegexValidator):
+    """`regex` over the whole value. Its pattern, ^...$ rather than \A...\Z, is what the OpenAPI
+    schema shows (an ECMAScript regex too), but Python's $ also matches before a final newline,
+    so the check itself is a fullmatch."""
+
+    def __init__(self, regex, rule: str):
+        super().__init__(f"^(?:{regex.pattern})$", message=f"Must be {rule}.")
+        self.whole = regex
+
+    def __call__(self, value):
+        if not isinstance(value, str) or self.whole.fullmatch(value) is None:
+            raise ValidationError(self.message, code=self.code, params={"value": value})
 
 
 def _matching(regex, rule: str) -> list:
-    # ^...$ rather than \A...\Z so the OpenAPI pattern is also an ECMAScript regex; a
-    # trailing newline, which $ would let through, is already trimmed by CharField.
-    return [RegexValidator(f"^(?:{regex.pattern})$", message=f"Must be {rule}.")]
+    return [_Whole(regex, rule)]
 
 
 def _tool_call_id_field():
@@ -61,14 +76,14 @@ def _tool_field():
 
 def _op_field():
     return serializers.CharField(
-        max_length=60, required=False, allow_blank=True, default="",
+        max_length=60, required=False, allow_blank=True, default="", trim_whitespace=False,
         validators=_matching(identifiers.TOOL_NAME_RE, identifiers.TOOL_NAME_RULE),
         help_text=f"The verb, {identifiers.TOOL_NAME_RULE} (e.g. create, update, delete_all).")
 
 
 class ToolCallSerializer(StrictSerializer):
     tool_call_id = _tool_call_id_field()
-    step_id = serializers.CharField(**_ID)
+    step_id = serializers.CharField(max_length=120)
     tool = _tool_field()
     op = _op_field()
     args = JSONObjectField()
@@ -77,7 +92,7 @@ class ToolCallSerializer(StrictSerializer):
 
 class ClarificationSerializer(StrictSerializer):
     tool_call_id = _tool_call_id_field()
-    step_id = serializers.CharField(**_ID)
+    step_id = serializers.CharField(max_length=120)
     tool = _tool_field()
     op = _op_field()
     args = JSONObjectField(required=False, default=dict)

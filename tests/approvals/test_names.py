@@ -23,6 +23,9 @@ LOOKALIKES = [
     "ｄelete",  # fullwidth d
     "de lete",
     "delete/all",
+    " delete",  # whitespace is no part of the alphabet either: taken as sent, not trimmed
+    "delete\n",
+    "\tdelete_all ",
 ]
 
 
@@ -46,8 +49,8 @@ def test_an_op_that_is_not_plain_ascii_is_refused_at_the_gate(api, run_id, op):
     assert_nothing_gated()
 
 
-@pytest.mark.parametrize("tool", ["record_allerg\u0443", "record_allergy\u200d", "record allergy", "notes/append"],
-                         ids=ascii)
+@pytest.mark.parametrize("tool", ["record_allerg\u0443", "record_allergy\u200d", "record allergy", "notes/append",
+                                  " record_allergy ", "record_allergy\n"], ids=ascii)
 def test_a_tool_name_that_is_not_plain_ascii_is_refused_at_the_gate(api, run_id, tool):
     assert_invalid(gate(api, run_id, tool=tool, op="create", args={}), "tool")
     assert_nothing_gated()
@@ -59,7 +62,7 @@ def test_clarifications_refuse_names_that_are_not_plain_ascii(api, run_id, field
     assert_nothing_gated()
 
 
-@pytest.mark.parametrize("op", ["delete_all", "bulk-remove", "remove.item", "bulkDelete"])
+@pytest.mark.parametrize("op", ["delete_all", "bulk-remove", "remove.item", "bulkDelete", "CANCELled", "DELETEall"])
 def test_a_destructive_word_part_parks_a_low_tier_write_the_clinician_typed(api, catalog, op):
     run_id = open_executing_run(api, autonomy="autonomous", age_band="adult", consent=True)
     response = gate(api, run_id, tool="record_allergy", op=op, args={"allergen": "penicillin"})
@@ -87,8 +90,8 @@ def test_descriptor_validation_refuses_other_names(db, name):
 
 # --- tool call ids ----------------------------------------------------------------------------
 
-@pytest.mark.parametrize("tool_call_id", ["call/1", "..", ".", "call 1", "call?1", "call#1", "call%2F1",
-                                          "c\u0430ll-1", "call\\1", "-call"], ids=ascii)
+@pytest.mark.parametrize("tool_call_id", ["call/1", "..", ".", "call 1", " call-1", "call-1\n", "call?1", "call#1",
+                                          "call%2F1", "c\u0430ll-1", "call\\1", "-call"], ids=ascii)
 def test_a_tool_call_id_that_cannot_be_routed_is_refused_at_the_gate(api, run_id, tool_call_id):
     assert_invalid(gate(api, run_id, tool="search_patients", op="", args={}, tool_call_id=tool_call_id),
                    "tool_call_id")
