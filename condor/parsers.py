@@ -1,7 +1,8 @@
 """Strict JSON request parsing.
 
 Payload hashes are computed over RFC 8785 canonical JSON, which has no answer for
-duplicate keys, NaN/Infinity or integers JavaScript cannot represent exactly. A
+duplicate keys, NaN/Infinity or integers JavaScript cannot represent exactly, nor
+keeps a number written with more precision than a double holds. A
 body containing any of them is refused before anything is stored, instead of
 being silently normalised into something the reviewer never saw. So is a NUL
 character anywhere (PostgreSQL can store it neither in text nor in jsonb), and a
@@ -10,6 +11,7 @@ body over CONDOR_MAX_BODY_BYTES is refused before it is read (condor/body_limit.
 
 import json
 import re
+from decimal import Decimal
 
 from rest_framework.exceptions import ParseError
 from rest_framework.parsers import BaseParser
@@ -43,10 +45,21 @@ def _no_constants(name: str):
     raise StrictJSONError(f"{name} is not valid JSON")
 
 
-def _finite_float(text: str) -> float:
+def _exact_float(text: str) -> float:
+    """The number `text` writes, if a double holds it as written.
+
+    A double cannot hold every decimal: 9007199254740993.0 would be read as
+    9007199254740992, 1.00000000000000001 as 1, 1e-400 as 0, and the card would show,
+    and the hash bind, another number than the agent sent. Refused unless the shortest
+    form that reads back to the same double (what the canonical JSON writes) is the
+    number as written.
+    """
     value = float(text)
     if value in (float("inf"), float("-inf")):
         raise StrictJSONError(f"number {text} is out of range")
+    if Decimal(text) != Decimal(repr(value)):
+        raise StrictJSONError(f"number {text} cannot be held exactly (it would read as {value!r}); "
+                              "send fewer digits, or the number as a string")
     return value
 
 
@@ -95,7 +108,7 @@ def loads_strict(raw: bytes | str):
             object_pairs_hook=_no_duplicate_keys,
             parse_constant=_no_constants,
             parse_int=_bounded_int,
-            parse_float=_finite_float,
+            parse_float=_exact_float,
         )
     except RecursionError:
         raise StrictJSONError("the body is nested too deeply") from None
