@@ -13,7 +13,7 @@ from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.core.mail import send_mail
 from django.db import transaction
-from django.db.models import DateTimeField, DurationField, ExpressionWrapper, F, Value
+from django.db.models import BooleanField, DateTimeField, F, FloatField, Func, Value
 from django.utils import timezone
 
 from approvals import audit, cards
@@ -26,40 +26,76 @@ from runs.outbox import record_event
 logger = logging.getLogger(__name__)
 
 
+class _PastFractionOfTtl(Func):
+    """requested_at + (expires_at − requested_at) × fraction <= now, as a condition.
+
+    Django's duration arithmetic cannot write this on SQLite (a duration times a number
+    comes back as a float, which its datetime addition reads as NULL, so nothing would ever
+    be due under `make run`); there the times are compared as Julian days instead.
+    """
+
+    output_field = BooleanField()
+
+    def __init__(self, now, fraction: float):
+        super().__init__(F("requested_at"), F("expires_at"), Value(now, output_field=DateTimeField()),
+                         Value(fraction, output_field=FloatField()))
+
+    def _condition(self, compiler, connection, day):
+        (requested, requested_params), (expires, expires_params), (now, now_params), (fraction, fraction_params) = (
+            compiler.compile(expression) for expression in self.source_expressions)
+        sql = (f"({day(requested)} + ({day(expires)} - {day(requested)}) * {fraction}) <= {day(now)}")
+        return sql, [*requested_params, *expires_params, *requested_params, *fraction_params, *now_params]
+
+    def as_sql(self, compiler, connection, **extra):
+        return self._condition(compiler, connection, lambda sql: sql)
+
+    def as_sqlite(self, compiler, connection, **extra):
+        return self._condition(compiler, connection, lambda sql: f"julianday({sql})")
+
+
 def _due(now):
     """Pending, never escalated, not yet expired, and past the fraction of their TTL."""
-    share = ExpressionWrapper((F("expires_at") - F("requested_at")) * Value(settings.CONDOR_ESCALATE_AFTER_FRACTION),
-                              output_field=DurationField())
-    escalate_at = ExpressionWrapper(F("requested_at") + share, output_field=DateTimeField())
-    return Approval.objects.filter(status=ApprovalStatus.PENDING, escalated_at__isnull=True,
-                                   expires_at__gt=now).alias(escalate_at=escalate_at).filter(escalate_at__lte=now)
+    return Approval.objects.filter(_PastFractionOfTtl(now, settings.CONDOR_ESCALATE_AFTER_FRACTION),
+                                   status=ApprovalStatus.PENDING, escalated_at__isnull=True, expires_at__gt=now)
 
 
 def escalate_due(*, now=None, batch: int = 500) -> int:
-    """Escalate the approvals that are due; returns how many this pass escalated."""
+    """Escalate the approvals that are due; returns how many this pass escalated.
+
+    One card that cannot be escalated (a bad row, a failing lookup) is logged and left for
+    the next pass; the others still are escalated in this one.
+    """
     now = now or timezone.now()
     count = 0
     for pk, run_id in list(_due(now).values_list("pk", "run_id")[:batch]):
-        with transaction.atomic():
-            # The lock order everywhere: run, then approval. Busy elsewhere: the next pass gets it.
-            run = Run.objects.select_for_update(skip_locked=True).select_related("session").filter(pk=run_id).first()
-            if run is None:
-                continue
-            approval = (_due(now).select_for_update(skip_locked=True, of=("self",))
-                        .select_related("session__client", "claimed_by").filter(pk=pk).first())
-            if approval is None:
-                continue  # decided, or escalated by another beat, meanwhile
-            approval.escalated_at = now
-            approval.save(update_fields=["escalated_at"])
-            record_event(run, "approval.escalated", step_id=approval.step_id,
-                         data={"approval_id": str(approval.pk)}, inbox=cards.updated(approval))
-            recipients = reviewers_who_see(approval)
-            audit.record(audit.Kind.ESCALATION, approval=approval, run=run, actor_system=audit.SWEEP,
-                         decision="escalated", rule_id=approval.rule_id,
-                         data={"expires_at": approval.expires_at.isoformat(), "emailed": len(recipients)})
-            transaction.on_commit(lambda approval=approval, to=recipients: _email(approval, to))
-            count += 1
+        try:
+            count += _escalate(pk, run_id, now)
+        except Exception:
+            logger.exception("could not escalate approval %s; the next pass tries again", pk)
     return count
+
+
+def _escalate(pk, run_id, now) -> int:
+    """Escalate one card in a transaction of its own: 1, or 0 if it is no longer due or is busy."""
+    with transaction.atomic():
+        # The lock order everywhere: run, then approval. Busy elsewhere: the next pass gets it.
+        run = Run.objects.select_for_update(skip_locked=True).select_related("session").filter(pk=run_id).first()
+        if run is None:
+            return 0
+        approval = (_due(now).select_for_update(skip_locked=True, of=("self",))
+                    .select_related("session__client", "claimed_by").filter(pk=pk).first())
+        if approval is None:
+            return 0  # decided, or escalated by another beat, meanwhile
+        approval.escalated_at = now
+        approval.save(update_fields=["escalated_at"])
+        record_event(run, "approval.escalated", step_id=approval.step_id,
+                     data={"approval_id": str(approval.pk)}, inbox=cards.updated(approval))
+        recipients = reviewers_who_see(approval)
+        audit.record(audit.Kind.ESCALATION, approval=approval, run=run, actor_system=audit.SWEEP,
+                     decision="escalated", rule_id=approval.rule_id,
+                     data={"expires_at": approval.expires_at.isoformat(), "emailed": len(recipients)})
+        transaction.on_commit(lambda approval=approval, to=recipients: _email(approval, to))
+        return 1
 
 
 def reviewers_who_see(approval: Approval) -> list[str]:

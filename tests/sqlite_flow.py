@@ -34,6 +34,7 @@ from rest_framework.test import APIClient  # noqa: E402
 
 from approvals import visibility  # noqa: E402
 from approvals.audit_chain import verify  # noqa: E402
+from approvals.escalation import escalate_due  # noqa: E402
 from approvals.management.commands import seed_demo  # noqa: E402
 from approvals.models import Approval  # noqa: E402
 from condor.auth_backends import ReviewerAwareModelBackend  # noqa: E402
@@ -137,8 +138,27 @@ def main(key_file: str) -> dict:
     # left idle, is closed by a pass, and its session's chain still holds.
     Run.objects.filter(pk=run_id).update(last_activity_at=timezone.now() - timedelta(days=2))
     seen["sweep_idle"] = [sweep()["runs_idle"], Run.objects.get(pk=run_id).terminal_reason]
+    seen["escalated"] = escalated_by_time(agent)
     seen["audit_intact"] = verify().intact
     seen["guards"] = guards_hold(session["id"])
+    return seen
+
+
+def escalated_by_time(agent) -> list[bool]:
+    """Escalation's due condition in SQLite's own time arithmetic: a card of a session of its own,
+    whether it is escalated at 0.4 of its TTL, then at 0.6."""
+    session = agent.post("/api/v1/sessions/", {}, format="json").json()["id"]
+    run_id = agent.post(f"/api/v1/sessions/{session}/runs/", {}, format="json").json()["id"]
+    agent.post(f"/api/v1/runs/{run_id}/transition/", {"to": "executing"}, format="json")
+    body = {"tool_call_id": "rx-9", "step_id": "step-9", "tool": "prescribe_medication", "op": "create",
+            "args": {**REFILL, "days": 9}}
+    card = Approval.objects.get(pk=agent.post(f"/api/v1/runs/{run_id}/tool-calls/", body, format="json")
+                                .json()["approval"]["id"])
+    ttl, seen = card.expires_at - card.requested_at, []
+    for fraction in (0.4, 0.6):
+        escalate_due(now=card.requested_at + ttl * fraction)
+        card.refresh_from_db()
+        seen.append(card.escalated_at is not None)
     return seen
 
 

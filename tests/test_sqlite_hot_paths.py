@@ -5,7 +5,7 @@ seed_tools and seed_demo (`make run`'s steps), then a gate allow, a retry and a
 reused call id, a suspend, the same suspend again, the same again once its client can no longer
 park (still that card), one refused over the pending
 limit, a reviewer's approval, a resume and its replay, a cold replay of another
-approved call, verify_audit, the session's history (read as text: ids, times and
+approved call, a card escalated at 0.6 of its TTL and not at 0.4, verify_audit, the session's history (read as text: ids, times and
 parts), and the database guards (append-only audit, monotone taint) after every migration.
 """
 
@@ -38,6 +38,7 @@ def test_the_approval_loop_runs_on_sqlite(tmp_path):
         "resume": [200, True, "executing"],
         "replay": [409, "approval_consumed"],
         "prior_grant": [200, "approval.prior-grant", "executing"],
+        "escalated": [False, True],
         "sweep_idle": [1, "sweep_idle"],
         "audit_intact": True,
         "history": ["u1", "run_<run>", "u2"],

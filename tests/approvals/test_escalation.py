@@ -84,6 +84,25 @@ def test_a_decided_card_is_not_escalated(parked, reviewer_http):
     assert escalate_due(now=at_fraction(parked, 0.6)) == 0
 
 
+def test_a_card_that_cannot_be_escalated_does_not_stop_the_others(api, monkeypatch):
+    # SPEC section 6: one bad row never aborts the pass.
+    from approvals import escalation
+
+    broken, fine = parked_run(api)[1]["id"], parked_run(api)[1]["id"]
+    real = escalation.reviewers_who_see
+
+    def fails_for_one(approval):
+        if str(approval.pk) == broken:
+            raise RuntimeError("a bad row")
+        return real(approval)
+
+    monkeypatch.setattr(escalation, "reviewers_who_see", fails_for_one)
+    assert escalate_due(now=max(at_fraction(broken, 0.6), at_fraction(fine, 0.6))) == 1
+    assert approval_row(broken).escalated_at is None
+    assert approval_row(fine).escalated_at is not None
+    assert AuditEvent.objects.filter(kind="escalation").count() == 1
+
+
 def test_the_sweep_escalates(parked):
     counts = sweep(now=at_fraction(parked, 0.6))
     assert counts["approvals_escalated"] == 1
