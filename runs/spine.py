@@ -13,7 +13,7 @@ from django.utils import timezone
 from django_fsm import TransitionNotAllowed
 
 from approvals import audit
-from condor.errors import InvalidPayload, NotFound, RunNotActiveError, RunStateTransitionError
+from condor.errors import InvalidPayload, NotFound, RunStateTransitionError
 from condor.sql import Write, columns, db_value, first_row, kept, reader, run_together, update_sql
 from runs import telemetry
 from runs.closing import ClosingRun
@@ -161,13 +161,16 @@ def stop(run_id, reason: str, *, user) -> Run:
 
     Unlike a close by the agent, approved-but-unused grants expire too: the
     reviewer said the run must not go on, so nothing it was granted may run.
+    Stopping a run that has ended returns it unchanged, as a second close does
+    (SPEC 3: a second terminal write is an idempotent no-op); its terminal reason
+    tells whether it was this stop, another's, or its own end.
     """
     reason = (reason or "").strip()
     if not reason:
         raise InvalidPayload("Stopping a run needs a reason.")
     run = lock_run(run_id)
     if run.is_terminal:
-        raise RunNotActiveError(f"The run has already ended ({run.terminal_reason}).")
+        return run
     _close(run, TerminalReason.USER_STOPPED, actor_user=user, withdraw_grants=True, stop_reason=reason)
     return run
 

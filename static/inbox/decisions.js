@@ -46,16 +46,17 @@ export async function stopRun(entry) {
   entry.busy = true;
   showCardError(entry, '');
   syncControls(entry);
-  const { res, detail, code } = await postJson(config.stopUrl.replace('{id}', encodeURIComponent(runId)), { reason });
+  const { res, data, detail } = await postJson(config.stopUrl.replace('{id}', encodeURIComponent(runId)), { reason });
   entry.busy = false;
   if (res && res.ok) {
     withdrawRun(runId);
-    announce(`Stopped the run of ${cardLabel(entry.card)}; ${count} card${count === 1 ? '' : 's'} withdrawn.`, 'success');
-    return;
-  }
-  if (res && res.status === 409 && code === 'run_not_active') {
-    withdrawRun(runId);
-    announce(`The run of ${cardLabel(entry.card)} had already ended.${detail ? ` ${detail}` : ''}`, 'error');
+    // A run that had already ended comes back unchanged: its terminal reason says how it ended.
+    const ended = data && data.terminal_reason;
+    if (ended && ended !== 'user_stopped') {
+      announce(`The run of ${cardLabel(entry.card)} had already ended (${ended}).`, 'error');
+    } else {
+      announce(`Stopped the run of ${cardLabel(entry.card)}; ${count} card${count === 1 ? '' : 's'} withdrawn.`, 'success');
+    }
     return;
   }
   syncControls(entry);

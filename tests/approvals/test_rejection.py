@@ -199,11 +199,23 @@ def test_stopping_needs_a_reason(api, run_id, reviewer_http):
     assert run_state(run_id) == ("executing", "")
 
 
-def test_stopping_an_ended_run_is_409(api, run_id, reviewer_http):
+def test_stopping_an_ended_run_returns_it_unchanged(api, run_id, reviewer_http):
+    # SPEC 3: a second terminal write is an idempotent no-op; the run says how it ended.
     api.post(f"/api/v1/runs/{run_id}/close/", {"reason": "completed"}, format="json")
+    written = (RunEvent.objects.filter(run_id=run_id).count(), AuditEvent.objects.filter(run_id=run_id).count())
     response = stop(reviewer_http, run_id, {"reason": "Too late."})
-    assert (response.status_code, response.json()["error"]) == (409, "run_not_active")
+    assert response.status_code == 200, response.content
+    assert (response.json()["state"], response.json()["terminal_reason"]) == ("completed", "completed")
     assert run_state(run_id) == ("completed", "completed")
+    assert (RunEvent.objects.filter(run_id=run_id).count(),
+            AuditEvent.objects.filter(run_id=run_id).count()) == written
+
+
+def test_stopping_a_stopped_run_again_is_a_no_op(api, run_id, reviewer_http):
+    assert stop(reviewer_http, run_id, {"reason": "Wrong patient."}).status_code == 200
+    again = stop(reviewer_http, run_id, {"reason": "Wrong patient."})
+    assert (again.status_code, again.json()["terminal_reason"]) == (200, "user_stopped")
+    assert RunEvent.objects.filter(run_id=run_id, kind="run.closed").count() == 1
 
 
 def test_an_api_key_cannot_stop_a_run(api, run_id):

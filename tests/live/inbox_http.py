@@ -29,6 +29,7 @@ class Reply:
     error: Exception | None = None
     network_error: bool = False
     before: Callable[[], None] | None = None  # runs while the request is in flight
+    ended: tuple[str, str] | None = None  # a stop's answer for a run that had ended: (state, terminal reason)
 
 
 @dataclass
@@ -106,7 +107,7 @@ class InboxHttp:
         if not held:
             self._fulfil(route, *error_response(NotFound()))
             return
-        self._fulfil(route, 200, stopped_run_body(held[0]))
+        self._fulfil(route, 200, stopped_run_body(held[0], *(reply.ended or ())))
 
     # ---- claims
 

@@ -228,11 +228,12 @@ def unrouted_response(path: str):
     return not_found(RequestFactory().get(path), Http404())
 
 
-def stopped_run_body(row: Approval) -> dict:
-    """POST runs/{id}/stop/'s 200: RunSerializer over `row`'s run as runs/spine.py's stop leaves it."""
+def stopped_run_body(row: Approval, state=RunState.ABORTED, reason=TerminalReason.USER_STOPPED) -> dict:
+    """POST runs/{id}/stop/'s 200: RunSerializer over `row`'s run as runs/spine.py's stop leaves it (or,
+    for a run that had already ended, returns it: `state` and `reason`)."""
     now = timezone.now()
-    run = Run(pk=row.run_id, session=row.session, autonomy=row.session.autonomy, state=RunState.ABORTED,
-              terminal_reason=TerminalReason.USER_STOPPED, last_activity_at=now, closed_at=now)
+    run = Run(pk=row.run_id, session=row.session, autonomy=row.session.autonomy, state=state,
+              terminal_reason=reason, last_activity_at=now, closed_at=now)
     return json.loads(JSONRenderer().render(RunSerializer(run).data))
 
 

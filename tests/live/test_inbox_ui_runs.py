@@ -9,7 +9,7 @@ from __future__ import annotations
 import pytest
 from playwright.sync_api import expect
 
-from condor.errors import RunNotActiveError
+from runs.states import RunState, TerminalReason
 from tests.live.card_actions import reject
 from tests.live.inbox_http import Reply
 from tests.live.inbox_page import CSRF_TOKEN
@@ -121,11 +121,11 @@ def test_a_sibling_approved_elsewhere_becomes_a_grant_of_the_run(inbox, opened_r
 
 def test_a_run_that_already_ended_is_said_plainly(inbox, opened_run):
     first, second, other = opened_run
-    inbox.stop_replies.append(Reply(error=RunNotActiveError("The run has already ended (completed).")))
+    inbox.stop_replies.append(Reply(ended=(RunState.COMPLETED, TerminalReason.COMPLETED)))
     shown = inbox.card(first["id"])
     shown.get_by_test_id("stop-run").click()
     shown.get_by_test_id("stop-reason").fill(REASON)
     shown.get_by_test_id("stop-submit").click()
-    expect(inbox.feedback).to_contain_text("had already ended")
+    expect(inbox.feedback).to_contain_text("had already ended (completed)")
     expect(inbox.card(first["id"])).to_have_count(0)
     expect(inbox.card(second["id"])).to_have_count(0)
