@@ -73,6 +73,16 @@ def test_a_rejection_raises_denied_with_the_reason_and_the_run_goes_on(condor, r
     assert allowed.rule_id == "mutate.low-tier-autonomous-allow"
 
 
+def test_a_rejection_whose_reason_is_the_word_expired_is_still_denied(condor, rita_deciding):
+    from condor_client import Denied
+
+    with rita_deciding(lambda approval: {"approved": False, "reason": "expired"}), \
+            ward_session(condor, autonomy="autonomous").run() as run:
+        with pytest.raises(Denied) as denied:
+            run.gate("prescribe_medication", PRESCRIPTION, op="create")
+    assert (denied.value.reason, denied.value.code) == ("expired", "approval_rejected")
+
+
 def test_a_stopped_run_is_denied_and_closes_with_its_reason(condor, rita_deciding):
     from condor_client import Denied
 

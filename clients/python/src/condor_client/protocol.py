@@ -166,7 +166,9 @@ def wait_for_decision(run_id: str, approval_id: str, timeout: float) -> Flow:
 def resume(run_id: str, approval_id: str, decision: dict) -> Flow:
     """The approved args (an Allowed; ``.values`` after a clarification), or Denied / Expired."""
     if not decision.get("approved"):
-        if decision.get("reason") == EXPIRED_REASON:
+        # An expiry's chunk says reason "expired"; so does a rejection whose reviewer wrote just that.
+        # Only then is the approval asked which it was.
+        if decision.get("reason") == EXPIRED_REASON and (yield from get_approval(approval_id))["status"] == "expired":
             raise Expired(approval_id)
         raise Denied(decision.get("reason"), approval_id)
     # The key is the approval's own: whoever resumes it, however often, asks the same question.
