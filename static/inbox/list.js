@@ -31,6 +31,9 @@ const paging = { total: 0, cursor: null, asked: null, last: null };
 
 export const shownEntries = () => entries.values();
 export const isShown = (entry) => entries.get(entry.id) === entry;
+/** The cards of a poll that this page has not had: arrivals, once a first snapshot is in. */
+export const arrivals = (cards) => (loaded && Array.isArray(cards)
+  ? cards.filter((card) => hasId(card) && !entries.has(card.id) && !decidedHere.has(card.id)) : []);
 export const selectedEntry = () => (selectedId !== null ? entries.get(selectedId) : null);
 /** Every pending card, in display order (most urgent first, a run's cards together). */
 export const orderedEntries = () => order.map((id) => entries.get(id)).filter(Boolean);

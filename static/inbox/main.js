@@ -19,7 +19,7 @@ import { answer, approveEdited, recheckField, reject, stopRun, toggleClaim } fro
 import { announce, expireToasts } from './feedback.js';
 import { loadFullArgs } from './full_args.js';
 import { onShortcutKey, onSubmitKey } from './keyboard.js';
-import { applyNextPage, applySnapshot, isShown, noteTotal, pageRefused, pagingState, refreshSummary, removeCard, reorder, select, shownEntries, upsert } from './list.js';
+import { applyNextPage, applySnapshot, arrivals, isShown, noteTotal, pageRefused, pagingState, refreshSummary, removeCard, reorder, select, shownEntries, upsert } from './list.js';
 import { listEl, root } from './page.js';
 import { askForPermissionOnce, notifyIfHidden } from './notify.js';
 import { initQueue, refreshPaging, tickQueue } from './queue.js';
@@ -27,6 +27,12 @@ import { noteRemoved } from './runs.js';
 import { initSettings } from './settings.js';
 import { keepAlive, markLive, reconnectNow, startSocket } from './socket.js';
 import { isObj } from './values.js';
+
+/** A poll (the socket is down) brings what card.added would have: a high-risk arrival notifies the same. */
+function applyPolled(cards, frame) {
+  for (const card of arrivals(cards)) notifyIfHidden(card);
+  applySnapshot(cards, frame);
+}
 
 function handleFrame(msg) {
   if (!isObj(msg)) return;
@@ -161,5 +167,5 @@ if (root) {
   refreshSummary();
   askForPermissionOnce();
   setInterval(tick, 1000);
-  startSocket({ onFrame: handleFrame, onPolled: applySnapshot, shownCount: () => pagingState().shown, onState: refreshPaging });
+  startSocket({ onFrame: handleFrame, onPolled: applyPolled, shownCount: () => pagingState().shown, onState: refreshPaging });
 }

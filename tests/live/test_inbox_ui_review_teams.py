@@ -136,6 +136,24 @@ def test_a_high_risk_card_arriving_while_the_tab_is_hidden_notifies(inbox):
                       "tag": f"condor-card-{high['id']}"}]
 
 
+def test_a_high_risk_card_a_poll_brings_while_the_tab_is_hidden_notifies(inbox):
+    # The socket is down: the poll, not a card.added push, brings the card.
+    from tests.live.test_inbox_ui_fallback import polling_inbox
+
+    inbox.page.add_init_script(FAKE_NOTIFICATIONS)
+    there = approval_card(tier="high", tool="prescribe_medication", op="create", patient_ref="MRN-1")
+    polling_inbox(inbox, [there])
+    expect(inbox.card(there["id"])).to_be_visible()
+    inbox.page.evaluate("window.__hidden = true")
+    high = approval_card(tier="high", tool="sign_document", op="sign", patient_ref="MRN-2")
+    inbox.add(approval_card(tier="low"))
+    inbox.add(high)
+    expect(inbox.card(high["id"])).to_be_attached()
+    assert inbox.page.evaluate("window.__notes") == [{
+        "title": "High-risk card waiting for a decision", "body": "sign_document · sign (MRN-2)",
+        "tag": f"condor-card-{high['id']}"}]
+
+
 def test_permission_is_asked_once_on_the_first_click(inbox):
     inbox.page.add_init_script("""
         window.__asked = 0;
