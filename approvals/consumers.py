@@ -10,7 +10,8 @@ read again (session, active account, reviewers group: approvals/visibility.py) o
 every push and every ping, and the socket is closed the moment it no longer holds.
 Logging out, deactivation and leaving the group also tell the user's sockets to
 check at once (approvals/socket_signals.py), so a closed socket does not wait for
-the next card.
+the next card; a team edit, or a session with open cards moved to another unit,
+has every socket send its snapshot again.
 """
 
 import hashlib
@@ -172,6 +173,12 @@ class InboxConsumer(AsyncJsonWebsocketConsumer):
         if message.get("type") in COUNTED_PUSHES:
             message = {**message, "total": await pending_total(reviewer)}
         await self.send_json(message)
+
+    async def inbox_resync(self, event):
+        """Who sees which card changed (socket_signals.py): the snapshot again, by the scope read now."""
+        reviewer = await self._still_allowed()
+        if reviewer is not None:
+            await self.send(text_data=await page_frame(reviewer))
 
     async def inbox_recheck(self, event):
         """Sent to the user's group when their login or permissions changed (socket_signals.py)."""

@@ -1,9 +1,12 @@
-"""Tell a user's open inbox sockets to re-check at once when their login or permissions change.
+"""Tell open inbox sockets to re-check at once when what they may show changes.
 
-The sockets re-check on every push anyway (approvals/consumers.py); these make a
-quiet inbox close too, instead of waiting for the next card. Sent after commit, so
-the socket reads the change, and through the publisher loop, so a hung Redis
-never holds the request.
+A user's login or permissions: the sockets re-check on every push anyway
+(approvals/consumers.py); these make a quiet inbox close too, instead of waiting
+for the next card. Who sees which card (a review team edited, a session with open
+cards moved to another care unit): every socket sends its snapshot again, so a
+card leaves the inboxes that may no longer show it and reaches the ones that now
+may, without a reload. Sent after commit, so the socket reads the change, and
+through the publisher loop, so a hung Redis never holds the request.
 """
 
 from django.contrib.auth import get_user_model
@@ -12,7 +15,10 @@ from django.db import transaction
 from django.db.models.signals import m2m_changed, post_delete, post_save
 
 from approvals.consumers import session_digest, user_group
-from runs.publish import send_to_group
+from approvals.models import Approval, ReviewTeam
+from approvals.models.approval import OPEN_STATUSES
+from runs.publish import INBOX_GROUP, send_to_group
+from sessions_app.signals import care_unit_changed
 
 
 def _recheck(user_ids, **extra) -> None:
@@ -54,9 +60,32 @@ def _groups_changed(sender, instance, action, reverse, pk_set, **kwargs):
         _recheck(pk_set or ())
 
 
+def _resync_all() -> None:
+    transaction.on_commit(lambda: send_to_group(INBOX_GROUP, {"type": "inbox.resync"}), robust=True)
+
+
+def _team_changed(sender, **kwargs):
+    _resync_all()
+
+
+def _team_members_changed(sender, action, **kwargs):
+    if action in ("post_add", "post_remove", "post_clear"):
+        _resync_all()
+
+
+def _care_unit_changed(sender, session, **kwargs):
+    if Approval.objects.filter(session=session, status__in=OPEN_STATUSES).exists():
+        _resync_all()
+
+
 def connect() -> None:
     user_model = get_user_model()
     user_logged_out.connect(_logged_out, dispatch_uid="inbox-socket-logout")
     post_save.connect(_user_saved, sender=user_model, dispatch_uid="inbox-socket-user-saved")
     post_delete.connect(_user_deleted, sender=user_model, dispatch_uid="inbox-socket-user-deleted")
     m2m_changed.connect(_groups_changed, sender=user_model.groups.through, dispatch_uid="inbox-socket-groups")
+    post_save.connect(_team_changed, sender=ReviewTeam, dispatch_uid="inbox-socket-team-saved")
+    post_delete.connect(_team_changed, sender=ReviewTeam, dispatch_uid="inbox-socket-team-deleted")
+    m2m_changed.connect(_team_members_changed, sender=ReviewTeam.members.through,
+                        dispatch_uid="inbox-socket-team-members")
+    care_unit_changed.connect(_care_unit_changed, dispatch_uid="inbox-socket-care-unit")

@@ -7,6 +7,7 @@ from condor import audit
 from condor.errors import NotFound
 from sessions_app import extensions
 from sessions_app.models import Session
+from sessions_app.signals import care_unit_changed
 
 SESSION_CHANGE = "session_change"  # the audit kind of every row written here
 
@@ -37,6 +38,8 @@ def update_session(session_id, changes: dict, *, client) -> Session:
     # After the save: the row carries the new patient_ref, and `data` the old one.
     audit.record(SESSION_CHANGE, session=session, actor_client=client, decision="updated",
                  data={"changed": {name: {"from": before[name], "to": value} for name, value in changed.items()}})
+    if "care_unit" in changed:
+        care_unit_changed.send(sender=Session, session=session)
     return session
 
 

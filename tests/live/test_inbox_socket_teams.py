@@ -8,6 +8,7 @@ fresh for each push, so a team edit applies to open sockets at once.
 import pytest
 
 from approvals.models import ReviewTeam
+from runs.models import Run
 from tests.helpers.approval_loop import approve, suspend
 from tests.helpers.runs import open_executing_run
 from tests.helpers.personas import logged_in
@@ -64,6 +65,51 @@ async def test_joining_a_team_applies_to_an_open_socket(rita, rob, api):
     await sync(wards, rita, rob)
     async with connected_inbox(rob) as (robs, _):
         await sync(lambda: ReviewTeam.objects.get(name="ICU").members.add(rob))
+        assert (await next_message(robs))["type"] == "snapshot"  # the team edit's resync
         icu = await sync(park_in, api, "ICU")
         added = await next_message(robs)
         assert added["card"]["id"] == icu["id"]
+
+
+@in_event_loop
+async def test_a_team_edit_brings_the_cards_already_waiting_to_an_open_inbox(rita, rob, api):
+    await sync(wards, rita, rob)
+    icu = await sync(park_in, api, "ICU")
+    async with connected_inbox(rob) as (robs, cards):
+        assert cards == []
+        await sync(lambda: ReviewTeam.objects.get(name="ICU").members.add(rob))
+        snapshot = await next_message(robs)
+        assert (snapshot["type"], [card["id"] for card in snapshot["cards"]]) == ("snapshot", [icu["id"]])
+
+
+@in_event_loop
+async def test_leaving_a_team_takes_its_cards_out_of_an_open_inbox(rita, rob, api):
+    await sync(wards, rita, rob)
+    await sync(park_in, api, "ICU")
+    async with connected_inbox(rita) as (ritas, cards):
+        assert len(cards) == 1
+        await sync(lambda: ReviewTeam.objects.get(name="ICU").members.remove(rita))
+        snapshot = await next_message(ritas)
+        assert (snapshot["type"], snapshot["cards"], snapshot["total"]) == ("snapshot", [], 0)
+
+
+@in_event_loop
+async def test_a_session_moved_to_another_unit_moves_its_cards_between_open_inboxes(rita, rob, api):
+    await sync(wards, rita, rob)
+    icu = await sync(park_in, api, "ICU")
+    async with connected_inbox(rita) as (ritas, _), connected_inbox(rob) as (robs, _):
+        moved = await sync(api.patch, f"/api/v1/sessions/{icu['session']}/", {"care_unit": "CARDIO"}, format="json")
+        assert moved.status_code == 200, moved.content
+        left, reached = await next_message(ritas), await next_message(robs)
+        assert (left["type"], left["cards"]) == ("snapshot", [])
+        assert (reached["type"], [card["id"] for card in reached["cards"]]) == ("snapshot", [icu["id"]])
+
+
+@in_event_loop
+async def test_moving_a_session_without_open_cards_resends_nothing(rita, rob, api):
+    await sync(wards, rita, rob)
+    run_id = await sync(open_executing_run, api, care_unit="ICU")
+    session = await sync(lambda: str(Run.objects.get(pk=run_id).session_id))
+    async with connected_inbox(rob) as (robs, _):
+        await sync(api.patch, f"/api/v1/sessions/{session}/", {"care_unit": "CARDIO"}, format="json")
+        assert await pong_is_next(robs)
