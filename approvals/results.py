@@ -23,15 +23,46 @@ from sessions_app.models import Session
 from sessions_app.pinned_cards import record_reported
 
 
-@transaction.atomic(durable=True)
 def report_result(run_id, tool_call_id: str, *, output, is_error: bool, untrusted: bool,
                   entities: list, cards: list, client) -> tuple[ToolCall, bool]:
     """Store the result of a gated call. Returns (call, whether the session is now tainted).
 
     Only a call that was allowed to run (straight away, by a prior grant, or by a
     consumed approval) has a result; anything else is refused, so the ledger and
-    the stream never show an output for a call Condor did not let through.
+    the stream never show an output for a call Condor did not let through. A result
+    that comes after its run ended is refused too (409 run_not_active), but if it
+    was untrusted its content reached the agent all the same, and the agent may go
+    on in the session's next run: the session is tainted (SPEC 2), then it is refused.
     """
+    try:
+        return _store_result(run_id, tool_call_id, output=output, is_error=is_error, untrusted=untrusted,
+                             entities=entities, cards=cards, client=client)
+    except RunNotActiveError:
+        _taint_for_late_result(run_id, tool_call_id, untrusted=untrusted, client=client)
+        raise
+
+
+@transaction.atomic(durable=True)
+def _taint_for_late_result(run_id, tool_call_id: str, *, untrusted: bool, client) -> None:
+    Session.objects.select_for_update().filter(runs__pk=run_id).first()  # the lock order: session, run
+    run = spine.lock_run(run_id)
+    call = ToolCall.objects.filter(run=run, tool_call_id=tool_call_id).first()
+    if call is not None and (call.untrusted_tool or untrusted):
+        _taint(run, call, client=client, late=True)
+
+
+def _taint(run, call: ToolCall, *, client, late: bool = False) -> None:
+    """Taint is monotone: untrusted content, once in the session, marks it for good (audited once)."""
+    if run.session.mark_tainted():
+        cause = "untrusted tool" if call.untrusted_tool else "result marked untrusted"
+        audit.record(audit.Kind.TAINT, run=run, actor_client=client, tool=call.tool, decision="tainted",
+                     data={"tool_call_id": call.tool_call_id,
+                           "cause": f"{cause}, reported after the run ended" if late else cause})
+
+
+@transaction.atomic(durable=True)
+def _store_result(run_id, tool_call_id: str, *, output, is_error: bool, untrusted: bool,
+                  entities: list, cards: list, client) -> tuple[ToolCall, bool]:
     # Lock order everywhere: session, then run, then approvals. Tainting updates
     # the session row, so it is locked first (opening a run locks it the same way).
     Session.objects.select_for_update().filter(runs__pk=run_id).first()
@@ -64,10 +95,7 @@ def report_result(run_id, tool_call_id: str, *, output, is_error: bool, untruste
                  decision="error" if is_error else "ok", rule_id=call.rule_id,
                  data={"tool_call_id": tool_call_id, "step_id": call.step_id, "output_hash": payload_hash(output),
                        "untrusted": bool(untrusted)})
-    # Taint is monotone: untrusted content, once in the session, marks it for good.
-    if (call.untrusted_tool or untrusted) and run.session.mark_tainted():
-        audit.record(audit.Kind.TAINT, run=run, actor_client=client, tool=call.tool, decision="tainted",
-                     data={"tool_call_id": tool_call_id,
-                           "cause": "untrusted tool" if call.untrusted_tool else "result marked untrusted"})
+    if call.untrusted_tool or untrusted:
+        _taint(run, call, client=client)
     spine.touch(run.pk)
     return call, run.session.tainted

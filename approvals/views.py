@@ -94,7 +94,7 @@ class ToolResult(APIView):
                             e409="approval_pending: the call still waits on its approval (resume first); "
                                  "tool_call_not_allowed: the call was blocked, or its approval was never "
                                  "used, so it has no result; tool_result_already_reported; run_not_active: "
-                                 "the run has ended.")},
+                                 "the run has ended (an untrusted result still taints the session).")},
     )
     def post(self, request, run_id, tool_call_id):
         run = owned_run(request, run_id)

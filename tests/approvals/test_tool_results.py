@@ -135,6 +135,22 @@ def test_a_closed_run_takes_no_results(charted, api):
     api.post(f"/api/v1/runs/{charted}/close/", {"reason": "completed"}, format="json")
     response = report(api, charted)
     assert (response.status_code, response.json()["error"]) == (409, "run_not_active")
+    assert not ToolCall.objects.get(tool_call_id="call-1").reported_at
+    assert not session_tainted(charted)
+
+
+@pytest.mark.parametrize("fixture, body", [("searched", {}), ("charted", {"untrusted": True})],
+                         ids=["untrusted-tool", "marked-untrusted"])
+def test_an_untrusted_result_after_its_run_ended_is_refused_but_taints_the_session(request, api, fixture, body):
+    # The content reached the agent all the same; its next run in this session must not act on it untainted.
+    run_id = request.getfixturevalue(fixture)
+    api.post(f"/api/v1/runs/{run_id}/close/", {"reason": "superseded"}, format="json")
+    response = report(api, run_id, **body)
+    assert (response.status_code, response.json()["error"]) == (409, "run_not_active")
+    assert session_tainted(run_id)
+    assert not ToolCall.objects.get(run_id=run_id, tool_call_id="call-1").reported_at
+    row = AuditEvent.objects.get(kind=AuditEvent.Kind.TAINT, run_id=run_id)
+    assert row.data["cause"].endswith("reported after the run ended")
 
 
 def test_a_parked_call_takes_no_result_before_its_approval_is_used(api):
