@@ -45,7 +45,7 @@ _ID = {"max_length": 120, "allow_blank": False, "trim_whitespace": False}
 
 
 class _Whole(RegexValidator):
-    """`regex` over the whole value. Its pattern, ^...$ rather than \A...\Z, is what the OpenAPI
+    r"""`regex` over the whole value. Its pattern, ^...$ rather than \A...\Z, is what the OpenAPI
     schema shows (an ECMAScript regex too), but Python's $ also matches before a final newline,
     so the check itself is a fullmatch."""
 
