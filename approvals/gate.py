@@ -124,8 +124,8 @@ def gate_tool_call(run, call: GateCall, *, client, owned_by=None) -> GateResult:
     try:
         return _judged(run_id, call, client=client, owned_by=owned_by)
     except _ParkedCall:
-        # Its verdict changed since it parked (a registry edit, the session's consent): the call
-        # stays parked, so its approval request stays the last word for it until a human decides.
+        # Its verdict changed since it parked (a registry edit, a client that can no longer park):
+        # the call stays parked, so its approval request stays the last word for it until a human decides.
         return _answer_for_parked_call(run_id, call, client=client, owned_by=owned_by)
 
 
@@ -170,12 +170,8 @@ def _answer_for_parked_call(run_id, call: GateCall, *, client, owned_by) -> Gate
         if approval is None:  # a parked ledger row always has its approval; fail closed if not
             raise ToolCallConflict(f"Tool call {call.tool_call_id!r} is parked but has no approval.")
         verdict, _ = judge(run, call)
-        audit.record(audit.Kind.VERDICT, run=run, approval=approval, actor_client=client, tool=call.tool,
-                     op=call.op, decision=PARKED, rule_id=approval.rule_id,
-                     data={"op": call.op, "tool_call_id": call.tool_call_id, "step_id": call.step_id,
-                           "policy_class": verdict.policy_class, "engine_rule_id": verdict.rule_id,
-                           "payload_hash": payload_hash(call.args), "client_metadata": call.metadata,
-                           "parked_on": str(approval.pk)})
+        audit.record_entries([_verdict_entry(run, call, verdict, client=client, decision=PARKED,
+                                             rule_id=approval.rule_id, parked_on=approval)])
         refuse_closed(approval, timezone.now())
     return suspended_result(approval)
 
@@ -282,14 +278,16 @@ def _upsert_sql(db, *, settles: bool) -> str:
             f"WHERE {same_call} RETURNING 1")
 
 
-def _verdict_entry(run, call: GateCall, verdict: Verdict, *, client, decision: str, rule_id: str) -> AuditEvent:
-    return audit.entry(
-        audit.Kind.VERDICT, run=run, actor_client=client, tool=call.tool, op=call.op, decision=decision,
-        rule_id=rule_id,
-        data={"op": call.op, "tool_call_id": call.tool_call_id, "step_id": call.step_id,
-              "policy_class": verdict.policy_class, "engine_rule_id": verdict.rule_id,
-              "payload_hash": payload_hash(call.args), "client_metadata": call.metadata},
-    )
+def _verdict_entry(run, call: GateCall, verdict: Verdict, *, client, decision: str, rule_id: str,
+                   parked_on: Approval | None = None) -> AuditEvent:
+    """`parked_on`: the approval that answered a parked call gated again, instead of the verdict."""
+    data = {"op": call.op, "tool_call_id": call.tool_call_id, "step_id": call.step_id,
+            "policy_class": verdict.policy_class, "engine_rule_id": verdict.rule_id,
+            "payload_hash": payload_hash(call.args), "client_metadata": call.metadata}
+    if parked_on is not None:
+        data["parked_on"] = str(parked_on.pk)
+    return audit.entry(audit.Kind.VERDICT, run=run, approval=parked_on, actor_client=client, tool=call.tool,
+                       op=call.op, decision=decision, rule_id=rule_id, data=data)
 
 
 def _audit_verdict(run, call: GateCall, verdict: Verdict, *, client, decision: str, rule_id: str,

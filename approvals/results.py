@@ -46,8 +46,8 @@ def report_result(run_id, tool_call_id: str, *, output, is_error: bool, untruste
 def _taint_for_late_result(run_id, tool_call_id: str, *, untrusted: bool, client) -> None:
     Session.objects.select_for_update().filter(runs__pk=run_id).first()  # the lock order: session, run
     run = spine.lock_run(run_id)
-    call = ToolCall.objects.filter(run=run, tool_call_id=tool_call_id).first()
-    if call is not None and (call.untrusted_tool or untrusted):
+    call = ToolCall.objects.filter(run=run, tool_call_id=tool_call_id, decision=Decision.ALLOW).first()
+    if call is not None and (call.untrusted_tool or untrusted):  # a call that ran: its result is real
         _taint(run, call, client=client, late=True)
 
 

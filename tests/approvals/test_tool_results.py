@@ -153,6 +153,15 @@ def test_an_untrusted_result_after_its_run_ended_is_refused_but_taints_the_sessi
     assert row.data["cause"].endswith("reported after the run ended")
 
 
+def test_a_late_result_of_a_call_that_never_ran_taints_nothing(api):
+    # As while the run is active: a call Condor did not let through has no result to speak of.
+    run_id = open_executing_run(api)  # unknown age: the e-mail is blocked
+    gate(api, run_id, tool="send_email", op="send", args=EMAIL)
+    api.post(f"/api/v1/runs/{run_id}/close/", {"reason": "completed"}, format="json")
+    assert report(api, run_id, untrusted=True).status_code == 409
+    assert not session_tainted(run_id)
+
+
 def test_a_parked_call_takes_no_result_before_its_approval_is_used(api):
     # The approval request must stay the last frame for its toolCallId until a human decided.
     run_id = open_executing_run(api)
