@@ -136,7 +136,7 @@ class AuditEventAdmin(HiddenCharactersWarningMixin, ReadOnlyModelAdmin):
             found = uuid.UUID(term)
         except ValueError:
             match = Q(patient_ref=term) | Q(actor=term) | Q(tool=term) | Q(rule_id=term)
-            if term.isdigit():
+            if term.isascii() and term.isdigit() and len(term) <= 18:  # "²" is a digit to isdigit(); a bigint
                 match |= Q(pk=int(term))
         else:
             match = Q(run_id=found) | Q(approval_id=found) | Q(session_id=found)

@@ -46,7 +46,8 @@ class UsageSerializer(serializers.Serializer):
     runs = serializers.IntegerField(help_text="Runs with a telemetry row (closed runs).")
     input_tokens = serializers.IntegerField()
     output_tokens = serializers.IntegerField()
-    cost = serializers.DecimalField(max_digits=16, decimal_places=6)
+    # No bound on the digits: a sum over many runs, each at most 10^8 (runs/telemetry.py), outgrows any.
+    cost = serializers.DecimalField(max_digits=None, decimal_places=6)
 
 
 class UsageRollupSerializer(UsageSerializer):
@@ -57,7 +58,8 @@ def _int_param(request, name: str, default: int, maximum: int | None = None) -> 
     raw = request.query_params.get(name)
     if raw is None:
         return default
-    if not raw.isdigit():
+    # ASCII digits only ("²" is a digit to isdigit(), and int() refuses it), and no more than a bigint holds.
+    if not (raw.isascii() and raw.isdigit() and len(raw) <= 18):
         raise InvalidPayload(f"'{name}' must be a non-negative integer.")
     return min(int(raw), maximum) if maximum else int(raw)
 

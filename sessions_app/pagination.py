@@ -4,7 +4,7 @@ from django.core.exceptions import ValidationError
 from rest_framework.exceptions import NotFound
 from rest_framework.pagination import CursorPagination
 
-from condor.errors import InvalidCursor
+from condor.errors import InvalidCursor, InvalidPayload
 
 GARBLED = "This page cursor is not one the server sent: follow `next` / `previous`, or ask for the first page again."
 
@@ -16,6 +16,17 @@ class Cursors(CursorPagination):
     position the ordering's column cannot hold (`p=garbage` on a timestamp or a number)
     reaches the filter, whose field refuses it (ValidationError, ValueError).
     """
+
+    def get_page_size(self, request):
+        """`limit`, if given, as a whole number of at least 1 (more than the page's maximum gives the
+        maximum); anything else is 400 `invalid_payload`, not DRF's silent default page."""
+        raw = request.query_params.get(self.page_size_query_param)
+        if raw is None:
+            return self.page_size
+        if not (raw.isascii() and raw.isdigit() and len(raw) <= 18) or int(raw) < 1:
+            raise InvalidPayload(f"'{self.page_size_query_param}' must be a whole number from 1 to "
+                                 f"{self.max_page_size}.")
+        return min(int(raw), self.max_page_size)
 
     def decode_cursor(self, request):
         try:

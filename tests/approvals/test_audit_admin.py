@@ -90,6 +90,15 @@ def test_a_patient_ref_is_found_by_search_and_by_its_filter(carl, parked):
     assert http.get(PAGE, {"q": "MRN-404"}).context["cl"].result_count == 0
 
 
+def test_a_row_id_is_found_by_search_and_other_digits_are_plain_text(carl, parked):
+    http = admin_client(carl)
+    row = AuditEvent.objects.order_by("id").first()
+    assert row in http.get(PAGE, {"q": str(row.pk)}).context["cl"].result_list
+    for term in ("\u00b2", "9" * 40):  # a superscript two is a digit to isdigit(); past any bigint
+        response = http.get(PAGE, {"q": term})
+        assert (response.status_code, response.context["cl"].result_count) == (200, 0), ascii(term)
+
+
 @pytest.mark.parametrize("query, expected", [
     ({"kind": "suspend"}, 1),
     ({"decision": "require_approval"}, 1),

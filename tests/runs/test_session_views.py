@@ -40,7 +40,8 @@ def test_events_of_another_session_are_not_in_the_log(api, session):
     assert get(api, session["id"], "events")["results"] == []
 
 
-@pytest.mark.parametrize("query", ["after=-1", "after=x", "limit=ten"])
+@pytest.mark.parametrize("query", ["after=-1", "after=x", "limit=ten", "after=%C2%B2", "limit=%C2%B2",
+                                   "after=" + "9" * 40])
 def test_a_bad_cursor_is_400(api, session, query):
     response = api.get(f"/api/v1/sessions/{session['id']}/events/?{query}")
 
@@ -74,6 +75,20 @@ def test_usage_rollup_sums_tokens_and_cost_from_run_telemetry(api, session):
         "runs": 3, "input_tokens": 2050, "output_tokens": 400, "cost": "0.020000"}
     assert [(m["model"], m["runs"], m["input_tokens"]) for m in body["by_model"]] == [
         ("m-large", 2, 2000), ("m-small", 1, 50)]
+
+
+def test_usage_rollup_holds_a_total_beyond_any_one_runs_cost(api, session):
+    # Each run's cost is at most 10^8 (runs/telemetry.py); a session of 101 such runs sums past 10^10,
+    # which a 16-digit field with 6 places could not render (a 500).
+    from runs.models import RunDispatch
+
+    now = timezone.now()
+    runs = Run.objects.bulk_create(Run(session_id=session["id"], state="completed", terminal_reason="completed",
+                                       last_activity_at=now, closed_at=now) for _ in range(101))
+    RunDispatch.objects.bulk_create(RunDispatch(run=run, session_id=session["id"], recorded_at=now,
+                                                cost="99999999.999999")
+                                    for run in runs)
+    assert get(api, session["id"], "usage-rollup")["cost"] == "10099999999.999899"
 
 
 def test_another_client_sees_none_of_it(api, other_api, session):

@@ -161,6 +161,21 @@ def test_the_list_filters_by_creation_time(api, three_sessions):
     assert [row["title"] for row in after] == ["Idle", "Ward morning"]
 
 
+@pytest.mark.parametrize("limit", ["abc", "0", "-3", "%C2%B2", "9" * 40])
+def test_a_bad_page_size_is_400_on_sessions_and_messages(api, limit):
+    # Not DRF's silent default page: the client asked for something it will not get.
+    session = api.post("/api/v1/sessions/", {}, format="json").json()
+    for path in ("/api/v1/sessions/", f"/api/v1/sessions/{session['id']}/messages/"):
+        response = api.get(f"{path}?limit={limit}")
+        assert (response.status_code, response.json()["error"]) == (400, "invalid_payload"), path
+
+
+def test_a_page_size_over_the_maximum_gives_the_maximum(api):
+    for _ in range(3):
+        api.post("/api/v1/sessions/", {}, format="json")
+    assert len(api.get("/api/v1/sessions/?limit=100000").json()["results"]) == 3
+
+
 @pytest.mark.parametrize("query", ["run_state=parked", "created_after=yesterday", "created_before=2026-13-01"])
 def test_a_bad_list_filter_is_400(api, query):
     response = api.get(f"/api/v1/sessions/?{query}")
