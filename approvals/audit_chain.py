@@ -37,6 +37,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import UTC
 
+import rfc8785
 from django.db import connection, transaction
 
 from approvals.hashing import canonical_json_fast, is_plain_json
@@ -429,7 +430,13 @@ def _walk(chains: list[str] | None, batch: int) -> Report:
         row_id, stored, values = row[0], row[1], row[2:]
         chain, seq, prev_hash = values[0], values[1], values[2]
         rows += 1
-        if not hash_holds(values, stored):
+        try:
+            holds = hash_holds(values, stored)
+        except rfc8785.CanonicalizationError as error:
+            # A value no canonical JSON writes (an integer past ±(2^53−1) put into the row by hand):
+            # this row cannot be verified, which is a break to report, not a walk to end in a crash.
+            return _report(rows, tips, Break(row_id, chain, seq, f"content cannot be verified: {error}"))
+        if not holds:
             return _report(rows, tips, Break(row_id, chain, seq, "content hash mismatch: the row was edited"))
         last_seq, last_hash = tips.get(chain, (0, GENESIS_HASH))
         if seq != last_seq + 1:

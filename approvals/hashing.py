@@ -64,6 +64,26 @@ _MAX_SAFE_INTEGER = 2**53 - 1
 _plain_text = compact_writer(sort_keys=True)
 
 
+def beyond_safe_numbers(value: object) -> bool:
+    """True if a number in the JSON `value` is beyond ±(2^53−1), however it is written.
+
+    Stored as jsonb such a number comes back an integer that RFC 8785 refuses to write, so
+    an audit row holding it could never be verified; the API's parser refuses them, and a
+    form that takes JSON by hand asks this.
+    """
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        kind = type(item)
+        if (kind is int or kind is float) and not abs(item) <= _MAX_SAFE_INTEGER:  # NaN is not <=
+            return True
+        if kind is dict:
+            stack.extend(item.values())
+        elif kind is list or kind is tuple:
+            stack.extend(item)
+    return False
+
+
 def _plain_json(value: object) -> bool:
     """True when the standard library writes `value` byte for byte as RFC 8785 does.
 

@@ -45,20 +45,33 @@ def _no_constants(name: str):
     raise StrictJSONError(f"{name} is not valid JSON")
 
 
-def _exact_float(text: str) -> float:
-    """The number `text` writes, if a double holds it as written.
+def _shown(text: str) -> str:
+    return text if len(text) <= 40 else f"{text[:37]}..."
 
-    A double cannot hold every decimal: 9007199254740993.0 would be read as
-    9007199254740992, 1.00000000000000001 as 1, 1e-400 as 0, and the card would show,
-    and the hash bind, another number than the agent sent. Refused unless the shortest
-    form that reads back to the same double (what the canonical JSON writes) is the
-    number as written.
+
+def _exact_float(text: str) -> float:
+    """The number `text` writes, if a double holds it as written and it is within ±(2^53−1).
+
+    Every double beyond 2^53 is a whole number, and stored as jsonb it comes back as an
+    integer that the canonical JSON refuses to write (the audit log could no longer be
+    verified): beyond ±(2^53−1), a number is refused however it is written, as an integer is.
+    Below it, a double cannot hold every decimal: 1.00000000000000001 would be read as 1 and
+    1e-400 as 0, and the card would show, and the hash bind, another number than the agent
+    sent. Accepted are the forms that write that very double: the shortest (what the
+    canonical JSON writes), the 17 significant digits some encoders always write
+    (0.10000000000000001 is 0.1), or its exact binary value.
     """
     value = float(text)
     if value in (float("inf"), float("-inf")):
-        raise StrictJSONError(f"number {text} is out of range")
-    if Decimal(text) != Decimal(repr(value)):
-        raise StrictJSONError(f"number {text} cannot be held exactly (it would read as {value!r}); "
+        raise StrictJSONError(f"number {_shown(text)} is out of range")
+    if abs(value) > MAX_SAFE_INTEGER:
+        raise StrictJSONError(f"number {_shown(text)} is beyond ±(2^53−1)")
+    try:
+        written = Decimal(text)
+    except ArithmeticError:  # an exponent past what a Decimal holds: no double is written that way
+        raise StrictJSONError(f"number {_shown(text)} is out of range") from None
+    if written not in (Decimal(repr(value)), Decimal(format(value, ".17g")), Decimal(value)):
+        raise StrictJSONError(f"number {_shown(text)} cannot be held exactly (it would read as {value!r}); "
                               "send fewer digits, or the number as a string")
     return value
 

@@ -110,6 +110,7 @@ def test_the_largest_safe_integers_are_accepted_exactly(api, run_id, limit):
     '{"filters": {"ward": "3", "ward": "4"}}',
     '{"filters": [{"score": NaN}]}',
     '{"filters": [{"mrn": 9007199254740993.0}]}',
+    '{"filters": {"n": 1e16}}',
     r'{"query": "\udc00"}',
 ])
 def test_a_nested_problem_in_args_is_refused_before_the_gate(api, run_id, args):
@@ -133,17 +134,32 @@ def test_loads_strict_refuses_unsafe_integers(text):
         loads_strict(text)
 
 
-@pytest.mark.parametrize("text", ["9007199254740993.0", "9007199254740993e0", "-9007199254740993.0",
-                                  "1.00000000000000001", "1e-400", '{"dose": [0.30000000000000001]}'])
+@pytest.mark.parametrize("text", ["1.00000000000000001", "1e-400", "0.1000000000000000000001",
+                                  '{"dose": [0.30000000000000000001]}', "0." + "0" * 400 + "1"])
 def test_loads_strict_refuses_a_number_a_double_cannot_hold_as_written(text):
     # It would be stored, shown and hashed as another number than the one sent.
     with pytest.raises(StrictJSONError, match="cannot be held exactly"):
         loads_strict(text)
 
 
+@pytest.mark.parametrize("text", ["9007199254740992.0", "9007199254740993.0", "-9007199254740993e0", "1e16", "1e300",
+                                  "1.5e300"])
+def test_loads_strict_refuses_a_number_beyond_the_safe_integers_however_written(text):
+    # Stored as jsonb it would come back an integer the canonical JSON cannot write (verify_audit).
+    with pytest.raises(StrictJSONError, match="2\\^53"):
+        loads_strict(text)
+
+
+@pytest.mark.parametrize("text", ["0e999999999999999999999", "1e-99999999999999999999999"])
+def test_loads_strict_refuses_an_exponent_no_decimal_holds_with_a_400_not_a_500(text):
+    with pytest.raises(StrictJSONError):
+        loads_strict(text)
+
+
 def test_loads_strict_keeps_numbers_a_double_holds_as_written():
-    assert loads_strict("[0.1, 2.50, -0.0, 1e20, 1.5e-7, 9007199254740992.0, 123456789.125]") == [
-        0.1, 2.5, 0.0, 1e20, 1.5e-7, 2.0**53, 123456789.125]
+    assert loads_strict("[0.1, 2.50, -0.0, 1e15, 1.5e-7, 9007199254740991.0, 123456789.125, 0.10000000000000001, "
+                        "0.1000000000000000055511151231257827021181583404541015625]") == [
+        0.1, 2.5, 0.0, 1e15, 1.5e-7, 2.0**53 - 1, 123456789.125, 0.1, 0.1]
 
 
 @pytest.mark.parametrize("text", ['{"a": 1, "a": 1}', '[{"x": {"y": 1, "y": 2}}]'])

@@ -2,6 +2,7 @@ from django.core.exceptions import ValidationError
 from django.core.validators import MaxValueValidator, MinValueValidator
 from django.db import models
 
+from approvals.hashing import beyond_safe_numbers
 from approvals.identifiers import TOOL_NAME_RULE, is_tool_name
 from approvals.policy import ToolSpec
 
@@ -74,6 +75,9 @@ class ToolDescriptor(models.Model):
             errors["allowed_hosts"] = "Allowed hosts must be a list of host names."
         if not isinstance(self.metadata, dict):
             errors["metadata"] = "Metadata must be a JSON object."
+        elif beyond_safe_numbers(self.metadata):
+            errors["metadata"] = ("Metadata numbers must be within ±(2^53−1): the audit log of this change could "
+                                  "not be verified with a larger one.")
         if errors:
             raise ValidationError(errors)
 

@@ -97,6 +97,14 @@ def test_an_edited_row_is_named(chain):
     assert AuditEvent.objects.order_by("-id").first().data["first_broken"]["id"] == chain[2]
 
 
+def test_a_row_holding_a_number_no_canonical_json_writes_is_named_not_a_crash(chain):
+    # jsonb gives 1e16 back as the integer 10000000000000000, which RFC 8785 refuses to write.
+    as_owner_without_triggers(("UPDATE approvals_auditevent SET data = '{\"n\": 1e16}' WHERE id = %s", [chain[1]]))
+    message = verify_fails()
+    assert f"row id={chain[1]} chain=session:" in message
+    assert "content cannot be verified" in message
+
+
 def test_an_edit_that_recomputes_the_rows_hash_breaks_the_next_link(chain):
     row = AuditEvent.objects.get(pk=chain[1])
     row.decision = "blocked"

@@ -69,6 +69,13 @@ def test_full_clean_refuses_allowed_hosts_that_are_not_a_list_of_names(db, hosts
     assert "allowed_hosts" in error.value.message_dict
 
 
+@pytest.mark.parametrize("metadata", [{"limit": 1e16}, {"ids": [2**53]}, {"n": {"m": -1e300}}])
+def test_full_clean_refuses_metadata_numbers_the_audit_log_could_not_verify(db, metadata):
+    with pytest.raises(ValidationError) as error:
+        ToolDescriptor(name="fax", policy_class="read", metadata=metadata).full_clean()
+    assert "metadata" in error.value.message_dict
+
+
 # --- ToolDescriptor.to_spec ------------------------------------------------------------------
 
 def test_to_spec_hands_the_engine_plain_data(db):
