@@ -14,7 +14,7 @@ from django.utils import timezone
 from approvals import audit, registry_cache
 from approvals.card_context import untainted_context
 from approvals.hashing import canonical_json, payload_hash
-from approvals.models import ApiClient, Approval, ApprovalStatus, ToolCall, ToolDescriptor
+from approvals.models import ApiClient, Approval, ApprovalStatus, ReasonCode, ToolCall, ToolDescriptor
 from approvals.models.approval import OPEN_STATUSES
 from approvals.models.audit import AuditEvent
 from approvals.policy import (
@@ -34,12 +34,22 @@ from approvals.suspend import (
     SuspendRequest,
     park_locked,
     persist_suspend,
+    closed_refusal,
+    contract_hash,
     read_known,
-    refuse_closed,
     suspend_frames,
 )
 from condor.bulk import instance
-from condor.errors import NotFound, RunNotActiveError, ToolCallConflict
+from condor.errors import (
+    ApprovalConsumed,
+    ApprovalExpired,
+    ApprovalRejected,
+    CondorError,
+    NotFound,
+    RunNotActiveError,
+    ToolCallConflict,
+    TooManyPending,
+)
 from condor.sql import Write, columns, db_value, first_row, insert_sql, kept, reader
 from runs import frames, spine
 from runs.models import Run
@@ -77,6 +87,10 @@ PARKED = "suspended"  # a ledger row's decision while its call waits on an appro
 
 class _ParkedCall(Exception):
     """An allow or block found its tool_call_id parked: that call's approval decides it, not a new verdict."""
+
+
+# What a gate call can be answered with after its verdict was taken: the verdict is still audited.
+REFUSED_VERDICTS = (ApprovalConsumed, ApprovalExpired, ApprovalRejected, TooManyPending)
 
 
 def _registered(tool: str):
@@ -127,6 +141,10 @@ def gate_tool_call(run, call: GateCall, *, client, owned_by=None) -> GateResult:
         # Its verdict changed since it parked (a registry edit, a client that can no longer park):
         # the call stays parked, so its approval request stays the last word for it until a human decides.
         return _answer_for_parked_call(run_id, call, client=client, owned_by=owned_by)
+    except REFUSED_VERDICTS as refusal:
+        # The refusal rolled the verdict's audit row back with everything else: it is written again.
+        _audit_refused(run_id, call, refusal, client=client, owned_by=owned_by)
+        raise
 
 
 def _judged(run_id, call: GateCall, *, client, owned_by) -> GateResult:
@@ -162,18 +180,34 @@ def _answer_for_parked_call(run_id, call: GateCall, *, client, owned_by) -> Gate
     """The answer a parked call gets when gated again: its approval's, as the same suspend again gets.
 
     Open (pending, or approved and not yet used): 202 with that card. Rejected, used or
-    expired: that error. The new verdict is audited with what answered it.
+    expired: that error, once the new verdict's audit row (with the card that answered it) is in.
     """
     with transaction.atomic(durable=True):
         run = _locked_gateable_run(run_id, owned_by=owned_by)
-        approval = Approval.objects.filter(run=run, tool_call_id=call.tool_call_id).order_by("-requested_at").first()
+        # This very call's card (its contract: the tool, op and args as parked, whatever an edit approved).
+        approval = (Approval.objects.filter(run=run, tool_call_id=call.tool_call_id, contract_hash=contract_hash(
+            call.tool, call.op, call.args, ReasonCode.APPROVAL)).order_by("-requested_at").first())
         if approval is None:  # a parked ledger row always has its approval; fail closed if not
             raise ToolCallConflict(f"Tool call {call.tool_call_id!r} is parked but has no approval.")
+        refusal = closed_refusal(approval, timezone.now())
         verdict, _ = judge(run, call)
-        audit.record_entries([_verdict_entry(run, call, verdict, client=client, decision=PARKED,
-                                             rule_id=approval.rule_id, parked_on=approval)])
-        refuse_closed(approval, timezone.now())
+        audit.record_entries([_verdict_entry(run, call, verdict, client=client, parked_on=approval,
+                                             decision=refusal.code if refusal else PARKED, rule_id=approval.rule_id)])
+    if refusal is not None:
+        raise refusal
     return suspended_result(approval)
+
+
+def _audit_refused(run_id, call: GateCall, refusal: CondorError, *, client, owned_by) -> None:
+    """The audit row of a verdict answered with an error, in a transaction of its own."""
+    try:
+        with transaction.atomic(durable=True):
+            run = _locked_gateable_run(run_id, owned_by=owned_by)
+            verdict, _ = judge(run, call)
+            audit.record_entries([_verdict_entry(run, call, verdict, client=client, decision=refusal.code,
+                                                 rule_id=verdict.rule_id)])
+    except (NotFound, RunNotActiveError):
+        pass  # the run ended meanwhile: a gate call on it now is refused as that, and not a verdict
 
 
 def _locked_gateable_run(run_id, *, owned_by=None):
@@ -241,8 +275,9 @@ def _ledger(run, call: GateCall, *, decision: str, rule_id: str, untrusted: bool
 
     A tool_call_id already gated with another tool, op or args (jsonb equality:
     the same JSON value, as payload_hash compares) updates nothing, and is refused
-    once the statement has run. `settles` (an allow or block straight away): nor
-    does a parked one, which only its approval settles (_ParkedCall). SQLite (3.35
+    once the statement has run. `settles` (an allow or block straight away, or
+    another card's grant): nor does a parked one, which only its own approval
+    settles (_ParkedCall). SQLite (3.35
     and later) runs the same statement.
     """
     args = call.args
@@ -329,8 +364,12 @@ def _consume_prior_grant(run, call, verdict, untrusted, *, client, candidates, n
     else:
         return None
     grant.status, grant.consumed_at = ApprovalStatus.CONSUMED, now
+    # Another card's grant never settles this call if it is parked on a card of its own (_ParkedCall
+    # rolls the grant's use back too): that card, perhaps rejected, answers it.
+    own = grant.run_id == run.pk and grant.tool_call_id == call.tool_call_id
     _audit_verdict(run, call, verdict, client=client, decision=Decision.ALLOW, rule_id=PRIOR_GRANT,
-                   along=(_ledger(run, call, decision=Decision.ALLOW, rule_id=PRIOR_GRANT, untrusted=untrusted),))
+                   along=(_ledger(run, call, decision=Decision.ALLOW, rule_id=PRIOR_GRANT, untrusted=untrusted,
+                                  settles=not own),))
     audit.record(audit.Kind.CONSUME, approval=grant, run=run, actor_client=client, decision="consumed",
                  rule_id=PRIOR_GRANT, data={"run_id": str(run.pk)}, along=(
                      event_write(run, "tool.allow", step_id=call.step_id,

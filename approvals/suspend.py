@@ -22,7 +22,14 @@ from approvals.models import Approval, ApprovalStatus, ReasonCode
 from approvals.models.approval import OPEN_STATUSES
 from approvals.models.audit import AuditEvent
 from approvals.resume_schemas import approval_resume_schema, clarification_resume_schema
-from condor.errors import ApprovalConsumed, ApprovalExpired, ApprovalRejected, RunNotActiveError, TooManyPending
+from condor.errors import (
+    ApprovalConsumed,
+    ApprovalExpired,
+    ApprovalRejected,
+    CondorError,
+    RunNotActiveError,
+    TooManyPending,
+)
 from condor.sql import Write, choice_literal, columns, db_value, insert_if_sql, kept, reader, run_together
 from runs import frames, spine
 from runs.outbox import event_write, events_write
@@ -34,6 +41,15 @@ GATEABLE_STATES = (RunState.EXECUTING, RunState.SUSPENDED)
 def read_reason_code(payload: dict) -> str:
     """The single reader of why a suspend happened: persisting, framing and auditing all ask it."""
     return ReasonCode.CLARIFICATION if payload.get("kind") == "clarification" else ReasonCode.APPROVAL
+
+
+def contract_hash(tool: str, op: str, args: dict, reason_code: str, missing=()) -> str:
+    """What makes a suspend the same suspend (with its run and step): the call, why it parked, what it asks."""
+    # A plain str for the reason, not the enum: the bytes are the same (RFC 8785 writes a str
+    # subclass as its text), but an enum sends the whole value to the slow reference encoder
+    # (approvals/hashing.py `_plain_json`).
+    return payload_hash({"tool": tool, "op": op, "args": args, "reason_code": str(reason_code),
+                         "missing": list(missing)})
 
 
 @dataclass(frozen=True)
@@ -57,14 +73,8 @@ class SuspendRequest:
 
     @cached_property
     def contract_hash(self) -> str:
-        # A plain str for the reason, not the enum: the bytes are the same (RFC 8785 writes a str
-        # subclass as its text), but an enum sends the whole value to the slow reference encoder
-        # (approvals/hashing.py `_plain_json`). Asked twice a suspend (the same-suspend lookup and
-        # the row), so kept.
-        return payload_hash({
-            "tool": self.tool, "op": self.op, "args": self.args,
-            "reason_code": str(self.reason_code), "missing": list(self.missing),
-        })
+        # Asked twice a suspend (the same-suspend lookup and the row), so kept.
+        return contract_hash(self.tool, self.op, self.args, self.reason_code, self.missing)
 
     def resume_schema(self) -> dict:
         if self.reason_code == ReasonCode.CLARIFICATION:
@@ -84,14 +94,22 @@ def suspend_frames(approval: Approval) -> list[dict]:
     )
 
 
+def closed_refusal(existing: Approval, now) -> CondorError | None:
+    """The error the same suspend again gets once its card is closed (None while it is open)."""
+    if existing.status == ApprovalStatus.CONSUMED:
+        return ApprovalConsumed("This exact call was already approved and used; it cannot be parked again.")
+    if existing.status == ApprovalStatus.REJECTED:
+        return ApprovalRejected(f"This exact call was rejected: {existing.decision_reason}")
+    if existing.status == ApprovalStatus.EXPIRED or existing.expires_at <= now:
+        return ApprovalExpired("This exact call's approval expired; the run cannot park on it again.")
+    return None
+
+
 def refuse_closed(existing: Approval, now) -> None:
     """The same suspend again is the same card only while that card is still open."""
-    if existing.status == ApprovalStatus.CONSUMED:
-        raise ApprovalConsumed("This exact call was already approved and used; it cannot be parked again.")
-    if existing.status == ApprovalStatus.REJECTED:
-        raise ApprovalRejected(f"This exact call was rejected: {existing.decision_reason}")
-    if existing.status == ApprovalStatus.EXPIRED or existing.expires_at <= now:
-        raise ApprovalExpired("This exact call's approval expired; the run cannot park on it again.")
+    refusal = closed_refusal(existing, now)
+    if refusal is not None:
+        raise refusal
 
 
 @dataclass(frozen=True)

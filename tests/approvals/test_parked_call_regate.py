@@ -7,9 +7,15 @@ error chunk for it. Its approval answers, as the same suspend sent again is answ
 Personas: the ward agent's key in `api`, rita the reviewer in `reviewer_http`.
 """
 
-from approvals.models import ApiClient, AuditEvent, ToolCall, ToolDescriptor
+from datetime import timedelta
+
+from django.test import override_settings
+from django.utils import timezone
+
+from approvals.expiry import expire_due
+from approvals.models import ApiClient, Approval, AuditEvent, ToolCall, ToolDescriptor
 from runs.models import RunEvent
-from tests.helpers.approval_loop import decide, gate
+from tests.helpers.approval_loop import PRESCRIPTION, approval_row, approve, decide, gate, resume
 from tests.helpers.runs import open_executing_run
 
 
@@ -70,6 +76,73 @@ def test_a_rejected_call_stays_rejected_whatever_the_policy_now_says(api, catalo
     assert (response.status_code, response.json()["error"]) == (409, "approval_rejected")
     assert ToolCall.objects.get(run_id=run_id, tool_call_id="call-1").decision == "suspended"
     assert RunEvent.objects.filter(run_id=run_id).count() == events
+
+
+def latest_verdict(run_id) -> AuditEvent:
+    return AuditEvent.objects.filter(kind=AuditEvent.Kind.VERDICT, run_id=run_id).latest("id")
+
+
+def test_a_refused_regate_of_a_parked_call_is_still_audited(api, catalog, reviewer_http):
+    run_id, approval = park(api)
+    decide(reviewer_http, approval["id"], {"approved": False, "reason": "Not this drug."})
+    prescriptions_become_reads()
+    assert gate(api, run_id).status_code == 409
+    row = latest_verdict(run_id)
+    assert (row.decision, str(row.approval_id), row.data["engine_rule_id"]) == (
+        "approval_rejected", approval["id"], "read.allow")
+
+
+def test_an_expired_parked_call_gets_410(api, catalog):
+    run_id, approval = park(api)
+    expire_due(now=timezone.now() + timedelta(hours=1))
+    prescriptions_become_reads()
+    response = gate(api, run_id)
+    assert (response.status_code, response.json()["error"]) == (410, "approval_expired")
+    assert latest_verdict(run_id).decision == "approval_expired"
+
+
+def test_an_approved_parked_call_gets_its_card_and_resumes(api, catalog, reviewer_http):
+    run_id, approval = park(api)
+    approve(reviewer_http, approval["id"])
+    prescriptions_become_reads()
+    response = gate(api, run_id)
+    assert (response.status_code, response.json()["approval"]["status"]) == (202, "approved")
+    assert resume(api, run_id, approval["id"]).status_code == 200
+    assert ToolCall.objects.get(run_id=run_id, tool_call_id="call-1").decision == "allow"
+
+
+def test_another_cards_grant_does_not_settle_a_rejected_call(api, catalog, reviewer_http):
+    # call-1 and call-2 propose the same prescription on two steps; the reviewer rejects one and
+    # approves the other. call-1 gated again stays rejected, and call-2 keeps its grant.
+    run_id = open_executing_run(api)
+    first = gate(api, run_id, tool_call_id="call-1", step_id="step-1").json()["approval"]
+    second = gate(api, run_id, tool_call_id="call-2", step_id="step-2").json()["approval"]
+    decide(reviewer_http, first["id"], {"approved": False, "reason": "Not this drug."})
+    approve(reviewer_http, second["id"])
+    response = gate(api, run_id, tool_call_id="call-1", step_id="step-1")
+    assert (response.status_code, response.json()["error"]) == (409, "approval_rejected")
+    assert ToolCall.objects.get(run_id=run_id, tool_call_id="call-1").decision == "suspended"
+    assert approval_row(second["id"]).status == "approved"
+    assert frame_types(run_id, "call-1")[-1] == "tool-output-denied"
+
+
+def test_the_same_suspend_refused_is_audited(api, catalog, reviewer_http):
+    # No change of verdict: the same prescription again after its rejection.
+    run_id, approval = park(api)
+    decide(reviewer_http, approval["id"], {"approved": False, "reason": "Not this drug."})
+    assert gate(api, run_id).status_code == 409
+    row = latest_verdict(run_id)
+    assert (row.decision, row.rule_id) == ("approval_rejected", "mutate.high-tier-always-approval")
+
+
+def test_a_verdict_refused_for_too_many_open_cards_is_audited(api, catalog):
+    run_id, _ = park(api)
+    with override_settings(CONDOR_MAX_PENDING_PER_CLIENT=1):
+        response = gate(api, run_id, tool_call_id="call-2", step_id="step-2", args={**PRESCRIPTION, "days": 3})
+    assert (response.status_code, response.json()["error"]) == (429, "too_many_pending")
+    row = latest_verdict(run_id)
+    assert (row.decision, row.data["tool_call_id"]) == ("too_many_pending", "call-2")
+    assert not Approval.objects.filter(tool_call_id="call-2").exists()
 
 
 def test_a_new_call_of_the_same_tool_takes_the_new_verdict(api, catalog):
