@@ -163,7 +163,7 @@ def stop(run_id, reason: str, *, user) -> Run:
     reviewer said the run must not go on, so nothing it was granted may run.
     Stopping a run that has ended returns it unchanged, as a second close does
     (SPEC 3: a second terminal write is an idempotent no-op); its terminal reason
-    tells whether it was this stop, another's, or its own end.
+    says how it ended (`user_stopped`: by this stop or an earlier one).
     """
     reason = (reason or "").strip()
     if not reason:
