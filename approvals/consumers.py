@@ -14,8 +14,10 @@ the next card; a team edit, or a session with open cards moved to another unit,
 has every socket send its snapshot again.
 """
 
+import asyncio
 import hashlib
 import json
+import time
 from types import SimpleNamespace
 
 from channels.db import database_sync_to_async
@@ -37,6 +39,9 @@ _SEEN_LIMIT = 2048
 SIGNED_OUT, NOT_A_REVIEWER = 4401, 4403
 # The page sends {"type": "ping"} and page requests; anything much bigger is not from it.
 MAX_CLIENT_MESSAGE_CHARS = 4096
+# A socket sends its snapshot again at most this often: a burst of team edits or care-unit
+# changes (an agent can PATCH its sessions) is one snapshot now and one at the window's end.
+RESYNC_EVERY_SECONDS = 1.0
 
 
 def user_group(user_id) -> str:
@@ -100,6 +105,7 @@ class InboxConsumer(AsyncJsonWebsocketConsumer):
         self.session_key = self.scope["session"].session_key
         self.closing = False
         self.seen: dict[int, None] = {}
+        self.resynced_at, self.resync_later = float("-inf"), None
         # Join first, then snapshot: a card added in between arrives twice (an
         # update to the client), never zero times.
         await self.channel_layer.group_add(INBOX_GROUP, self.channel_name)
@@ -108,6 +114,8 @@ class InboxConsumer(AsyncJsonWebsocketConsumer):
         await self.send(text_data=await page_frame(reviewer))
 
     async def disconnect(self, code):
+        if getattr(self, "resync_later", None) is not None:
+            self.resync_later.cancel()
         if hasattr(self, "seen"):
             await self.channel_layer.group_discard(INBOX_GROUP, self.channel_name)
             await self.channel_layer.group_discard(user_group(self.user_id), self.channel_name)
@@ -175,7 +183,26 @@ class InboxConsumer(AsyncJsonWebsocketConsumer):
         await self.send_json(message)
 
     async def inbox_resync(self, event):
-        """Who sees which card changed (socket_signals.py): the snapshot again, by the scope read now."""
+        """Who sees which card changed (socket_signals.py): the snapshot again, by the scope read then.
+
+        At most one a RESYNC_EVERY_SECONDS: within the window the resync waits for its end, and
+        the ones that come meanwhile are that same resync (it reads the scope when it runs).
+        """
+        if self.resync_later is not None:
+            return
+        wait = self.resynced_at + RESYNC_EVERY_SECONDS - time.monotonic()
+        if wait <= 0:
+            await self._resync()
+        else:
+            self.resync_later = asyncio.get_running_loop().create_task(self._resync_after(wait))
+
+    async def _resync_after(self, wait: float) -> None:
+        await asyncio.sleep(wait)
+        self.resync_later = None
+        await self._resync()
+
+    async def _resync(self) -> None:
+        self.resynced_at = time.monotonic()
         reviewer = await self._still_allowed()
         if reviewer is not None:
             await self.send(text_data=await page_frame(reviewer))

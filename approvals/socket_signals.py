@@ -74,7 +74,8 @@ def _team_members_changed(sender, action, **kwargs):
 
 
 def _care_unit_changed(sender, session, **kwargs):
-    if Approval.objects.filter(session=session, status__in=OPEN_STATUSES).exists():
+    # With no team, every reviewer sees every card: a unit then routes nothing.
+    if ReviewTeam.objects.exists() and Approval.objects.filter(session=session, status__in=OPEN_STATUSES).exists():
         _resync_all()
 
 

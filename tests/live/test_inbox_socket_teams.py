@@ -106,6 +106,22 @@ async def test_a_session_moved_to_another_unit_moves_its_cards_between_open_inbo
 
 
 @in_event_loop
+async def test_a_burst_of_team_edits_is_one_snapshot_now_and_one_at_the_windows_end(rita, rob, api):
+    await sync(wards, rita, rob)
+    icu = await sync(park_in, api, "ICU")
+    async with connected_inbox(rob) as (robs, _):
+        team = await sync(ReviewTeam.objects.get, name="ICU")
+        for _ in range(3):  # joins and leaves: five edits within the window
+            await sync(team.members.add, rob)
+            await sync(team.members.remove, rob)
+        await sync(team.members.add, rob)
+        first, last = await next_message(robs), await next_message(robs)
+        assert (first["type"], last["type"]) == ("snapshot", "snapshot")
+        assert [card["id"] for card in last["cards"]] == [icu["id"]]  # the scope as it was at the end
+        assert await pong_is_next(robs)
+
+
+@in_event_loop
 async def test_moving_a_session_without_open_cards_resends_nothing(rita, rob, api):
     await sync(wards, rita, rob)
     run_id = await sync(open_executing_run, api, care_unit="ICU")
