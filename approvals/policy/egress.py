@@ -83,7 +83,8 @@ _FILE_EXTENSIONS = frozenset({
     "htm", "eml", "msg", "gz", "tgz", "js", "ts", "wav", "avi",
 })
 _LOCALHOST = "localhost"
-_PATH_START = re.compile(r"[/?#]")
+_PATH_START = re.compile(r"[/?#\\]")
+_WHITESPACE = re.compile(r"\s")
 
 
 def _looks_like_host(text: str) -> bool:
@@ -137,8 +138,10 @@ def _free_value_allowed(value: str, allow: _AllowList) -> bool:
     if _looks_like_host(text):
         return _matches(value, allow)
     path = _PATH_START.search(text)
-    if path and path.start() > 0 and not _UNSAFE.search(text) and _looks_like_host(text[:path.start()]):
-        return _matches(text[:path.start()], allow)  # "evil.example/inbox": a URL but for its scheme
+    if path and path.start() > 0 and not _WHITESPACE.search(text) and _looks_like_host(text[:path.start()]):
+        # "evil.example/inbox": a URL but for its scheme. A backslash or control character in
+        # it fails closed, as in a URL (parsers disagree on "clinic.example\@evil.net").
+        return not _UNSAFE.search(text) and _matches(text[:path.start()], allow)
     return True
 
 

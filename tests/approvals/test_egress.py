@@ -310,6 +310,7 @@ def comms_rule(args, spec=MAILER):
     # A URL but for its scheme: its host is checked.
     {"link": "evil.example/inbox"}, {"link": "evil.example:8080/x?y=1"}, {"link": "evil.example#top"},
     {"link": "clinic.example.evil.example/path"},
+    {"link": "evil.example\\inbox"}, {"link": "clinic.example\\@evil.example"},  # a backslash fails closed
 ], ids=repr)
 def test_a_comms_destination_under_any_key_must_be_allowed(args):
     assert comms_rule(args) == "egress.host-not-allowed"
