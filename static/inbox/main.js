@@ -28,8 +28,10 @@ import { initSettings } from './settings.js';
 import { keepAlive, markLive, reconnectNow, startSocket } from './socket.js';
 import { isObj } from './values.js';
 
-/** A poll (the socket is down) brings what card.added would have: a high-risk arrival notifies the same. */
-function applyPolled(cards, frame) {
+/** The first pages again: a poll while the socket is down, a reconnect, a resync after a team edit.
+ *  What they bring that this page had not (once it had a first snapshot) arrived as card.added
+ *  would have: a high-risk arrival notifies the same. */
+function applyFirstPages(cards, frame) {
   for (const card of arrivals(cards)) notifyIfHidden(card);
   applySnapshot(cards, frame);
 }
@@ -39,7 +41,7 @@ function handleFrame(msg) {
   switch (msg.type) {
     case 'snapshot':
       markLive(); // first: the page may ask for the next page as soon as this one is shown
-      applySnapshot(msg.cards, msg);
+      applyFirstPages(msg.cards, msg);
       break;
     case 'page':
       applyNextPage(msg);
@@ -167,5 +169,5 @@ if (root) {
   refreshSummary();
   askForPermissionOnce();
   setInterval(tick, 1000);
-  startSocket({ onFrame: handleFrame, onPolled: applyPolled, shownCount: () => pagingState().shown, onState: refreshPaging });
+  startSocket({ onFrame: handleFrame, onPolled: applyFirstPages, shownCount: () => pagingState().shown, onState: refreshPaging });
 }

@@ -154,6 +154,19 @@ def test_a_high_risk_card_a_poll_brings_while_the_tab_is_hidden_notifies(inbox):
         "tag": f"condor-card-{high['id']}"}]
 
 
+def test_a_high_risk_card_a_snapshot_brings_while_the_tab_is_hidden_notifies(inbox):
+    # A resync after a team edit (or a reconnect) sends the first page again: what it brings is new here.
+    inbox.page.add_init_script(FAKE_NOTIFICATIONS)
+    there = approval_card(tier="high", tool="prescribe_medication", op="create", patient_ref="MRN-1")
+    inbox.open([there])
+    inbox.page.evaluate("window.__hidden = true")
+    high = approval_card(tier="high", tool="sign_document", op="sign", patient_ref="MRN-2")
+    inbox.keep(high)
+    inbox.send({"type": "snapshot", **inbox.rows.page()})
+    expect(inbox.card(high["id"])).to_be_attached()
+    assert [note["tag"] for note in inbox.page.evaluate("window.__notes")] == [f"condor-card-{high['id']}"]
+
+
 def test_permission_is_asked_once_on_the_first_click(inbox):
     inbox.page.add_init_script("""
         window.__asked = 0;
