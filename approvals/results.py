@@ -42,10 +42,16 @@ def report_result(run_id, tool_call_id: str, *, output, is_error: bool, untruste
         raise
 
 
+def _lock_session_and_run(run_id):
+    """The run, locked after its session. Lock order everywhere: session, then run, then approvals;
+    tainting updates the session row, so it is locked first (opening a run locks it the same way)."""
+    Session.objects.select_for_update().filter(runs__pk=run_id).first()
+    return spine.lock_run(run_id)
+
+
 @transaction.atomic(durable=True)
 def _taint_for_late_result(run_id, tool_call_id: str, *, untrusted: bool, client) -> None:
-    Session.objects.select_for_update().filter(runs__pk=run_id).first()  # the lock order: session, run
-    run = spine.lock_run(run_id)
+    run = _lock_session_and_run(run_id)
     call = ToolCall.objects.filter(run=run, tool_call_id=tool_call_id, decision=Decision.ALLOW).first()
     if call is not None and (call.untrusted_tool or untrusted):  # a call that ran: its result is real
         _taint(run, call, client=client, late=True)
@@ -63,10 +69,7 @@ def _taint(run, call: ToolCall, *, client, late: bool = False) -> None:
 @transaction.atomic(durable=True)
 def _store_result(run_id, tool_call_id: str, *, output, is_error: bool, untrusted: bool,
                   entities: list, cards: list, client) -> tuple[ToolCall, bool]:
-    # Lock order everywhere: session, then run, then approvals. Tainting updates
-    # the session row, so it is locked first (opening a run locks it the same way).
-    Session.objects.select_for_update().filter(runs__pk=run_id).first()
-    run = spine.lock_run(run_id)
+    run = _lock_session_and_run(run_id)
     if run.state not in GATEABLE_STATES:
         raise RunNotActiveError(f"The run is {run.state}; results are accepted only while it is active.")
     call = ToolCall.objects.select_for_update().filter(run=run, tool_call_id=tool_call_id).first()

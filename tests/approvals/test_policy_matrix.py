@@ -246,6 +246,6 @@ def test_odd_descriptor_and_call_values_fail_closed_without_raising():
     ("CANCELled", True), ("DELETEall", True), ("softdeletes", True), ("bulkdeleteall", True),
     ("create", False), ("update_note", False), ("sendLetter", False), ("del_ete", False), ("", False),
 ])
-def test_the_hand_written_word_split_agrees_with_the_examples(verb, want):
+def test_the_hand_written_rule_agrees_with_the_examples(verb, want):
     # The independent expected() above is only worth something if it reads the SPEC's examples right.
     assert destructive(verb) is want
