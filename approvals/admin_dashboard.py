@@ -100,7 +100,8 @@ def _unrouted(pending) -> int | None:
 def dashboard(now: datetime | None = None) -> Dashboard:
     now = now or timezone.now()
     since = now - WINDOW
-    pending = Approval.objects.filter(status=ApprovalStatus.PENDING)
+    # Past its deadline a card waits for nobody, swept or not (SPEC 4: expiry never waits on the sweep).
+    pending = Approval.objects.filter(status=ApprovalStatus.PENDING, expires_at__gt=now)
     oldest = pending.order_by("requested_at").values_list("requested_at", "id").first()
     # A decision is a person's (decided_by set): an expiry stamps decided_at but nobody decided.
     decided = Approval.objects.filter(decided_at__gte=since, decided_by__isnull=False)

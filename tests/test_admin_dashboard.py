@@ -53,6 +53,12 @@ def test_pending_now_and_the_oldest_pending(decided):
     assert board.oldest_pending_id == decided[5].pk
 
 
+def test_a_card_past_its_deadline_is_not_pending_now_before_the_sweep_ran(api, catalog):
+    (waiting,) = park(api, 1)
+    board = dashboard(now=waiting.expires_at + timedelta(seconds=1))
+    assert (board.pending_now, board.oldest_pending_id) == (0, None)
+
+
 def test_decisions_older_than_24_hours_are_left_out(decided):
     board = dashboard(now=timezone.now() + timedelta(hours=25))
     assert (board.decisions_24h, board.median_time_to_decision, board.rejections_24h) == (0, None, 0)
