@@ -16,6 +16,7 @@ from approvals.consumers import InboxConsumer  # noqa: E402
 from condor.body_limit import BodySizeLimit  # noqa: E402
 from condor.gc_settings import configure_gc_for_serving  # noqa: E402
 from condor.ws_origin import SameOriginValidator  # noqa: E402
+from runs.inprocess import start_if_configured  # noqa: E402
 
 application = ProtocolTypeRouter({
     "http": BodySizeLimit(django_asgi_app),
@@ -23,4 +24,5 @@ application = ProtocolTypeRouter({
         AuthMiddlewareStack(URLRouter([path("ws/inbox/", InboxConsumer.as_asgi())]))
     ),
 })
+start_if_configured()  # no broker (no REDIS_URL): this serving process sweeps
 configure_gc_for_serving()  # last: everything above is loaded

@@ -305,8 +305,9 @@ CELERY_BEAT_SCHEDULE = {
     "condor-sweep": {"task": "condor.sweep", "schedule": float(CONDOR_SWEEP_INTERVAL_SECONDS),
                      "options": {"expires": float(CONDOR_SWEEP_INTERVAL_SECONDS)}},
 }
-# Without a broker (no REDIS_URL), `make run` sweeps on a thread inside the web process.
-CONDOR_INPROCESS_SWEEPS = env_bool("CONDOR_INPROCESS_SWEEPS", False)
+# Without a broker (no REDIS_URL) nothing runs Celery beat: a serving process (condor/wsgi.py,
+# condor/asgi.py; not a management command) sweeps on a thread of its own, unless this says otherwise.
+CONDOR_INPROCESS_SWEEPS = env_bool("CONDOR_INPROCESS_SWEEPS", not REDIS_URL)
 
 # Hardening (issue 9): the inbox's polling fallback, and how much of the args a live card carries.
 # How long a web process trusts an API key it has checked (issue 11): a revocation elsewhere applies within it.

@@ -8,5 +8,7 @@ os.environ.setdefault("DJANGO_SETTINGS_MODULE", "condor.settings")
 application = get_wsgi_application()
 
 from condor.gc_settings import configure_gc_for_serving  # noqa: E402  (after set-up: it freezes what is loaded)
+from runs.inprocess import start_if_configured  # noqa: E402
 
+start_if_configured()  # no broker (no REDIS_URL): this serving process sweeps
 configure_gc_for_serving()

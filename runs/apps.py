@@ -1,5 +1,4 @@
 from django.apps import AppConfig
-from django.conf import settings
 
 
 class RunsConfig(AppConfig):
@@ -18,7 +17,3 @@ class RunsConfig(AppConfig):
             field_class.register_lookup(AnyOf)
 
         session_hooks.install()
-        if settings.CONDOR_INPROCESS_SWEEPS:
-            from runs.inprocess import start_sweeper
-
-            start_sweeper()

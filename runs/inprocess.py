@@ -1,4 +1,9 @@
-"""Sweeps on a daemon thread, for a single-process deployment with no Celery broker (`make run`)."""
+"""Sweeps on a daemon thread, for a deployment with no Celery broker (no REDIS_URL: `make run`).
+
+Started by the serving entry points (condor/wsgi.py, condor/asgi.py), never by a management
+command: a migrate or a shell must not sweep. Several web processes each sweeping is safe, as
+two beats are (runs/sweep.py).
+"""
 
 import logging
 import threading
@@ -22,6 +27,11 @@ def _loop(stop: threading.Event) -> None:
             logger.exception("in-process sweep failed")
         finally:
             close_old_connections()
+
+
+def start_if_configured() -> threading.Event | None:
+    """`start_sweeper` when settings.CONDOR_INPROCESS_SWEEPS says so (by default: no REDIS_URL)."""
+    return start_sweeper() if settings.CONDOR_INPROCESS_SWEEPS else None
 
 
 def start_sweeper() -> threading.Event | None:

@@ -6,7 +6,7 @@ set -u
 PY=${PY:-.venv/bin/python}
 PORT=${PORT:-8000}
 
-CONDOR_INPROCESS_SWEEPS=1 "$PY" manage.py runserver --noreload "127.0.0.1:$PORT" &
+CONDOR_INPROCESS_SWEEPS=${CONDOR_INPROCESS_SWEEPS:-1} "$PY" manage.py runserver --noreload "127.0.0.1:$PORT" &
 server=$!
 agent=""
 if [ "${DEMO_AGENT:-1}" != "0" ]; then
