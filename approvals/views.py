@@ -145,7 +145,8 @@ class Resume(APIView):
 class ApprovalDetail(APIView):
     permission_classes = [IsAgent | IsReviewer]
 
-    @extend_schema(responses={200: ApprovalSerializer, **errors(401, 404)})
+    @extend_schema(responses={200: ApprovalSerializer, **errors(
+        401, 403, 404, e403="permission_denied: logged in, but neither an agent's key nor a reviewer.")})
     def get(self, request, approval_id):
         approvals = Approval.objects.select_related("decided_by")
         client = calling_client(request)
