@@ -32,6 +32,7 @@ from approvals.audit_filters import (
     RuleFilter,
     ToolFilter,
 )
+from condor.query_numbers import whole_number
 from condor.readonly_admin import ReadOnlyModelAdmin
 
 COUNT_THRESHOLD = 10_000
@@ -136,8 +137,8 @@ class AuditEventAdmin(HiddenCharactersWarningMixin, ReadOnlyModelAdmin):
             found = uuid.UUID(term)
         except ValueError:
             match = Q(patient_ref=term) | Q(actor=term) | Q(tool=term) | Q(rule_id=term)
-            if term.isascii() and term.isdigit() and len(term) <= 18:  # "²" is a digit to isdigit(); a bigint
-                match |= Q(pk=int(term))
+            if (row_id := whole_number(term)) is not None:
+                match |= Q(pk=row_id)
         else:
             match = Q(run_id=found) | Q(approval_id=found) | Q(session_id=found)
         return queryset.filter(match), False

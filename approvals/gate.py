@@ -32,10 +32,10 @@ from approvals.suspend import (
     GATEABLE_STATES,
     KnownApprovals,
     SuspendRequest,
-    park_locked,
-    persist_suspend,
     closed_refusal,
     contract_hash,
+    park_locked,
+    persist_suspend,
     read_known,
     suspend_frames,
 )
@@ -277,8 +277,7 @@ def _ledger(run, call: GateCall, *, decision: str, rule_id: str, untrusted: bool
     the same JSON value, as payload_hash compares) updates nothing, and is refused
     once the statement has run. `settles` (an allow or block straight away, or
     another card's grant): nor does a parked one, which only its own approval
-    settles (_ParkedCall). SQLite (3.35
-    and later) runs the same statement.
+    settles (_ParkedCall). SQLite (3.35 and later) runs the same statement.
     """
     args = call.args
     if connection.vendor == "sqlite":

@@ -105,13 +105,6 @@ def closed_refusal(existing: Approval, now) -> CondorError | None:
     return None
 
 
-def refuse_closed(existing: Approval, now) -> None:
-    """The same suspend again is the same card only while that card is still open."""
-    refusal = closed_refusal(existing, now)
-    if refusal is not None:
-        raise refusal
-
-
 @dataclass(frozen=True)
 class KnownApprovals:
     """What parking a call needs to know of the approvals already there: one read (`read_known`)."""
@@ -272,11 +265,15 @@ def park_locked(run, request: SuspendRequest, schema: dict, *, client=None, writ
     if known is None:
         known = read_known(run, request, now)
     if known.existing is not None:
+        # The same suspend again is the same card only while that card is still open. Refused,
+        # nothing is written (the gate audits a refused verdict on its own: gate.REFUSED_VERDICTS).
+        refusal = closed_refusal(known.existing, now)
+        if refusal is not None:
+            raise refusal
         if first_audit is not None:
             audit.record_entries([first_audit], along=writes)
         else:
             run_together(list(writes))
-        refuse_closed(known.existing, now)
         return known.existing, False
     approval = Approval(
         run=run,

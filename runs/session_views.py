@@ -10,6 +10,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from condor.errors import InvalidPayload
+from condor.query_numbers import whole_number
 from condor.schema import errors
 from condor.scoping import owned_session
 from runs.models import Run, RunDispatch, RunEvent
@@ -58,10 +59,10 @@ def _int_param(request, name: str, default: int, maximum: int | None = None) -> 
     raw = request.query_params.get(name)
     if raw is None:
         return default
-    # ASCII digits only ("²" is a digit to isdigit(), and int() refuses it), and no more than a bigint holds.
-    if not (raw.isascii() and raw.isdigit() and len(raw) <= 18):
+    value = whole_number(raw)
+    if value is None:
         raise InvalidPayload(f"'{name}' must be a non-negative integer.")
-    return min(int(raw), maximum) if maximum else int(raw)
+    return min(value, maximum) if maximum else value
 
 
 class SessionEvents(APIView):

@@ -5,6 +5,7 @@ from rest_framework.exceptions import NotFound
 from rest_framework.pagination import CursorPagination
 
 from condor.errors import InvalidCursor, InvalidPayload
+from condor.query_numbers import whole_number
 
 GARBLED = "This page cursor is not one the server sent: follow `next` / `previous`, or ask for the first page again."
 
@@ -23,10 +24,11 @@ class Cursors(CursorPagination):
         raw = request.query_params.get(self.page_size_query_param)
         if raw is None:
             return self.page_size
-        if not (raw.isascii() and raw.isdigit() and len(raw) <= 18) or int(raw) < 1:
+        size = whole_number(raw)
+        if not size:
             raise InvalidPayload(f"'{self.page_size_query_param}' must be a whole number from 1 to "
                                  f"{self.max_page_size}.")
-        return min(int(raw), self.max_page_size)
+        return min(size, self.max_page_size)
 
     def decode_cursor(self, request):
         try:

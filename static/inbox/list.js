@@ -31,7 +31,7 @@ const paging = { total: 0, cursor: null, asked: null, last: null };
 
 export const shownEntries = () => entries.values();
 export const isShown = (entry) => entries.get(entry.id) === entry;
-/** The cards of a poll that this page has not had: arrivals, once a first snapshot is in. */
+/** The cards of the first pages (a snapshot or a poll) this page has not had: arrivals, once a first snapshot is in. */
 export const arrivals = (cards) => (loaded && Array.isArray(cards)
   ? cards.filter((card) => hasId(card) && !entries.has(card.id) && !decidedHere.has(card.id)) : []);
 export const selectedEntry = () => (selectedId !== null ? entries.get(selectedId) : null);
