@@ -19,14 +19,19 @@ itself; this decides whether the agent may. Matching rules:
   host that is not a plain DNS name or IP literal after normalisation (e.g. ``%``-escapes).
   User-info is parsed the standard way, so ``https://good.example@evil.net/`` is evil.net.
 
-For a ``comms`` tool, every string value under any key, at any depth (list items too),
-is also checked when it is *as a whole* a destination (SPEC section 2); other text is
-left alone, so a message body that mentions a host is not a destination:
+For a ``comms`` tool, every string value under any key, and every object key, at any
+depth (list items too), is also checked when it is *as a whole* a destination (SPEC
+section 2); other text is left alone, so a message body that mentions a host is not a
+destination:
 
 * a URL: ``scheme://...``, ``//host...``, or a network scheme with a colon and no
   slashes (``http:evil.example``, which browsers read as a URL); checked like a URL key;
-* an e-mail address ``local@domain``, also as ``mailto:`` or ``Name <local@domain>``:
-  its domain must be an allowed host (a ``host:port`` entry never matches a domain);
+* an e-mail address or list of them, bare, as ``Name <local@domain>``, or a ``mailto:``
+  URL with the recipients of its ``to``/``cc``/``bcc`` fields (addresses.py reads them
+  with the standard library's parser): every domain must be an allowed host (a
+  ``host:port`` entry never matches a domain), and an address that reads ambiguously
+  (two ``@``, a quoted local part holding one, ``%`` or ``!`` routing, a comment, an IP
+  literal) is a destination no allow-list holds;
 * a host name: at least two dot-separated labels of letters, digits, ``-`` or ``_``
   (non-ASCII letters allowed: IDN), optionally ``:port`` and one trailing dot, whose
   last label (the TLD) is 2-63 letters or ``xn--`` punycode and not a common file
@@ -50,6 +55,7 @@ from urllib.parse import urlsplit
 
 import idna
 
+from .addresses import recipients
 from .types import PolicyClass, ToolSpec, Verdict, effective_tier, make_verdict
 
 NO_DECLARED_FLOWS = "egress.no-declared-flows"
@@ -66,10 +72,6 @@ _IPV6 = re.compile(r"[0-9a-f:.]+\Z")
 # --- What counts as a destination in a comms tool's free values --------------------
 _URL_LIKE = re.compile(r"(?:[A-Za-z][A-Za-z0-9+.-]*:)?//|(?:https?|wss?|ftps?|sftp|smtps?|imaps?|pop3s?|ldaps?):",
                        re.IGNORECASE)
-_MAILTO = re.compile(r"mailto:", re.IGNORECASE)
-_NAMED_ADDRESS = re.compile(r"[^<>]*<([^<>]*)>")
-_EMAIL = re.compile(r"[^\s@<>,;]+@([^\s@<>,;]+)")
-_RECIPIENT_SEPARATOR = re.compile(r"[,;]")
 _DOTS = re.compile("[\u3002\uff0e\uff61]")  # ideographic and fullwidth full stops: IDNA maps them to "."
 _HOST_LABEL = re.compile(r"[\w-]{1,63}")  # \w is Unicode: IDN labels count
 _TLD = re.compile(r"[^\W\d_]{2,63}|xn--[a-z0-9-]{1,59}", re.IGNORECASE)  # letters of any script
@@ -104,19 +106,13 @@ def _looks_like_host(text: str) -> bool:
     return bool(_TLD.fullmatch(labels[-1])) and labels[-1].lower() not in _FILE_EXTENSIONS
 
 
-def _address_allowed(text: str, allow: _AllowList) -> bool | None:
-    """For an e-mail address (bare, ``mailto:`` or ``Name <...>``): whether its domain is
-    allowed. None if `text` is no address at all."""
-    named = _NAMED_ADDRESS.fullmatch(text)
-    address = named.group(1).strip() if named else text
-    mailto = _MAILTO.match(address)
-    if mailto:
-        address = address[mailto.end():].split("?", 1)[0]
-    email = _EMAIL.fullmatch(address)
-    if email is None:
-        return False if named or mailto else None  # an address we cannot read fails closed
-    domain = email.group(1)
-    return not _NOT_IN_BARE_HOST.search(domain) and _matches(domain, allow)
+def _recipients_allowed(text: str, allow: _AllowList) -> bool | None:
+    """For an address value (see addresses.py): whether every domain it names is allowed.
+    None if `text` is no address value at all."""
+    found = recipients(text)
+    if found is None:
+        return None
+    return not found.ambiguous and all(_matches(domain, allow) for domain in found.domains)
 
 
 def _free_value_allowed(value: str, allow: _AllowList) -> bool:
@@ -126,13 +122,7 @@ def _free_value_allowed(value: str, allow: _AllowList) -> bool:
         return True
     if _URL_LIKE.match(text):
         return _matches(value, allow)  # the raw value: surrounding whitespace fails closed
-    if _RECIPIENT_SEPARATOR.search(text) and "@" in text:
-        # "a@x.example, Bo <b@y.example>": every recipient is a destination.
-        parts = [part.strip() for part in _RECIPIENT_SEPARATOR.split(text) if part.strip()]
-        verdicts = [_address_allowed(part, allow) for part in parts]
-        if any(verdict is not None for verdict in verdicts):
-            return all(verdict is not False for verdict in verdicts)
-    address = _address_allowed(text, allow)
+    address = _recipients_allowed(text, allow)
     if address is not None:
         return address
     if _looks_like_host(text):
@@ -270,6 +260,11 @@ def egress_rule(allowed_hosts: tuple[str, ...], policy_class: str | None, args: 
         else:
             continue
         for key, value in items:
+            if comms and isinstance(key, str):
+                # A key names a destination as well as a value does: {"x@evil.example": {...}}.
+                allow = allow or _allow_list_for(allowed_hosts)
+                if not _free_value_allowed(key, allow):
+                    return HOST_NOT_ALLOWED
             if _is_url_key(key):
                 allow = allow or _allow_list_for(allowed_hosts)
                 if not _matches(value, allow):

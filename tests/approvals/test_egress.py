@@ -346,3 +346,86 @@ def test_a_comms_recipient_outside_the_allow_list_blocks_an_otherwise_allowed_se
     assert evaluate(call, TYPED_ADULT, None).rule_id == "egress.host-not-allowed"
     allowed = ToolCall("send_email", "send", {"host": "smtp.clinic.example", "to": "pt@example.org"})
     assert evaluate(allowed, TYPED_ADULT, None).rule_id == "comms.autonomous-consented-allow"
+
+
+# --- Comms: keys, mailto header fields and ambiguous addresses (SPEC section 2) ----------------
+
+@pytest.mark.parametrize("args", [
+    {"recipients": {"x@evil.example": {"name": "Bob"}}},
+    {"links": {"https://evil.example/x": "click"}},
+    {"deep": [{"ok": {"evil.example/inbox": True}}]},
+    {"Bob <x@evil.example>": "cc"},
+], ids=repr)
+def test_an_object_key_that_names_a_destination_is_checked(args):
+    assert comms_rule(args) == "egress.host-not-allowed"
+
+
+def test_keys_that_are_plain_words_or_allowed_destinations_pass():
+    assert comms_rule({"to": "gp@clinic.example", "gp@clinic.example": {"name": "Gray"},
+                       "https://clinic.example/results": "portal"}) is None
+
+
+@pytest.mark.parametrize("to", [
+    "mailto:gp@clinic.example?bcc=x@evil.example",
+    "mailto:gp@clinic.example?cc=x@evil.example",
+    "mailto:gp@clinic.example?to=x@evil.example",
+    "mailto:gp@clinic.example?subject=Results&BCC=x%40evil.example",
+    "mailto:?to=x@evil.example",
+    "mailto:gp@clinic.example?bcc=gp@clinic.example,x@evil.example",
+    "mailto:x%40evil.example@clinic.example",  # percent-decoded: two @
+    "mailto:",  # no recipient at all
+], ids=repr)
+def test_a_mailto_urls_header_recipients_are_destinations(to):
+    assert comms_rule({"to": to}) == "egress.host-not-allowed"
+
+
+@pytest.mark.parametrize("to", [
+    "mailto:gp@clinic.example?subject=Results&body=write%20to%20x@evil.example",
+    "mailto:gp@clinic.example?cc=nurse@clinic.example&bcc=admin@clinic.example",
+    "MAILTO:gp@clinic.example",
+], ids=repr)
+def test_a_mailto_url_whose_recipients_are_all_allowed_passes(to):
+    assert comms_rule({"to": to}) is None
+
+
+@pytest.mark.parametrize("to", [
+    '"x@evil.example"@clinic.example',  # a quoted local part holding @
+    "x@evil.example@clinic.example",  # more than one @
+    "x%evil.example@clinic.example",  # % routing
+    "evil.example!x@clinic.example",  # bang path
+    "gp@clinic.example (x@evil.example)",  # a comment
+    "gp(evil.example)@clinic.example",
+    "gp@[10.0.0.7]",  # an IP literal
+    "gp@[IPv6:2001:db8::1]",
+    "<@evil.example:gp@clinic.example>",  # a source route
+    "Gray <gp@clinic.example>, x%evil.example@clinic.example",
+    '"x@evil.example" <gp@clinic.example>',  # an @ in the display name
+    "Bob <mailto:gp@clinic.example>",
+], ids=repr)
+def test_an_address_that_reads_ambiguously_is_never_allowed(to):
+    assert comms_rule({"to": to}) == "egress.host-not-allowed"
+
+
+@pytest.mark.parametrize("to", [
+    "Dr. Gray <gp@clinic.example>",
+    '"Gray, Ann" <gp@clinic.example>',
+    "gp@clinic.example, Nurse <nurse@clinic.example>",
+    "Ward 3: gp@clinic.example, nurse@clinic.example;",
+    "gp.on-call+ward3@clinic.example",
+], ids=repr)
+def test_plain_addresses_lists_and_groups_on_allowed_domains_pass(to):
+    assert comms_rule({"to": to}) is None
+
+
+@pytest.mark.parametrize("to", ["x @ evil.example", "grp: x@evil.example;", "(note) x@evil.example"], ids=repr)
+def test_an_address_written_with_spaces_groups_or_comments_is_still_an_address(to):
+    assert comms_rule({"to": to}) == "egress.host-not-allowed"
+
+
+def test_text_that_merely_holds_an_at_sign_is_not_a_destination():
+    assert comms_rule({"body": "Take two tablets @ 8am, and call us @ the desk."}) is None
+
+
+def test_an_overlong_address_list_fails_closed_unparsed():
+    recipients = ", ".join(["gp@clinic.example"] * 400)
+    assert comms_rule({"to": recipients}) == "egress.host-not-allowed"

@@ -1,0 +1,152 @@
+"""Which mail domains a comms tool's value names, read with the standard library's address parser.
+
+A value is an *address value* when it is shaped like one: a bare ``local@domain`` (no
+whitespace, something on each side of an ``@``), an angle address ``Name <local@domain>``, a
+list or group of such parts (split at ``,``, ``;`` or ``:``), any of these once comments in
+parentheses are set aside, or a ``mailto:`` URL. Other text that merely holds an ``@``
+("see you @ 5", a letter that mentions an address) is not a destination (SPEC section 2 checks
+values that are destinations as a whole).
+
+An address value is parsed by ``email.headerregistry`` (the stdlib's RFC 5322 address-list
+parser, as for a ``To:`` header), then read strictly: it names a destination Condor can be sure
+of only if every address in it has a plain local part and a domain, and nothing in it could
+make a mail transfer agent deliver elsewhere than that domain. These are *ambiguous*, and an
+ambiguous value is a destination no allow-list holds:
+
+* more ``@`` than addresses: ``x@evil.example@clinic.example``, a quoted local part or display
+  name holding ``@`` (``"x@evil.example"@clinic.example``), a source route
+  (``<@evil.example:dr@clinic.example>``);
+* ``%`` or ``!`` in a local part (``x%evil.example@clinic.example``, ``evil!x@clinic.example``):
+  relay routing that some MTAs still honour;
+* a comment in parentheses anywhere (``dr@clinic.example (evil.example)``);
+* an IP literal as the domain (``dr@[10.0.0.7]``);
+* anything the parser reports as invalid, a control character or a backslash, no address at
+  all, or a value over ``MAX_ADDRESS_VALUE`` characters (not parsed at all).
+
+A ``mailto:`` URL (RFC 6068) names the recipients of its path and of its ``to``, ``cc`` and
+``bcc`` header fields (``mailto:dr@clinic.example?bcc=x@evil.example`` names both), each
+percent-decoded and read as above; one with no recipient at all is ambiguous.
+"""
+
+from __future__ import annotations
+
+import re
+from email import errors
+from email.headerregistry import HeaderRegistry
+from functools import lru_cache
+from typing import NamedTuple
+from urllib.parse import unquote
+
+# A recipient line is short; a longer value holding an address shape is refused unparsed,
+# so a client cannot make the gate parse megabytes as a header.
+MAX_ADDRESS_VALUE = 4096
+
+_MAILTO = re.compile(r"mailto:", re.IGNORECASE)
+_MAILTO_RECIPIENT_FIELDS = frozenset({"to", "cc", "bcc"})
+_BARE = re.compile(r"\S+\s*@\s*\S+")
+_ANGLE = re.compile(r"<[^<>]*@[^<>]*>")
+_PART_SEPARATOR = re.compile(r"[,;:]")
+_ROUTING = re.compile(r"[@%!]")
+_UNSAFE = re.compile(r"[\x00-\x1f\x7f\\]")
+_CACHEABLE_LENGTH = 512
+
+_headers = HeaderRegistry()
+
+
+class Recipients(NamedTuple):
+    """The domains an address value names; ``ambiguous`` if any of its recipients is."""
+
+    domains: tuple[str, ...]
+    ambiguous: bool
+
+
+_AMBIGUOUS = Recipients((), True)
+
+
+def _without_comments(text: str) -> str:
+    """`text` with every parenthesised comment, nested ones too, read as a space (one pass)."""
+    kept, depth = [], 0
+    for ch in text:
+        if ch == "(":
+            depth += 1
+        elif ch == ")" and depth:
+            depth -= 1
+            if not depth:
+                kept.append(" ")
+        elif not depth:
+            kept.append(ch)
+    return text if depth else "".join(kept)  # an unclosed comment hides nothing
+
+
+def _address_shaped(text: str) -> bool:
+    if "@" not in text:
+        return False
+    if "(" in text:
+        text = _without_comments(text).strip()
+    if _BARE.fullmatch(text) or _ANGLE.search(text):
+        return True
+    return any(_BARE.fullmatch(part.strip()) for part in _PART_SEPARATOR.split(text))
+
+
+def _read_list(text: str) -> Recipients:
+    """Every domain of an address list, strictly (see the module docstring)."""
+    if not text or len(text) > MAX_ADDRESS_VALUE or _UNSAFE.search(text) or "(" in text:
+        return _AMBIGUOUS
+    if text.endswith(".") and not any(ch.isspace() or ch in "<>,;:" for ch in text):
+        text = text[:-1]  # a bare address's fully-qualified domain: one trailing dot, as for hosts
+    if ":" not in text:
+        text = text.replace(";", ",")  # "a@x; b@y", as people and mail clients write a list
+    try:
+        header = _headers("to", text)
+        addresses = header.addresses
+    except (errors.MessageError, ValueError, IndexError, TypeError):
+        return _AMBIGUOUS
+    if not addresses or text.count("@") != len(addresses):
+        return _AMBIGUOUS
+    # Obsolete syntax (a period in a display name, spaces around the dots of a local part) is
+    # still one reading; an invalid part is not.
+    if any(not isinstance(defect, errors.ObsoleteHeaderDefect) for defect in header.defects):
+        return _AMBIGUOUS
+    domains = []
+    for address in addresses:
+        local, domain = address.username, address.domain
+        if not local or not domain or _ROUTING.search(local) or domain.startswith("["):
+            return _AMBIGUOUS
+        domains.append(domain)
+    return Recipients(tuple(domains), False)
+
+
+def _read_mailto(text: str) -> Recipients:
+    path, _, query = text.partition("?")
+    lists = [unquote(path)]
+    for field in query.split("&") if query else ():
+        name, _, value = field.partition("=")
+        if unquote(name).strip().lower() in _MAILTO_RECIPIENT_FIELDS:
+            lists.append(unquote(value))
+    domains: list[str] = []
+    for recipients in lists:
+        if not recipients.strip():
+            continue  # "mailto:?to=a@b": an empty path is no recipient, not an ambiguous one
+        read = _read_list(recipients)
+        if read.ambiguous:
+            return _AMBIGUOUS
+        domains.extend(read.domains)
+    return Recipients(tuple(domains), False) if domains else _AMBIGUOUS
+
+
+def _recipients(text: str) -> Recipients | None:
+    mailto = _MAILTO.match(text)
+    if mailto:
+        return _read_mailto(text[mailto.end():])
+    if not _address_shaped(text):
+        return None
+    return _read_list(text)
+
+
+_recipients_cached = lru_cache(maxsize=4096)(_recipients)
+
+
+def recipients(text: str) -> Recipients | None:
+    """The recipients `text` (stripped) names, or None if it is no address value at all."""
+    # Agents send to the same few people over and over: short values are parsed once.
+    return _recipients_cached(text) if len(text) <= _CACHEABLE_LENGTH else _recipients(text)
