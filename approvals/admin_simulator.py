@@ -24,7 +24,8 @@ def _json_object(value):
 class SimulatorForm(forms.Form):
     tool = forms.ChoiceField()
     op = forms.CharField(required=False, max_length=60, validators=[plain_ascii],
-                         help_text="The verb, e.g. update or delete (destructive verbs change the verdict).")
+                         help_text="The verb, e.g. update or delete (destructive verbs change the verdict); "
+                                   "left blank, a write parks as one that names no op.")
     autonomy = forms.ChoiceField(choices=AutonomyChoice.choices, initial=AutonomyChoice.AUTONOMOUS)
     tainted = forms.BooleanField(required=False, label="Session tainted")
     consent = forms.BooleanField(required=False, label="Consent granted")

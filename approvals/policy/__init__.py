@@ -6,7 +6,14 @@ settings, and the API, the admin simulator and the tests share one implementatio
 
 from .catalog import STATIC_REGISTRY
 from .egress import check_egress
-from .engine import DESTRUCTIVE_OPS, effective_spec, evaluate, is_destructive, resolve_policy_class
+from .engine import (
+    DESTRUCTIVE_OPS,
+    effective_spec,
+    evaluate,
+    is_destructive,
+    is_missing_op,
+    resolve_policy_class,
+)
 from .types import (
     RULE_IDS,
     RULES,
@@ -41,5 +48,6 @@ __all__ = [
     "effective_spec",
     "evaluate",
     "is_destructive",
+    "is_missing_op",
     "resolve_policy_class",
 ]

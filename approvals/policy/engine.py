@@ -39,7 +39,16 @@ from .types import (
     make_verdict,
 )
 
-DESTRUCTIVE_OPS = frozenset({"delete", "void", "remove", "cancel", "discontinue", "archive"})
+DESTRUCTIVE_OPS = frozenset({
+    "delete", "void", "remove", "cancel", "discontinue", "archive", "purge", "erase", "destroy", "drop",
+    "wipe", "truncate", "expunge", "revoke", "rm", "del",
+})
+# Verbs this short stand inside everyday words ("confirm", "perform", "model", "deliver"): they
+# count where they are a word part of their own, the longer ones anywhere.
+_SHORT_VERBS = frozenset(verb for verb in DESTRUCTIVE_OPS if len(verb) < 4)
+_LONG_VERBS = tuple(sorted(DESTRUCTIVE_OPS - _SHORT_VERBS))
+_SHORTEST_WORD = min(map(len, _SHORT_VERBS))
+_LONGEST_SHORT_VERB = max(map(len, _SHORT_VERBS))
 
 _READ, _MUTATE, _EXEC, _COMMS = "read", "mutate", "exec", "comms"
 # Maps any spelling that hashes like a known class (str or PolicyClass member) to the
@@ -53,16 +62,43 @@ _AUTONOMOUS = Autonomy.AUTONOMOUS.value
 # What the API lets through (approvals/identifiers.py), plus the surrounding and inner
 # whitespace a pure caller such as the simulator may hand in.
 _READABLE_OP = re.compile(r"[A-Za-z0-9._\-\s]*", re.ASCII)
+_SEPARATORS = re.compile(r"[._\-\s]+")
+# Word parts: runs of letters split at separators and camelCase humps ("bulkRm" -> bulk, Rm;
+# "DELAll" -> DEL, All), and runs of digits.
+_WORD_PARTS = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|[0-9]+")
+
+
+def _short_verb_among(parts: list[str]) -> bool:
+    """Whether consecutive word parts spell a short verb: "rm", "bulk_Del", or one split by
+    separators ("r-m", "d.e.l", "de_l")."""
+    for start in range(len(parts)):
+        word = ""
+        for part in parts[start:start + _LONGEST_SHORT_VERB]:
+            word += part
+            if word in _SHORT_VERBS:
+                return True
+            if len(word) >= _LONGEST_SHORT_VERB:
+                break
+    return False
 
 
 def is_destructive(op: Any) -> bool:
-    """True if one of DESTRUCTIVE_OPS stands anywhere in ``op``, in any mix of cases.
+    """True if one of DESTRUCTIVE_OPS stands in ``op``, in any mix of cases, separators inside
+    a word removed ("de-lete", "de_lete", "d.e.l.e.t.e").
 
-    Anywhere, not only between separators or camelCase humps: "delete_all", "bulk-remove",
-    "bulkDelete", "CANCELled", "DELETEall" and "softdeletes" are all destructive; "create"
-    and "update" are not. Erring this way costs a reviewer a look at a harmless call
-    ("avoid", "undelete"); erring the other way lets a delete through, and any rule for
-    where a word ends is one an agent can spell around.
+    A verb of four letters or more counts anywhere, not only between separators or camelCase
+    humps: "delete_all", "bulk-remove", "bulkDelete", "CANCELled", "DELETEall", "softdeletes",
+    "dropdown" and "swipe" are all destructive; "create" and "update" are not. Erring this way
+    costs a reviewer a look at a harmless call ("avoid", "undelete"); erring the other way lets
+    a delete through, and any rule for where a word ends is one an agent can spell around.
+    Separators are removed before looking, so they split no verb, and may join one across two
+    words ("add_rop" holds "drop"): that errs toward asking too.
+
+    "rm" and "del" count as a word part of their own, alone or beside others ("rm", "rm_rf",
+    "bulkRm", "DEL", "delAll", "bulk-del", "del2"), also spelled across separators ("r-m",
+    "d.e.l", "de_l"); not inside a longer word, where they are mostly something else
+    ("confirm", "perform", "format", "model", "deliver", "delay"). So "rmdir" or "delall",
+    written as one word, are not destructive by these two alone.
 
     An op that is not a string, or has characters outside ASCII letters, digits, ``.``,
     ``_``, ``-`` and whitespace (a Cyrillic "dеlete", a zero-width space), cannot be read
@@ -73,8 +109,18 @@ def is_destructive(op: Any) -> bool:
         return op is not None
     if _READABLE_OP.fullmatch(op) is None:
         return True
-    lowered = op.lower()
-    return any(verb in lowered for verb in DESTRUCTIVE_OPS)
+    joined = _SEPARATORS.sub("", op).lower()
+    if any(verb in joined for verb in _LONG_VERBS):
+        return True
+    if len(joined) < _SHORTEST_WORD:
+        return False
+    return _short_verb_among([part.lower() for part in _WORD_PARTS.findall(op)])
+
+
+def is_missing_op(op: Any) -> bool:
+    """True for a call that names no verb: no op, or one of separators and whitespace only.
+    A mutating call without one parks (SPEC section 2): an omitted op is never harmless."""
+    return op is None or (isinstance(op, str) and not _SEPARATORS.sub("", op))
 
 
 def _declared(value: Any) -> bool:
@@ -160,9 +206,10 @@ def effective_spec(
 
 
 def _matrix(
-    policy_class: str | None, tier: str | None, destructive: bool, ctx: Context
+    policy_class: str | None, tier: str | None, destructive: bool, missing_op: bool, ctx: Context
 ) -> str:
-    """SPEC section 2's decision matrix, rows 1-14, first match wins."""
+    """SPEC section 2's decision matrix, rows 1-14 (and 11a, a low-tier write with no op), first
+    match wins."""
     if policy_class is None:
         return "unregistered.fail-closed"  # 1
     if policy_class not in _CLASSES:
@@ -187,6 +234,8 @@ def _matrix(
         return "mutate.missing-tier-approval"  # 9
     if tier == "high":
         return "mutate.high-tier-always-approval"  # 10
+    if missing_op:
+        return "mutate.missing-op-approval"  # 11a: parks as a destructive one would
     if destructive:
         return "mutate.destructive-op-approval"  # 11
     if not autonomous:
@@ -226,8 +275,10 @@ def evaluate(
     if not hosts and static_spec is not None:
         hosts = static_spec.allowed_hosts
 
-    destructive = is_destructive(call.op)
+    missing_op = is_missing_op(call.op)
+    # No verb is no proof of harmlessness: it is shown, tiered and decided as a destructive one.
+    destructive = missing_op or is_destructive(call.op)
     rule_id = egress_rule(hosts, policy_class, call.args) or _matrix(
-        policy_class, tier, destructive, ctx
+        policy_class, tier, destructive, missing_op, ctx
     )
     return make_verdict(rule_id, policy_class, effective_tier(policy_class, tier, destructive), destructive)

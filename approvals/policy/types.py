@@ -124,8 +124,9 @@ class Rule(NamedTuple):
 _ALLOW, _BLOCK, _ASK = Decision.ALLOW, Decision.BLOCKED, Decision.REQUIRE_APPROVAL
 
 # Every rule the gate can emit, in evaluation order (egress first, then SPEC section 2's
-# matrix rows 1-14). This is the one place a rule_id is tied to its decision and to the
-# sentence a clinician reads on the card, in the audit log and in the simulator.
+# matrix rows 1-14, with 11a for a low-tier write that names no op). This is the one place a
+# rule_id is tied to its decision and to the sentence a clinician reads on the card, in the
+# audit log and in the simulator.
 RULES: Mapping[str, Rule] = MappingProxyType({
     "egress.no-declared-flows": Rule(_BLOCK, "This tool sends information outside the clinic but has no approved destinations, so it was blocked."),
     "egress.host-not-allowed": Rule(_BLOCK, "This call would contact an address the tool is not approved to reach, so it was blocked."),
@@ -139,7 +140,8 @@ RULES: Mapping[str, Rule] = MappingProxyType({
     "exec.always-approval": Rule(_ASK, "Running a script can do almost anything, so it always needs a clinician's approval."),
     "mutate.missing-tier-approval": Rule(_ASK, "This tool changes the record but declares no risk tier, so it is treated as high-risk and needs a clinician's approval."),
     "mutate.high-tier-always-approval": Rule(_ASK, "High-risk writes such as prescriptions, medication changes, billing and signed documents always need a clinician's approval."),
-    "mutate.destructive-op-approval": Rule(_ASK, "Deleting, voiding, removing, cancelling, discontinuing or archiving clinical data always needs a clinician's approval."),
+    "mutate.missing-op-approval": Rule(_ASK, "This change does not say what it does (no operation was given), so it is treated like a deletion and needs a clinician's approval."),
+    "mutate.destructive-op-approval": Rule(_ASK, "Deleting, voiding, removing, cancelling, purging, revoking or archiving clinical data always needs a clinician's approval."),
     "mutate.low-tier-supervised-approval": Rule(_ASK, "This change was proposed by the assistant rather than requested by the clinician, so a clinician must approve it."),
     "mutate.low-tier-child-consent-approval": Rule(_ASK, "Changes to a child's record, or one whose age is unknown, need a clinician's approval until consent is recorded."),
     "mutate.low-tier-autonomous-allow": Rule(_ALLOW, "The clinician asked for this routine change directly, so it is saved without further approval."),

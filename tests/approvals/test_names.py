@@ -14,6 +14,7 @@ from django.core.management import CommandError, call_command
 
 from approvals.models import ApiClient, Approval, AuditEvent, ToolCall, ToolDescriptor
 from tests.helpers.approval_loop import clarify, gate
+from tests.helpers.http import post
 from tests.helpers.runs import open_executing_run
 
 LOOKALIKES = [
@@ -62,12 +63,25 @@ def test_clarifications_refuse_names_that_are_not_plain_ascii(api, run_id, field
     assert_nothing_gated()
 
 
-@pytest.mark.parametrize("op", ["delete_all", "bulk-remove", "remove.item", "bulkDelete", "CANCELled", "DELETEall"])
+@pytest.mark.parametrize("op", ["delete_all", "bulk-remove", "remove.item", "bulkDelete", "CANCELled", "DELETEall",
+                                "de-lete", "de_lete", "d.e.l.e.t.e", "purge", "erase", "destroy", "drop", "wipe",
+                                "truncate", "expunge", "revoke", "rm", "del"])
 def test_a_destructive_word_part_parks_a_low_tier_write_the_clinician_typed(api, catalog, op):
     run_id = open_executing_run(api, autonomy="autonomous", age_band="adult", consent=True)
     response = gate(api, run_id, tool="record_allergy", op=op, args={"allergen": "penicillin"})
     assert response.status_code == 202, response.content
     assert response.json()["rule_id"] == "mutate.destructive-op-approval"
+
+
+@pytest.mark.parametrize("body", [{"args": {"action": "delete"}}, {"op": "", "args": {"allergen": "penicillin"}}],
+                         ids=["no-op-action-delete", "empty-op"])
+def test_a_low_tier_write_that_names_no_op_parks_with_its_own_rule(api, catalog, body):
+    run_id = open_executing_run(api, autonomy="autonomous", age_band="adult", consent=True)
+    payload = {"tool_call_id": "call-1", "step_id": "step-1", "tool": "record_allergy", **body}
+    response = post(api, f"/api/v1/runs/{run_id}/tool-calls/", payload)
+    assert response.status_code == 202, response.content
+    assert response.json()["rule_id"] == "mutate.missing-op-approval"
+    assert response.json()["approval"]["hitl_tier"] == "high"
 
 
 def test_register_tool_refuses_a_name_that_is_not_plain_ascii(db):

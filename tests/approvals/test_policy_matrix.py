@@ -16,7 +16,10 @@ CLASSES = ["read", "mutate", "exec", "comms", UNREGISTERED, "quantum"]  # quantu
 TIERS = ["low", "high", None]
 VERBS = ["create", "Delete", "VOID", "ReMove", "  cancel ", "Discontinue", "arChive",
          "delete_all", "bulk-remove", "remove.item", "bulkDelete", "update_note", "CANCELled", "softdeletes",
-         "d\u0435lete", "delete\u200b"]  # the last two: a Cyrillic е, a zero-width space
+         "d\u0435lete", "delete\u200b",  # a Cyrillic е, a zero-width space
+         "purge", "Erase", "DESTROY", "drop", "wipe", "truncate", "expunge", "revoke", "rm", "DEL",
+         "de-lete", "de_lete", "d.e.l.e.t.e", "r-m", "bulkRm", "del_all", "confirm", "model",
+         "", "  ", "-"]  # the last three name no verb
 AUTONOMIES = ["autonomous", "guarded", "ambient", "full-auto"]  # full-auto: unrecognised
 TAINTS = [False, True]
 CONSENTS = [False, True]
@@ -24,17 +27,27 @@ AGE_BANDS = ["adult", "teen", "child", "unknown", "elderly"]  # elderly: unrecog
 
 ALLOW, BLOCKED, APPROVAL = "allow", "blocked", "require_approval"
 
-DESTRUCTIVE_VERBS = ("delete", "void", "remove", "cancel", "discontinue", "archive")
+DESTRUCTIVE_VERBS = ("delete", "void", "remove", "cancel", "discontinue", "archive", "purge", "erase",
+                     "destroy", "drop", "wipe", "truncate", "expunge", "revoke")
+# "rm" and "del" count as a word part of their own (the engine's docstring says why); written out here
+# for the VERBS above and the examples below rather than computed.
+SHORT_VERB_OPS = {"rm", "DEL", "r-m", "bulkRm", "del_all", "de_l", "rm_rf", "DELAll", "d.e.l"}
 SEPARATORS = "_-. \t\n"
 
 
 def destructive(verb):
-    """SPEC section 2, by hand: a destructive verb anywhere in the op, whatever its case (a word
-    part need not sit between separators). Anything beyond ASCII letters, digits and separators
-    cannot be read, so it fails closed."""
+    """SPEC section 2, by hand: a destructive verb anywhere in the op once separators are removed,
+    whatever its case (a word part need not sit between separators). Anything beyond ASCII letters,
+    digits and separators cannot be read, so it fails closed."""
     if any(ch not in string.ascii_letters + string.digits + SEPARATORS for ch in verb):
         return True
-    return any(v in verb.lower() for v in DESTRUCTIVE_VERBS)
+    joined = "".join(ch for ch in verb if ch not in SEPARATORS).lower()
+    return any(v in joined for v in DESTRUCTIVE_VERBS) or verb in SHORT_VERB_OPS
+
+
+def missing(verb):
+    """No op at all: nothing but separators."""
+    return all(ch in SEPARATORS for ch in verb)
 
 
 def expected(cls, tier, verb, autonomy, tainted, consent, age_band):
@@ -42,6 +55,7 @@ def expected(cls, tier, verb, autonomy, tainted, consent, age_band):
     child = age_band not in ("adult", "teen")  # unknown and unrecognised bands are child
     autonomous = autonomy == "autonomous"  # anything else is supervised
     is_destructive = destructive(verb)
+    no_op = missing(verb)
     known = cls is not UNREGISTERED
     mutate_low = cls == "mutate" and tier == "low"
     rows = [
@@ -55,6 +69,7 @@ def expected(cls, tier, verb, autonomy, tainted, consent, age_band):
         (cls == "exec", APPROVAL, "exec.always-approval"),
         (cls == "mutate" and tier is None, APPROVAL, "mutate.missing-tier-approval"),
         (cls == "mutate" and tier == "high", APPROVAL, "mutate.high-tier-always-approval"),
+        (mutate_low and no_op, APPROVAL, "mutate.missing-op-approval"),
         (mutate_low and is_destructive, APPROVAL, "mutate.destructive-op-approval"),
         (mutate_low and not autonomous, APPROVAL, "mutate.low-tier-supervised-approval"),
         (mutate_low and autonomous and child and not consent, APPROVAL,
@@ -70,7 +85,7 @@ def expected(cls, tier, verb, autonomy, tainted, consent, age_band):
 def expected_tier(cls, tier, verb):
     if cls == "read":
         return None
-    if cls == "mutate" and tier == "low" and not destructive(verb):
+    if cls == "mutate" and tier == "low" and not destructive(verb) and not missing(verb):
         return "low"
     return "high"
 
@@ -107,7 +122,7 @@ def test_every_combination_matches_the_spec_table(cls, tier):
     assert not mismatches, f"{len(mismatches)} mismatches, first: " + "\n".join(mismatches[:10])
 
 
-def test_the_exhaustive_table_reaches_all_fourteen_rows():
+def test_the_exhaustive_table_reaches_every_row():
     hit = {
         gate(*axes).rule_id
         for axes in itertools.product(
@@ -116,7 +131,7 @@ def test_the_exhaustive_table_reaches_all_fourteen_rows():
     }
     matrix_rules = {rule for rule in RULE_IDS if not rule.startswith("egress.")}
     assert hit == matrix_rules
-    assert len(hit) == 14
+    assert len(hit) == 15  # rows 1-14 and 11a
 
 
 def test_rule_ids_are_the_spec_names_verbatim():
@@ -125,7 +140,7 @@ def test_rule_ids_are_the_spec_names_verbatim():
         "unregistered.fail-closed", "unknown.fail-closed", "read.allow",
         "comms.child-blocked", "taint.external-approval", "comms.autonomous-consented-allow",
         "comms.approval", "exec.always-approval", "mutate.missing-tier-approval",
-        "mutate.high-tier-always-approval", "mutate.destructive-op-approval",
+        "mutate.high-tier-always-approval", "mutate.missing-op-approval", "mutate.destructive-op-approval",
         "mutate.low-tier-supervised-approval", "mutate.low-tier-child-consent-approval",
         "mutate.low-tier-autonomous-allow",
     }
@@ -244,7 +259,10 @@ def test_odd_descriptor_and_call_values_fail_closed_without_raising():
     ("delete_all", True), ("bulk-remove", True), ("remove.item", True), ("bulkDelete", True),
     ("XMLRemove", True), ("cancelOrder", True), ("Cancelled", True), ("bulkdelete", True),
     ("CANCELled", True), ("DELETEall", True), ("softdeletes", True), ("bulkdeleteall", True),
-    ("create", False), ("update_note", False), ("sendLetter", False), ("del_ete", False), ("", False),
+    ("de-lete", True), ("de_lete", True), ("d.e.l.e.t.e", True), ("PURGE", True), ("wipeAll", True),
+    ("dropdown", True), ("rm", True), ("r-m", True), ("de_l", True), ("rm_rf", True), ("DELAll", True),
+    ("create", False), ("update_note", False), ("sendLetter", False), ("", False),
+    ("confirm", False), ("perform", False), ("model", False), ("deliver", False), ("rmdir", False),
 ])
 def test_the_hand_written_rule_agrees_with_the_examples(verb, want):
     # The independent expected() above is only worth something if it reads the SPEC's examples right.

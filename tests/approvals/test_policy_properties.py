@@ -21,7 +21,10 @@ from approvals.policy import (
 ALLOWING_RULES = {"read.allow", "comms.autonomous-consented-allow",
                   "mutate.low-tier-autonomous-allow"}
 KNOWN_CLASSES = {"read", "mutate", "exec", "comms"}
-DESTRUCTIVE = {"delete", "void", "remove", "cancel", "discontinue", "archive"}
+DESTRUCTIVE = {"delete", "void", "remove", "cancel", "discontinue", "archive", "purge", "erase", "destroy",
+               "drop", "wipe", "truncate", "expunge", "revoke", "rm", "del"}
+# "rm" and "del" count as word parts of their own only; every longer verb anywhere.
+LONG_DESTRUCTIVE = {verb for verb in DESTRUCTIVE if len(verb) > 3}
 
 tool_names = st.sampled_from(sorted(STATIC_REGISTRY) + ["probe_tool", "mystery_tool"])
 hosts = st.sampled_from(["smtp.clinic.example", "ehr.partner.example", "api.partner.example",
@@ -56,7 +59,8 @@ client_metadata = st.dictionaries(
     metadata_values, max_size=4)
 ops = st.one_of(st.sampled_from(["", "create", "update", "send", " Delete", "VOID", "remove ",
                                  "Cancel", "discontinue", "ARCHIVE", "delete_note", "bulkDelete",
-                                 "bulk-remove", "d\u0435lete", "delete\u200b"]),
+                                 "bulk-remove", "d\u0435lete", "delete\u200b", "de-lete", "d.e.l.e.t.e",
+                                 "purge", "rm", "del", "bulkRm", "-", "confirm"]),
                 st.text(max_size=10))
 # Unrecognised spellings are in the mix; they must fail closed like "guarded" / "child".
 contexts = st.builds(
@@ -124,7 +128,7 @@ def test_high_missing_tier_or_destructive_mutations_always_need_approval(call_an
     verdict = evaluate(call, ctx, registered)
     # Whole verbs and the SPEC's word-part examples; the properties below cover the rest.
     op = call.op.strip()
-    destructive = op.lower() in DESTRUCTIVE or any(
+    destructive = not op.strip("._-") or op.lower() in DESTRUCTIVE or any(
         op.lower().startswith(f"{verb}_") or op.lower().endswith(f"-{verb}") or op.endswith(verb.capitalize())
         for verb in DESTRUCTIVE) or not op.isascii()
     if verdict.policy_class == "mutate" and (declared_tier(call, registered) != "low"
@@ -191,6 +195,7 @@ def test_comms_is_never_allowed_for_a_child_or_unknown_age(call_and_spec, ctx):
 
 words = st.from_regex(r"[a-z][a-z0-9]{0,7}", fullmatch=True).filter(lambda w: not is_destructive(w))
 verbs = st.sampled_from(sorted(DESTRUCTIVE))
+long_verbs = st.sampled_from(sorted(LONG_DESTRUCTIVE))
 LOW_MUTATE = ToolSpec("probe_tool", policy_class="mutate", hitl_tier="low")
 TYPED = Context(autonomy="autonomous", tainted=False, consent=True, age_band="adult")
 
@@ -210,7 +215,7 @@ def test_a_destructive_verb_as_a_camel_case_hump_is_destructive(before, verb, af
     assert is_destructive(op), op
 
 
-@given(st.text(alphabet=string.ascii_letters + string.digits, max_size=6), verbs,
+@given(st.text(alphabet=string.ascii_letters + string.digits, max_size=6), long_verbs,
        st.text(alphabet=string.ascii_letters + string.digits, max_size=6), st.data())
 def test_a_destructive_verb_inside_a_word_in_any_case_is_destructive(before, verb, after, data):
     # "CANCELled", "DELETEall", "softdeletes": no rule for where a word ends to spell around.
@@ -222,9 +227,30 @@ def test_a_destructive_verb_inside_a_word_in_any_case_is_destructive(before, ver
 
 
 @given(st.lists(words, min_size=1, max_size=4), st.sampled_from(["_", "-", "."]))
-def test_words_that_are_not_destructive_stay_harmless(parts, sep):
-    # Separators split no verb: what none of the words holds, their join holds neither.
-    assert not is_destructive(sep.join(parts))
+def test_separators_make_no_verb_harmless(parts, sep):
+    # Separators are removed before looking: a word joined with them reads as the word without.
+    assert is_destructive(sep.join(parts)) == is_destructive("".join(parts).lower()) or any(
+        len(part) <= 3 for part in parts)  # a short part may spell "rm" or "del" beside its neighbour
+
+
+@given(verbs, st.data(), st.sampled_from([str.lower, str.upper, str.capitalize]))
+def test_a_destructive_verb_split_by_separators_inside_it_is_destructive(verb, data, case):
+    # "de-lete", "d.e.l.e.t.e", "r_m": every gap between two letters may hold separators.
+    letters = case(verb)
+    gaps = data.draw(st.lists(st.sampled_from(["", "-", "_", ".", " "]), min_size=len(letters) - 1,
+                              max_size=len(letters) - 1))
+    op = letters[0] + "".join(gap + letter for gap, letter in zip(gaps, letters[1:], strict=True))
+    assert is_destructive(op), op
+    verdict = evaluate(ToolCall("probe_tool", op=op), TYPED, LOW_MUTATE, static={})
+    assert verdict.rule_id == "mutate.destructive-op-approval", op
+
+
+@given(st.sampled_from(["", " ", "-", "._", None]), st.dictionaries(st.sampled_from(["action", "note", "id"]),
+                                                                  st.sampled_from(["delete", "create", "x"])))
+def test_a_low_tier_write_with_no_op_parks_whatever_its_args_say(op, args):
+    verdict = evaluate(ToolCall("probe_tool", op=op, args=args), TYPED, LOW_MUTATE, static={})
+    assert (verdict.decision, verdict.rule_id) == (Decision.REQUIRE_APPROVAL, "mutate.missing-op-approval")
+    assert (verdict.effective_tier, verdict.destructive) == ("high", True)
 
 
 @given(st.text(min_size=1, max_size=12).filter(lambda t: not t.isascii()))
