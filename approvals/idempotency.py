@@ -1,4 +1,9 @@
-"""Idempotency-Key: the first response to a key is stored and replayed for retries."""
+"""Idempotency-Key: the first completed response to a key is stored and replayed for retries.
+
+Only what happened is stored (Stripe's rule): a refusal changed nothing, so it is not kept
+under the key, and a retry with the same key after the cause went away (the reviewer
+approved) runs again instead of hearing the old refusal for as long as the key lives.
+"""
 
 import hashlib
 from collections.abc import Callable
@@ -7,7 +12,7 @@ from django.db import IntegrityError, transaction
 
 from approvals.hashing import canonical_json
 from approvals.models import IdempotencyRecord
-from condor.errors import CondorError, IdempotencyKeyReused, InvalidPayload, error_body
+from condor.errors import IdempotencyKeyReused, InvalidPayload
 
 MAX_KEY_LENGTH = 255
 
@@ -24,7 +29,9 @@ def run_once(client, key: str, request_fingerprint: str, handler: Callable[[], t
 
     The record is inserted before the handler runs, in the same transaction: a
     concurrent retry with the same key blocks on the unique index until the first
-    commits, then replays its answer instead of running the handler twice.
+    commits, then replays its answer instead of running the handler twice. A
+    CondorError from the handler rolls the record back with everything the handler
+    did and is raised: a refusal is answered, never stored.
     """
     if not key or len(key) > MAX_KEY_LENGTH:
         raise InvalidPayload(f"Idempotency-Key must be 1 to {MAX_KEY_LENGTH} characters.")
@@ -33,10 +40,7 @@ def run_once(client, key: str, request_fingerprint: str, handler: Callable[[], t
             record = IdempotencyRecord.objects.create(
                 client=client, key=key, fingerprint=request_fingerprint, response_status=0, response_body={}
             )
-            try:
-                status, body = handler()
-            except CondorError as error:
-                status, body = error.status, error_body(error.code, error.detail)
+            status, body = handler()
             record.response_status, record.response_body = status, body
             record.save(update_fields=["response_status", "response_body"])
             return status, body

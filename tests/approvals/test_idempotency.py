@@ -65,13 +65,25 @@ def test_the_same_key_on_another_run_is_refused(approved, api, reviewer_http):
     assert (response.status_code, response.json()["error"]) == (422, "idempotency_key_reused")
 
 
-def test_a_refusal_is_replayed_too(api, reviewer_http):
+def test_a_retry_after_the_approval_succeeds_with_the_key_of_the_early_refusal(api, reviewer_http):
+    # A refusal changed nothing, so it is not stored under the key (Stripe's rule).
     run_id = open_executing_run(api)
     approval = suspend(api, run_id)
-    assert resume(api, run_id, approval["id"], key="early").json()["error"] == "approval_pending"
+    early = resume(api, run_id, approval["id"], key="K")
+    assert (early.status_code, early.json()["error"]) == (409, "approval_pending")
+    assert not IdempotencyRecord.objects.exists()
     approve(reviewer_http, approval["id"])
-    assert resume(api, run_id, approval["id"], key="early").json()["error"] == "approval_pending"
-    assert resume(api, run_id, approval["id"], key="after-approval").status_code == 200
+    retried = resume(api, run_id, approval["id"], key="K")
+    assert retried.status_code == 200, retried.content
+    assert resume(api, run_id, approval["id"], key="K").json() == retried.json()
+
+
+def test_a_refusal_after_success_is_not_stored_under_another_key(approved, api):
+    run_id, approval = approved
+    resume(api, run_id, approval["id"], key="first")
+    again = resume(api, run_id, approval["id"], key="second")
+    assert again.json()["error"] == "approval_consumed"
+    assert list(IdempotencyRecord.objects.values_list("key", flat=True)) == ["first"]
 
 
 def test_keys_belong_to_one_client(approved, api, other_api, reviewer_http):
