@@ -43,6 +43,7 @@ from approvals.resume_validation import validate_resume_data
 from approvals.suspend import unpark_if_nothing_open
 from approvals.visibility import sees_approval
 from condor.errors import InvalidPayload, ResumeSchemaRejected
+from condor.text_limits import has_control_characters
 from condor.sql import save_write
 from runs import spine
 from runs.outbox import event_write
@@ -101,6 +102,8 @@ def decide(approval_id, body: dict, *, user) -> Approval:
     if isinstance(reason, str) and len(reason) > REASON_MAX_CHARS:
         # Refused before anything is locked or written (a schema rejection would fail the run).
         raise InvalidPayload(f"'reason' may be at most {REASON_MAX_CHARS} characters.")
+    if isinstance(reason, str) and has_control_characters(reason, multiline=True):
+        raise InvalidPayload("'reason' must not contain control characters other than tab and line breaks.")
     try:
         return _decide(approval_id, body, user=user, visible=visible)
     except _SchemaRejected as rejected:

@@ -5,8 +5,10 @@ duplicate keys, NaN/Infinity or integers JavaScript cannot represent exactly, no
 keeps a number written with more precision than a double holds. A
 body containing any of them is refused before anything is stored, instead of
 being silently normalised into something the reviewer never saw. So is a NUL
-character anywhere (PostgreSQL can store it neither in text nor in jsonb), and a
-body over CONDOR_MAX_BODY_BYTES is refused before it is read (condor/body_limit.py).
+character anywhere (PostgreSQL can store it neither in text nor in jsonb), a body
+nested deeper than MAX_JSON_DEPTH (every part of Condor that walks a value, the canonical
+JSON of a payload hash, the admin's pages, would otherwise meet a depth it cannot take),
+and a body over CONDOR_MAX_BODY_BYTES is refused before it is read (condor/body_limit.py).
 """
 
 import json
@@ -19,6 +21,9 @@ from rest_framework.parsers import BaseParser
 from condor.body_limit import read_capped
 
 MAX_SAFE_INTEGER = 2**53 - 1
+# Objects and arrays inside one another, the body itself counting as the first: args,
+# metadata, values, outputs and cards may nest 31 deep within it.
+MAX_JSON_DEPTH = 32
 
 
 class StrictJSONError(ValueError):
@@ -103,8 +108,20 @@ def _no_unstorable_text(value) -> None:
             stack.extend(item)
 
 
+def _no_deeper_than(value, limit: int) -> None:
+    stack = [(value, 1)]
+    while stack:
+        node, depth = stack.pop()
+        if depth > limit:
+            raise StrictJSONError(f"the body is nested deeper than {limit} objects and arrays")
+        for child in node.values() if isinstance(node, dict) else node:
+            if isinstance(child, dict | list):
+                stack.append((child, depth + 1))
+
+
 def loads_strict(raw: bytes | str):
-    """Parse JSON refusing duplicate keys, NaN/Infinity, unsafe integers, lone surrogates and NUL.
+    """Parse JSON refusing duplicate keys, NaN/Infinity, unsafe integers, lone surrogates, NUL and
+    nesting deeper than MAX_JSON_DEPTH.
 
     Bytes must be UTF-8 (UnicodeDecodeError otherwise): json.loads would sniff UTF-16/32.
     """
@@ -124,9 +141,12 @@ def loads_strict(raw: bytes | str):
             parse_float=_exact_float,
         )
     except RecursionError:
-        raise StrictJSONError("the body is nested too deeply") from None
+        raise StrictJSONError(f"the body is nested deeper than {MAX_JSON_DEPTH} objects and arrays") from None
     if _UNSTORABLE_ESCAPE.search(raw):  # ...only an escape can, so most bodies skip the walk
         _no_unstorable_text(data)
+    # Fewer brackets than the limit cannot nest past it: most bodies skip this walk too.
+    if isinstance(data, dict | list) and raw.count("{") + raw.count("[") > MAX_JSON_DEPTH:
+        _no_deeper_than(data, MAX_JSON_DEPTH)
     return data
 
 

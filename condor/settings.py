@@ -60,6 +60,8 @@ MIDDLEWARE = [
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     # django-csp's, with the (unchanging) policy header built once (condor/csp_header.py).
     "condor.csp_header.CSPHeaderMiddleware",
+    # A control character in the path or a query parameter: 400 before any view or query sees it.
+    "condor.request_limits.ControlCharactersMiddleware",
     # Spans around gate, clarification, decision and resume (a no-op without an OpenTelemetry SDK).
     "condor.tracing.TracingMiddleware",
     # Last, so it sees a view's database error first: 503 with Retry-After instead of 500.

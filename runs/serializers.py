@@ -1,6 +1,7 @@
 from rest_framework import serializers
 
 from condor.serializers import JSONObjectField, ReadOnlyModelSerializer, StrictSerializer
+from condor.text_limits import free_text
 from runs.models import Run
 from runs.states import RunState, TerminalReason
 from sessions_app.models import AutonomyChoice
@@ -42,5 +43,6 @@ class CloseSerializer(StrictSerializer):
 
 
 class StopSerializer(StrictSerializer):
-    reason = serializers.CharField(max_length=4000, help_text="Why the run must not go on; kept in the run's event log "
+    reason = serializers.CharField(max_length=4000, validators=[free_text],
+                                   help_text="Why the run must not go on; kept in the run's event log "
                                                               "and the audit log.")

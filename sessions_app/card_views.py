@@ -8,6 +8,7 @@ from rest_framework.views import APIView
 from condor.schema import errors
 from condor.scoping import owned_session
 from condor.serializers import JSONObjectField, StrictSerializer, validated
+from condor.text_limits import single_line
 from sessions_app import pinned_cards
 from sessions_app.models import PinnedCard
 
@@ -31,7 +32,7 @@ class PinSerializer(StrictSerializer):
                                         help_text="A reported card's identity: its own `id`, else "
                                                   "`<tool_call_id>#<index in the result's cards>`.")
     kind = serializers.CharField(required=False)
-    title = serializers.CharField(required=False, allow_blank=True)
+    title = serializers.CharField(required=False, allow_blank=True, validators=[single_line])
     data = JSONObjectField(required=False)
     order = serializers.IntegerField(min_value=0, required=False, help_text="Position; default: last.")
 
@@ -44,7 +45,7 @@ class PinSerializer(StrictSerializer):
 
 class CardUpdateSerializer(StrictSerializer):
     kind = serializers.CharField(required=False)
-    title = serializers.CharField(required=False, allow_blank=True)
+    title = serializers.CharField(required=False, allow_blank=True, validators=[single_line])
     data = JSONObjectField(required=False)
     order = serializers.IntegerField(min_value=0, required=False)
 

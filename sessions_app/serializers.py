@@ -1,6 +1,7 @@
 from rest_framework import serializers
 
 from condor.serializers import JSONObjectField, StrictSerializer
+from condor.text_limits import single_line
 from sessions_app.models import (
     CARE_UNIT_MAX_LENGTH,
     AgeBandChoice,
@@ -40,9 +41,9 @@ class SessionDetailSerializer(SessionSerializer):
 
 
 class SessionCreateSerializer(StrictSerializer):
-    title = serializers.CharField(max_length=200, required=False, allow_blank=True)
-    patient_ref = serializers.CharField(max_length=120, required=False, allow_blank=True)
-    care_unit = serializers.CharField(max_length=CARE_UNIT_MAX_LENGTH, required=False, allow_blank=True)
+    title = serializers.CharField(max_length=200, required=False, allow_blank=True, validators=[single_line])
+    patient_ref = serializers.CharField(max_length=120, required=False, allow_blank=True, validators=[single_line])
+    care_unit = serializers.CharField(max_length=CARE_UNIT_MAX_LENGTH, required=False, allow_blank=True, validators=[single_line])
     autonomy = serializers.ChoiceField(choices=AutonomyChoice.choices, required=False)
     consent = serializers.BooleanField(required=False)
     age_band = serializers.ChoiceField(choices=AgeBandChoice.choices, required=False)
@@ -51,9 +52,9 @@ class SessionCreateSerializer(StrictSerializer):
 class SessionUpdateSerializer(StrictSerializer):
     """Rename or re-link. The policy context (autonomy, consent, age band) is fixed at creation."""
 
-    title = serializers.CharField(max_length=200, required=False, allow_blank=True)
-    patient_ref = serializers.CharField(max_length=120, required=False, allow_blank=True)
-    care_unit = serializers.CharField(max_length=CARE_UNIT_MAX_LENGTH, required=False, allow_blank=True)
+    title = serializers.CharField(max_length=200, required=False, allow_blank=True, validators=[single_line])
+    patient_ref = serializers.CharField(max_length=120, required=False, allow_blank=True, validators=[single_line])
+    care_unit = serializers.CharField(max_length=CARE_UNIT_MAX_LENGTH, required=False, allow_blank=True, validators=[single_line])
 
 
 class MessageCreateSerializer(StrictSerializer):
