@@ -10,10 +10,11 @@ import math
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
-from django.db.models import Count, F
+from django.db.models import Count, F, Q
 from django.utils import timezone
 
 from approvals import heartbeats
+from approvals.escalation import EMAIL_FAILED
 from approvals.models import (
     Approval,
     ApprovalStatus,
@@ -53,6 +54,7 @@ class Dashboard:
     median_time_to_decision: timedelta | None
     p90_time_to_decision: timedelta | None
     expiries_24h: int
+    escalation_emails_failed_24h: int  # escalations whose e-mail did not leave (approvals/escalation.py)
     rejections_24h: int
     top_rule_ids: list[tuple[str, int]]
     pending_registry_changes: int
@@ -109,6 +111,9 @@ def dashboard(now: datetime | None = None) -> Dashboard:
     waits = (decided.annotate(wait=F("decided_at") - F("requested_at"))
              .order_by("wait").values_list("wait", flat=True))
     recent_audit = AuditEvent.objects.filter(at__gte=since)
+    counted = recent_audit.aggregate(  # one pass over the window's rows for both counts
+        expiries=Count("id", filter=Q(kind=AuditEvent.Kind.EXPIRY)),
+        escalation_emails_failed=Count("id", filter=Q(kind=AuditEvent.Kind.ESCALATION, decision=EMAIL_FAILED)))
     top = (recent_audit.filter(kind=AuditEvent.Kind.VERDICT).exclude(rule_id="")
            .values("rule_id").annotate(hits=Count("id")).order_by("-hits", "rule_id")[:TOP_RULES])
     return Dashboard(
@@ -120,7 +125,8 @@ def dashboard(now: datetime | None = None) -> Dashboard:
         decisions_24h=decisions,
         median_time_to_decision=_percentile(waits, decisions, 0.5),
         p90_time_to_decision=_percentile(waits, decisions, 0.9),
-        expiries_24h=recent_audit.filter(kind=AuditEvent.Kind.EXPIRY).count(),
+        expiries_24h=counted["expiries"],
+        escalation_emails_failed_24h=counted["escalation_emails_failed"],
         rejections_24h=decided.filter(status=ApprovalStatus.REJECTED).count(),
         top_rule_ids=[(row["rule_id"], row["hits"]) for row in top],
         pending_registry_changes=ToolChange.objects.filter(status=ToolChangeStatus.PENDING).count(),

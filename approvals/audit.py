@@ -41,7 +41,7 @@ DECISIONS = (
     "tainted",  # taint
     "created", "updated", "deleted", "proposed", "confirmed",  # registry_change, review_team (and "rejected": four eyes)
     "claimed", "renewed", "released",  # claim
-    "escalated",  # escalation
+    "escalated", "email_failed",  # escalation
     "viewed",  # args_viewed
     "exported", "succeeded", "intact", "broken",  # export, login / login_failed, verify
     "deleted",  # session_change (and "updated", above)

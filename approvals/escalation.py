@@ -5,13 +5,19 @@ small transaction with a conditional re-check under the row lock (`escalated_at`
 still null), so two beats running at once escalate it exactly once: `escalated_at`
 set, an `escalation` audit row, a `card.updated` push (the inbox shows the badge and
 puts the card first) and, after commit, one email to the reviewers who can see it.
+
+An e-mail that cannot be sent leaves an `escalation` row of its own, decision
+`email_failed`, naming the error, and the admin dashboard counts them: one whose headers
+Django refuses (BadHeaderError, say a line break in a patient ref) is known before commit
+and written with the escalation; one the mail server refuses or never answers, after
+commit, in a transaction of its own. The escalation itself stands either way.
 """
 
 import logging
 
 from django.conf import settings
 from django.contrib.auth import get_user_model
-from django.core.mail import send_mail
+from django.core.mail import EmailMessage
 from django.db import transaction
 from django.db.models import BooleanField, DateTimeField, F, FloatField, Func, Value
 from django.utils import timezone
@@ -24,6 +30,8 @@ from runs.models import Run
 from runs.outbox import record_event
 
 logger = logging.getLogger(__name__)
+
+EMAIL_FAILED = "email_failed"  # the decision of the row that says an escalation's e-mail did not leave
 
 
 class _PastFractionOfTtl(Func):
@@ -93,8 +101,15 @@ def _escalate(pk, run_id, now) -> int:
         recipients = reviewers_who_see(approval)
         audit.record(audit.Kind.ESCALATION, approval=approval, run=run, actor_system=audit.SWEEP,
                      decision="escalated", rule_id=approval.rule_id,
-                     data={"expires_at": approval.expires_at.isoformat(), "emailed": len(recipients)})
-        transaction.on_commit(lambda approval=approval, to=recipients: _email(approval, to))
+                     data={"expires_at": approval.expires_at.isoformat(), "recipients": len(recipients)})
+        if recipients:
+            message = _message(approval, recipients)
+            try:
+                message.message()  # builds the headers: a bad one fails here, not after commit
+            except Exception as error:  # any refusal is reported; none undoes the escalation
+                _record_email_failure(approval, run, recipients, error)
+            else:
+                transaction.on_commit(lambda approval=approval, message=message: _send(approval, message))
         return 1
 
 
@@ -106,15 +121,28 @@ def reviewers_who_see(approval: Approval) -> list[str]:
                    if (scope := reviewer_scope(user)) is not None and scope.sees_unit(unit)})
 
 
-def _email(approval: Approval, recipients: list[str]) -> None:
-    if not recipients:
-        return
+def _message(approval: Approval, recipients: list[str]) -> EmailMessage:
     session = approval.session
     subject = f"Escalated: {approval.tool} for {session.patient_ref or 'a patient'} is still waiting"
     body = (f"An approval is still undecided and expires at {approval.expires_at.isoformat()}.\n\n"
             f"Tool: {approval.tool} {approval.op}\nPatient: {session.patient_ref}\n"
             f"Care unit: {session.care_unit or '-'}\nRule: {approval.rule_id}\n\nOpen the inbox: /inbox/\n")
+    return EmailMessage(subject, body, None, recipients)
+
+
+def _record_email_failure(approval: Approval, run, recipients: list[str], error: Exception) -> None:
+    logger.warning("could not email the escalation of approval %s", approval.pk, exc_info=error)
+    audit.record(audit.Kind.ESCALATION, approval=approval, run=run, actor_system=audit.SWEEP,
+                 decision=EMAIL_FAILED, rule_id=approval.rule_id,
+                 data={"recipients": len(recipients), "error": f"{type(error).__name__}: {error}"[:500]})
+
+
+def _send(approval: Approval, message: EmailMessage) -> None:
     try:
-        send_mail(subject, body, None, recipients)
-    except Exception:  # the escalation stands (audited, shown); a mail outage must not undo it
-        logger.warning("could not email the escalation of approval %s", approval.pk, exc_info=True)
+        message.send()
+    except Exception as error:  # a mail outage must not undo the escalation: it is reported
+        try:
+            with transaction.atomic():
+                _record_email_failure(approval, approval.run, message.to, error)
+        except Exception:
+            logger.exception("could not audit the failed escalation email of approval %s", approval.pk)
