@@ -129,6 +129,13 @@ class PayloadTooLarge(CondorError):
     default_detail = "The request body is larger than this server accepts."
 
 
+class LengthRequired(CondorError):
+    # A chunked body the WSGI server cannot say the end of (condor/body_limit.py): never read as empty.
+    status, code = 411, "length_required"
+    default_detail = ("This server cannot read a chunked request body here; send it with a Content-Length "
+                      "header.")
+
+
 class IdempotencyKeyReused(CondorError):
     status, code = 422, "idempotency_key_reused"
     default_detail = "This Idempotency-Key was already used with a different request body."

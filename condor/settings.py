@@ -288,6 +288,10 @@ CONDOR_SWEEP_PARTS = env_int("CONDOR_SWEEP_PARTS", 1)
 CONDOR_IDEMPOTENCY_TTL_SECONDS = env_int("CONDOR_IDEMPOTENCY_TTL_SECONDS", 86400)
 # Largest request body accepted (413 payload_too_large beyond it); see condor/body_limit.py.
 CONDOR_MAX_BODY_BYTES = env_int("CONDOR_MAX_BODY_BYTES", 1024 * 1024)
+# Django's own form and upload parsing (the login page, the admin) stops at the same size; the
+# servers' wrappers (condor/body_limit.py) refuse a bigger body before Django reads any of it.
+DATA_UPLOAD_MAX_MEMORY_SIZE = CONDOR_MAX_BODY_BYTES
+FILE_UPLOAD_MAX_MEMORY_SIZE = CONDOR_MAX_BODY_BYTES
 # Seconds between SSE heartbeat comments, so proxies keep an idle stream open.
 CONDOR_STREAM_HEARTBEAT_SECONDS = env_int("CONDOR_STREAM_HEARTBEAT_SECONDS", 15)
 # Open (pending) approvals one client may have; a suspend past it is 429 too_many_pending.

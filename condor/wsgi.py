@@ -5,7 +5,11 @@ import os
 from django.core.wsgi import get_wsgi_application
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "condor.settings")
-application = get_wsgi_application()
+django_wsgi_app = get_wsgi_application()
+
+from condor.body_limit import WSGIBodySizeLimit  # noqa: E402  (after set-up, as the imports below)
+
+application = WSGIBodySizeLimit(django_wsgi_app)  # the body limit, before Django reads a byte
 
 from condor.gc_settings import configure_gc_for_serving  # noqa: E402  (after set-up: it freezes what is loaded)
 from runs.inprocess import start_if_configured  # noqa: E402

@@ -17,7 +17,7 @@ from asgiref.sync import async_to_sync
 from django.conf import settings
 
 from approvals.models import ToolCall
-from condor.body_limit import BodySizeLimit
+from condor.body_limit import BodySizeLimit, WSGIBodySizeLimit
 from condor.errors import PayloadTooLarge
 from condor.parsers import StrictJSONParser
 from sessions_app.models import Session
@@ -199,3 +199,84 @@ def test_the_limit_comes_from_the_environment():
                              capture_output=True, text=True, timeout=60)
     assert process.returncode == 0, process.stderr
     assert process.stdout.strip().splitlines()[-1] == "2048"
+
+
+# --- Under gunicorn (the WSGI wrapper) -------------------------------------------------------
+
+class WSGIApp:
+    """Stands in for Django under WSGI: records the environ it was handed and the body it read."""
+
+    def __init__(self):
+        self.environ, self.body = None, b""
+
+    def __call__(self, environ, start_response):
+        self.environ = environ
+        self.body = environ["wsgi.input"].read(int(environ.get("CONTENT_LENGTH") or 0))
+        start_response("204 No Content", [])
+        return []
+
+
+def serve_wsgi(app, body: bytes, *, content_length=None, chunked=False, terminated=True):
+    """Call the WSGI `app` with a POST of `body`; returns (status line, body, input stream)."""
+    stream = CountingStream(body)
+    environ = {"REQUEST_METHOD": "POST", "PATH_INFO": "/api/v1/sessions/", "wsgi.input": stream,
+               "wsgi.input_terminated": terminated}
+    if content_length is not None:
+        environ["CONTENT_LENGTH"] = str(content_length)
+    if chunked:
+        environ["HTTP_TRANSFER_ENCODING"] = "chunked"
+    answered = {}
+    chunks = app(environ, lambda status, headers: answered.update(status=status, headers=headers))
+    return answered["status"], b"".join(chunks), stream
+
+
+def test_wsgi_refuses_a_declared_length_over_the_limit_before_reading(small_limit):
+    inner = WSGIApp()
+    status, body, stream = serve_wsgi(WSGIBodySizeLimit(inner), b"{}", content_length=LIMIT + 1)
+    assert status.startswith("413") and json.loads(body)["error"] == "payload_too_large"
+    assert inner.environ is None and stream.tell() == 0
+
+
+def test_wsgi_hands_a_chunked_body_within_the_limit_on_with_its_length(small_limit):
+    inner = WSGIApp()
+    status, _, _ = serve_wsgi(WSGIBodySizeLimit(inner), b'{"title": "Ward 3"}', chunked=True)
+    assert status.startswith("204")
+    assert (inner.body, inner.environ["CONTENT_LENGTH"]) == (b'{"title": "Ward 3"}', "19")
+
+
+def test_wsgi_reads_a_chunked_body_over_the_limit_one_byte_past_it_and_refuses_it(small_limit):
+    inner = WSGIApp()
+    status, body, stream = serve_wsgi(WSGIBodySizeLimit(inner), b"x" * (50 * LIMIT), chunked=True)
+    assert status.startswith("413") and json.loads(body)["error"] == "payload_too_large"
+    assert stream.tell() == LIMIT + 1 and inner.environ is None
+
+
+def test_wsgi_refuses_a_chunked_body_it_cannot_find_the_end_of_with_411(small_limit):
+    inner = WSGIApp()
+    status, body, stream = serve_wsgi(WSGIBodySizeLimit(inner), b"{}", chunked=True, terminated=False)
+    assert status.startswith("411")
+    assert json.loads(body)["error"] == "length_required"
+    assert stream.tell() == 0 and inner.environ is None
+
+
+def test_the_served_wsgi_application_applies_the_limit():
+    from condor.wsgi import application
+
+    assert isinstance(application, WSGIBodySizeLimit)
+
+
+def test_djangos_own_form_parsing_stops_at_the_same_limit():
+    assert settings.DATA_UPLOAD_MAX_MEMORY_SIZE == settings.CONDOR_MAX_BODY_BYTES
+    assert settings.FILE_UPLOAD_MAX_MEMORY_SIZE == settings.CONDOR_MAX_BODY_BYTES
+
+
+def test_asgi_gives_a_chunked_body_the_length_it_lacked(small_limit):
+    seen = {}
+
+    async def inner(scope, receive, send):
+        seen.update(dict(scope["headers"]))
+        await send({"type": "http.response.start", "status": 204, "headers": []})
+        await send({"type": "http.response.body", "body": b""})
+
+    serve(BodySizeLimit(inner), [b'{"title": ', b'"Ward 3"}'])
+    assert seen[b"content-length"] == b"19"
