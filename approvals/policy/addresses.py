@@ -21,7 +21,7 @@ ambiguous value is a destination no allow-list holds:
 * a comment in parentheses anywhere (``dr@clinic.example (evil.example)``);
 * an IP literal as the domain (``dr@[10.0.0.7]``);
 * anything the parser reports as invalid, a control character or a backslash, no address at
-  all, or a value over ``MAX_ADDRESS_VALUE`` characters (not parsed at all).
+  all, or a value over ``MAX_ADDRESS_VALUE`` characters or past the call's budget (not parsed).
 
 A ``mailto:`` URL (RFC 6068) names the recipients of its path and of its ``to``, ``cc`` and
 ``bcc`` header fields (``mailto:dr@clinic.example?bcc=x@evil.example`` names both), each
@@ -38,8 +38,10 @@ from typing import NamedTuple
 from urllib.parse import unquote
 
 # A recipient line is short; a longer value holding an address shape is refused unparsed,
-# so a client cannot make the gate parse megabytes as a header.
-MAX_ADDRESS_VALUE = 4096
+# and so is any past the call's budget, so a client cannot make the gate parse megabytes
+# as headers.
+MAX_ADDRESS_VALUE = 2048
+MAX_ADDRESS_TEXT_PER_CALL = 8192
 
 _MAILTO = re.compile(r"mailto:", re.IGNORECASE)
 _MAILTO_RECIPIENT_FIELDS = frozenset({"to", "cc", "bcc"})
@@ -90,7 +92,7 @@ def _address_shaped(text: str) -> bool:
 
 def _read_list(text: str) -> Recipients:
     """Every domain of an address list, strictly (see the module docstring)."""
-    if not text or len(text) > MAX_ADDRESS_VALUE or _UNSAFE.search(text) or "(" in text:
+    if not text or _UNSAFE.search(text) or "(" in text:
         return _AMBIGUOUS
     if text.endswith(".") and not any(ch.isspace() or ch in "<>,;:" for ch in text):
         text = text[:-1]  # a bare address's fully-qualified domain: one trailing dot, as for hosts
@@ -134,19 +136,31 @@ def _read_mailto(text: str) -> Recipients:
     return Recipients(tuple(domains), False) if domains else _AMBIGUOUS
 
 
-def _recipients(text: str) -> Recipients | None:
+def _parse(text: str) -> Recipients:
     mailto = _MAILTO.match(text)
-    if mailto:
-        return _read_mailto(text[mailto.end():])
-    if not _address_shaped(text):
-        return None
-    return _read_list(text)
+    return _read_mailto(text[mailto.end():]) if mailto else _read_list(text)
 
 
-_recipients_cached = lru_cache(maxsize=4096)(_recipients)
+_parse_cached = lru_cache(maxsize=4096)(_parse)
 
 
-def recipients(text: str) -> Recipients | None:
-    """The recipients `text` (stripped) names, or None if it is no address value at all."""
-    # Agents send to the same few people over and over: short values are parsed once.
-    return _recipients_cached(text) if len(text) <= _CACHEABLE_LENGTH else _recipients(text)
+class AddressReader:
+    """Reads the address values of one call, at most MAX_ADDRESS_TEXT_PER_CALL characters of them.
+
+    The stdlib parser is slow on some inputs (a few hundred quotes take milliseconds), so past
+    the budget an address value is ambiguous without a parse: a call naming more recipient text
+    than that fails closed rather than holding its gate call for seconds.
+    """
+
+    def __init__(self) -> None:
+        self.left = MAX_ADDRESS_TEXT_PER_CALL
+
+    def recipients(self, text: str) -> Recipients | None:
+        """The recipients `text` (stripped) names, or None if it is no address value at all."""
+        if not _MAILTO.match(text) and not _address_shaped(text):
+            return None
+        if len(text) > min(self.left, MAX_ADDRESS_VALUE):
+            return _AMBIGUOUS
+        self.left -= len(text)
+        # Agents send to the same few people over and over: short values are parsed once.
+        return _parse_cached(text) if len(text) <= _CACHEABLE_LENGTH else _parse(text)

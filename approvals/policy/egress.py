@@ -55,7 +55,7 @@ from urllib.parse import urlsplit
 
 import idna
 
-from .addresses import recipients
+from .addresses import AddressReader
 from .types import PolicyClass, ToolSpec, Verdict, effective_tier, make_verdict
 
 NO_DECLARED_FLOWS = "egress.no-declared-flows"
@@ -106,23 +106,23 @@ def _looks_like_host(text: str) -> bool:
     return bool(_TLD.fullmatch(labels[-1])) and labels[-1].lower() not in _FILE_EXTENSIONS
 
 
-def _recipients_allowed(text: str, allow: _AllowList) -> bool | None:
+def _recipients_allowed(text: str, allow: _AllowList, reader: AddressReader) -> bool | None:
     """For an address value (see addresses.py): whether every domain it names is allowed.
     None if `text` is no address value at all."""
-    found = recipients(text)
+    found = reader.recipients(text)
     if found is None:
         return None
     return not found.ambiguous and all(_matches(domain, allow) for domain in found.domains)
 
 
-def _free_value_allowed(value: str, allow: _AllowList) -> bool:
+def _free_value_allowed(value: str, allow: _AllowList, reader: AddressReader) -> bool:
     """Whether a comms tool's string value is no destination, or one on the allow-list."""
     text = value.strip()
     if not text:
         return True
     if _URL_LIKE.match(text):
         return _matches(value, allow)  # the raw value: surrounding whitespace fails closed
-    address = _recipients_allowed(text, allow)
+    address = _recipients_allowed(text, allow, reader)
     if address is not None:
         return address
     if _looks_like_host(text):
@@ -244,6 +244,7 @@ def egress_rule(allowed_hosts: tuple[str, ...], policy_class: str | None, args: 
     if not args:
         return None
     allow: _AllowList | None = None  # parsed only if a destination turns up
+    reader = AddressReader() if comms else None
     # Iterative walk over nested dicts and lists: JSON can nest deeper than Python's
     # recursion limit, and a URL hidden at any depth must still be found.
     stack = [args]
@@ -263,7 +264,7 @@ def egress_rule(allowed_hosts: tuple[str, ...], policy_class: str | None, args: 
             if comms and isinstance(key, str):
                 # A key names a destination as well as a value does: {"x@evil.example": {...}}.
                 allow = allow or _allow_list_for(allowed_hosts)
-                if not _free_value_allowed(key, allow):
+                if not _free_value_allowed(key, allow, reader):
                     return HOST_NOT_ALLOWED
             if _is_url_key(key):
                 allow = allow or _allow_list_for(allowed_hosts)
@@ -273,7 +274,7 @@ def egress_rule(allowed_hosts: tuple[str, ...], policy_class: str | None, args: 
                 stack.append(value)
             elif comms and isinstance(value, str):
                 allow = allow or _allow_list_for(allowed_hosts)
-                if not _free_value_allowed(value, allow):
+                if not _free_value_allowed(value, allow, reader):
                     return HOST_NOT_ALLOWED
     return None
 

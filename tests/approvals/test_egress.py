@@ -427,5 +427,11 @@ def test_text_that_merely_holds_an_at_sign_is_not_a_destination():
 
 
 def test_an_overlong_address_list_fails_closed_unparsed():
-    recipients = ", ".join(["gp@clinic.example"] * 400)
+    recipients = ", ".join(["gp@clinic.example"] * 150)  # over MAX_ADDRESS_VALUE
     assert comms_rule({"to": recipients}) == "egress.host-not-allowed"
+
+
+def test_a_call_naming_more_address_text_than_its_budget_fails_closed():
+    # The stdlib parser is slow on crafted input: one call parses at most MAX_ADDRESS_TEXT_PER_CALL characters.
+    assert comms_rule({"cc": ["gp@clinic.example"] * 400}) is None  # 6,800 characters
+    assert comms_rule({"cc": ["gp@clinic.example"] * 500}) == "egress.host-not-allowed"
