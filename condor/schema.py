@@ -29,6 +29,8 @@ _ERROR_MEANINGS = {
     404: "not_found: no such object, or it belongs to another client.",
     409: "A state conflict; `error` names it (see the operation's description).",
     410: "approval_expired: the approval is past its deadline.",
+    411: "length_required: a chunked body under a WSGI server that cannot say where it ends; send a "
+         "Content-Length.",
     413: "payload_too_large: the body is over CONDOR_MAX_BODY_BYTES; it was not read.",
     422: "The request is well-formed but refused; `error` names why.",
     429: "throttled: this client is over its request rate (retry after `Retry-After` seconds); "
@@ -180,13 +182,31 @@ def document_not_authenticated(result, generator, request, public):
 
 
 def document_payload_too_large(result, generator, request, public):
-    """Postprocessing hook: every operation that takes a body can answer 413 (condor/body_limit.py)."""
+    """Postprocessing hook: every operation that takes a body can answer 413 and 411 (condor/body_limit.py)."""
     error = {"$ref": "#/components/schemas/Error"}
     for item in result.get("paths", {}).values():
         for operation in item.values():
             if isinstance(operation, dict) and "requestBody" in operation:
-                operation["responses"].setdefault("413", {
-                    "description": _ERROR_MEANINGS[413], "content": {"application/json": {"schema": error}},
+                for status in (413, 411):
+                    operation["responses"].setdefault(str(status), {
+                        "description": _ERROR_MEANINGS[status], "content": {"application/json": {"schema": error}},
+                    })
+    return result
+
+
+_CONTROL_CHARACTERS = ("invalid_payload: a control character (NUL, a line break, any C0 or DEL) in the path or a "
+                       "query parameter; nothing was read.")
+
+
+def document_control_characters(result, generator, request, public):
+    """Postprocessing hook: every operation can answer 400 for a control character in its path or query
+    (condor/request_limits.py), also one whose body and parameters are otherwise never refused."""
+    error = {"$ref": "#/components/schemas/Error"}
+    for item in result.get("paths", {}).values():
+        for operation in item.values():
+            if isinstance(operation, dict) and "responses" in operation:
+                operation["responses"].setdefault("400", {
+                    "description": _CONTROL_CHARACTERS, "content": {"application/json": {"schema": error}},
                 })
     return result
 

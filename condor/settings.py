@@ -243,6 +243,7 @@ SPECTACULAR_SETTINGS = {
         "condor.schema.document_run_stream",
         "condor.schema.document_not_authenticated",
         "condor.schema.document_payload_too_large",
+        "condor.schema.document_control_characters",
         "condor.schema.document_limits",
     ],
     # One name per choice set that several serializers share.
