@@ -1,9 +1,10 @@
-"""The pool tests a connection before handing it out, without a round trip when it can (condor/pool_check.py).
+"""A connection from the pool is tested before use, without a round trip when it can be (condor/pool_check.py).
 
 A connection handed out a moment ago with nothing to read goes out as it is; one the
 server has ended, one idle for longer than IDLE_PING_SECONDS and one never handed out
-get psycopg_pool's empty query, which refuses a dead one. A database restart still costs
-no failed request (tests/test_database_unavailable.py).
+get psycopg_pool's empty query, which refuses a dead one. The first dead one found has
+the pool test every idle connection at once (condor/postgresql/base.py), so a database
+restart costs no failed request (tests/test_database_unavailable.py, tests/deploy).
 """
 
 import time
@@ -32,40 +33,44 @@ def pings(monkeypatch) -> list:
     return pinged
 
 
+def connect_alone(**options) -> psycopg.Connection:
+    """A connection of its own to the test database, outside Django's pool."""
+    params = connection.get_connection_params()
+    for name in ("cursor_factory", "context", "prepare_threshold"):
+        params.pop(name, None)
+    return psycopg.connect(**params, **options)
+
+
 @pytest.fixture
 def raw():
-    """A connection of its own to the test database, as the pool would hold it (autocommit)."""
-    params = connection.get_connection_params()
-    params.pop("cursor_factory", None)
-    params.pop("context", None)
-    params.pop("prepare_threshold", None)
-    with psycopg.connect(**params, autocommit=True) as conn:
+    """A connection as the pool would hold it (autocommit)."""
+    with connect_alone(autocommit=True) as conn:
         yield conn
 
 
 def end_from_the_server(conn) -> None:
     """pg_terminate_backend, waiting until the backend is gone: what a restart does to it."""
-    params = connection.get_connection_params()
-    params.pop("cursor_factory", None)
-    params.pop("context", None)
-    with psycopg.connect(**params, autocommit=True) as admin:
+    with connect_alone(autocommit=True) as admin:
         assert admin.execute("SELECT pg_terminate_backend(%s, 5000)", [conn.info.backend_pid]).fetchone()[0]
 
 
+def hand_out_every_pooled_connection() -> None:
+    """Django takes each idle connection once (the pool hands them out in turn), so each is known to the check."""
+    for _ in range(connection.pool.get_stats()["pool_available"]):
+        connection.ensure_connection()
+        connections.close_all()
+
+
 @pytest.mark.django_db
-def test_the_pool_uses_condors_check():
-    assert connection.pool._check is pool_check.check_connection
+def test_the_pool_runs_no_check_of_its_own():
+    assert connection.settings_dict["CONN_HEALTH_CHECKS"] is False  # Django would give it a ping per request
 
 
 @pytest.mark.django_db(transaction=True, serialized_rollback=True)  # its own pool, outside a test transaction
-def test_the_pool_hands_out_a_connection_it_just_took_back_without_a_ping(pings):
+def test_django_takes_a_connection_it_just_gave_back_without_a_ping(pings):
     connections.close_all()
-    pool = connection.pool
-    pool.open(wait=True)
-    # The pool hands its connections out in turn: once each, so that each is known to the check.
-    held = [pool.getconn() for _ in range(pool.get_stats()["pool_available"])]
-    for conn in held:
-        pool.putconn(conn)
+    connection.pool.open(wait=True)
+    hand_out_every_pooled_connection()
     pings.clear()
     with connection.cursor() as cursor:
         cursor.execute("SELECT 1")
@@ -74,40 +79,56 @@ def test_the_pool_hands_out_a_connection_it_just_took_back_without_a_ping(pings)
 
 @pytest.mark.django_db
 def test_a_connection_handed_out_just_now_is_not_pinged(raw, pings):
-    pool_check.check_connection(raw)
+    pool_check.fit_to_hand_out(raw)
     pings.clear()
-    pool_check.check_connection(raw)
+    assert pool_check.fit_to_hand_out(raw)
     assert pings == []
 
 
 @pytest.mark.django_db
 def test_a_connection_never_handed_out_is_pinged(raw, pings):
-    pool_check.check_connection(raw)
+    assert pool_check.fit_to_hand_out(raw)
     assert pings == [raw]
 
 
 @pytest.mark.django_db
 def test_a_connection_idle_past_the_limit_is_pinged(raw, pings, monkeypatch):
-    pool_check.check_connection(raw)
+    pool_check.fit_to_hand_out(raw)
     pings.clear()
     later = time.monotonic() + pool_check.IDLE_PING_SECONDS + 0.1
     monkeypatch.setattr(pool_check, "monotonic", lambda: later)
-    pool_check.check_connection(raw)
+    assert pool_check.fit_to_hand_out(raw)
     assert pings == [raw]
 
 
 @pytest.mark.django_db
 def test_a_connection_the_server_ended_is_refused_at_once(raw, pings):
-    pool_check.check_connection(raw)
+    pool_check.fit_to_hand_out(raw)
     end_from_the_server(raw)
-    with pytest.raises(psycopg.OperationalError):
-        pool_check.check_connection(raw)
+    assert not pool_check.fit_to_hand_out(raw)
     assert pings == [raw, raw]
+    assert raw.closed
 
 
 @pytest.mark.django_db
 def test_a_closed_connection_is_refused(raw):
-    pool_check.check_connection(raw)
+    pool_check.fit_to_hand_out(raw)
     raw.close()
-    with pytest.raises(psycopg.OperationalError):
-        pool_check.check_connection(raw)
+    assert not pool_check.fit_to_hand_out(raw)
+
+
+@pytest.mark.django_db(transaction=True, serialized_rollback=True)
+def test_one_dead_connection_has_the_pool_test_every_idle_one(pings):
+    connections.close_all()
+    pool = connection.pool
+    pool.open(wait=True)
+    hand_out_every_pooled_connection()
+    idle, lost = pool.get_stats()["pool_available"], pool.get_stats().get("connections_lost", 0)
+    with connect_alone(autocommit=True) as admin:
+        admin.execute("SELECT pg_terminate_backend(pid, 5000) FROM pg_stat_activity "
+                      "WHERE datname = current_database() AND pid <> pg_backend_pid()")
+    pings.clear()
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT 1")
+    assert len(pings) == idle  # the one Django took first, then the others left idle
+    assert pool.get_stats()["connections_lost"] - lost == idle - 1
