@@ -5,7 +5,8 @@ read and write Condor's tables, except that on the audit log it may only INSERT
 and SELECT, and on the chain heads not DELETE or TRUNCATE. So neither an
 application bug, an injected query, nor `SET LOCAL pgtrigger.ignore = ...` can
 change or remove an audit row: the privilege is missing, whatever the triggers
-do. Disabling the triggers takes ALTER TABLE, which only the owner has.
+do. Disabling the triggers takes ALTER TABLE, which only the owner has, or a
+superuser's `session_replication_role`; this role is neither.
 """
 
 import re

@@ -137,6 +137,8 @@ def gate_cost(calls: int, rounds: int) -> tuple[float, float]:
     from approvals import audit_chain
     from approvals.gate import GateCall, gate_tool_call
     from approvals.models import ApiClient
+    from django.db.models import F
+
     from approvals.models.audit import AuditChainHead
     from condor.sql import run_together
     from runs import spine
@@ -164,7 +166,7 @@ def gate_cost(calls: int, rounds: int) -> tuple[float, float]:
 
     def catch_up_heads():  # outside the timing: walk the heads over the rows written headless
         for chain, seq, digest in written:
-            AuditChainHead.objects.filter(chain=chain).update(seq=seq, hash=digest)
+            AuditChainHead.objects.filter(chain=chain).update(seq=seq, prev_hash=F("hash"), hash=digest)
         written.clear()
 
     def burst() -> float:

@@ -4,7 +4,8 @@ The database refuses UPDATE, DELETE and TRUNCATE on the table (statement-level
 triggers installed by migration 0006, which no session switch turns off), and in
 production the application's database role holds only INSERT and SELECT on it
 (`manage.py grant_app_role`). What gets past both (the table owner disabling the
-trigger) is caught by `manage.py verify_audit`.
+triggers, a superuser's `session_replication_role = replica`) is caught by `manage.py
+verify_audit`, and at a chain's newest rows by its checkpoints (approvals/audit_checkpoints.py).
 """
 
 from django.conf import settings

@@ -1,6 +1,7 @@
 """Append-only for real on PostgreSQL: the triggers refuse UPDATE, DELETE and TRUNCATE from anyone
 (no session switch turns them off), and the application's own role lacks the privileges anyway."""
 
+import contextlib
 import os
 
 import psycopg
@@ -12,7 +13,7 @@ from django.db.utils import DatabaseError
 from approvals import audit
 from approvals.db_roles import grant_statements
 from approvals.models import AuditEvent
-from approvals.models.audit import AuditChainHead
+from approvals.models.audit import GENESIS_HASH, AuditChainHead
 
 pytestmark = pytest.mark.skipif(os.environ.get("DATABASE_URL", "").startswith("sqlite") or
                                 not os.environ.get("DATABASE_URL"), reason="PostgreSQL triggers and roles")
@@ -90,22 +91,40 @@ ATTEMPTS = {
 }
 
 
-def test_the_application_role_may_append_and_read_but_nothing_else(db):
+@contextlib.contextmanager
+def as_the_application_role():
+    """A connection acting as the application's role, in one transaction rolled back at the end:
+    the role, its grants and the rows it writes vanish with it, and no other test run sees them."""
     role = f"condor_app_test_{os.getpid()}"
-    outcomes = {}
-    # Everything on one connection in one transaction, rolled back at the end: the role, its
-    # grants and the row it writes vanish with it, and no other test run sees them.
     with _owner_connection() as conn:
         conn.execute(f"CREATE ROLE {role} NOLOGIN")
         for sql in grant_statements(role):
             conn.execute(sql)
         conn.execute(f"SET ROLE {role}")
-        conn.execute(
-            "INSERT INTO approvals_auditevent (at, kind, actor, patient_ref, tool, op, decision, rule_id, data, "
-            "chain, seq, prev_hash, hash) VALUES (now(), 'registry_change', 'command:test', '', 't', '', "
-            "'created', '', '{}', 'role-test', 1, '', '')")
-        conn.execute("INSERT INTO approvals_auditchainhead (chain, seq, hash) VALUES ('role-test', 0, '')")
-        conn.execute("UPDATE approvals_auditchainhead SET seq = 1 WHERE chain = 'role-test'")
+        yield conn
+        conn.rollback()
+
+
+def first_row_and_new_head(conn, chain: str, digest: str, *, prev_hash: str = GENESIS_HASH) -> None:
+    """A chain's first row (hashed `digest`, linked to `prev_hash`) and its head, not yet moved onto it."""
+    conn.execute(
+        "INSERT INTO approvals_auditevent (at, kind, actor, patient_ref, tool, op, decision, rule_id, data, "
+        "chain, seq, prev_hash, hash) VALUES (now(), 'registry_change', 'command:test', '', 't', '', "
+        "'created', '', '{}', %s, 1, %s, %s)", [chain, prev_hash, digest])
+    conn.execute("INSERT INTO approvals_auditchainhead (chain, seq, hash) VALUES (%s, 0, %s)", [chain, GENESIS_HASH])
+
+
+def append_as_the_application(conn, chain: str, digest: str = "a" * 64) -> None:
+    """One row on a new chain and its head moved onto it, as an append writes them."""
+    first_row_and_new_head(conn, chain, digest)
+    conn.execute("UPDATE approvals_auditchainhead SET seq = 1, prev_hash = hash, hash = %s WHERE chain = %s",
+                 [digest, chain])
+
+
+def test_the_application_role_may_append_and_read_but_nothing_else(db):
+    outcomes = {}
+    with as_the_application_role() as conn:
+        append_as_the_application(conn, "role-test")
         assert conn.execute("SELECT count(*) FROM approvals_auditevent WHERE chain = 'role-test'").fetchone() == (1,)
         for name, sql in ATTEMPTS.items():
             try:
@@ -116,7 +135,6 @@ def test_the_application_role_may_append_and_read_but_nothing_else(db):
             except psycopg.errors.InsufficientPrivilege as error:
                 outcomes[name] = "permission denied" if "permission denied" in str(error) or \
                     "must be owner" in str(error) else str(error)
-        conn.rollback()
     assert outcomes == {name: "permission denied" for name in ATTEMPTS}
 
 
@@ -131,3 +149,32 @@ def test_the_suites_flush_between_transactional_tests_turns_the_triggers_back_on
         assert "the audit log is append-only" in refused(REFUSALS["update of nothing"])
         transaction.set_rollback(True)  # the logged row comes back
     assert AuditEvent.objects.filter(pk=logged.pk).exists()
+
+
+FORGED_MOVES = {
+    "one link on, to a hash of its choosing": "UPDATE approvals_auditchainhead "
+        "SET seq = seq + 1, prev_hash = hash, hash = repeat('f', 64) WHERE chain = 'role-test'",
+    "two links on, to a hash of its choosing": "UPDATE approvals_auditchainhead "
+        "SET seq = seq + 2, prev_hash = hash, hash = repeat('f', 64) WHERE chain = 'role-test'",
+    "onto its own row, forgetting the hash it replaced": "UPDATE approvals_auditchainhead "
+        "SET seq = 1, prev_hash = repeat('f', 64), hash = repeat('a', 64) WHERE chain = 'role-test'",
+    "a new head ahead of its rows":
+        "INSERT INTO approvals_auditchainhead (chain, seq, prev_hash, hash) "
+        "VALUES ('role-test-new', 1, repeat('0', 64), repeat('f', 64))",
+}
+
+
+@pytest.mark.parametrize("move", FORGED_MOVES, ids=list(FORGED_MOVES))
+def test_the_application_role_moves_a_head_only_onto_the_rows_it_appended(db, move):
+    with as_the_application_role() as conn:
+        first_row_and_new_head(conn, "role-test", "a" * 64)
+        with pytest.raises(psycopg.errors.InsufficientPrivilege, match="audit chain head"):
+            conn.execute(FORGED_MOVES[move])
+
+
+def test_a_row_that_does_not_link_to_the_head_cannot_carry_it(db):
+    with as_the_application_role() as conn:
+        first_row_and_new_head(conn, "role-test", "a" * 64, prev_hash="e" * 64)
+        with pytest.raises(psycopg.errors.InsufficientPrivilege, match="only onto the rows appended"):
+            conn.execute("UPDATE approvals_auditchainhead SET seq = 1, prev_hash = hash, hash = repeat('a', 64) "
+                         "WHERE chain = 'role-test'")

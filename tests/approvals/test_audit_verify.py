@@ -68,7 +68,7 @@ def v1_rows(count: int) -> list[int]:
         row.seq, row.prev_hash = head.seq + 1, head.hash
         row.hash = audit_chain.v1_hash(tuple(getattr(row, field) for field in audit_chain.HASHED_FIELDS))
         row.save(force_insert=True)
-        AuditChainHead.objects.filter(chain=head.chain).update(seq=row.seq, hash=row.hash)
+        AuditChainHead.objects.filter(chain=head.chain).update(seq=row.seq, prev_hash=head.hash, hash=row.hash)
         ids.append(row.pk)
     return ids
 
