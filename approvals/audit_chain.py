@@ -25,8 +25,8 @@ newest row, a head that points past the last row); rows moved out of order break
 the `seq` order of ids, which inside one chain grow with `seq` because appends
 are serialised by the head lock (a row's id is drawn after its head's UPDATE).
 What a chain cannot show by itself is a rewrite of everything from the edited
-row on, heads included: anchor the digest `verify_audit` prints outside the
-database to catch that too.
+row on, heads included: approvals/audit_checkpoints.py anchors the heads outside
+the database to catch that too.
 """
 
 from __future__ import annotations

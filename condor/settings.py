@@ -312,6 +312,15 @@ CELERY_BEAT_SCHEDULE = {
     "condor-sweep": {"task": "condor.sweep", "schedule": float(CONDOR_SWEEP_INTERVAL_SECONDS),
                      "options": {"expires": float(CONDOR_SWEEP_INTERVAL_SECONDS)}},
 }
+# The audit chains' heads, signed with a key the database never sees, appended to a file the
+# deployment keeps append-only (approvals/audit_checkpoints.py); beat writes one every interval.
+CONDOR_AUDIT_KEY = env_str("CONDOR_AUDIT_KEY")
+CONDOR_AUDIT_CHECKPOINT_FILE = env_str("CONDOR_AUDIT_CHECKPOINT_FILE") or None
+CONDOR_AUDIT_CHECKPOINT_SECONDS = env_int("CONDOR_AUDIT_CHECKPOINT_SECONDS", 300)
+if CONDOR_AUDIT_CHECKPOINT_FILE:
+    CELERY_BEAT_SCHEDULE["condor-audit-checkpoint"] = {
+        "task": "condor.audit_checkpoint", "schedule": float(CONDOR_AUDIT_CHECKPOINT_SECONDS),
+        "options": {"expires": float(CONDOR_AUDIT_CHECKPOINT_SECONDS)}}
 # Without a broker (no REDIS_URL) nothing runs Celery beat: a serving process (condor/wsgi.py,
 # condor/asgi.py; not a management command) sweeps on a thread of its own, unless this says otherwise.
 CONDOR_INPROCESS_SWEEPS = env_bool("CONDOR_INPROCESS_SWEEPS", not REDIS_URL)

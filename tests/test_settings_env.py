@@ -63,7 +63,7 @@ def test_defaults_for_the_condor_timeouts():
 
 def test_database_url_switches_to_postgresql_with_a_connection_pool():
     loaded = settings_from(DATABASE_URL="postgres://condor:pw@db.internal:5432/condor")
-    assert loaded["engine"] == "condor.postgresql"  # Django's backend, its pool's check replaced
+    assert loaded["engine"] == "condor.postgresql"  # Django's backend, testing each connection it takes from its pool
     assert set(loaded["options"]["pool"]) >= {"min_size", "max_size"}
 
 
@@ -113,3 +113,25 @@ def test_a_bad_value_stops_start_up_naming_the_variable(variable, value):
     assert process.returncode != 0
     assert "ImproperlyConfigured" in process.stderr
     assert variable in process.stderr
+
+
+BEAT_PROBE = """
+import json
+from django.conf import settings
+print(json.dumps({name: entry["schedule"] for name, entry in settings.CELERY_BEAT_SCHEDULE.items()}))
+"""
+
+
+def beat_schedule(**env) -> dict:
+    process = start(BEAT_PROBE, **env)
+    assert process.returncode == 0, process.stderr
+    return json.loads(process.stdout.strip().splitlines()[-1])
+
+
+def test_beat_writes_audit_checkpoints_once_their_file_is_named():
+    assert "condor-audit-checkpoint" not in beat_schedule()
+    named = beat_schedule(CONDOR_AUDIT_CHECKPOINT_FILE="/var/lib/condor/audit-checkpoints.jsonl")
+    assert named["condor-audit-checkpoint"] == 300
+    every_minute = beat_schedule(CONDOR_AUDIT_CHECKPOINT_FILE="/var/lib/condor/audit-checkpoints.jsonl",
+                                 CONDOR_AUDIT_CHECKPOINT_SECONDS="60")
+    assert every_minute["condor-audit-checkpoint"] == 60
