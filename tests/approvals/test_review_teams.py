@@ -4,7 +4,7 @@ With no team every reviewer sees every card. Once a team exists a card goes to t
 teams listing its session's care_unit; a unit no team lists goes to the default
 team, or to every reviewer without one. An invisible card is 404 on every path a
 reviewer reads or acts through: the inbox snapshot (polling), the approval fetch,
-the decision, the claim and the stop. (The websocket: tests/live/test_inbox_socket_teams.py.)
+the decision, the claim and its release, and the stop. (The websocket: tests/live/test_inbox_socket_teams.py.)
 """
 
 import pytest
@@ -31,6 +31,10 @@ def team(name: str, units: list[str], *members, default: bool = False) -> Review
 
 def park_in(api, care_unit: str) -> dict:
     return suspend(api, open_executing_run(api, care_unit=care_unit))
+
+
+def release(http, approval_id):
+    return http.delete(f"/api/v1/approvals/{approval_id}/claim/", HTTP_X_CSRFTOKEN=http.cookies["csrftoken"].value)
 
 
 def inbox_ids(http) -> set[str]:
@@ -147,6 +151,15 @@ def test_an_invisible_approval_is_404_to_claim(api, wards, rob_http):
     approval = park_in(api, "ICU")["id"]
     assert post_json(rob_http, f"/api/v1/approvals/{approval}/claim/", {}).status_code == 404
     assert approval_row(approval).claimed_by_id is None
+
+
+def test_an_invisible_approval_is_404_to_release_whoever_holds_it(api, wards, rob_http, reviewer_http):
+    approval = park_in(api, "ICU")["id"]
+    assert release(rob_http, approval).status_code == 404  # not 204: there is nothing here for rob
+    assert post_json(reviewer_http, f"/api/v1/approvals/{approval}/claim/", {}).status_code == 200
+    refused = release(rob_http, approval)
+    assert (refused.status_code, refused.json()["error"]) == (404, "not_found")  # not 409 naming rita
+    assert approval_row(approval).claimed_by.username == "rita"
 
 
 def test_a_reviewer_cannot_stop_a_run_they_cannot_see(api, wards, rob_http, reviewer_http):
