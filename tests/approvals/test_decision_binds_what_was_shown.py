@@ -137,3 +137,22 @@ def test_the_hash_approved_is_taken_from_the_args_never_copied_from_the_row(api,
     answer = approve(reviewer_http, approval, payload_hash=stored)
 
     assert (answer["approved_args"], answer["payload_hash"]) == (shown, payload_hash(shown))
+
+
+LONG_SIGNATURE = {**SIGNATURE, "notes": "countersigned on the ward round " * 20}
+LONG_EDITED = {**EDITED, "notes": "countersigned on the ward round " * 20}
+
+
+def test_reading_the_args_before_an_edit_does_not_count_as_reading_the_edited_ones(api, settings, reviewer_http,
+                                                                                    rob_http):
+    settings.CONDOR_CARD_ARGS_MAX_BYTES = 256
+    signing = suspend(api, open_executing_run(api), tool="sign_document", op="sign", args=LONG_SIGNATURE)["id"]
+    assert reviewer_http.get(f"/api/v1/approvals/{signing}/").json()["args"] == LONG_SIGNATURE  # rita reads it all
+    approve(rob_http, signing, edited_args=LONG_EDITED, payload_hash=payload_hash(LONG_SIGNATURE))  # then rob edits
+
+    refused = decide(reviewer_http, signing, {"approved": True, "payload_hash": payload_hash(LONG_EDITED)})
+
+    assert (refused.status_code, refused.json()["error"]) == (409, "full_args_not_viewed")
+    assert approval_row(signing).status == "pending"
+    reviewer_http.get(f"/api/v1/approvals/{signing}/")  # she reads the edited args
+    assert approve(reviewer_http, signing, payload_hash=payload_hash(LONG_EDITED))["status"] == "approved"
