@@ -2,7 +2,8 @@
 
 The sweep escalates it once: `escalated_at` set, an `escalation` audit row, a
 card.updated push and one email to the reviewers who can see it. Never twice,
-not even from two sweeps at once; never a decided card.
+not even from two sweeps at once; never a decided card, not even one decided (or
+escalated) between the sweep's read of the due cards and its write.
 """
 
 from datetime import timedelta
@@ -82,6 +83,43 @@ def test_the_reviewers_who_can_see_it_are_emailed(parked, reviewers_with_email, 
 def test_a_decided_card_is_not_escalated(parked, reviewer_http):
     approve(reviewer_http, parked)
     assert escalate_due(now=at_fraction(parked, 0.6)) == 0
+
+
+def between_the_sweeps_read_and_its_write(monkeypatch, meanwhile):
+    """The sweep has read the due cards; `meanwhile(approval_id)` runs before it locks and writes each one."""
+    from approvals import escalation
+
+    write = escalation._escalate
+
+    def interleaved(pk, run_id, now):
+        meanwhile(str(pk))
+        return write(pk, run_id, now)
+
+    monkeypatch.setattr(escalation, "_escalate", interleaved)
+    return write
+
+
+def test_a_card_decided_after_the_sweep_read_it_is_not_escalated(parked, reviewer_http, reviewers_with_email,
+                                                                 monkeypatch, django_capture_on_commit_callbacks):
+    between_the_sweeps_read_and_its_write(monkeypatch, lambda approval_id: approve(reviewer_http, approval_id))
+    with django_capture_on_commit_callbacks(execute=True):
+        assert escalate_due(now=at_fraction(parked, 0.6)) == 0
+    assert (approval_row(parked).status, approval_row(parked).escalated_at) == ("approved", None)
+    assert not AuditEvent.objects.filter(kind="escalation").exists()
+    assert mail.outbox == []
+
+
+def test_a_card_another_sweep_escalated_after_this_one_read_it_is_not_escalated_again(
+        parked, reviewers_with_email, monkeypatch, django_capture_on_commit_callbacks):
+    now = at_fraction(parked, 0.6)
+    other_sweep = []
+    write = between_the_sweeps_read_and_its_write(
+        monkeypatch, lambda approval_id: other_sweep.append(write(approval_id, approval_row(approval_id).run_id, now)))
+    with django_capture_on_commit_callbacks(execute=True):
+        assert escalate_due(now=now) == 0
+    assert other_sweep == [1]
+    assert AuditEvent.objects.filter(kind="escalation").count() == 1
+    assert len(mail.outbox) == 1
 
 
 def test_a_card_that_cannot_be_escalated_does_not_stop_the_others(api, monkeypatch):
