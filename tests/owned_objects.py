@@ -71,6 +71,18 @@ FACTORIES = {
 }
 
 
+def session_of(ids: dict) -> str:
+    """The session the objects built for one URL belong to (the run's, or the approval's)."""
+    from approvals.models import Approval
+    from runs.models import Run
+
+    if "session_id" in ids:
+        return ids["session_id"]
+    if "run_id" in ids:
+        return str(Run.objects.values_list("session_id", flat=True).get(pk=ids["run_id"]))
+    return str(Approval.objects.values_list("session_id", flat=True).get(pk=ids["approval_id"]))
+
+
 def build_owned(api, parameters: list[str]) -> dict:
     """Values for `parameters` (in URL order), each a real object of `api`'s client."""
     ids = {}

@@ -4,6 +4,8 @@ The matrix is generated from the URL conf: every /api/v1/ route with a path para
 every method its view serves. `ward_agent` owns the objects (tests/owned_objects.py
 builds one per parameter), `other_agent` asks for them. Another client's id must answer
 exactly what an id that does not exist answers, so the status cannot tell it exists.
+So must the owner's own id once its session is deleted: a deleted session's runs,
+approvals, stream and messages are gone for every client (SPEC section 7).
 """
 
 import json
@@ -13,7 +15,7 @@ import pytest
 from django.urls.converters import UUIDConverter
 
 from tests.api_routes import Route, api_routes
-from tests.owned_objects import FACTORIES, build_owned
+from tests.owned_objects import FACTORIES, build_owned, session_of
 
 OBJECT_ROUTES = [route for route in api_routes() if route.parameters]
 
@@ -81,6 +83,20 @@ def test_the_owner_reaches_its_own_object(cell, api, reviewer_http):
         response = send(api, method, url)
 
     assert response.status_code != 404, response.content
+
+
+@pytest.mark.parametrize("cell", CELLS, ids=_cell_id)
+def test_the_owners_object_in_a_deleted_session_is_not_found(cell, api):
+    route, method = cell
+    owned = build_owned(api, route.parameters)
+    assert api.delete(f"/api/v1/sessions/{session_of(owned)}/").status_code == 204
+
+    response = send(api, method, route.url(**owned))
+    missing = send(api, method, route.url(**missing_ids(route)))
+
+    expected = 403 if route.reviewer_only else 404
+    assert response.status_code == expected, response.content
+    assert (response.status_code, body(response)) == (missing.status_code, body(missing))
 
 
 @pytest.mark.parametrize("route", [r for r in OBJECT_ROUTES if r.view_class], ids=lambda r: r.route)

@@ -228,6 +228,16 @@ def test_another_clients_key_is_404(daphne_server, other_live_agent, parked):
     assert (answer.status_code, answer.json()["error"]) == (404, "not_found")
 
 
+def test_a_deleted_sessions_stream_and_approval_are_404_to_their_owner(daphne_server, live_agent, api, parked):
+    run_id, approval = parked
+    session_id = live_agent.get(f"/api/v1/runs/{run_id}/").json()["session"]
+    assert api.delete(f"/api/v1/sessions/{session_id}/").status_code == 204
+    for path in (stream_path(run_id), f"/api/v1/approvals/{approval['id']}/"):
+        answer = live_agent.get(path)
+        assert answer.status_code == 404, (path, answer.content[:200])
+        assert answer.json()["error"] == "not_found"
+
+
 def test_no_key_is_401(daphne_server, live_agent, parked):
     run_id, _ = parked
     live_agent.key = None
