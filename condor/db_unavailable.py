@@ -1,6 +1,6 @@
 """A lost database connection is 503 `database_unavailable` with Retry-After, never a bare 500.
 
-The pool checks each connection before handing it out (condor/pool_check.py),
+Each connection is tested as it is taken from the pool (condor/postgresql/base.py),
 so a database restart costs no burst of errors; what still fails here is a
 connection that dies mid-request, or a database that is really down (or a pool
 that stays exhausted). All are transient: the client is told when to retry.
