@@ -5,7 +5,7 @@ from rest_framework_api_key.admin import APIKeyModelAdmin
 from rest_framework_api_key.models import APIKey
 
 # The console's pages live in small modules; importing them registers them.
-from approvals import admin_approvals, admin_registry, admin_teams  # noqa: F401
+from approvals import admin_accounts, admin_approvals, admin_registry, admin_teams  # noqa: F401
 from approvals import audit
 from approvals.admin_audited import AuditedChangesAdmin
 from approvals.audit_admin import AuditEventAdmin
@@ -34,7 +34,7 @@ class ApiClientAdmin(AuditedChangesAdmin, admin.ModelAdmin):
     inlines = [ApiClientKeyInline]
 
     def audit_snapshot(self, client: ApiClient) -> dict:
-        return {"name": client.name, "can_park": client.can_park}
+        return client.snapshot()
 
 
 # The library's own key model authenticates nothing in Condor (ApiClientKey does): hide it
@@ -62,8 +62,7 @@ class ApiClientKeyAdmin(AuditedChangesAdmin, APIKeyModelAdmin):
         return key.prefix  # the library's primary key is "prefix.hash": the hash stays out of the log
 
     def audit_snapshot(self, key: ApiClientKey) -> dict:
-        return {"client": key.client.name, "prefix": key.prefix, "name": key.name, "revoked": key.revoked,
-                "expiry_date": key.expiry_date.isoformat() if key.expiry_date else None}
+        return key.snapshot()
 
 
 # The audit log's page lives in approvals/audit_admin.py (filters, export, verification).

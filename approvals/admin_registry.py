@@ -12,16 +12,16 @@ from django.contrib import admin, messages
 from django.contrib.admin import helpers
 from django.contrib.admin.utils import flatten_fieldsets, unquote
 from django.core.exceptions import PermissionDenied
-from django.http import HttpResponseNotAllowed, HttpResponseRedirect
-from django.shortcuts import get_object_or_404
+from django.http import HttpResponseRedirect
 from django.urls import path, reverse
 
 from condor import admin_display as show
 from approvals import registry, registry_changes, simulator
+from approvals.admin_four_eyes import ProposalAdmin
+from approvals.four_eyes import dependence
 from approvals.admin_simulator import simulator_view
 from approvals.models import ToolChange, ToolChangeStatus, ToolDescriptor
 from condor.errors import CondorError
-from condor.readonly_admin import ReadOnlyModelAdmin
 
 
 def impact_context(name: str, before: dict | None, after: dict) -> dict:
@@ -137,7 +137,7 @@ class ToolDescriptorAdmin(admin.ModelAdmin):
 
 
 @admin.register(ToolChange)
-class ToolChangeAdmin(ReadOnlyModelAdmin):
+class ToolChangeAdmin(ProposalAdmin):
     """Pending and decided four-eyes registry changes; confirm and reject are POST buttons on the page."""
 
     list_display = ("id", "tool", "status", "why", "proposed_by_name", "proposed_at", "decided_by_name",
@@ -147,63 +147,29 @@ class ToolChangeAdmin(ReadOnlyModelAdmin):
     fields = ("tool", "status", "why", "proposed_by_name", "proposed_at", "decided_by_name", "decided_at",
               "decision_reason", "before_pretty", "after_pretty")
     readonly_fields = fields
-
-    def get_urls(self):
-        return [
-            path("<int:change_id>/confirm/", self.admin_site.admin_view(self.confirm),
-                 name="approvals_toolchange_confirm"),
-            path("<int:change_id>/reject/", self.admin_site.admin_view(self.reject),
-                 name="approvals_toolchange_reject"),
-            *super().get_urls(),
-        ]
+    confirmed_message = "Confirmed: the change is now in effect."
+    rejected_message = "Rejected: the registry is unchanged."
 
     @admin.display(description="Why it needs four eyes")
     def why(self, change):
         return "; ".join(change.reasons)
 
-    @admin.display(description="Proposed by", ordering="proposed_by__username")
-    def proposed_by_name(self, change):
-        return show.person(change.proposed_by)
-
-    @admin.display(description="Confirmed / rejected by", ordering="decided_by__username")
-    def decided_by_name(self, change):
-        return show.person(change.decided_by)
-
     before_pretty = show.json_field("before", "Before")
     after_pretty = show.json_field("after", "After")
 
-    def change_view(self, request, object_id, form_url="", extra_context=None):
-        change = self.get_object(request, unquote(object_id))
-        extra = dict(extra_context or {})
-        if change is not None:
-            extra.update(impact_context(change.tool, change.before, change.after))
-            pending = change.status == ToolChangeStatus.PENDING
-            current = ToolDescriptor.objects.filter(name=change.tool).first()
-            extra["stale"] = pending and (registry.snapshot(current) if current else None) != change.before
-            extra["can_decide"] = pending and registry_changes.is_governance_admin(request.user)
-            extra["can_confirm"] = extra["can_decide"] and request.user.pk != change.proposed_by_id
-        return super().change_view(request, object_id, form_url, extra)
+    def confirm_service(self, pk, user):
+        return registry_changes.confirm(pk, user=user)
 
-    def _decide(self, request, change_id, decide, done: str):
-        if request.method != "POST":
-            return HttpResponseNotAllowed(["POST"])
-        if not registry_changes.is_governance_admin(request.user):
-            raise PermissionDenied
-        get_object_or_404(ToolChange, pk=change_id)
-        try:
-            decide()
-        except CondorError as error:
-            self.message_user(request, error.detail, messages.ERROR)
-        else:
-            self.message_user(request, done, messages.SUCCESS)
-        return HttpResponseRedirect(reverse("admin:approvals_toolchange_change", args=[change_id]))
+    def reject_service(self, pk, user, reason):
+        return registry_changes.reject(pk, user=user, reason=reason)
 
-    def confirm(self, request, change_id):
-        return self._decide(request, change_id, lambda: registry_changes.confirm(change_id, user=request.user),
-                            "Confirmed: the change is now in effect.")
+    def why_not_confirmer(self, change, user):
+        return dependence(user, change.proposed_by)
 
-    def reject(self, request, change_id):
-        reason = request.POST.get("reason", "").strip()
-        return self._decide(request, change_id,
-                            lambda: registry_changes.reject(change_id, user=request.user, reason=reason),
-                            "Rejected: the registry is unchanged.")
+    def decision_context(self, request, change):
+        context = {**super().decision_context(request, change),
+                   **impact_context(change.tool, change.before, change.after)}
+        current = ToolDescriptor.objects.filter(name=change.tool).first()
+        context["stale"] = (change.status == ToolChangeStatus.PENDING
+                            and (registry.snapshot(current) if current else None) != change.before)
+        return context

@@ -39,7 +39,8 @@ DECISIONS = (
     "ok", "error",  # result
     "completed", "failed", "aborted",  # run_close
     "tainted",  # taint
-    "created", "updated", "deleted", "proposed", "confirmed",  # registry_change, review_team (and "rejected": four eyes)
+    "created", "updated", "deleted", "proposed", "confirmed",  # registry_change, review_team, account, access_grant
+    "password_set",  # account
     "claimed", "renewed", "released",  # claim
     "escalated", "email_failed",  # escalation
     "viewed",  # args_viewed

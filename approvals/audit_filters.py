@@ -51,7 +51,8 @@ class ToolFilter(_FixedChoices):
 class ActorFilter(_FixedChoices):
     title, parameter_name = "actor", "actor"
     SYSTEM = (audit.SWEEP, audit.SUPERSEDE, audit.RUN_CLOSE, audit.ANONYMOUS, audit.command("register_tool"),
-              audit.command("seed_tools"), audit.command("verify_audit"))
+              audit.command("seed_tools"), audit.command("verify_audit"), audit.command("create_reviewer"),
+              audit.command("create_api_client"), audit.command("seed_demo"))
 
     def lookups(self, request, model_admin):
         users = get_user_model().objects.order_by("username").values_list("username", flat=True)

@@ -31,9 +31,9 @@ import copy
 from dataclasses import dataclass
 
 from django.db import transaction
-from django.utils import timezone
 
 from approvals import audit, registry, simulator
+from approvals.four_eyes import dependence, is_governance_admin
 from approvals.models import ToolChange, ToolChangeStatus, ToolDescriptor
 from approvals.policy import ToolCall, ToolSpec, Trust, effective_spec, resolve_policy_class
 from condor.errors import (
@@ -47,10 +47,6 @@ from condor.errors import (
 # Higher = more restrictive. None and unrecognised strings fail closed: the top.
 CLASS_RESTRICTIVENESS = {"read": 1, "mutate": 2, "comms": 3, "exec": 4}
 FAIL_CLOSED = 5
-
-
-def is_governance_admin(user) -> bool:
-    return user is not None and user.is_active and user.has_perm("approvals.change_tooldescriptor")
 
 
 def spec_of(name: str, fields: dict | None) -> ToolSpec | None:
@@ -153,15 +149,14 @@ def confirm(change_id: int, *, user) -> ToolDescriptor:
     change = _locked_pending(change_id)
     if not is_governance_admin(user):
         raise NotGovernanceAdmin()
-    if user.pk == change.proposed_by_id:
-        raise ToolChangeNeedsSecondAdmin()
+    if (why := dependence(user, change.proposed_by)) is not None:
+        raise ToolChangeNeedsSecondAdmin(f"{ToolChangeNeedsSecondAdmin.default_detail} Not you: {why}.")
     current = ToolDescriptor.objects.select_for_update().filter(name=change.tool).first()
     # The impact both admins saw was computed against `before`: anything else is another change.
     if (registry.snapshot(current) if current is not None else None) != change.before:
         raise ToolChangeStale()
     descriptor, _ = registry.register(change.tool, actor_user=user, **change.after)
-    change.status, change.decided_by, change.decided_at = ToolChangeStatus.CONFIRMED, user, timezone.now()
-    change.save(update_fields=["status", "decided_by", "decided_at"])
+    change.decide(ToolChangeStatus.CONFIRMED, user)
     audit.record(audit.Kind.REGISTRY_CHANGE, actor_user=user, tool=change.tool, decision="confirmed",
                  data={"change": change.pk, "proposed_by": change.proposed_by.get_username(),
                        "before": change.before, "after": change.after, "reasons": change.reasons})
@@ -174,9 +169,7 @@ def reject(change_id: int, *, user, reason: str = "") -> ToolChange:
     change = _locked_pending(change_id)
     if not is_governance_admin(user):
         raise NotGovernanceAdmin()
-    change.status, change.decided_by, change.decided_at = ToolChangeStatus.REJECTED, user, timezone.now()
-    change.decision_reason = reason
-    change.save(update_fields=["status", "decided_by", "decided_at", "decision_reason"])
+    change.decide(ToolChangeStatus.REJECTED, user, reason)
     audit.record(audit.Kind.REGISTRY_CHANGE, actor_user=user, tool=change.tool, decision="rejected",
                  data={"change": change.pk, "proposed_by": change.proposed_by.get_username(),
                        "reason": reason, "before": change.before, "after": change.after})

@@ -196,6 +196,23 @@ class NotGovernanceAdmin(CondorError):
     status, code = 403, "permission_denied"
     default_detail = "Only a governance admin (who may change the tool registry) can do this."
 
+
+# Access grants: governance or superuser through the admin takes four eyes (approvals/access_grants.py).
+class GrantAlreadyPending(CondorError):
+    status, code = 409, "grant_pending"
+    default_detail = "A grant for this account or group already waits for confirmation: confirm or reject it first."
+
+
+class GrantNotPending(CondorError):
+    status, code = 409, "grant_not_pending"
+    default_detail = "This grant was already confirmed or rejected."
+
+
+class GrantNeedsSecondAdmin(CondorError):
+    status, code = 403, "grant_needs_second_admin"
+    default_detail = ("A grant of governance or superuser must be confirmed by another governance admin: not its "
+                      "proposer, not the person it is for, and not one whose own grant the proposer made.")
+
 # DRF's own exceptions, mapped onto our codes.
 _DRF_CODES = {
     drf.ParseError: "invalid_payload",

@@ -6,25 +6,14 @@ from django.contrib.auth.models import User
 from django.test import Client
 from rest_framework.test import APIClient
 
-from approvals import registry_changes
+from approvals import access_grants, registry_changes
 from approvals.models import ApiClientKey, Approval, AuditEvent, ReviewTeam, ToolDescriptor
+from tests.helpers.admin_forms import admin_client, post  # noqa: F401 - other admin tests import them from here
 from tests.helpers.approval_loop import gate
 from tests.helpers.runs import open_executing_run
 
 TOOL_FORM = {"description": "", "policy_class": "mutate", "hitl_tier": "low", "trust": "trusted",
              "allowed_hosts": "[]", "metadata": "{}", "approvals_required": "1", "_save": "Save"}
-
-
-def admin_client(user) -> Client:
-    """A logged-in browser on the admin, CSRF enforced as in production."""
-    http = Client(enforce_csrf_checks=True)
-    http.force_login(user)
-    http.get("/admin/")  # the page's logout form sets the csrftoken cookie
-    return http
-
-
-def post(http, url, data):
-    return http.post(url, {**data, "csrfmiddlewaretoken": http.cookies["csrftoken"].value})
 
 
 @pytest.fixture
@@ -51,6 +40,8 @@ def history(api, catalog) -> str:
     # A failed sign-in: the login lockout's rows (django-axes) are in the admin too.
     assert Client().post("/accounts/login/", {"username": "mallory", "password": "guess"}).status_code == 200
     ReviewTeam.objects.create(name="Ward 3", care_units=["W3"]).members.set([proposer])
+    newcomer = User.objects.create_user("newcomer")
+    access_grants.propose(access_grants.Elevation(superuser=True), by=proposer, user=newcomer)
     return run_id
 
 

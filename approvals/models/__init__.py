@@ -1,3 +1,4 @@
+from approvals.models.access_grant import AccessGrant, AccessGrantStatus
 from approvals.models.approval import Approval, ApprovalStatus, ReasonCode
 from approvals.models.audit import AuditEvent
 from approvals.models.clients import ApiClient, ApiClientKey
@@ -9,6 +10,8 @@ from approvals.models.tool_change import ToolChange, ToolChangeStatus
 from approvals.models.tools import ToolDescriptor
 
 __all__ = [
+    "AccessGrant",
+    "AccessGrantStatus",
     "ApiClient",
     "ApiClientKey",
     "Approval",

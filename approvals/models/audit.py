@@ -35,6 +35,8 @@ class AuditKind(models.TextChoices):
     ESCALATION = "escalation"
     API_CLIENT = "api_client", "API client or key change"
     ARGS_VIEWED = "args_viewed", "Full arguments viewed"
+    ACCOUNT = "account", "Account, group or permission change"
+    ACCESS_GRANT = "access_grant", "Governance or superuser grant"
 
 
 class AuditEvent(models.Model):

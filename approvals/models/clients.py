@@ -22,6 +22,10 @@ class ApiClient(models.Model):
     def __str__(self) -> str:
         return self.name
 
+    def snapshot(self) -> dict:
+        """The client as an audit row records it."""
+        return {"name": self.name, "can_park": self.can_park}
+
     def clean(self):
         # The name is shown to reviewers on every card the client raises: it must read
         # as what it is (no control, format or line-break characters, no stray spaces).
@@ -47,3 +51,8 @@ class ApiClientKey(AbstractAPIKey):
     class Meta(AbstractAPIKey.Meta):
         verbose_name = "API key"
         verbose_name_plural = "API keys"
+
+    def snapshot(self) -> dict:
+        """The key as an audit row records it: named by its prefix; the key and its hash never enter the log."""
+        return {"client": self.client.name, "prefix": self.prefix, "name": self.name, "revoked": self.revoked,
+                "expiry_date": self.expiry_date.isoformat() if self.expiry_date else None}

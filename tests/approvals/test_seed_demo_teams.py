@@ -1,7 +1,9 @@
-"""`make run`'s demo data routes cards: two wards, a reviewer each, `reviewer` in both, and a four-eyes card."""
+"""`make run`'s demo data routes cards: two wards, a reviewer each, `reviewer` in both, and a four-eyes card;
+and two governance admins, so a grant of governance can be proposed and confirmed."""
 
 from django.contrib.auth.models import User
 
+from approvals.four_eyes import is_governance_admin
 from approvals.management.commands.seed_demo import PEOPLE, Command
 from approvals.models import Approval, ApiClient, AuditEvent, ReviewTeam
 from approvals.visibility import pending_approvals, reviewer_scope
@@ -32,3 +34,10 @@ def test_seeding_teams_twice_changes_nothing_and_is_audited_once(db):
     Command()._teams()
     assert ReviewTeam.objects.count() == 2
     assert AuditEvent.objects.filter(kind="review_team", actor="command:seed_demo").count() == 2
+
+
+def test_the_demo_has_two_governance_admins_so_four_eyes_can_be_tried(db):
+    seed()
+    governance = [u.username for u in User.objects.order_by("username") if is_governance_admin(u)]
+    assert governance == ["admin", "admin2"]
+    assert User.objects.get(username="admin").is_superuser  # edits accounts: proposes grants

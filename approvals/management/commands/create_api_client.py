@@ -2,7 +2,16 @@ from django.core.exceptions import ValidationError
 from django.core.management.base import BaseCommand, CommandError
 from django.db import IntegrityError, transaction
 
+from approvals import audit
 from approvals.models import ApiClient, ApiClientKey
+
+
+def record_created(actor: str, *objects) -> None:
+    """New clients and keys, audited as the admin audits them (approvals/admin.py), in the caller's transaction."""
+    for obj in objects:
+        id_key, object_id = ("client_id", str(obj.pk)) if isinstance(obj, ApiClient) else ("key_prefix", obj.prefix)
+        audit.record(audit.Kind.API_CLIENT, actor_system=actor, decision="created",
+                     data={id_key: object_id, "before": None, "after": obj.snapshot()})
 
 
 class Command(BaseCommand):
@@ -29,7 +38,8 @@ class Command(BaseCommand):
         try:
             with transaction.atomic():
                 client.save()
-                _, key = ApiClientKey.objects.create_key(name=key_label, client=client)
+                key_row, key = ApiClientKey.objects.create_key(name=key_label, client=client)
+                record_created(audit.command("create_api_client"), client, key_row)
         except IntegrityError:  # created by someone else since the check above
             raise CommandError(f"An API client named {name!r} already exists.") from None
         self.stderr.write(f"Created API client {name!r} (can_park={client.can_park}). The key is shown once:")

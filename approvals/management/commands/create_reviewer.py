@@ -5,11 +5,15 @@ from django.core.exceptions import ValidationError
 from django.core.management.base import BaseCommand, CommandError
 from django.db import transaction
 
+from approvals import audit
+from approvals.accounts import record_password_set, record_user_change, user_snapshot
+
 GROUPS = ("reviewers", "compliance", "governance")
 
 
 class Command(BaseCommand):
-    help = "Create a user (or reset their password) in the reviewers, compliance or governance group."
+    help = ("Create a user (or reset their password) in the reviewers, compliance or governance group. "
+            "The way to make the first governance admins: audited as command:create_reviewer.")
 
     def add_arguments(self, parser):
         parser.add_argument("username")
@@ -22,6 +26,7 @@ class Command(BaseCommand):
             raise CommandError("--password must not be empty.")
         user = get_user_model().objects.filter(username=username).first()
         created = user is None
+        before = None if created else user_snapshot(user)
         if created:
             user = get_user_model()(username=username)
         try:
@@ -33,5 +38,11 @@ class Command(BaseCommand):
         user.is_staff = user.is_staff or group in ("compliance", "governance")
         user.save()
         user.groups.add(Group.objects.get(name=group))
+        actor = audit.command("create_reviewer")
+        after = user_snapshot(user)
+        if created or after != before:
+            record_user_change("created" if created else "updated", user.pk, before, after, actor_system=actor)
+        if not created:
+            record_password_set(user, actor_system=actor)
         verb = "Created" if created else "Updated"
         self.stdout.write(f"{verb} {username!r} in group {group!r}.")

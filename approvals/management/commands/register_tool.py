@@ -3,6 +3,7 @@ from django.core.exceptions import ValidationError
 from django.core.management.base import BaseCommand, CommandError
 
 from approvals import audit, registry_changes, simulator
+from approvals.four_eyes import is_governance_admin
 from approvals.models.tools import PolicyClassChoice, TierChoice, TrustChoice
 from condor.errors import CondorError
 
@@ -12,7 +13,7 @@ def governance_user(username: str):
     user = get_user_model().objects.filter(username=username).first()
     if user is None:
         raise CommandError(f"No user named {username!r}.")
-    if not registry_changes.is_governance_admin(user):
+    if not is_governance_admin(user):
         raise CommandError(f"{username!r} is not a governance admin (may not change the tool registry).")
     return user
 

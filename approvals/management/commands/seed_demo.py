@@ -9,6 +9,8 @@ from django.db import transaction
 
 from approvals.gate import GateCall, gate_tool_call
 from approvals import audit
+from approvals.accounts import record_user_change, user_snapshot
+from approvals.management.commands.create_api_client import record_created
 from approvals.models import ApiClient, ApiClientKey, Approval, ApprovalStatus, ReviewTeam
 from approvals.suspend import SuspendRequest, persist_suspend
 from condor.settings import BASE_DIR
@@ -20,6 +22,8 @@ PEOPLE = (
     ("reviewer", "condor-review", "reviewers", False),
     ("compliance", "condor-audit", "compliance", False),
     ("admin", "condor-admin", "governance", True),
+    # A second governance admin: grants of governance and risk-lowering registry changes need two.
+    ("admin2", "condor-admin2", "governance", False),
     ("ward4", "condor-ward4", "reviewers", False),
     ("ward6", "condor-ward6", "reviewers", False),
 )
@@ -43,17 +47,23 @@ class Command(BaseCommand):
         self.stdout.write(f"  Inbox:  {base}/inbox/  (reviewer / condor-review: both wards; "
                           f"ward4 / condor-ward4, ward6 / condor-ward6: one ward each)")
         self.stdout.write("  Four eyes: sign_document needs two reviewers' approvals.")
-        self.stdout.write(f"  Admin:  {base}/admin/  (admin / condor-admin, compliance / condor-audit)")
+        self.stdout.write(f"  Admin:  {base}/admin/  (admin / condor-admin and admin2 / condor-admin2: governance, "
+                          "two for four eyes; compliance / condor-audit)")
         self.stdout.write(f"  Agent:  Authorization: Api-Key {key}")
 
+    @transaction.atomic
     def _person(self, username, password, group, superuser):
-        user, created = User.objects.get_or_create(
-            username=username, defaults={"is_staff": group != "reviewers", "is_superuser": superuser}
-        )
-        if created:
+        user = User.objects.filter(username=username).first()
+        before = user_snapshot(user) if user is not None else None
+        if user is None:
+            user = User(username=username, is_staff=group != "reviewers", is_superuser=superuser)
             user.set_password(password)
             user.save()
         user.groups.add(Group.objects.get(name=group))
+        after = user_snapshot(user)
+        if after != before:
+            record_user_change("created" if before is None else "updated", user.pk, before, after,
+                                actor_system=audit.command("seed_demo"))
 
     @transaction.atomic
     def _teams(self):
@@ -69,8 +79,11 @@ class Command(BaseCommand):
         client = ApiClient.objects.filter(name="demo-agent").first()
         if client is not None and KEY_FILE.exists():
             return client, KEY_FILE.read_text().strip()
-        client = client or ApiClient.objects.create(name="demo-agent")
-        _, key = ApiClientKey.objects.create_key(name="demo-agent key", client=client)
+        created = client is None
+        if created:
+            client = ApiClient.objects.create(name="demo-agent")
+        key_row, key = ApiClientKey.objects.create_key(name="demo-agent key", client=client)
+        record_created(audit.command("seed_demo"), *([client] if created else []), key_row)
         KEY_FILE.parent.mkdir(parents=True, exist_ok=True)
         KEY_FILE.write_text(key)
         KEY_FILE.chmod(0o600)
