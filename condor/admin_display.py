@@ -14,7 +14,7 @@ from urllib.parse import urlencode
 from django.contrib import admin
 from django.urls import NoReverseMatch, reverse
 from django.utils import formats, timezone
-from django.utils.html import conditional_escape, format_html, format_html_join
+from django.utils.html import format_html, format_html_join
 from django.utils.safestring import SafeString, mark_safe
 
 from condor.display import reveal
@@ -87,11 +87,12 @@ def change_link(obj, label=None) -> SafeString:
     if obj is None:
         return "—"
     opts = obj._meta
+    text = reveal(label if label is not None else str(obj))  # str(obj) may carry a session's title
     try:
         url = reverse(f"admin:{opts.app_label}_{opts.model_name}_change", args=[obj.pk])
     except NoReverseMatch:
-        return conditional_escape(label if label is not None else str(obj))
-    return format_html('<a href="{}">{}</a>', url, label if label is not None else str(obj))
+        return text
+    return format_html('<a href="{}">{}</a>', url, text)
 
 
 def changelist_link(app_model: str, label: str, **filters) -> SafeString:

@@ -1,4 +1,4 @@
-"""Hidden and look-alike characters, made visible in the admin (issue 9, item 1).
+"""Hidden, look-alike and right-to-left characters, made visible in the admin (issue 9, item 1).
 
 The same rules as the reviewers' inbox (static/inbox/reveal.js), so compliance reads
 what the reviewer read: a hidden character (a control other than newline and tab, a
@@ -9,6 +9,17 @@ letters and variation selectors) is *replaced* by a marked ``⟨U+202E⟩``; a l
 in a word with ASCII letters or digits; a word of Cyrillic or Greek letters that mimic
 Latin ones in otherwise Latin text) is kept and followed by its mark. Everything else
 is HTML-escaped text.
+
+Right-to-left characters (bidi class R or AL, letters of Hebrew, Arabic with its
+tatweel U+0640, Syriac, Thaana, N'Ko...; and AN, the Arabic digits) in a text that also
+has digits or other letters are marked too: each one in its own left-to-right isolated
+box, followed by its mark. The bidi algorithm reorders only around strong right-to-left
+characters; with each of them boxed (a box counts as one neutral character to the text
+around it, and a single character cannot be reordered against itself) the text around
+holds none, so digits and words show in the order they were sent: "\u0640 2.5 / 25
+\u0640" can no longer read "25 / 2.5". ``unicode-bidi: plaintext`` would only pick the
+paragraph's direction, and an isolate around the whole value would still reorder inside
+it. A text of one script (a name in Hebrew) is left as written.
 """
 
 import re
@@ -19,7 +30,8 @@ from django.contrib.admin.utils import unquote
 from django.utils.html import escape, format_html
 from django.utils.safestring import SafeString, mark_safe
 
-WARNING = "This record contains hidden or look-alike characters. They are shown as ⟨U+…⟩ marks."
+WARNING = ("This record contains hidden or look-alike characters, or right-to-left letters among digits or other "
+           "text. They are shown as ⟨U+…⟩ marks.")
 
 _PLAIN = re.compile(r"[\x20-\x7e\n\t]*")
 _HIDDEN_CATEGORIES = frozenset({"Cc", "Cf", "Co", "Cn", "Cs", "Zl", "Zp", "Zs"})
@@ -31,7 +43,9 @@ _WORD = re.compile(r"[^\W_]+")  # letters, digits (and the marks inside words)
 _ASCII_ALNUM = re.compile(r"[A-Za-z0-9]")
 _MIMICS = frozenset("АВЕЅІЈКМНОРСТХУаеіјорсуххѕԁԛԝһӏԌԜΑΒΕΖΗΙΚΜΝΟΡΤΥΧαικνορτυχ")
 
-TEXT, HIDDEN, LOOKALIKE = "text", "hidden", "lookalike"
+TEXT, HIDDEN, LOOKALIKE, RTL = "text", "hidden", "lookalike", "rtl"
+# Strong right-to-left letters (R, AL: Hebrew, Arabic incl. U+0640, Syriac, Thaana, N'Ko, ...) and Arabic digits (AN).
+RTL_CLASSES = frozenset({"R", "AL", "AN"})
 
 
 def code_of(ch: str) -> str:
@@ -73,15 +87,32 @@ def _lookalike_letters(text: str) -> set[int]:
     return flagged
 
 
+def is_rtl(ch: str) -> bool:
+    return unicodedata.bidirectional(ch) in RTL_CLASSES
+
+
+def _mixes_directions(text: str) -> bool:
+    """Right-to-left characters with digits (Arabic ones too) or letters of another script: what the bidi
+    algorithm reorders."""
+    rtl = other = False
+    for ch in text:
+        right, category = is_rtl(ch), unicodedata.category(ch)
+        rtl = rtl or right
+        other = other or category == "Nd" or (category[0] == "L" and not right)
+    return rtl and other
+
+
 def scan(text: str) -> list[tuple[str, str]]:
-    """`text` as (kind, text) parts: runs of plain text, and single hidden or look-alike characters."""
+    """`text` as (kind, text) parts: runs of plain text, and single hidden, right-to-left or look-alike characters."""
     if _PLAIN.fullmatch(text):
         return [(TEXT, text)]
     letters = _lookalike_letters(text)
+    mixed = _mixes_directions(text)
     parts: list[tuple[str, str]] = []
     plain = []
     for at, ch in enumerate(text):
-        kind = HIDDEN if _is_hidden(ch) else LOOKALIKE if at in letters or _folds_to_ascii(ch) else TEXT
+        kind = (HIDDEN if _is_hidden(ch) else RTL if mixed and is_rtl(ch)
+                else LOOKALIKE if at in letters or _folds_to_ascii(ch) else TEXT)
         if kind == TEXT:
             plain.append(ch)
             continue
@@ -114,8 +145,11 @@ def contains_hidden(value) -> bool:
     return False
 
 
+_TITLES = {LOOKALIKE: "Look-alike character", RTL: "Right-to-left character"}
+
+
 def reveal(text: str) -> SafeString:
-    """`text` as HTML: escaped, with each hidden or look-alike character as a marked span."""
+    """`text` as HTML: escaped, with each hidden, right-to-left or look-alike character as a marked span."""
     html = []
     for kind, part in scan(text):
         if kind == TEXT:
@@ -124,9 +158,31 @@ def reveal(text: str) -> SafeString:
             html.append(format_html('<span class="reveal reveal--hidden" title="Hidden character {}">⟨{}⟩</span>',
                                     code_of(part), code_of(part)))
         else:
-            html.append(format_html('<span class="reveal reveal--lookalike" title="Look-alike character {}">'
-                                    "{}⟨{}⟩</span>", code_of(part), part, code_of(part)))
+            # dir="ltr" on the box, not only CSS: a parent's dir="auto" skips it when it guesses a direction.
+            html.append(format_html('<span class="reveal reveal--{}" dir="ltr" title="{} {}">{}⟨{}⟩</span>',
+                                    kind, _TITLES[kind], code_of(part), part, code_of(part)))
     return mark_safe("".join(html))  # noqa: S308 - every part above is escaped or built by format_html
+
+
+def marked_text(text: str) -> str:
+    """`text` as plain text for a place with no HTML (a CSV cell): each hidden or right-to-left character replaced
+    by its mark (a spreadsheet picks a cell's direction itself, so no right-to-left character is left to
+    reorder the rest), each look-alike followed by it."""
+    return "".join(part if kind == TEXT else part + f"⟨{code_of(part)}⟩" if kind == LOOKALIKE
+                   else f"⟨{code_of(part)}⟩" for kind, part in scan(text))
+
+
+def escape_marked(json_text: str) -> str:
+    """JSON text with every hidden, right-to-left or look-alike character as a \\uXXXX escape: the same value,
+    and nothing in it to hide or reorder."""
+    out = []
+    for kind, part in scan(json_text):
+        if kind == TEXT:
+            out.append(part)
+        else:
+            units = part.encode("utf-16-be")
+            out.extend(f"\\u{int.from_bytes(units[i:i + 2], 'big'):04x}" for i in range(0, len(units), 2))
+    return "".join(out)
 
 
 class HiddenCharactersWarningMixin:

@@ -5,8 +5,10 @@ import csv
 from django.contrib import admin
 from django.http import HttpResponse
 
+from condor.revealed_admin import RevealedTextMixin
 
-class ReadOnlyModelAdmin(admin.ModelAdmin):
+
+class ReadOnlyModelAdmin(RevealedTextMixin, admin.ModelAdmin):
     """Runs, approvals, sessions and audit rows change only through their services."""
 
     actions = ["export_csv"]

@@ -3,6 +3,7 @@ from django.utils.html import format_html, format_html_join
 
 from condor import admin_display as show
 from condor.admin_search import UUIDSearchMixin
+from condor.display import HiddenCharactersWarningMixin
 from condor.readonly_admin import ReadOnlyModelAdmin
 from runs.models import Run, RunEvent
 
@@ -10,7 +11,8 @@ TIMELINE_LIMIT = 500
 
 
 @admin.register(Run)
-class RunAdmin(UUIDSearchMixin, ReadOnlyModelAdmin):
+class RunAdmin(HiddenCharactersWarningMixin, UUIDSearchMixin, ReadOnlyModelAdmin):
+    revealed = ("flow_key", "engine", "summary", "usage")
     list_display = ("id", "session", "patient_ref", "state", "terminal_reason", "autonomy", "created_at",
                     "last_activity_at", "closed_at")
     list_filter = ("state", "terminal_reason", "autonomy")
@@ -65,7 +67,8 @@ class RunAdmin(UUIDSearchMixin, ReadOnlyModelAdmin):
 
 
 @admin.register(RunEvent)
-class RunEventAdmin(UUIDSearchMixin, ReadOnlyModelAdmin):
+class RunEventAdmin(HiddenCharactersWarningMixin, UUIDSearchMixin, ReadOnlyModelAdmin):
+    revealed = ("kind", "step_id", "data")
     list_display = ("id", "run", "kind", "step_id", "created_at", "published_at")
     # "Empty" published_at = not pushed yet: what the drainer will re-publish.
     list_filter = ("kind", ("published_at", admin.EmptyFieldListFilter))

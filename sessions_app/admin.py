@@ -3,13 +3,15 @@ from django.utils.html import format_html
 
 from condor import admin_display as show
 from condor.admin_search import UUIDSearchMixin
+from condor.display import HiddenCharactersWarningMixin
 from condor.readonly_admin import ReadOnlyModelAdmin
 from sessions_app.admin_panels import SessionPanels
 from sessions_app.models import Session
 
 
 @admin.register(Session)
-class SessionAdmin(SessionPanels, UUIDSearchMixin, ReadOnlyModelAdmin):
+class SessionAdmin(HiddenCharactersWarningMixin, SessionPanels, UUIDSearchMixin, ReadOnlyModelAdmin):
+    revealed = ("title", "patient_ref", "care_unit")
     list_display = ("id", "title", "patient_ref", "care_unit", "client", "autonomy", "age_band", "consent", "tainted",
                     "created_at")
     list_filter = ("tainted", "autonomy", "age_band", "consent", "client")

@@ -1,13 +1,14 @@
 """Read-only panels of a session's admin page: its history, pinned cards, linked entities and runs.
 
 Each panel is bounded (the newest rows only) so a long conversation cannot make
-the page slow; every value is escaped (format_html), nothing is editable.
+the page slow; every value is escaped (format_html), text revealed (condor/display.py), nothing is editable.
 """
 
 from django.contrib import admin
 from django.utils.html import format_html, format_html_join
 
 from condor import admin_display as show
+from condor.revealed_admin import revealed_value
 
 PANEL_ROWS = 50
 
@@ -18,8 +19,8 @@ def _table(headers, rows) -> str:
     return format_html(
         '<table class="condor-panel"><thead><tr>{}</tr></thead><tbody>{}</tbody></table>',
         format_html_join("", "<th>{}</th>", ((h,) for h in headers)),
-        format_html_join("", "<tr>{}</tr>", ((format_html_join("", "<td>{}</td>", ((c,) for c in row)),)
-                                              for row in rows)),
+        format_html_join("", "<tr>{}</tr>",
+                         ((format_html_join("", "<td>{}</td>", ((revealed_value(c),) for c in row)),) for row in rows)),
     )
 
 

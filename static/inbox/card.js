@@ -91,7 +91,7 @@ function buildSkeleton(entry) {
   r.explanation = h('span', { class: 'card__explanation', 'data-testid': 'card-explanation' });
   r.question = h('p', { class: 'card__question', 'data-testid': 'card-question' });
   r.warning = h('p', { class: 'card__warning', role: 'note', 'data-testid': 'card-hidden-warning', hidden: true },
-    'This card contains hidden or look-alike characters. They are shown as ⟨U+…⟩ marks: check the values before deciding.');
+    'This card contains hidden or look-alike characters, or right-to-left letters among digits or other text. They are shown as ⟨U+…⟩ marks: check the values before deciding.');
   r.args = h('div', { class: 'args', 'data-testid': 'card-args' });
   r.argsBlock = h('section', { class: 'card__args', 'aria-label': 'Arguments' }, h('h3', { class: 'card__section-title' }, 'Arguments'), r.args);
   r.error = h('p', { class: 'card__error', role: 'alert', 'data-testid': 'card-error', hidden: true });

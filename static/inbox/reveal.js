@@ -13,10 +13,19 @@
  * digits ("dеlete" with a Cyrillic е), and a word spelled entirely in Cyrillic or Greek
  * letters that mimic Latin ones ("раураl") in text that is otherwise Latin.
  *
+ * Right-to-left characters (rtl.js: bidi classes R, AL and AN, Hebrew, Arabic with its
+ * tatweel U+0640, Syriac, Thaana, N'Ko..., and Arabic digits) in a text that also has
+ * digits or letters of another script are KEPT, each in its own left-to-right isolated
+ * box, and followed by a marker: "\u0640 2.5 / 25 \u0640" must not read "25 / 2.5". The
+ * bidi algorithm reorders only around strong right-to-left characters; a box is one
+ * neutral character to the text around it, so no such character is left outside a box
+ * and nothing is reordered. A text of one script (a name in Hebrew) is left as written.
+ *
  * condor/display.py applies the same rules in the admin. All output is text nodes
  * and spans built by dom.js: never HTML.
  */
 import { h } from './dom.js';
+import { RTL } from './rtl.js';
 import { isObj } from './values.js';
 
 const PLAIN = /^[\x20-\x7e\n\t]*$/;
@@ -24,6 +33,7 @@ const HIDDEN = /[\p{Cc}\p{Cf}\p{Co}\p{Cn}\p{Zl}\p{Zp}\p{Zs}\u034f\u115f\u1160\u1
 const SUPER_SUB = /[\u00b2\u00b3\u00b9\u2070-\u209f]/;
 const WORD = /[\p{L}\p{M}\p{N}]+/gu;
 const LETTER = /\p{L}/u;
+const DIGIT = /\p{Nd}/u;
 const LATIN = /\p{Script=Latin}/u;
 const ASCII_ALNUM = /[A-Za-z0-9]/;
 // Cyrillic and Greek letters drawn like Latin ones.
@@ -62,15 +72,28 @@ function lookalikeLetters(text) {
   return flagged;
 }
 
-/** [{kind: 'text'|'hidden'|'lookalike', text}] covering `text`. */
+/** Right-to-left characters with digits (Arabic ones too) or letters of another script: what the bidi algorithm reorders. */
+function mixesDirections(text) {
+  let rtl = false;
+  let other = false;
+  for (const ch of text) {
+    const right = RTL.test(ch);
+    rtl ||= right;
+    other ||= DIGIT.test(ch) || (!right && LETTER.test(ch));
+  }
+  return rtl && other;
+}
+
+/** [{kind: 'text'|'hidden'|'rtl'|'lookalike', text}] covering `text`. */
 function scan(text) {
   if (PLAIN.test(text)) return [{ kind: 'text', text }];
   const letters = lookalikeLetters(text);
+  const mixed = mixesDirections(text);
   const parts = [];
   let plain = '';
   let at = 0;
   for (const ch of text) {
-    const kind = isHidden(ch) ? 'hidden' : letters.has(at) || foldsToAscii(ch) ? 'lookalike' : 'text';
+    const kind = isHidden(ch) ? 'hidden' : mixed && RTL.test(ch) ? 'rtl' : letters.has(at) || foldsToAscii(ch) ? 'lookalike' : 'text';
     at += ch.length;
     if (kind === 'text') {
       plain += ch;
@@ -108,7 +131,12 @@ export function containsHidden(value) {
   return false;
 }
 
-/** `text` as nodes: plain runs as text nodes, each hidden or look-alike character as a marked span. */
+const KEPT = {
+  lookalike: { testid: 'lookalike-char', title: 'Look-alike character' },
+  rtl: { testid: 'rtl-char', title: 'Right-to-left character' },
+};
+
+/** `text` as nodes: plain runs as text nodes, each hidden, right-to-left or look-alike character as a marked span. */
 export function revealed(text) {
   const fragment = document.createDocumentFragment();
   for (const part of scan(String(text))) {
@@ -116,7 +144,9 @@ export function revealed(text) {
     else if (part.kind === 'hidden') {
       fragment.append(h('span', { class: 'reveal reveal--hidden', 'data-testid': 'hidden-char', title: `Hidden character ${codeOf(part.text)}` }, marker(part.text)));
     } else {
-      fragment.append(h('span', { class: 'reveal reveal--lookalike', 'data-testid': 'lookalike-char', title: `Look-alike character ${codeOf(part.text)}` }, part.text, h('span', { class: 'reveal__code' }, marker(part.text))));
+      const { testid, title } = KEPT[part.kind];
+      // dir="ltr" on the box, not only CSS: a parent's dir="auto" skips it when it guesses a direction.
+      fragment.append(h('span', { class: `reveal reveal--${part.kind}`, dir: 'ltr', 'data-testid': testid, title: `${title} ${codeOf(part.text)}` }, part.text, h('span', { class: 'reveal__code' }, marker(part.text))));
     }
   }
   return fragment;
@@ -132,12 +162,14 @@ export function setRevealed(el, text) {
   el.replaceChildren(revealed(text));
 }
 
-/** JSON text with every hidden character as a \uXXXX escape: the same value, and nothing invisible in an editor. */
+/** JSON text with every hidden character, and every right-to-left one among other text, as a \uXXXX escape:
+ * the same value, and nothing in an editor to hide or reorder. */
 export function escapeHidden(json) {
   if (PLAIN.test(json)) return json;
+  const mixed = mixesDirections(json);
   let out = '';
   for (const ch of json) {
-    if (isHidden(ch)) {
+    if (isHidden(ch) || (mixed && RTL.test(ch))) {
       for (let i = 0; i < ch.length; i++) out += `\\u${ch.charCodeAt(i).toString(16).padStart(4, '0')}`;
     } else out += ch;
   }

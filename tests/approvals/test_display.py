@@ -5,10 +5,14 @@ else; compliance reading the same row in the admin must see the override for wha
 The rules are reveal.js's in the inbox (tests/live/test_inbox_ui_cards.py covers that side).
 """
 
+import importlib.util
+from pathlib import Path
+
 import pytest
 
 from condor.display import contains_hidden, has_hidden, reveal
 from approvals.models import Approval, ToolCall
+from runs.models import Run
 from tests.helpers.approval_loop import suspend
 from tests.helpers.runs import open_executing_run
 from tests.test_admin import admin_client, change_url
@@ -21,7 +25,7 @@ TRICK = {"drug": "amoxicillin", "dose": "\u202e5.2\u202c mg", "dr\u0435g": "x"}
 @pytest.mark.parametrize("text, html", [
     ("\u202e5.2\u202c mg", '<span class="reveal reveal--hidden" title="Hidden character U+202E">⟨U+202E⟩</span>5.2'
                            '<span class="reveal reveal--hidden" title="Hidden character U+202C">⟨U+202C⟩</span> mg'),
-    ("d\u0435lete", 'd<span class="reveal reveal--lookalike" title="Look-alike character U+0435">'
+    ("d\u0435lete", 'd<span class="reveal reveal--lookalike" dir="ltr" title="Look-alike character U+0435">'
                     "\u0435⟨U+0435⟩</span>lete"),
 ])
 def test_hidden_characters_are_replaced_and_look_alikes_marked(text, html):
@@ -34,9 +38,12 @@ HIDDEN_OR_LOOKALIKE = [
     "a\u00a0b", "a\u3000b", "a\u2028b", "a\U000e0041b", "a\ue000b",
     "ｄelete", "\U0001d41dose", "ﬁle", "pay\u0440al", "\u0440\u0430\u0443\u0440\u0430l.example",
     "\u0430\u0440\u0435 x",  # a whole word of Cyrillic look-alikes in Latin text
+    # Right-to-left letters (or Arabic digits) among digits or other letters: the bidi algorithm reorders these.
+    "\u0640 2.5 / 25 \u0640", "\u05d0 2.5 / 25 \u05d0", "מינון 25 mg", "Dr שרה", "dose \u0662\u0665",
+    "\u0662.\u0665 / \u0662\u0665", "\u0710\u0712 10", "\u0780\u0781 10", "\u07ca\u07cb 10",
 ]
 ORDINARY = ["5.2 mg", "line one\nline two\tindented", "José Müller", "mg/m²", "Иванов", "Доза 5 мл",
-            "αβγ δοκιμή", "東京", ""]
+            "αβγ δοκιμή", "東京", "", "שלום עולם", "مرحبا بالعالم", "ܫܠܡܐ", "ދިވެހި"]
 
 
 @pytest.mark.parametrize("text", HIDDEN_OR_LOOKALIKE, ids=ascii)
@@ -49,6 +56,19 @@ def test_what_counts_as_hidden_or_look_alike(text):
 def test_ordinary_text_in_any_script_is_left_alone(text):
     assert not has_hidden(text)
     assert reveal(text) == text
+
+
+def test_right_to_left_letters_among_digits_are_boxed_left_to_right_and_marked():
+    box = '<span class="reveal reveal--rtl" dir="ltr" title="Right-to-left character U+0640">\u0640⟨U+0640⟩</span>'
+    assert reveal("\u0640 2.5 / 25 \u0640") == f"{box} 2.5 / 25 {box}"
+
+
+def test_the_inbox_knows_the_same_right_to_left_characters():
+    # JavaScript has no bidi class property: static/inbox/rtl.js is generated from Python's unicodedata.
+    spec = importlib.util.spec_from_file_location("rtl_class", Path(__file__).parents[2] / "scripts" / "rtl_class.py")
+    script = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(script)
+    assert script.TARGET.read_text() == script.module_text(), "run: .venv/bin/python scripts/rtl_class.py"
 
 
 def test_text_is_escaped_never_html():
@@ -84,6 +104,25 @@ def test_the_tool_call_page_marks_them_too(carl, tricked):
     html = admin_client(carl).get(change_url(ToolCall.objects.get(run=tricked.run))).content.decode()
     assert "⟨U+202E⟩" in html and "\u202e" not in html
     assert "This record contains hidden or look-alike characters" in html
+
+
+def test_the_approval_page_marks_a_dose_between_tatweels_and_warns(carl, api, catalog):
+    run_id = open_executing_run(api)
+    approval = Approval.objects.get(pk=suspend(api, run_id, args={"dose_mg_per_week": "\u0640 2.5 / 25 \u0640"})["id"])
+    html = admin_client(carl).get(change_url(approval)).content.decode()
+    assert html.count("\u0640⟨U+0640⟩") == 2 and 'class="reveal reveal--rtl" dir="ltr"' in html
+    assert "right-to-left letters among digits or other text" in html
+
+
+def test_lists_and_links_reveal_what_an_agent_chose(carl, api, catalog):
+    run_id = open_executing_run(api, title="\u05d0 2.5 / 25 \u05d0", patient_ref="MRN-\u202e5")
+    http = admin_client(carl)
+    sessions = http.get("/admin/sessions_app/session/").content.decode()
+    assert "\u05d0⟨U+05D0⟩" in sessions and "⟨U+202E⟩" in sessions and "\u202e" not in sessions
+    runs = http.get("/admin/runs/run/").content.decode()  # the run's session, linked by its title
+    assert "\u05d0⟨U+05D0⟩" in runs
+    session = http.get(change_url(Run.objects.get(pk=run_id).session)).content.decode()
+    assert "⟨U+202E⟩" in session and "\u202e" not in session
 
 
 def test_a_plain_record_has_no_warning(carl, api, catalog):
