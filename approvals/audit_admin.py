@@ -15,14 +15,13 @@ from django.core.exceptions import PermissionDenied
 from django.core.paginator import Paginator
 from django.db import connections
 from django.db.models import Q
-from django.http import HttpResponseBadRequest, HttpResponseNotAllowed, StreamingHttpResponse
+from django.http import HttpResponseBadRequest, HttpResponseNotAllowed
 from django.urls import path, reverse
 from django.utils import timezone
 from django.utils.functional import cached_property
 from django.utils.html import format_html, format_html_join
 
 from approvals import audit, audit_chain
-from approvals.audit_export import csv_chunks
 from condor.display import HiddenCharactersWarningMixin, reveal
 from approvals.audit_filters import (
     ActorFilter,
@@ -32,6 +31,7 @@ from approvals.audit_filters import (
     RuleFilter,
     ToolFilter,
 )
+from condor import csv_export
 from condor.query_numbers import whole_number
 from condor.readonly_admin import ReadOnlyModelAdmin
 
@@ -88,6 +88,9 @@ class AuditEventAdmin(HiddenCharactersWarningMixin, ReadOnlyModelAdmin):
     show_full_result_count = False
     list_per_page = 100
     actions = ["export_csv", "verify_chains"]
+    export_columns = [csv_export.Column("details" if name == "data" else name, name) for name in (
+        "id", "at", "kind", "actor", "actor_user_id", "actor_client_id", "patient_ref", "session_id", "run_id",
+        "approval_id", "tool", "op", "decision", "rule_id", "data", "chain", "seq", "prev_hash", "hash")]
     fields = ("id", "when", "kind", "actor", "actor_user", "actor_client", "patient_ref", "tool", "op",
               "decision", "rule_id", "links", "related_rows", "details", "chain", "seq", "prev_hash", "hash")
     readonly_fields = fields
@@ -171,24 +174,8 @@ class AuditEventAdmin(HiddenCharactersWarningMixin, ReadOnlyModelAdmin):
             changelist = self.get_changelist_instance(request)
         except admin.options.IncorrectLookupParameters as error:
             return HttpResponseBadRequest(f"Bad filter: {error}")
-        return self._stream(request, changelist.queryset, {"scope": "filtered", "filter": _filter(request)})
-
-    @admin.action(description="Export selected rows as CSV", permissions=["view"])
-    def export_csv(self, request, queryset):
-        if request.POST.get("select_across") == "1":
-            details = {"scope": "every row matching the filter", "filter": _filter(request)}
-        else:
-            details = {"scope": "selected", "filter": _filter(request),
-                       "ids": sorted(int(pk) for pk in request.POST.getlist(admin.helpers.ACTION_CHECKBOX_NAME))}
-        return self._stream(request, queryset, details)
-
-    def _stream(self, request, queryset, details: dict):
-        # Who exported what is on record before the first byte leaves.
-        audit.record(audit.Kind.EXPORT, actor_user=request.user, decision="exported", data=details)
-        response = StreamingHttpResponse(csv_chunks(queryset), content_type="text/csv")
-        stamp = timezone.now().strftime("%Y%m%dT%H%M%SZ")
-        response["Content-Disposition"] = f'attachment; filename="audit-{stamp}.csv"'
-        return response
+        return csv_export.export(request, changelist.queryset, columns=self.export_columns,
+                                 details={"scope": "filtered", "filter": csv_export.changelist_filter(request)})
 
     # --- verification ---------------------------------------------------------------------------
 
@@ -203,9 +190,3 @@ class AuditEventAdmin(HiddenCharactersWarningMixin, ReadOnlyModelAdmin):
                               messages.SUCCESS)
         else:
             self.message_user(request, f"BROKEN: {report.broken}", messages.ERROR)
-
-
-def _filter(request) -> dict:
-    """The changelist's filters and search, as the export's audit row keeps them."""
-    return {key: values if len(values) > 1 else values[0] for key, values in request.GET.lists()
-            if key != PAGE_VAR}

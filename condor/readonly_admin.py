@@ -1,10 +1,12 @@
-"""Admin base for records that only services write: visible to staff with view rights, never edited."""
+"""Admin base for records that only services write: visible to staff with view rights, never edited.
 
-import csv
+Their lists export as CSV through the one exporter (condor/csv_export.py: audited,
+spreadsheet-safe, streamed), and their text is shown revealed (condor/revealed_admin.py).
+"""
 
 from django.contrib import admin
-from django.http import HttpResponse
 
+from condor import csv_export
 from condor.revealed_admin import RevealedTextMixin
 
 
@@ -12,6 +14,7 @@ class ReadOnlyModelAdmin(RevealedTextMixin, admin.ModelAdmin):
     """Runs, approvals, sessions and audit rows change only through their services."""
 
     actions = ["export_csv"]
+    export_columns: list[csv_export.Column] | None = None  # None: every concrete field
 
     def has_add_permission(self, request, obj=None):
         return False
@@ -24,11 +27,5 @@ class ReadOnlyModelAdmin(RevealedTextMixin, admin.ModelAdmin):
 
     @admin.action(description="Export selected rows as CSV", permissions=["view"])
     def export_csv(self, request, queryset):
-        fields = [field.name for field in self.model._meta.concrete_fields]
-        response = HttpResponse(content_type="text/csv")
-        response["Content-Disposition"] = f'attachment; filename="{self.model._meta.model_name}.csv"'
-        writer = csv.writer(response)
-        writer.writerow(fields)
-        for row in queryset.values_list(*(field.attname for field in self.model._meta.concrete_fields)):
-            writer.writerow(row)
-        return response
+        return csv_export.export(request, queryset, details=csv_export.selection(request, self.model),
+                                 columns=self.export_columns)

@@ -77,7 +77,7 @@ def test_compliance_can_export_the_audit_log_as_csv(carl, history):
     response = post(admin_client(carl), "/admin/approvals/auditevent/",
                     {"action": "export_csv", "_selected_action": ids})
     assert response.status_code == 200
-    assert response["Content-Type"] == "text/csv"
+    assert response["Content-Type"] == "text/csv; charset=utf-8"
     assert "mutate.high-tier-always-approval" in b"".join(response.streaming_content).decode()
 
 
