@@ -12,6 +12,7 @@ from playwright.sync_api import expect
 
 from approvals.policy import RULES
 from tests.approvals.test_display import HIDDEN_OR_LOOKALIKE, ORDINARY
+from tests.live.bidi import HEBREW_DOSE, TATWEEL_DOSE, assert_drawn_in_sent_order
 from tests.live.inbox_page import CSRF_TOKEN, render_template
 from tests.live.inbox_rows import approval_card, clarification_card
 
@@ -80,6 +81,17 @@ def test_hidden_and_look_alike_characters_are_marked_and_the_card_warns(inbox):
         "async (texts) => { const m = await import('/static/inbox/reveal.js'); return texts.map(m.hasHidden); }",
         HIDDEN_OR_LOOKALIKE + ORDINARY)
     assert verdicts == [True] * len(HIDDEN_OR_LOOKALIKE) + [False] * len(ORDINARY)
+
+
+@pytest.mark.parametrize("dose", [TATWEEL_DOSE, HEBREW_DOSE], ids=["tatweel", "hebrew"])
+def test_right_to_left_letters_cannot_reorder_the_digits_of_a_value(inbox, dose):
+    card = approval_card(args={"drug": "methotrexate", "dose_mg_per_week": dose})
+    inbox.open([card])
+    shown = inbox.card(card["id"])
+    value = shown.locator('.args__row[data-key="dose_mg_per_week"] dd')
+    assert_drawn_in_sent_order(value, "2525")
+    expect(value.get_by_test_id("rtl-char").first).to_be_visible()
+    expect(shown.get_by_test_id("card-hidden-warning")).to_be_visible()
 
 
 def test_empty_inbox_says_nothing_is_waiting(inbox):
