@@ -19,12 +19,12 @@ def user_snapshot(user) -> dict:
         "is_superuser": user.is_superuser,
         "usable_password": user.has_usable_password(),
         "groups": sorted(user.groups.values_list("name", flat=True)),
-        "permissions": permission_labels(user.user_permissions.all()),
+        "permissions": permission_labels(user.user_permissions.select_related("content_type")),
     }
 
 
 def group_snapshot(group) -> dict:
-    return {"name": group.name, "permissions": permission_labels(group.permissions.all())}
+    return {"name": group.name, "permissions": permission_labels(group.permissions.select_related("content_type"))}
 
 
 def record_user_change(decision: str, user_id: int, before: dict | None, after: dict | None, **actor) -> None:

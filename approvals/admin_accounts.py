@@ -151,6 +151,9 @@ class AccessGrantAdmin(ProposalAdmin):
     confirmed_message = "Confirmed: the grant is now in effect."
     rejected_message = "Rejected: nothing was granted."
 
+    def get_queryset(self, request):
+        return super().get_queryset(request).prefetch_related("groups", "permissions__content_type")
+
     @admin.display(description="For")
     def grantee(self, grant):
         return grant.grantee_name

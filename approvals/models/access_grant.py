@@ -58,8 +58,9 @@ class AccessGrant(Proposal):
 
     def parts(self) -> list[str]:
         """What the grant gives, in words, as the admin and the audit rows say it."""
+        # .all(), so a list page's prefetch_related("groups", "permissions__content_type") serves it.
         parts = ["superuser"] if self.superuser else []
-        parts += [f"group {name}" for name in sorted(self.groups.values_list("name", flat=True))]
+        parts += [f"group {name}" for name in sorted(group.name for group in self.groups.all())]
         parts += [f"permission {label}" for label in permission_labels(self.permissions.all())]
         if self.activate:
             parts.append("reactivation (the account holds governance or superuser)")
@@ -74,4 +75,4 @@ class AccessGrant(Proposal):
 
 def permission_labels(permissions) -> list[str]:
     """`app_label.codename` of each permission, sorted: how the audit log names a permission."""
-    return sorted(f"{p.content_type.app_label}.{p.codename}" for p in permissions.select_related("content_type"))
+    return sorted(f"{p.content_type.app_label}.{p.codename}" for p in permissions)

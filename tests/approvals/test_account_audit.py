@@ -46,8 +46,9 @@ def test_deleting_an_account_is_audited(sam, db):
 
 
 def test_a_password_set_by_an_admin_is_audited_without_the_password(sam, rita):
+    new = "a new one for rita"
     response = post(admin_client(sam), user_url(rita, "password"),
-                    {"password1": "a new one for rita", "password2": "a new one for rita", "set_usable_password": "true"})
+                    {"password1": new, "password2": new, "set_usable_password": "true"})
     assert response.status_code == 302
     (row,) = account_rows()
     assert (row.actor, row.decision, row.data) == ("user:sam", "password_set",
