@@ -21,7 +21,7 @@ _GROUP_MIGRATIONS = (
     ("0004_group_permissions", "grant"),
     ("0008_governance_permissions", "grant"),
     ("0010_review_teams_claims_quorum", "grant_team_permissions"),
-    ("0019_access_grant_permissions", "grant"),
+    ("0020_access_grant_permissions", "grant"),
 )
 
 

@@ -34,5 +34,5 @@ def revoke(apps, schema_editor):
 
 
 class Migration(migrations.Migration):
-    dependencies = [("approvals", "0018_access_grants_and_account_audit")]
+    dependencies = [("approvals", "0019_access_grants_and_account_audit")]
     operations = [migrations.RunPython(grant, revoke)]
