@@ -2,7 +2,6 @@
 
 import os
 import sys
-from pathlib import Path
 
 # A benchmark drives one client far past the abuse limits set for agents in production
 # (per-client request rates, open approvals per client). Set before settings load, and
@@ -12,8 +11,8 @@ os.environ.setdefault("CONDOR_THROTTLE_RATE_GATE", "off")
 os.environ.setdefault("CONDOR_MAX_PENDING_PER_CLIENT", "1000000")
 
 
-def ensure_database(url: str) -> None:
-    """CREATE DATABASE if it is missing (connecting to the `postgres` maintenance database)."""
+def _maintenance(url: str):
+    """(a psycopg connection to the server's `postgres` database in autocommit, the database named in `url`)."""
     import dj_database_url
     import psycopg
 
@@ -22,11 +21,35 @@ def ensure_database(url: str) -> None:
         sys.exit("this benchmark measures the PostgreSQL deployment: set DATABASE_URL=postgres://…")
     params = {"dbname": "postgres", "user": config["USER"] or None, "password": config["PASSWORD"] or None,
               "host": config["HOST"] or None, "port": config["PORT"] or None}
-    with psycopg.connect(**{k: v for k, v in params.items() if v}, autocommit=True) as conn:
-        exists = conn.execute("SELECT 1 FROM pg_database WHERE datname = %s", [config["NAME"]]).fetchone()
-        if not exists:
-            conn.execute(f'CREATE DATABASE "{config["NAME"]}"')
-            print(f"created database {config['NAME']}")
+    return psycopg.connect(**{k: v for k, v in params.items() if v}, autocommit=True), config["NAME"]
+
+
+def ensure_database(url: str) -> None:
+    """CREATE DATABASE if it is missing."""
+    conn, name = _maintenance(url)
+    with conn:
+        if not conn.execute("SELECT 1 FROM pg_database WHERE datname = %s", [name]).fetchone():
+            conn.execute(f'CREATE DATABASE "{name}"')
+            print(f"created database {name}")
+
+
+def recreate_database(url: str, *, template: str | None = None) -> None:
+    """The database named in `url`, empty (or a copy of `template`): dropped first if it exists."""
+    conn, name = _maintenance(url)
+    with conn:
+        conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+        conn.execute(f'CREATE DATABASE "{name}"' + (f' TEMPLATE "{template}"' if template else ""))
+
+
+def drop_database(url: str) -> None:
+    conn, name = _maintenance(url)
+    with conn:
+        conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+
+
+def named(url: str, name: str) -> str:
+    """`url` with its database name replaced by `name`."""
+    return url.rsplit("/", 1)[0] + "/" + name
 
 
 def vacuum(url: str) -> None:
@@ -34,13 +57,11 @@ def vacuum(url: str) -> None:
 
     A PostgreSQL without autovacuum (this machine's runs with it off) keeps every dead
     row's index entries and plans with no statistics: a bench database then slows run
-    after run for reasons no deployment has (bench/README.md, "Session 8").
+    after run for reasons no deployment has.
     """
     import psycopg
 
     with psycopg.connect(url, autocommit=True) as conn:
-        if conn.execute("SHOW autovacuum").fetchone()[0] != "on":
-            print("autovacuum is off on this server: the bench vacuums its database before each round")
         conn.execute("VACUUM ANALYZE")
 
 
@@ -51,12 +72,3 @@ def setup_django() -> None:
 
     django.setup()
     call_command("migrate", verbosity=0)
-
-
-def backend_cpu_seconds(pid: int) -> float | None:
-    """CPU seconds a local PostgreSQL backend has used (from /proc); None when the server is elsewhere."""
-    try:
-        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    except OSError:
-        return None
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")  # utime + stime

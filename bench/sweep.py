@@ -19,7 +19,7 @@ memory. `--workers 1` is one process doing the whole pass. Each close writes wha
 real one writes: the run UPDATE, its `run.closed` outbox event, its `run_close` audit
 row linked into its session's chain, its telemetry row, and after each batch's commit
 the push (Redis channel layer when REDIS_URL is set). A sample of the closed chains is
-then verified. Target (issue 15): at most 30 s per 100,000 runs on this 2-core machine,
+then verified. Target: at most 30 s per 100,000 runs on this 2-core machine,
 time linear in the backlog, memory flat. Rows are left in the database (the audit log
 is append-only): point DATABASE_URL at a scratch database.
 """
@@ -43,7 +43,8 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "condor.settings")
 os.environ.setdefault("LOG_LEVEL", "WARNING")
-from bench.scratch_db import backend_cpu_seconds, ensure_database, setup_django  # noqa: E402
+from bench.scratch_db import ensure_database, setup_django  # noqa: E402
+from bench.server_cpu import cpu_seconds  # noqa: E402
 
 def seed(count: int, client_id: int) -> None:
     """`count` idle executing runs, one per session, with the rows a real run has by then.
@@ -104,10 +105,10 @@ def sweep_child(part: int, parts: int) -> None:
     backend = _backend_pid()
     print("ready", flush=True)
     sys.stdin.readline()
-    began, began_cpu, began_db, stamp = time.perf_counter(), time.process_time(), backend_cpu_seconds(backend), time.time()
+    began, began_cpu, began_db, stamp = time.perf_counter(), time.process_time(), cpu_seconds(backend), time.time()
     counts = sweep(share=Share(0, parts)) if part == 0 else sweep_share(Share(part, parts))
     wall, cpu = time.perf_counter() - began, time.process_time() - began_cpu
-    db_cpu = backend_cpu_seconds(backend) - began_db if began_db is not None and _backend_pid() == backend else None
+    db_cpu = cpu_seconds(backend) - began_db if began_db is not None and _backend_pid() == backend else None
     print(json.dumps({"counts": counts, "wall": wall, "cpu": cpu, "db_cpu": db_cpu, "peak_mib": _peak_rss_mib(),
                       "began": stamp, "ended": stamp + wall}))
 
