@@ -112,7 +112,7 @@ class Inbox:
         self.writer.write((
             f"GET /ws/inbox/ HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nUpgrade: websocket\r\n"
             f"Connection: Upgrade\r\nSec-WebSocket-Key: {key}\r\nSec-WebSocket-Version: 13\r\n"
-            f"Origin: http://127.0.0.1\r\nCookie: sessionid={session_id}\r\n\r\n"
+            f"Origin: http://127.0.0.1:{port}\r\nCookie: sessionid={session_id}\r\n\r\n"
         ).encode())
         head = await self.reader.readuntil(b"\r\n\r\n")
         if not head.startswith(b"HTTP/1.1 101"):
