@@ -204,8 +204,12 @@ def main() -> None:
               f"{args.server_threads} threads a side; {args.threads} client threads × {args.per_thread} requests "
               f"a phase; {args.cycles} cycles", flush=True)
         with ExitStack() as servers:
-            for side in sides:
-                server = servers.enter_context(side.checkout.serve(workers=args.workers, threads=args.server_threads))
+            served = [side.checkout.serve(workers=args.workers, threads=args.server_threads) for side in sides]
+            for server in served:
+                servers.callback(server.stop)
+                server.start()
+            for side, server in zip(sides, served, strict=True):
+                server.wait()
                 side.http = CondorHttp(server.base, side.checkout.key, side.checkout.reviewer, side.checkout.password)
                 side.cpu = ServerCpu(server.process.pid, side.checkout.database_url)
                 servers.callback(side.cpu.close)

@@ -24,7 +24,7 @@ def free_port() -> int:
 class Gunicorn:
     """`gunicorn condor.wsgi -k gthread` from `tree`, with `env` on top of this process's environment.
 
-    A context manager: started and answering on enter, stopped on exit.
+    `start()` several, then `wait()` for each (they boot at once); `stop()` never leaves one behind.
     """
 
     def __init__(self, tree: Path, env: dict, *, workers: int, threads: int):
@@ -33,7 +33,7 @@ class Gunicorn:
         self.process: subprocess.Popen | None = None
         self.base = ""
 
-    def __enter__(self) -> Gunicorn:
+    def start(self) -> None:
         port = free_port()
         self.process = subprocess.Popen(
             [sys.executable, "-m", "gunicorn", "condor.wsgi", "-k", "gthread", "--workers", str(self.workers),
@@ -41,20 +41,20 @@ class Gunicorn:
              "-b", f"127.0.0.1:{port}", "--log-level", "warning"],
             cwd=self.tree, env={**os.environ, **self.env})
         self.base = f"http://127.0.0.1:{port}"
+
+    def wait(self) -> None:
+        """Returns once it answers."""
         deadline = time.monotonic() + 120  # a loaded machine takes its time importing Django
         while time.monotonic() < deadline:
             if self.process.poll() is not None:
                 raise SystemExit(f"gunicorn (from {self.tree}) exited with {self.process.returncode}")
             try:
                 httpx.get(self.base + "/", timeout=1)
-                return self
+                return
             except httpx.TransportError:
                 time.sleep(0.1)
         self.stop()
         raise SystemExit(f"gunicorn (from {self.tree}) did not answer")
-
-    def __exit__(self, *exc_info) -> None:
-        self.stop()
 
     def stop(self) -> None:
         if self.process is None or self.process.poll() is not None:
