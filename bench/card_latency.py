@@ -44,6 +44,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "condor.settings")
+os.environ.setdefault("LOG_LEVEL", "WARNING")
 from bench.scratch_db import ensure_database, setup_django  # noqa: E402
 # This bench's pushes stay apart from anything else on the same Redis.
 os.environ.setdefault("CONDOR_CHANNEL_PREFIX", f"condor-bench-{os.getpid()}")
@@ -260,7 +261,10 @@ def main() -> None:
     parser.add_argument("--suspends", type=int, default=500, help="timed suspends")
     parser.add_argument("--warmup", type=int, default=20)
     parser.add_argument("--sockets", type=int, default=1, help="open reviewer sockets; timed to the last")
+    parser.add_argument("--smoke", action="store_true", help="3 suspends after 1: checks the bench still runs")
     options = parser.parse_args()
+    if options.smoke:
+        options.suspends, options.warmup = 3, 1
 
     database_url, redis_url = os.environ.get("DATABASE_URL", ""), os.environ.get("REDIS_URL", "")
     if not database_url.startswith(("postgres://", "postgresql://")) or not redis_url:

@@ -84,7 +84,10 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--calls", type=int, default=200_000, help="calls per round")
     parser.add_argument("--rounds", type=int, default=7)
+    parser.add_argument("--smoke", action="store_true", help="one round of 2,000 calls: checks the bench still runs")
     options = parser.parse_args()
+    if options.smoke:
+        options.calls, options.rounds = 2000, 1
 
     if hasattr(os, "sched_setaffinity"):  # one core, so the figure is per core
         os.sched_setaffinity(0, {min(os.sched_getaffinity(0))})

@@ -47,10 +47,9 @@ os.environ.setdefault("LOG_LEVEL", "WARNING")
 from bench.scratch_db import ensure_database, setup_django  # noqa: E402
 
 CLIENT_NAME = "bench-sessions"
-SESSIONS, MESSAGES, LONG = 10_000, 100_000, 500
 
 
-def seed():
+def seed(sessions_count: int = 10_000, messages: int = 100_000, long_messages: int = 500):
     from django.utils import timezone
 
     from approvals.models import ApiClient, ApiClientKey
@@ -63,13 +62,13 @@ def seed():
         client = ApiClient.objects.create(name=CLIENT_NAME)
         sessions = Session.objects.bulk_create(
             (Session(client=client, title=f"Ward round {n}", patient_ref=f"MRN-{n % 997}", care_unit=f"Unit {n % 7}")
-             for n in range(SESSIONS)), batch_size=2000)
+             for n in range(sessions_count)), batch_size=2000)
         Message.objects.bulk_create(
-            (Message(session=sessions[n % SESSIONS], role="user" if n % 2 else "assistant",
-                     parts=[{"type": "text", "text": f"message {n}"}]) for n in range(MESSAGES)), batch_size=5000)
+            (Message(session=sessions[n % sessions_count], role="user" if n % 2 else "assistant",
+                     parts=[{"type": "text", "text": f"message {n}"}]) for n in range(messages)), batch_size=5000)
         long = Session.objects.create(client=client, title="bench: long conversation")
         now = timezone.now()
-        for turn in range(LONG // 2):
+        for turn in range(long_messages // 2):
             run = Run.objects.create(session=long, autonomy="guarded", state="completed", terminal_reason="completed",
                                      last_activity_at=now, closed_at=now)
             Message.objects.create(session=long, role="user", parts=[{"type": "text", "text": f"ask {turn}"}])
@@ -178,7 +177,12 @@ def main() -> None:
     parser.add_argument("--against", metavar="REV",
                         help="also time the history as sessions_app/history.py built it at this git revision, "
                              "in turns with today's")
+    parser.add_argument("--smoke", action="store_true",
+                        help="120 sessions, a history of 20 messages, 3 requests each: checks the bench still runs")
     args = parser.parse_args()
+    sizes, pages_in = (10_000, 100_000, 500), 20
+    if args.smoke:
+        sizes, pages_in, args.repeat = (120, 600, 20), 1, 3
     url = os.environ.get("DATABASE_URL")
     if not url:
         sys.exit("set DATABASE_URL=postgres://postgres@127.0.0.1:5432/condor_bench_sessions")
@@ -186,7 +190,7 @@ def main() -> None:
     setup_django()
     from django.test import Client
 
-    key, long_id, short_id = seed()
+    key, long_id, short_id = seed(*sizes)
     from sessions_app.history import history_json
     from sessions_app.models import Session
 
@@ -203,18 +207,19 @@ def main() -> None:
     http = Client(HTTP_HOST="localhost")
     first = http.get("/api/v1/sessions/?limit=50", HTTP_AUTHORIZATION=f"Api-Key {key}")
     deep = first.json()["next"]
-    for _ in range(20):  # walk 20 pages in
+    for _ in range(pages_in):  # walk pages in
         deep = http.get(deep, HTTP_AUTHORIZATION=f"Api-Key {key}").json()["next"]
     history = f"/api/v1/sessions/{long_id}/history/"
     rows = [
         ("GET sessions/ (first page of 50)", "/api/v1/sessions/?limit=50", None),
-        ("GET sessions/ (page 21 by cursor)", deep, None),
+        (f"GET sessions/ (page {pages_in + 1} by cursor)", deep, None),
         ("GET sessions/?care_unit=Unit 3&q=round", "/api/v1/sessions/?care_unit=Unit%203&q=round&limit=50", None),
-        ("GET sessions/{id}/history/ (500 messages)", history, None),
+        (f"GET sessions/{{id}}/history/ ({sizes[2]} messages)", history, None),
         *[(f"same, built as at {name}", history, build) for name, build in builders.items() if name != "today's"],
         # The reference: the same endpoint on a 10-message session, the request path's own cost
         # on this machine in this run (the figures above swing with the load; the gap does less).
-        ("GET sessions/{id}/history/ (10 messages, reference)", f"/api/v1/sessions/{short_id}/history/", None),
+        (f"GET sessions/{{id}}/history/ ({sizes[1] // sizes[0]} messages, reference)",
+         f"/api/v1/sessions/{short_id}/history/", None),
     ]
     load = os.getloadavg()[0]
     figures = measure(http, key, rows, args.repeat)
@@ -229,7 +234,7 @@ def main() -> None:
         print(f"| {label} | {f['p50']:.1f} ms | {f['p99']:.1f} ms | {f['cpu50']:.1f} ms | {f['cpu99'] / f['cpu50']:.2f} "
               f"| {f['gc99']:.1f} ms | {'/'.join(map(str, f['generations']))} | {full} | {f['queries']} |")
     long, short = figures[rows[3][0]], figures[rows[-1][0]]
-    print(f"history of 500 messages over the reference: +{long['p50'] - short['p50']:.1f} ms p50, "
+    print(f"history of {sizes[2]} messages over the reference: +{long['p50'] - short['p50']:.1f} ms p50, "
           f"+{long['cpu50'] - short['cpu50']:.1f} ms CPU p50")
     print("allocation peak of one history build (tracemalloc, max of 5): "
           + "; ".join(f"{name} {allocation_peak(build, long_session):.0f} KiB" for name, build in builders.items()))

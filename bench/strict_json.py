@@ -44,8 +44,9 @@ def tool_result() -> bytes:
     return json.dumps({"output": {"rows": rows}, "is_error": False}, ensure_ascii=False).encode()
 
 
-def best_microseconds(parse, body: bytes, rounds: int) -> float:
-    repeat = max(1, 2_000_000 // len(body))
+def best_microseconds(parse, body: bytes, rounds: int, volume: int) -> float:
+    """The best of `rounds` rounds, each parsing `body` until about `volume` bytes were parsed."""
+    repeat = max(1, volume // len(body))
     best = float("inf")
     for _ in range(rounds):
         start = time.perf_counter()
@@ -58,15 +59,19 @@ def best_microseconds(parse, body: bytes, rounds: int) -> float:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=7)
+    parser.add_argument("--smoke", action="store_true", help="one parse of each: checks the bench still runs")
     options = parser.parse_args()
+    volume = 2_000_000
+    if options.smoke:
+        options.rounds, volume = 1, 1
     print(f"{platform.python_implementation()} {platform.python_version()} on {platform.machine()}, "
           f"best of {options.rounds} rounds")
     print(f"{'body':<14}{'size':>10}{'json.loads':>14}{'loads_strict':>15}{'ratio':>8}")
     for name, body in [("gate call", gate_call()), ("clarification", clarification()),
                        ("tool result", tool_result())]:
         assert loads_strict(body) == json.loads(body)
-        plain = best_microseconds(json.loads, body, options.rounds)
-        strict = best_microseconds(loads_strict, body, options.rounds)
+        plain = best_microseconds(json.loads, body, options.rounds, volume)
+        strict = best_microseconds(loads_strict, body, options.rounds, volume)
         print(f"{name:<14}{len(body):>9,}B{plain:>12.1f}µs{strict:>13.1f}µs{strict / plain:>7.2f}x")
 
 

@@ -173,8 +173,11 @@ def main() -> None:
     parser.add_argument("--verify-sample", type=int, default=2000, help="closed session chains to verify")
     parser.add_argument("--workers", type=int, default=2,
                         help="worker processes the pass is split over (CONDOR_SWEEP_PARTS, runs/tasks.py)")
+    parser.add_argument("--smoke", action="store_true", help="300 runs in batches of 100: checks the bench still runs")
     parser.add_argument("--child", type=int, nargs=2, metavar=("PART", "PARTS"), help=argparse.SUPPRESS)
     args = parser.parse_args()
+    if args.smoke:
+        args.sizes, args.batch, args.verify_sample = [300], 100, 20
     if args.child:
         sweep_child(*args.child)
         return
