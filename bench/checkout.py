@@ -33,7 +33,8 @@ class Checkout:
     def __init__(self, label: str, tree: Path, database_url: str, redis_url: str, prefix: str):
         self.label, self.tree = label, tree.resolve()
         self.database_url, self.redis_url, self.prefix = database_url, redis_url, prefix
-        self.reviewer, self.password = "bench-rita", secrets.token_urlsafe(24)
+        # Never starting with "-": create_reviewer would take it for an option.
+        self.reviewer, self.password = "bench-rita", "pw-" + secrets.token_urlsafe(24)
         self.key = ""
         if not (self.tree / "manage.py").is_file():
             raise SystemExit(f"{label}: no manage.py in {self.tree}")

@@ -138,10 +138,8 @@ def one_round(sides: list[Side], args, round_: int) -> None:
 def cycles(sides: list[Side], args, round_: int) -> None:
     """The HITL cycle over HTTP, the sides taking turns cycle by cycle; each side's median kept."""
     times = {side.label: [] for side in sides}
-    with ExitStack() as stack:
-        drivers = {side.label: stack.enter_context(side.http.cycles()) for side in sides}
-        for _, side in in_turns(sides, args.cycles):
-            times[side.label].append(drivers[side.label].one(f"c{round_}-{len(times[side.label])}"))
+    for _, side in in_turns(sides, args.cycles):
+        times[side.label].append(side.http.cycle_ms(f"c{round_}-{len(times[side.label])}"))
     for side in sides:
         side.cycles.append(statistics.median(times[side.label]))
         print(f"  HITL cycle {side.label}  {side.cycles[-1]:6.1f} ms (median of {len(times[side.label])})", flush=True)

@@ -111,36 +111,25 @@ class CondorHttp:
                     for a in approvals]
         return [thread(approvals) for approvals in approved]
 
-    def cycles(self) -> Cycles:
-        return Cycles(self)
+    def cycle_ms(self, tool_call_id: str) -> float:
+        """One whole HITL cycle over HTTP, in ms: the agent's call parks, the reviewer approves, the agent
+        resumes, in a run of its own.
 
-
-class Cycles:
-    """Whole HITL cycles over HTTP, one agent and one reviewer client kept open: the agent's call parks,
-    the reviewer approves, the agent resumes. A context manager; `one()` times a cycle."""
-
-    def __init__(self, condor: CondorHttp):
-        self.condor = condor
-        self.agent, self.reviewer = condor.agent(), condor.reviewer()
-
-    def __enter__(self) -> Cycles:
-        return self
-
-    def __exit__(self, *exc_info) -> None:
-        self.agent.close()
-        self.reviewer.close()
-
-    def one(self, tool_call_id: str) -> float:
-        """One cycle in a run of its own (opened untimed), in ms."""
-        run_id = self.condor.executing_run(self.agent)
-        started = time.perf_counter()
-        parked = checked(self.agent.post(f"/api/v1/runs/{run_id}/tool-calls/",
-                                         json=parking_call(tool_call_id, PRESCRIPTION)), 202)
-        approval_id = parked.json()["approval"]["id"]
-        checked(self.reviewer.post(f"/api/v1/approvals/{approval_id}/decision/", json={"approved": True}), 200)
-        checked(self.agent.post(f"/api/v1/runs/{run_id}/resume/",
-                                json={"approval_id": approval_id, "args": PRESCRIPTION}), 200)
-        return (time.perf_counter() - started) * 1000
+        Each cycle on new connections, opened untimed (the run's opening; a GET of the login page): a
+        gunicorn worker keeps a connection for as long as it lives, so cycles sharing one pair of
+        connections would all share one draw of which workers serve the agent and the reviewer.
+        """
+        with self.agent() as agent, self.reviewer() as reviewer:
+            run_id = self.executing_run(agent)
+            reviewer.get("/accounts/login/")
+            started = time.perf_counter()
+            parked = checked(agent.post(f"/api/v1/runs/{run_id}/tool-calls/",
+                                        json=parking_call(tool_call_id, PRESCRIPTION)), 202)
+            approval_id = parked.json()["approval"]["id"]
+            checked(reviewer.post(f"/api/v1/approvals/{approval_id}/decision/", json={"approved": True}), 200)
+            checked(agent.post(f"/api/v1/runs/{run_id}/resume/",
+                               json={"approval_id": approval_id, "args": PRESCRIPTION}), 200)
+            return (time.perf_counter() - started) * 1000
 
 
 def parked_by_run(responses) -> list[list[Parked]]:

@@ -146,7 +146,8 @@ def test_compare_serves_this_tree_as_old_and_new(migrated):
               env=smoke_env("compare", server_url("postgres")))
     table = {line.split("|")[1].strip(): line for line in out.splitlines() if line.startswith("| ")}
     assert {"gate allow", "suspend", "decision", "resume", "HITL cycle (median)"} <= set(table), out
-    # Each server counted the statements of its requests (the same tree: the same counts).
+    # Each server counted the statements of its requests: the same tree, the same usual count (how
+    # often a first request of a process reads what later ones find cached may differ).
     for path in ("gate allow", "suspend", "decision", "resume"):
-        old, new = (cell.strip() for cell in table[path].split("|")[-3:-1])
+        old, new = (cell.split()[0] for cell in table[path].split("|")[-3:-1])
         assert old == new and old[0].isdigit(), table[path]
