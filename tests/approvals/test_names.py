@@ -124,10 +124,10 @@ def test_an_allowed_tool_call_id_round_trips_through_the_result_url(api, run_id,
     assert response.status_code == 200, response.content
 
 
-def test_a_result_url_with_an_impossible_id_is_a_json_404_not_a_server_error(api, run_id):
+def test_a_result_url_with_a_control_character_is_a_json_400_not_a_server_error(api, run_id):
     response = api.post(f"/api/v1/runs/{run_id}/tool-calls/call%00x/result/", {"output": []}, format="json")
-    assert response.status_code == 404
-    assert response.json()["error"] == "not_found"
+    assert response.status_code == 400
+    assert response.json()["error"] == "invalid_payload"
 
 
 # --- clarification field names ----------------------------------------------------------------
