@@ -55,6 +55,8 @@ class Dashboard:
     p90_time_to_decision: timedelta | None
     expiries_24h: int
     escalation_emails_failed_24h: int  # escalations whose e-mail did not leave (approvals/escalation.py)
+    # Cards whose run was superseded, stopped or closed while they were open: not expiries (SPEC 4).
+    withdrawals_24h: int
     rejections_24h: int
     top_rule_ids: list[tuple[str, int]]
     pending_registry_changes: int
@@ -111,8 +113,11 @@ def dashboard(now: datetime | None = None) -> Dashboard:
     waits = (decided.annotate(wait=F("decided_at") - F("requested_at"))
              .order_by("wait").values_list("wait", flat=True))
     recent_audit = AuditEvent.objects.filter(at__gte=since)
-    counted = recent_audit.aggregate(  # one pass over the window's rows for both counts
+    # One pass over the window's rows: closed without a decision, by their deadline or with their
+    # run (SPEC 4), and escalations whose e-mail did not leave.
+    counted = recent_audit.aggregate(
         expiries=Count("id", filter=Q(kind=AuditEvent.Kind.EXPIRY)),
+        withdrawals=Count("id", filter=Q(kind=AuditEvent.Kind.WITHDRAWAL)),
         escalation_emails_failed=Count("id", filter=Q(kind=AuditEvent.Kind.ESCALATION, decision=EMAIL_FAILED)))
     top = (recent_audit.filter(kind=AuditEvent.Kind.VERDICT).exclude(rule_id="")
            .values("rule_id").annotate(hits=Count("id")).order_by("-hits", "rule_id")[:TOP_RULES])
@@ -127,6 +132,7 @@ def dashboard(now: datetime | None = None) -> Dashboard:
         p90_time_to_decision=_percentile(waits, decisions, 0.9),
         expiries_24h=counted["expiries"],
         escalation_emails_failed_24h=counted["escalation_emails_failed"],
+        withdrawals_24h=counted["withdrawals"],
         rejections_24h=decided.filter(status=ApprovalStatus.REJECTED).count(),
         top_rule_ids=[(row["rule_id"], row["hits"]) for row in top],
         pending_registry_changes=ToolChange.objects.filter(status=ToolChangeStatus.PENDING).count(),

@@ -26,7 +26,7 @@ Kind = AuditKind
 # Named system actors: Condor acting on its own, never a bare "system".
 SWEEP = "sweep"  # the periodic sweeps (runs/sweep.py, approvals/expiry.py)
 SUPERSEDE = "supersede"  # opening a run closes the session's active one
-RUN_CLOSE = "run_close"  # closing a run expires its pending approvals
+RUN_CLOSE = "run_close"  # closing a run withdraws its pending approvals
 ANONYMOUS = "anonymous"  # a login attempt that did not authenticate
 
 # Every `decision` a row may carry, for the admin's filter (fixed choices, no DISTINCT scan
@@ -35,7 +35,7 @@ DECISIONS = (
     "allow", "blocked", "require_approval",  # verdict
     "suspended",  # suspend
     "approved", "rejected", "resume_schema_rejected", "approval_counted",  # decision
-    "consumed", "expired",  # consume, expiry
+    "consumed", "expired", "withdrawn",  # consume, expiry, withdrawal
     "ok", "error",  # result
     "completed", "failed", "aborted",  # run_close
     "tainted",  # taint

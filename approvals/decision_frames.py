@@ -1,7 +1,7 @@
 """The stream chunks that tell the agent what became of its parked call.
 
 Every decision — approve, approve with edits, reject, clarification answered or
-declined, expiry — goes through `decision_frames`, which reads the approval row
+declined, expiry, withdrawal — goes through `decision_frames`, which reads the approval row
 after the change, so the chunk says exactly what the row says (and the replay,
 built from the same persisted event, says it again).
 """
@@ -10,6 +10,8 @@ from approvals.models import Approval, ApprovalStatus
 from runs import frames
 
 _RUNNABLE = (ApprovalStatus.APPROVED, ApprovalStatus.CONSUMED)
+# Closed with nobody deciding: the chunk's reason says how, in place of a reviewer's words.
+_CLOSED_REASON = {ApprovalStatus.EXPIRED: frames.EXPIRED_REASON, ApprovalStatus.WITHDRAWN: frames.WITHDRAWN_REASON}
 
 
 def decision_frames(approval: Approval) -> list[dict]:
@@ -17,10 +19,7 @@ def decision_frames(approval: Approval) -> list[dict]:
         # Still waiting (one approval of a quorum counted): nothing is decided, nothing to tell.
         return []
     approved = approval.status in _RUNNABLE
-    if approval.status == ApprovalStatus.EXPIRED:
-        reason = frames.EXPIRED_REASON
-    else:
-        reason = approval.decision_reason
+    reason = _CLOSED_REASON.get(approval.status, approval.decision_reason)
     return frames.decision_frames(
         approval_id=str(approval.pk),
         tool_call_id=approval.tool_call_id,

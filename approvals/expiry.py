@@ -1,4 +1,4 @@
-"""Expiring approvals: when their run ends, and (for the sweep) when their time is up."""
+"""Closing open approvals: withdrawn when their run ends, expired (for the sweep) when their time is up."""
 
 from django.db.models import Value
 from django.db.models.functions import Coalesce
@@ -13,53 +13,68 @@ from runs.outbox import event, record_events
 from runs.sweep_batches import WHOLE, Share, budget_deadline, walk
 
 
-def _expire(approvals, runs: dict, *, now, actor_system: str, why: dict, actor_user=None) -> int:
-    """Expire `approvals`, locked by the caller, with one UPDATE; their events and audit rows go in at once.
+def _close_cards(approvals, runs: dict, status: ApprovalStatus, *, now, actor_system: str, why: dict,
+                 actor_user=None, actor_client=None) -> int:
+    """Expire or withdraw `approvals`, locked by the caller, with one UPDATE; their events and audit rows go in at once.
 
     `runs`: each approval's run by id (a Run, or the ClosingRun a sweep batch is closing).
     """
     if not approvals:
         return 0
     Approval.objects.filter(pk__any=[approval.pk for approval in approvals]).update(
-        status=ApprovalStatus.EXPIRED, decided_at=Coalesce("decided_at", Value(now))
+        status=status, decided_at=Coalesce("decided_at", Value(now))
     )
     for approval in approvals:
-        approval.status = ApprovalStatus.EXPIRED
-    # The agent hears it like any decision: approved false, reason "expired", then the denial.
+        approval.status = status
+    withdrawn = status == ApprovalStatus.WITHDRAWN
+    # The inbox says why a withdrawn card went (the run's end and who stopped it), so a reviewer
+    # working on it is told instead of seeing it vanish.
+    notice = ({"cause": why["terminal_reason"],
+               "stopped_by": actor_user.get_username() if actor_user is not None else None} if withdrawn else {})
+    # The agent hears it like any decision: approved false, reason "expired" or "withdrawn", then the denial.
     record_events([
-        event(runs[approval.run_id], "approval.expired", step_id=approval.step_id,
+        event(runs[approval.run_id], f"approval.{status}", step_id=approval.step_id,
               data={"approval_id": str(approval.pk)},
-              frames=decision_frames(approval), inbox=cards.removed(approval))
+              frames=decision_frames(approval), inbox={**cards.removed(approval), **notice})
         for approval in approvals
     ])
     audit.record_all([
-        audit.entry(audit.Kind.EXPIRY, approval=approval, actor_system=actor_system, actor_user=actor_user,
-                    decision="expired", rule_id=approval.rule_id, data=why)
+        audit.entry(audit.Kind.WITHDRAWAL if withdrawn else audit.Kind.EXPIRY, approval=approval,
+                    actor_system=actor_system, actor_user=actor_user, actor_client=actor_client,
+                    decision=str(status), rule_id=approval.rule_id, data=why)
         for approval in approvals
     ])
     return len(approvals)
 
 
-def expire_pending_for_runs(runs, *, now=None, include_approved: bool = False, actor_user=None) -> int:
-    """Expire the pending approvals of `runs`, locked and just closed with one reason (in the caller's transaction).
+def withdraw_for_runs(runs, *, now=None, include_approved: bool = False, actor_user=None, actor_client=None) -> int:
+    """Withdraw the pending approvals of `runs`, locked and just closed with one reason (in the caller's transaction).
 
-    With `include_approved`, approved but unconsumed ones expire too: a reviewer
-    who stops a run withdraws every grant it still holds, so none can be used by
-    a cold replay later. A plain close or a supersede leaves grants consumable
-    until their deadline (SPEC section 3). `actor_user` is the reviewer who
-    stopped the run, when one did.
+    SPEC 4: a card whose run was superseded, stopped or closed while it was open is
+    `withdrawn`; one already past its deadline (not swept yet) is `expired`, as the sweep
+    would have made it. With `include_approved`, approved but unconsumed ones go too: a
+    reviewer who stops a run withdraws every grant it still holds, so none can be used
+    by a cold replay later. A plain close or a supersede leaves grants consumable until
+    their deadline (SPEC section 3). `actor_user` / `actor_client`: who closed the run,
+    when someone did.
     """
     by_id = {run.pk: run for run in runs}
+    now = now or timezone.now()
     statuses = OPEN_STATUSES if include_approved else (ApprovalStatus.PENDING,)
     open_approvals = list(
         Approval.objects.select_for_update(of=("self",))
         .select_related("session", "decided_by")
         .filter(run_id__any=list(by_id), status__in=statuses).order_by("requested_at", "pk")
     )
-    reason = runs[0].terminal_reason
-    return _expire(open_approvals, by_id, now=now or timezone.now(), actor_user=actor_user,
-                   actor_system=audit.closing_actor(reason),
-                   why={"cause": "run closed", "terminal_reason": reason})
+    reason = str(runs[0].terminal_reason)
+    actor = audit.closing_actor(reason)
+    ran_out = [approval for approval in open_approvals if approval.expires_at <= now]
+    still_open = [approval for approval in open_approvals if approval.expires_at > now]
+    return (_close_cards(ran_out, by_id, ApprovalStatus.EXPIRED, now=now, actor_system=actor,
+                         why={"cause": "deadline passed", "terminal_reason": reason})
+            + _close_cards(still_open, by_id, ApprovalStatus.WITHDRAWN, now=now, actor_system=actor,
+                           actor_user=actor_user, actor_client=actor_client,
+                           why={"cause": "run ended", "terminal_reason": reason}))
 
 
 def expire_due(*, now=None, until: float | None = None, share: Share = WHOLE) -> int:
@@ -77,7 +92,7 @@ def expire_due(*, now=None, until: float | None = None, share: Share = WHOLE) ->
             .select_related("run", "session", "decided_by")
             .filter(pk__in=ids, run_id__in=list(runs.values_list("pk", flat=True))).order_by("requested_at", "pk")
         )
-        return _expire(rows, {approval.run_id: approval.run for approval in rows}, now=now,
-                       actor_system=audit.SWEEP, why={"cause": "deadline passed"})
+        return _close_cards(rows, {approval.run_id: approval.run for approval in rows}, ApprovalStatus.EXPIRED,
+                            now=now, actor_system=audit.SWEEP, why={"cause": "deadline passed"})
 
     return walk(due, expire_batch, until=until or budget_deadline(), what="approvals (deadline passed)", share=share)

@@ -15,6 +15,7 @@ from condor.errors import (
     ApprovalExpired,
     ApprovalPending,
     ApprovalRejected,
+    ApprovalWithdrawn,
     NotFound,
     PayloadMismatch,
     RunNotSuspendedError,
@@ -36,6 +37,8 @@ def _refuse(approval: Approval, digest: str, now) -> None:
         raise ApprovalRejected(rejection_detail(approval))
     if approval.status == ApprovalStatus.CONSUMED:
         raise ApprovalConsumed()
+    if approval.status == ApprovalStatus.WITHDRAWN:
+        raise ApprovalWithdrawn()
     # The deadline outranks "pending": no decision can come any more (decisions
     # refuse an expired approval), and the sweep may not have run yet.
     if approval.status == ApprovalStatus.EXPIRED or approval.expires_at <= now:

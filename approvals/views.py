@@ -112,6 +112,8 @@ class Resume(APIView):
             **errors(400, 401, 404, 409, 410, 422,
                      e409="approval_pending, approval_rejected, approval_consumed, payload_mismatch or "
                           "run_not_suspended.",
+                     e410="approval_expired: the approval is past its deadline; approval_withdrawn: its run "
+                          "was superseded, stopped or closed while it was open.",
                      e422="idempotency_key_reused: the same Idempotency-Key came with a different body."),
         },
         parameters=[OpenApiParameter("Idempotency-Key", {"type": "string", "minLength": 1,

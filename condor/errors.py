@@ -119,6 +119,11 @@ class ApprovalExpired(CondorError):
     default_detail = "The approval has expired."
 
 
+class ApprovalWithdrawn(CondorError):
+    status, code = 410, "approval_withdrawn"
+    default_detail = "The approval was withdrawn: its run was superseded, stopped or closed while it was open."
+
+
 class ResumeSchemaRejected(CondorError):
     status, code = 422, "resume_schema_rejected"
     default_detail = "The decision does not match the approval's resume schema."

@@ -98,8 +98,10 @@ def denied_frames(tool_call_id: str) -> list[dict]:
     return [{"type": "tool-output-denied", "toolCallId": str(tool_call_id)}]
 
 
-# The reason an expiry carries in its decision chunk (SPEC section 5).
+# The reason an expiry carries in its decision chunk (SPEC section 5), and a withdrawal: the
+# card's run was superseded, stopped or closed while it was open.
 EXPIRED_REASON = "expired"
+WITHDRAWN_REASON = "withdrawn"
 
 
 def decision_frames(

@@ -1,3 +1,5 @@
+import uuid
+
 from rest_framework import serializers
 
 from condor.serializers import JSONObjectField, ReadOnlyModelSerializer, StrictSerializer
@@ -24,6 +26,22 @@ class RunSerializer(ReadOnlyModelSerializer):
         fields = ["id", "session", "state", "terminal_reason", "autonomy", "flow_key", "engine", "summary",
                   "usage", "created_at", "last_activity_at", "closed_at"]
         read_only_fields = fields
+
+
+class OpenedRunSerializer(RunSerializer):
+    """The 201 of POST sessions/{id}/runs/: the new run, and the active run it superseded."""
+
+    superseded_run = serializers.SerializerMethodField(
+        help_text="The session's run that was active until this one opened: it is now aborted `superseded`, "
+                  "and its open approvals are `withdrawn`. Null when no run was active.")
+
+    class Meta(RunSerializer.Meta):
+        fields = [*RunSerializer.Meta.fields, "superseded_run"]
+        read_only_fields = fields
+
+    def get_superseded_run(self, run) -> uuid.UUID | None:
+        superseded = self.context["superseded"]
+        return superseded.pk if superseded is not None else None
 
 
 class RunOpenSerializer(StrictSerializer):

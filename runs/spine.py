@@ -6,6 +6,7 @@ Helpers prefixed `_` expect the caller's transaction and a locked run.
 """
 
 from datetime import timedelta
+from typing import NamedTuple
 
 from django.conf import settings
 from django.db import transaction
@@ -84,9 +85,19 @@ def _touch(run: Run) -> None:
     run.last_activity_at = timezone.now()
 
 
-@transaction.atomic(durable=True)
+class Opened(NamedTuple):
+    run: Run
+    superseded: Run | None  # the session's active run, closed `superseded` by this open (its open cards withdrawn)
+
+
 def open_run(session, *, autonomy: str | None = None, flow_key: str = "", engine: str = "") -> Run:
     """Open a new run on `session`, superseding the active one if there is one."""
+    return open_run_superseding(session, autonomy=autonomy, flow_key=flow_key, engine=engine).run
+
+
+@transaction.atomic(durable=True)
+def open_run_superseding(session, *, autonomy: str | None = None, flow_key: str = "", engine: str = "") -> Opened:
+    """`open_run`, saying which run it superseded (the API's 201 names it)."""
     from sessions_app.models import Session
 
     # Locking the session row serialises concurrent opens on it, so the
@@ -95,7 +106,7 @@ def open_run(session, *, autonomy: str | None = None, flow_key: str = "", engine
     if session.deleted_at is not None:
         # Deleted after the view looked it up: the session lock makes this the last word.
         raise NotFound("No such session.")
-    close_active_run(session, TerminalReason.SUPERSEDED)
+    superseded = close_active_run(session, TerminalReason.SUPERSEDED)
     now = timezone.now()
     run = Run.objects.create(
         session=session,
@@ -105,7 +116,7 @@ def open_run(session, *, autonomy: str | None = None, flow_key: str = "", engine
         last_activity_at=now,
     )
     record_event(run, "run.opened", data={"state": run.state, "autonomy": run.autonomy})
-    return run
+    return Opened(run, superseded)
 
 
 def close_active_run(session, reason: TerminalReason, *, actor_client=None) -> Run | None:
@@ -183,16 +194,16 @@ def _close(run: Run, reason: TerminalReason, **options) -> None:
 def close_locked(runs: list[Run | ClosingRun], reason: TerminalReason, *, summary: str = "",
                  usage: dict | None = None, actor_client=None, actor_user=None, frames: list | None = None,
                  step_id: str = "", withdraw_grants: bool = False, stop_reason: str = "") -> None:
-    """Move locked active runs to the terminal state of `reason` and expire their pending approvals.
+    """Move locked active runs to the terminal state of `reason` and withdraw their pending approvals.
 
-    Set-based: one UPDATE of the runs, the approvals expired together, one INSERT
+    Set-based: one UPDATE of the runs, the approvals withdrawn together, one INSERT
     of the events and one chain append of the audit rows, whether one run closes
     (a request) or a thousand (a sweep batch). `runs` are Run instances (with their
     session loaded) or, from a sweep batch, ClosingRun rows: the same attributes are
-    read from both. `withdraw_grants` (a reviewer's stop) expires approved,
+    read from both. `withdraw_grants` (a reviewer's stop) withdraws approved,
     unconsumed approvals too.
     """
-    from approvals.expiry import expire_pending_for_runs
+    from approvals.expiry import withdraw_for_runs
 
     if not runs:
         return
@@ -214,7 +225,7 @@ def close_locked(runs: list[Run | ClosingRun], reason: TerminalReason, *, summar
     Run.objects.filter(pk__any=[run.pk for run in runs]).update(
         state=closing.state, terminal_reason=closing.terminal_reason, **changes
     )
-    expire_pending_for_runs(runs, now=now, include_approved=withdraw_grants, actor_user=actor_user)
+    withdraw_for_runs(runs, now=now, include_approved=withdraw_grants, actor_user=actor_user, actor_client=actor_client)
     details = {"terminal_reason": closing.terminal_reason, **({"stop_reason": stop_reason} if stop_reason else {})}
     record_events([event(run, "run.closed", step_id=step_id, frames=frames,
                          data={"state": run.state, "terminal": True, **details}) for run in runs])

@@ -10,15 +10,30 @@ from condor.scoping import owned_run, owned_session
 from condor.serializers import validated
 from runs import spine
 from runs.models import Run
-from runs.serializers import CloseSerializer, RunOpenSerializer, RunSerializer, StopSerializer, TransitionSerializer
+from runs.serializers import (
+    CloseSerializer,
+    OpenedRunSerializer,
+    RunOpenSerializer,
+    RunSerializer,
+    StopSerializer,
+    TransitionSerializer,
+)
 
 
 class RunOpen(APIView):
-    @extend_schema(request=RunOpenSerializer, responses={201: RunSerializer, **errors(400, 401, 404)})
+    @extend_schema(request=RunOpenSerializer, responses={201: OpenedRunSerializer, **errors(400, 401, 404)},
+                   description=(
+                       "Opens the session's next run. A session has at most one active run: opening one while "
+                       "another is active supersedes it (that run ends `aborted` with terminal_reason "
+                       "`superseded`, and its pending approvals are `withdrawn`: reviewers see them go, the "
+                       "agent's stream gets each one's decision chunk with reason `withdrawn`). Grants it was "
+                       "already given stay usable in the session until their deadline (cold replay). "
+                       "`superseded_run` names the run this one superseded, or is null."))
     def post(self, request, session_id):
         session = owned_session(request, session_id)
-        run = spine.open_run(session, **validated(RunOpenSerializer, request.data))
-        return Response(RunSerializer(run).data, status=status.HTTP_201_CREATED)
+        opened = spine.open_run_superseding(session, **validated(RunOpenSerializer, request.data))
+        return Response(OpenedRunSerializer(opened.run, context={"superseded": opened.superseded}).data,
+                        status=status.HTTP_201_CREATED)
 
 
 class RunDetail(APIView):

@@ -71,6 +71,22 @@ def test_an_expiry_counts_as_an_expiry_not_as_a_decision(api, catalog):
     assert (board.expiries_24h, board.decisions_24h, board.pending_now) == (1, 0, 0)
 
 
+def test_a_card_withdrawn_by_a_new_run_counts_as_a_withdrawal_not_an_expiry(api, catalog):
+    (card,) = park(api, 1)
+    assert api.post(f"/api/v1/sessions/{card.session_id}/runs/", {}, format="json").status_code == 201
+    board = dashboard()
+    assert (board.expiries_24h, board.withdrawals_24h, board.decisions_24h) == (0, 1, 0)
+
+
+def test_the_index_shows_withdrawals_apart_from_expiries(api, catalog, carl):
+    withdrawn, expired = park(api, 2)
+    api.post(f"/api/v1/sessions/{withdrawn.session_id}/runs/", {}, format="json")
+    assert expire_due(now=timezone.now() + timedelta(days=1)) == 1
+    html = admin_client(carl).get("/admin/").content.decode()
+    assert '<td id="condor-expiries">1</td>' in html
+    assert '<td id="condor-withdrawals">1</td>' in html
+
+
 def test_top_rule_ids_count_the_gate_verdicts_of_the_last_24_hours(api, catalog):
     run_id = open_executing_run(api)
     for i in range(3):

@@ -11,6 +11,8 @@ class ApprovalStatus(models.TextChoices):
     REJECTED = "rejected"
     CONSUMED = "consumed"
     EXPIRED = "expired"
+    # Its run was superseded, stopped or closed while the card was open (not its deadline: that is `expired`).
+    WITHDRAWN = "withdrawn"
 
 
 class ReasonCode(models.TextChoices):

@@ -22,6 +22,7 @@ class AuditKind(models.TextChoices):
     CONSUME = "consume"
     RESULT = "result"
     EXPIRY = "expiry"
+    WITHDRAWAL = "withdrawal"
     RUN_CLOSE = "run_close"
     TAINT = "taint"
     REGISTRY_CHANGE = "registry_change"

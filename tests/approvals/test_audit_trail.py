@@ -80,12 +80,23 @@ def test_an_expiry_by_the_sweep_is_the_sweeps(api):
     assert (expiry.actor, expiry.decision, expiry.data["cause"]) == ("sweep", "expired", "deadline passed")
 
 
-def test_closing_a_run_expires_its_approvals_on_record(api):
+def test_closing_a_run_withdraws_its_approvals_on_record_by_the_agent_that_closed_it(api):
     run_id = open_executing_run(api)
     approval = suspend(api, run_id)
     api.post(f"/api/v1/runs/{run_id}/close/", {"reason": "user_stopped"}, format="json")
-    expiry = AuditEvent.objects.get(approval_id=approval["id"], kind="expiry")
-    assert (expiry.actor, expiry.data["terminal_reason"]) == (audit.RUN_CLOSE, "user_stopped")
+    withdrawal = AuditEvent.objects.get(approval_id=approval["id"], kind="withdrawal")
+    assert (withdrawal.actor, withdrawal.decision, withdrawal.data["terminal_reason"]) == (
+        "client:ward-agent", "withdrawn", "user_stopped")
+
+
+def test_a_supersede_withdraws_the_open_cards_as_the_supersede(api):
+    run_id = open_executing_run(api)
+    approval = suspend(api, run_id)
+    api.post(f"/api/v1/sessions/{Run.objects.get(pk=run_id).session_id}/runs/", {}, format="json")
+    withdrawal = AuditEvent.objects.exclude(kind="suspend").get(approval_id=approval["id"])
+    assert (withdrawal.kind, withdrawal.actor, withdrawal.decision, withdrawal.data) == (
+        "withdrawal", audit.SUPERSEDE, "withdrawn", {"cause": "run ended", "terminal_reason": "superseded"})
+    assert not AuditEvent.objects.filter(approval_id=approval["id"], kind="expiry").exists()
 
 
 @pytest.mark.parametrize("nameless", [{}, {"actor_system": "system"}, {"actor_system": "user:mallory"}])

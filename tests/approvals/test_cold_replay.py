@@ -93,7 +93,7 @@ def test_an_undecided_approval_is_not_a_grant(api):
     first_run = open_executing_run(api)
     approval = suspend(api, first_run)
     second_run = open_next_run(api, first_run)
-    assert approval_row(approval["id"]).status == "expired"  # superseding expires pending approvals
+    assert approval_row(approval["id"]).status == "withdrawn"  # superseding withdraws pending approvals
     assert gate(api, second_run, tool_call_id="call-9").status_code == 202
 
 

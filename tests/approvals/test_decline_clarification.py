@@ -36,12 +36,12 @@ def test_declining_leaves_the_other_pending_approvals_of_the_run_pending(asked, 
     assert run_state(run_id) == ("suspended", "")
 
 
-def test_declining_with_stop_run_ends_the_run_and_expires_the_others(asked, api, reviewer_http):
+def test_declining_with_stop_run_ends_the_run_and_withdraws_the_others(asked, api, reviewer_http):
     run_id, approval = asked
     sibling = suspend(api, run_id, tool="submit_billing_claim", op="submit", args={"claim_id": "c-7"},
                       tool_call_id="call-2", step_id="step-2")
     decide(reviewer_http, approval["id"], {**DECLINE, "stop_run": True})
-    assert approval_row(sibling["id"]).status == "expired"
+    assert approval_row(sibling["id"]).status == "withdrawn"
     assert run_state(run_id) == ("aborted", "approval_denied")
 
 

@@ -110,7 +110,7 @@ def assert_both_finished_cleanly(decider, opener, session_id, approval_id):
     assert decider.outcome in ("approved", "approval_not_pending"), decider.outcome
     assert opener.outcome == "pending", opener.outcome
     assert active_runs(session_id) == 1
-    expected = "approved" if decider.outcome == "approved" else "expired"
+    expected = "approved" if decider.outcome == "approved" else "withdrawn"
     assert Approval.objects.get(pk=approval_id).status == expected
 
 
@@ -182,8 +182,8 @@ def test_a_cold_replay_waits_for_the_lock_on_the_grants_own_run(granted, rita, w
         approval, run = resume(run_id, approval_id, PRESCRIPTION, client=ward_agent, owned_by=ward_agent)
         return approval.status, run.state
 
-    assert outcome_beside_a_stop(run_id, Contender(replay), rita) == "approval_expired"
-    assert Approval.objects.get(pk=approval_id).status == "expired"
+    assert outcome_beside_a_stop(run_id, Contender(replay), rita) == "approval_withdrawn"
+    assert Approval.objects.get(pk=approval_id).status == "withdrawn"
 
 
 def test_a_cold_replay_at_the_gate_waits_for_the_lock_on_the_grants_own_run(granted, rita, ward_agent):
@@ -199,4 +199,4 @@ def test_a_cold_replay_at_the_gate_waits_for_the_lock_on_the_grants_own_run(gran
         return gate_tool_call(run_id, call, client=ward_agent, owned_by=ward_agent).body["rule_id"]
 
     assert outcome_beside_a_stop(run_id, Contender(gate_again), rita) == "run_not_active"
-    assert Approval.objects.get(pk=approval_id).status == "expired"
+    assert Approval.objects.get(pk=approval_id).status == "withdrawn"

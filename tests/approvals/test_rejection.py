@@ -126,16 +126,18 @@ def test_reject_and_stop_aborts_the_run_and_withdraws_every_open_sibling(api, ru
     reject(reviewer_http, target["id"], stop_run=True)
     assert run_state(run_id) == ("aborted", "approval_denied")
     assert approval_row(target["id"]).status == "rejected"
-    assert approval_row(pending["id"]).status == "expired"
-    assert approval_row(granted["id"]).status == "expired"
-    assert resume(api, run_id, granted["id"], THIRD).status_code == 410
+    assert approval_row(pending["id"]).status == "withdrawn"
+    assert approval_row(granted["id"]).status == "withdrawn"
+    refused = resume(api, run_id, granted["id"], THIRD)
+    assert (refused.status_code, refused.json()["error"]) == (410, "approval_withdrawn")
 
 
 def test_reject_and_stop_is_audited_step_by_step(api, run_id, reviewer_http, three_cards):
     target, _, _ = three_cards
     reject(reviewer_http, target["id"], stop_run=True)
     tail = audit_kinds(run_id)[-4:]
-    assert tail == [("decision", "rejected"), ("expiry", "expired"), ("expiry", "expired"), ("run_close", "aborted")]
+    assert tail == [("decision", "rejected"), ("withdrawal", "withdrawn"), ("withdrawal", "withdrawn"),
+                    ("run_close", "aborted")]
     close = AuditEvent.objects.get(run_id=run_id, kind="run_close")
     assert (close.actor, close.data["terminal_reason"], close.data["stop_reason"]) == (
         "user:rita", "approval_denied", REASON)
@@ -169,13 +171,13 @@ def test_a_reviewer_stops_a_parked_run(api, run_id, reviewer_http, three_cards):
     response = stop(reviewer_http, run_id, {"reason": "Patient transferred to another ward."})
     assert response.status_code == 200, response.content
     assert (response.json()["state"], response.json()["terminal_reason"]) == ("aborted", "user_stopped")
-    assert {approval_row(a["id"]).status for a in (target, pending, granted)} == {"expired"}
+    assert {approval_row(a["id"]).status for a in (target, pending, granted)} == {"withdrawn"}
 
 
 def test_a_stop_is_audited_with_the_reviewer_and_reason(api, run_id, reviewer_http, three_cards):
     stop(reviewer_http, run_id, {"reason": "Patient transferred."})
     tail = audit_kinds(run_id)[-4:]
-    assert tail == [("expiry", "expired")] * 3 + [("run_close", "aborted")]
+    assert tail == [("withdrawal", "withdrawn")] * 3 + [("run_close", "aborted")]
     close = AuditEvent.objects.get(run_id=run_id, kind="run_close")
     assert (close.actor, close.data["terminal_reason"], close.data["stop_reason"]) == (
         "user:rita", "user_stopped", "Patient transferred.")
@@ -254,4 +256,4 @@ def test_a_plain_close_leaves_grants_consumable_but_a_stop_does_not(api, reviewe
     withdrawn = suspend(api, stopped_run, args=PRESCRIPTION)
     approve(reviewer_http, withdrawn["id"])
     stop(reviewer_http, stopped_run, {"reason": "Stop."})
-    assert approval_row(withdrawn["id"]).status == "expired"
+    assert approval_row(withdrawn["id"]).status == "withdrawn"

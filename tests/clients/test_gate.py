@@ -7,7 +7,9 @@ from django.utils import timezone
 
 from approvals.expiry import expire_due
 from approvals.models import Approval, ToolCall
+from runs import spine
 from runs.models import Run
+from sessions_app.models import Session
 from tests.clients.conftest import approve_all
 
 pytestmark = pytest.mark.django_db(transaction=True, serialized_rollback=True)
@@ -107,6 +109,33 @@ def test_an_expired_approval_raises_expired(condor, rita_deciding):
     assert Run.objects.get(pk=run.id).terminal_reason == "error"
 
 
+def test_a_new_run_while_the_call_waits_raises_withdrawn(condor, rita_deciding):
+    from condor_client import RunEnded, Withdrawn
+
+    def open_a_new_run(approval):
+        spine.open_run(Session.objects.get(pk=approval.session_id))  # the agent's other worker starts over
+
+    with rita_deciding(open_a_new_run):
+        with pytest.raises(Withdrawn) as withdrawn, ward_session(condor).run() as run:
+            run.gate("prescribe_medication", PRESCRIPTION, op="create")
+    assert isinstance(withdrawn.value, RunEnded)
+    assert (withdrawn.value.code, withdrawn.value.approval_id) == ("approval_withdrawn",
+                                                                   str(Approval.objects.get(run_id=run.id).pk))
+    assert Approval.objects.get(run_id=run.id).status == "withdrawn"
+    assert Run.objects.get(pk=run.id).terminal_reason == "superseded"
+
+
+def test_resuming_a_withdrawn_approval_raises_withdrawn(condor):
+    from condor_client import Withdrawn
+
+    with ward_session(condor).run() as run:
+        parked = run.ask("prescribe_medication", PRESCRIPTION, op="create")
+        spine.open_run(Session.objects.get(pk=Run.objects.get(pk=run.id).session_id))
+        with pytest.raises(Withdrawn) as withdrawn:
+            run.resume(parked.approval_id, {"approved": True, "args": PRESCRIPTION})
+    assert (withdrawn.value.code, withdrawn.value.status) == ("approval_withdrawn", 410)
+
+
 def test_no_decision_within_the_timeout_raises_timed_out_and_closes_the_run_as_timeout(condor):
     from condor_client import TimedOut
 
@@ -115,7 +144,7 @@ def test_no_decision_within_the_timeout_raises_timed_out_and_closes_the_run_as_t
     assert timed_out.value.code == "timed_out"
     assert Run.objects.get(pk=run.id).terminal_reason == "timeout"
     # Closing the run withdrew the card nobody decided.
-    assert Approval.objects.get(pk=timed_out.value.approval_id).status == "expired"
+    assert Approval.objects.get(pk=timed_out.value.approval_id).status == "withdrawn"
 
 
 def test_a_clarification_returns_the_reviewers_answers(condor, rita_deciding):

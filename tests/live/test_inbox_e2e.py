@@ -192,7 +192,7 @@ def test_reject_and_stop_in_the_browser_names_and_withdraws_the_runs_other_cards
     expect(inbox.card(second["id"])).to_have_count(0)
     run = live_agent.get(f"/api/v1/runs/{run_id}/").json()
     assert (run["state"], run["terminal_reason"]) == ("aborted", "approval_denied")
-    assert live_agent.get(f"/api/v1/approvals/{second['id']}/").json()["status"] == "expired"
+    assert live_agent.get(f"/api/v1/approvals/{second['id']}/").json()["status"] == "withdrawn"
 
 
 def test_stop_run_in_the_browser_aborts_the_run(inbox, parked, live_agent):

@@ -13,7 +13,7 @@ from runs.models import RunEvent
 from runs.publish import publish
 from tests.helpers.approval_loop import approve, clarify, decide, parked_run, resume
 from tests.helpers.clock import later
-from tests.helpers.runs import open_executing_run
+from tests.helpers.runs import open_executing_run, open_run
 from tests.live.sockets import (
     connected_inbox,
     in_event_loop,
@@ -140,6 +140,18 @@ async def test_an_expired_approval_is_removed(api, rita):
     assert message == {"type": "card.removed", "id": approval["id"], "status": "expired", "decided_by": None,
                        "run_id": approval["run"], "tool": "prescribe_medication", "op": "create", "care_unit": "",
                        "total": 0}
+
+
+@in_event_loop
+async def test_a_card_withdrawn_by_a_new_run_is_removed_saying_so(api, rita):
+    run_id, approval = await sync(parked_run, api)
+    session_id = await sync(lambda: str(Approval.objects.get(pk=approval["id"]).session_id))
+    async with connected_inbox(rita) as (socket, _):
+        assert (await sync(open_run, api, session_id))["superseded_run"] == run_id
+        message = await next_message(socket)
+    assert message == {"type": "card.removed", "id": approval["id"], "status": "withdrawn", "decided_by": None,
+                       "run_id": run_id, "tool": "prescribe_medication", "op": "create", "care_unit": "",
+                       "cause": "superseded", "stopped_by": None, "total": 0}
 
 
 @in_event_loop

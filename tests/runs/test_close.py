@@ -1,10 +1,13 @@
 """Closing runs: 13 reasons onto 3 terminal states, idempotent, and nothing moves afterwards."""
 
+from datetime import timedelta
+
 import pytest
 
 from approvals.models import Approval, AuditEvent
 from runs.models import Run, RunEvent
 from tests.helpers.approval_loop import decide, park, resume
+from tests.helpers.clock import frozen_clock
 from tests.helpers.http import error_of, post
 from tests.helpers.runs import close, event_kinds, make_run, stored_state, transition
 
@@ -89,13 +92,23 @@ def test_close_writes_its_event_and_an_audit_entry(api, ward_agent):
     assert (audit.decision, audit.actor_client_id) == ("failed", ward_agent.pk)
 
 
-def test_closing_a_suspended_run_expires_its_pending_approvals(api):
+def test_closing_a_suspended_run_withdraws_its_pending_approvals(api):
     run = make_run(api, "executing")
     approval = park(api, run["id"])
 
     close(api, run["id"], "user_stopped")
 
-    assert Approval.objects.get(pk=approval["id"]).status == "expired"
+    assert Approval.objects.get(pk=approval["id"]).status == "withdrawn"
+
+
+def test_closing_a_run_expires_a_card_already_past_its_deadline(api, monkeypatch):
+    run = make_run(api, "executing")
+    approval = park(api, run["id"])
+    frozen_clock(monkeypatch, Approval.objects.get(pk=approval["id"]).expires_at + timedelta(seconds=1))
+
+    close(api, run["id"], "completed")
+
+    assert Approval.objects.get(pk=approval["id"]).status == "expired"  # the deadline came first, swept or not
 
 
 @pytest.mark.parametrize("state", ["completed", "failed", "aborted"])

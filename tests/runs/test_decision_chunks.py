@@ -87,13 +87,23 @@ def test_an_expiry_sends_expired_and_the_denial(api, run_id):
     assert after[0] == {"type": "tool-output-denied", "toolCallId": "call-1"}
 
 
-def test_a_grant_withdrawn_by_a_stop_is_announced_as_expired(api, run_id, reviewer_http):
+def test_a_card_withdrawn_by_a_new_run_sends_withdrawn_and_the_denial(api, run_id):
+    approval = suspend(api, run_id)
+    session_id = Approval.objects.get(pk=approval["id"]).session_id
+    assert api.post(f"/api/v1/sessions/{session_id}/runs/", {}, format="json").status_code == 201
+    chunk, after = decision_of(run_id, approval["id"])
+    assert chunk["data"] == {"toolCallId": "call-1", "approved": False, "reason": "withdrawn", "args": None,
+                             "payloadHash": None}
+    assert after[0] == {"type": "tool-output-denied", "toolCallId": "call-1"}
+
+
+def test_a_grant_withdrawn_by_a_stop_is_announced_as_withdrawn(api, run_id, reviewer_http):
     approval = suspend(api, run_id)
     approve(reviewer_http, approval["id"])
     assert post_json(reviewer_http, f"/api/v1/runs/{run_id}/stop/", {"reason": "Stop."}).status_code == 200
     decisions = [c for c in stream_chunks(run_id) if c["type"] == "data-approval-decision"]
     assert [c["data"]["approved"] for c in decisions] == [True, False]
-    assert decisions[-1]["data"]["reason"] == "expired"
+    assert decisions[-1]["data"]["reason"] == "withdrawn"
 
 
 def test_the_suspend_answer_and_the_decision_chunk_agree_on_the_tool_call(api, run_id, reviewer_http):

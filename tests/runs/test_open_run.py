@@ -7,7 +7,7 @@ from django.utils import timezone
 
 from approvals.models import Approval
 from runs import spine
-from runs.models import Run
+from runs.models import Run, RunEvent
 from sessions_app.models import Session
 from tests.helpers.approval_loop import decide, park, resume
 from tests.helpers.http import post
@@ -64,13 +64,39 @@ def test_a_closed_run_is_not_superseded_again(api):
     assert (stored.state, stored.terminal_reason) == ("completed", "completed")
 
 
-def test_supersede_expires_the_pending_approvals_of_the_old_run(api):
+def test_the_201_names_the_run_it_superseded(api):
+    old = make_run(api, "executing")
+
+    new = open_run(api, old["session"])
+
+    assert new["superseded_run"] == old["id"]
+
+
+def test_the_201_names_no_run_when_none_was_active(api):
+    old = make_run(api, "completed")
+
+    assert open_run(api, old["session"])["superseded_run"] is None
+
+
+def test_supersede_withdraws_the_pending_approvals_of_the_old_run(api):
     old = make_run(api, "executing")
     approval = park(api, old["id"])
 
     open_run(api, old["session"])
 
-    assert Approval.objects.get(pk=approval["id"]).status == "expired"
+    assert Approval.objects.get(pk=approval["id"]).status == "withdrawn"
+    assert api.get(f"/api/v1/approvals/{approval['id']}/").json()["status"] == "withdrawn"
+
+
+def test_supersede_tells_the_inbox_the_card_was_withdrawn_and_why(api):
+    old = make_run(api, "executing")
+    approval = park(api, old["id"])
+
+    open_run(api, old["session"])
+
+    pushed = RunEvent.objects.get(run_id=old["id"], kind="approval.withdrawn").inbox
+    assert (pushed["type"], pushed["id"], pushed["status"]) == ("card.removed", approval["id"], "withdrawn")
+    assert (pushed["cause"], pushed["stopped_by"]) == ("superseded", None)
 
 
 def test_supersede_leaves_a_granted_approval_consumable_in_the_session(api, reviewer_http):

@@ -36,8 +36,8 @@ def parked(api, approvals: int) -> str:
 
 
 # What a close writes (the rows before it carry times and cards that differ from run to run).
-CLOSING_EVENTS = ("approval.expired", "run.closed")
-CLOSING_ROWS = ("expiry", "run_close")
+CLOSING_EVENTS = ("approval.expired", "approval.withdrawn", "run.closed")
+CLOSING_ROWS = ("expiry", "withdrawal", "run_close")
 
 
 def effect(run_id) -> tuple:
@@ -72,10 +72,10 @@ def test_a_batch_close_leaves_what_a_single_close_leaves(api, settings):
     assert sweeps.abort_overdue_suspends(timezone.now() + timedelta(seconds=61)) == 3
 
     assert effect(batch[0]) == effect(single)
-    assert effect(batch[0])[2] == ["expired", "expired"]
-    assert [row[0] for row in effect(batch[1])[4]] == ["expiry", "run_close"]
-    assert [event[0] for event in effect(batch[0])[3]] == ["approval.expired", "approval.expired", "run.closed"]
-    # Each session's chain gained three rows at once (two expiries, the close): still intact, heads included.
+    assert effect(batch[0])[2] == ["withdrawn", "withdrawn"]
+    assert [row[0] for row in effect(batch[1])[4]] == ["withdrawal", "run_close"]
+    assert [event[0] for event in effect(batch[0])[3]] == ["approval.withdrawn", "approval.withdrawn", "run.closed"]
+    # Each session's chain gained three rows at once (two withdrawals, the close): still intact, heads included.
     assert audit_chain.verify().intact
 
 

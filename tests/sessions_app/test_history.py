@@ -114,11 +114,11 @@ def test_the_real_ai_client_accepts_the_history(api, ward_round):
 
 
 @needs_ai_client
-def test_a_pending_approval_an_expiry_and_a_clarification_validate_too(api, catalog, reviewer_http):
+def test_a_pending_approval_a_withdrawal_and_a_clarification_validate_too(api, catalog, reviewer_http):
     run_id = open_executing_run(api)
     session_id = session_of(run_id)
     suspend(api, run_id, tool_call_id="first", step_id="s1")
-    open_run(api, session_id)  # supersedes: the pending approval expires
+    open_run(api, session_id)  # supersedes: the pending approval is withdrawn
     second = open_run(api, session_id)["id"]
     api.post(f"/api/v1/runs/{second}/transition/", {"to": "executing"}, format="json")
     asked = clarify(api, second, [{"name": "route", "hint": {"options": ["oral", "iv"]}}],
@@ -131,7 +131,7 @@ def test_a_pending_approval_an_expiry_and_a_clarification_validate_too(api, cata
 
     assert [m["id"] for m in messages][:1] == [f"run_{messages[0]['id'][4:]}"]
     assert tool_part(messages, "first")["state"] == "output-denied"
-    assert tool_part(messages, "first")["approval"]["reason"] == "expired"
+    assert tool_part(messages, "first")["approval"]["reason"] == "withdrawn"
     assert tool_part(messages, "ask")["state"] == "input-available"
     assert tool_part(messages, "later")["state"] == "approval-requested"
     assert any(p["type"] == "data-clarification" for m in messages for p in m["parts"])

@@ -66,7 +66,7 @@ def test_another_client_can_neither_patch_nor_delete(api, other_api):
     assert (stored.title, stored.deleted_at) == ("Mine", None)
 
 
-def test_delete_stops_the_active_run_and_expires_its_pending_approvals(api, catalog):
+def test_delete_stops_the_active_run_and_withdraws_its_pending_approvals(api, catalog):
     run = make_run(api, "suspended")
     session_id = run["session"]
 
@@ -75,7 +75,7 @@ def test_delete_stops_the_active_run_and_expires_its_pending_approvals(api, cata
     assert response.status_code == 204
     stored = Run.objects.get(pk=run["id"])
     assert (stored.state, stored.terminal_reason) == ("aborted", "user_stopped")
-    assert list(Approval.objects.filter(run_id=run["id"]).values_list("status", flat=True)) == ["expired"]
+    assert list(Approval.objects.filter(run_id=run["id"]).values_list("status", flat=True)) == ["withdrawn"]
     close_row = AuditEvent.objects.get(kind="run_close", run_id=run["id"])
     assert close_row.actor == "client:ward-agent"
     assert AuditEvent.objects.get(kind="session_change", decision="deleted").data == {"stopped_run": run["id"]}

@@ -18,12 +18,14 @@ from condor_client.errors import (
     Expired,
     RunEnded,
     TimedOut,
+    Withdrawn,
 )
 from condor_client.gated import NoCurrentRun, gated
 from condor_client.protocol import Allowed, Parked
 
 __all__ = [
     "Allowed", "AsyncCondor", "AsyncRun", "AsyncSession", "Blocked", "Condor", "CondorError", "ConnectionFailed",
-    "Denied", "Expired", "NoCurrentRun", "Parked", "Run", "RunEnded", "Session", "TimedOut", "current_run", "gated",
+    "Denied", "Expired", "NoCurrentRun", "Parked", "Run", "RunEnded", "Session", "TimedOut", "Withdrawn",
+    "current_run", "gated",
 ]
 __version__ = "0.1.0"

@@ -147,7 +147,8 @@ class Run:
         """Ask before running ``tool``: returns the args to run (a reviewer's edit, after one).
 
         Raises ``Blocked`` (never run it), ``Denied`` (a reviewer said no; the reason
-        says why), ``Expired`` or ``TimedOut`` (no decision within ``timeout`` s).
+        says why), ``Expired``, ``Withdrawn`` (the run ended meanwhile) or ``TimedOut`` (no
+        decision within ``timeout`` s).
         """
         return self.condor.drive(protocol.gate(
             self.id, self._ids, tool, args, op=op, timeout=self._timeout(timeout), tool_call_id=tool_call_id,
@@ -167,7 +168,8 @@ class Run:
         return self.condor.drive(protocol.wait_for_decision(self.id, approval_id, self._timeout(timeout)))
 
     def resume(self, approval_id: str, decision: dict) -> Allowed:
-        """Resume after ``decision``: the approved args (a reviewer's edit, after one), or ``Denied`` / ``Expired``."""
+        """Resume after ``decision``: the approved args (a reviewer's edit, after one), or ``Denied`` / ``Expired`` /
+        ``Withdrawn``."""
         return self.condor.drive(protocol.resume(self.id, approval_id, decision))
 
     def clarify(self, tool: str, message: str, missing: list, *, args: dict | None = None, op: str | None = None,

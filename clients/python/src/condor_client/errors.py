@@ -2,7 +2,7 @@
 
 Condor answers every error as ``{"error": "<code>", "detail": "<sentence>"}``;
 branch on ``CondorError.code``, never on the sentence. The verdicts a human or the
-policy gives (blocked, denied, expired) and the client's own wait limit get their
+policy gives (blocked, denied, expired, withdrawn) and the client's own wait limit get their
 own classes, so an agent can tell "do something else" from "try later".
 """
 
@@ -74,6 +74,20 @@ class RunEnded(CondorError):
     code = "run_not_active"
 
 
+class Withdrawn(RunEnded):
+    """The approval was withdrawn: its run was superseded, stopped or closed while the call waited.
+
+    A ``RunEnded`` (the run is over, nothing of it can run), said by Condor itself: the
+    approval's status is ``withdrawn`` and the stream's decision chunk says reason ``withdrawn``.
+    """
+
+    code = "approval_withdrawn"
+
+    def __init__(self, approval_id: str | None = None, detail: str = ""):
+        super().__init__(detail or "The approval was withdrawn: its run was superseded, stopped or closed.")
+        self.approval_id = approval_id
+
+
 def error_from_answer(status: int, body: object) -> CondorError:
     """The exception for a non-2xx answer ``body`` (``{"error", "detail"}`` when it is Condor's)."""
     code, detail = "error", ""
@@ -84,6 +98,8 @@ def error_from_answer(status: int, body: object) -> CondorError:
         error: CondorError = Expired(detail=detail)
     elif code == "approval_rejected":
         error = Denied(detail)
+    elif code == "approval_withdrawn":
+        error = Withdrawn(detail=detail)
     else:
         error = CondorError(detail or f"HTTP {status}", code=code)
     error.status = status

@@ -15,9 +15,10 @@ from collections.abc import Generator
 from dataclasses import dataclass
 from typing import Any
 
-from condor_client.errors import Blocked, Denied, Expired, error_from_answer
+from condor_client.errors import Blocked, Denied, Expired, Withdrawn, error_from_answer
 
-EXPIRED_REASON = "expired"
+# The reasons a decision chunk gives when nobody decided: the card ran out, or its run ended.
+CLOSED_REASONS = {"expired": Expired, "withdrawn": Withdrawn}
 
 
 @dataclass(frozen=True)
@@ -164,13 +165,15 @@ def wait_for_decision(run_id: str, approval_id: str, timeout: float) -> Flow:
 
 
 def resume(run_id: str, approval_id: str, decision: dict) -> Flow:
-    """The approved args (an Allowed; ``.values`` after a clarification), or Denied / Expired."""
+    """The approved args (an Allowed; ``.values`` after a clarification), or Denied / Expired / Withdrawn."""
     if not decision.get("approved"):
-        # An expiry's chunk says reason "expired"; so does a rejection whose reviewer wrote just that.
-        # Only then is the approval asked which it was.
-        if decision.get("reason") == EXPIRED_REASON and (yield from get_approval(approval_id))["status"] == "expired":
-            raise Expired(approval_id)
-        raise Denied(decision.get("reason"), approval_id)
+        # An expiry's chunk says reason "expired", a withdrawal's "withdrawn"; so does a rejection whose
+        # reviewer wrote just that. Only then is the approval asked which it was.
+        reason = decision.get("reason")
+        closed = CLOSED_REASONS.get(reason) if isinstance(reason, str) else None
+        if closed is not None and (yield from get_approval(approval_id))["status"] == reason:
+            raise closed(approval_id)
+        raise Denied(reason, approval_id)
     # The key is the approval's own: whoever resumes it, however often, asks the same question.
     # Condor checks the args against what the reviewer approved (409 payload_mismatch otherwise).
     answer = yield Call("POST", f"runs/{run_id}/resume/", {"approval_id": approval_id, "args": decision["args"]},

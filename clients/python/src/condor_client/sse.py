@@ -71,7 +71,7 @@ def decision_from_approval(approval: dict) -> dict | None:
     if status == "rejected":
         return {"toolCallId": approval.get("tool_call_id"), "approved": False,
                 "reason": approval.get("decision_reason") or None, "args": None, "payloadHash": None}
-    if status == "expired":
-        return {"toolCallId": approval.get("tool_call_id"), "approved": False, "reason": "expired",
+    if status in ("expired", "withdrawn"):  # nobody decided: the chunk's reason is the status
+        return {"toolCallId": approval.get("tool_call_id"), "approved": False, "reason": status,
                 "args": None, "payloadHash": None}
     return None
