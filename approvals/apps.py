@@ -10,10 +10,11 @@ class ApprovalsConfig(AppConfig):
         import condor.schema  # noqa: F401
         # Logins and failed logins are audited (signal receivers).
         import approvals.audit_logins  # noqa: F401
-        from approvals import audit, socket_signals
+        from approvals import audit, claim_voids, socket_signals
         from condor import audit as front_door
 
         socket_signals.connect()
+        claim_voids.connect()  # a claim whose holder can no longer see its card ends at once
         front_door.install(audit.record)
         # A key revoked (or a client changed) in this process is not served from the key cache.
         from condor import api_key_cache

@@ -41,7 +41,7 @@ DECISIONS = (
     "tainted",  # taint
     "created", "updated", "deleted", "proposed", "confirmed",  # registry_change, review_team, account, access_grant
     "password_set",  # account
-    "claimed", "renewed", "released",  # claim
+    "claimed", "renewed", "released", "voided",  # claim
     "escalated", "email_failed",  # escalation
     "viewed",  # args_viewed
     "exported", "succeeded", "intact", "broken",  # export, login / login_failed, verify

@@ -4,8 +4,10 @@ A claim lives CONDOR_CLAIM_TTL_SECONDS; the holder claiming again renews it, any
 else is refused (409 `approval_claimed`, naming the holder) while it lives, and so is
 their decision (decisions.py asks `refuse_if_claimed_by_other`). The holder releases
 it, or a decision ends it. An expired claim needs no sweep: it is simply not live any
-more (`live_holder`). Every change is pushed to the inbox as `card.updated` and
-audited (`claim`: claimed / renewed / released).
+more (`live_holder`). Nobody ends a card another reviewer holds: not by deciding it,
+nor by ending its run (`refuse_if_run_claimed_by_other`). A claim whose holder can no
+longer see the card is void (claim_voids.py). Every change is pushed to the inbox as
+`card.updated` and audited (`claim`: claimed / renewed / released / voided).
 """
 
 from datetime import timedelta
@@ -16,7 +18,7 @@ from django.utils import timezone
 
 from approvals import audit, cards
 from approvals.locking import lock_pending
-from approvals.models import Approval
+from approvals.models import Approval, ApprovalStatus
 from approvals.visibility import sees_approval
 from condor.errors import ApprovalClaimed
 from runs.outbox import record_event
@@ -34,6 +36,23 @@ def refuse_if_claimed_by_other(approval: Approval, user, now) -> None:
     if holder is not None and holder.pk != user.pk:
         raise ApprovalClaimed(f"{holder.get_username()} is reviewing this approval "
                               f"(claimed until {approval.claim_expires_at.isoformat()}).")
+
+
+def refuse_if_run_claimed_by_other(run, user, now, *, besides: Approval | None = None) -> None:
+    """409 while another reviewer holds a live claim on an open card of `run`, which `user` would end
+    by ending the run (a stop, a rejection that stops it). `besides`: the card acted on, checked apart.
+
+    The caller holds the run's lock, which every claim takes first: none can start meanwhile.
+    """
+    held = (Approval.objects.filter(run_id=run.pk, status=ApprovalStatus.PENDING, claim_expires_at__gt=now)
+            .exclude(claimed_by=user).exclude(claimed_by__isnull=True).select_related("claimed_by"))
+    if besides is not None:
+        held = held.exclude(pk=besides.pk)
+    other = held.order_by("claim_expires_at").first()
+    if other is not None:
+        raise ApprovalClaimed(f"{other.claimed_by.get_username()} is reviewing a card of this run "
+                              f"({' · '.join(filter(None, (other.tool, other.op)))}, claimed until "
+                              f"{other.claim_expires_at.isoformat()}); ending the run would withdraw it.")
 
 
 def end_claim(approval: Approval) -> None:

@@ -173,7 +173,10 @@ def _reject(approval: Approval, run, reason: str, *, user, stop_run: bool) -> Ap
     """Reject an approval card or decline a clarification: that call is denied; the run ends only on `stop_run`."""
     if not reason:
         raise InvalidPayload("A rejection needs a reason.")
-    approval.reject(by=user, at=timezone.now(), reason=reason)
+    now = timezone.now()
+    if stop_run:
+        claims.refuse_if_run_claimed_by_other(run, user, now, besides=approval)
+    approval.reject(by=user, at=now, reason=reason)
     _audit_decision(approval, user, "rejected", stop_run=stop_run, along=(
         save_write(approval),
         event_write(run, "approval.rejected", step_id=approval.step_id,
@@ -202,7 +205,10 @@ def _audit_decision(approval: Approval, user, decision: str, *, along: tuple = (
 def _fail_on_schema(approval_id, errors: list[str], *, user, visible) -> None:
     """A payload its schema refuses ends the run (suspended → failed) and closes the approval."""
     approval, run = lock_pending(approval_id, visible=visible)
-    approval.reject(by=user, at=timezone.now(), reason="resume schema rejected: " + " ".join(errors))
+    now = timezone.now()
+    if run.state == RunState.SUSPENDED:
+        claims.refuse_if_run_claimed_by_other(run, user, now)  # failing the run withdraws its other cards
+    approval.reject(by=user, at=now, reason="resume schema rejected: " + " ".join(errors))
     approval.save()
     _audit_decision(approval, user, "resume_schema_rejected", errors=errors, along=(
         event_write(run, "approval.rejected", step_id=approval.step_id,

@@ -177,7 +177,8 @@ class Decision(ReviewerOnly, APIView):
                      e409="approval_not_pending: the approval was already decided or has expired; "
                           "payload_changed: the args on the table are not the payload_hash named (an edit); "
                           "full_args_not_viewed: a card too long to show whole was approved unread; "
-                          "approval_claimed: another reviewer holds a live claim on it; "
+                          "approval_claimed: another reviewer holds a live claim on it (or, with stop_run, "
+                          "on another open card of its run); "
                           "already_approved_by_you: this payload needs another reviewer's approval.",
                      e422="resume_schema_rejected: the decision does not match the resume schema; "
                           "the run has failed."),

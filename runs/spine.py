@@ -174,14 +174,18 @@ def stop(run_id, reason: str, *, user) -> Run:
     reviewer said the run must not go on, so nothing it was granted may run.
     Stopping a run that has ended returns it unchanged, as a second close does
     (SPEC 3: a second terminal write is an idempotent no-op); its terminal reason
-    says how it ended (`user_stopped`: by this stop or an earlier one).
+    says how it ended (`user_stopped`: by this stop or an earlier one). While another
+    reviewer holds a live claim on one of its cards, the stop is 409 `approval_claimed`.
     """
     reason = (reason or "").strip()
     if not reason:
         raise InvalidPayload("Stopping a run needs a reason.")
+    from approvals.claims import refuse_if_run_claimed_by_other
+
     run = lock_run(run_id)
     if run.is_terminal:
         return run
+    refuse_if_run_claimed_by_other(run, user, timezone.now())
     _close(run, TerminalReason.USER_STOPPED, actor_user=user, withdraw_grants=True, stop_reason=reason)
     return run
 

@@ -70,8 +70,10 @@ class RunStop(ReviewerOnly, APIView):
         "A run that has already ended is returned unchanged (its terminal_reason says how it ended)."),
         responses={
             200: RunSerializer,
-            **errors(400, 403, 404,
-                     e403="permission_denied: only logged-in reviewers stop runs (not logged in, or an API key)."),
+            **errors(400, 403, 404, 409,
+                     e403="permission_denied: only logged-in reviewers stop runs (not logged in, or an API key).",
+                     e409="approval_claimed: another reviewer holds a live claim on one of the run's open cards "
+                          "(the detail names them and the card); nothing was stopped."),
         })
     def post(self, request, run_id):
         # Review teams (SPEC section 10): a reviewer may stop only a run whose session's

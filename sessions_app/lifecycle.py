@@ -39,7 +39,7 @@ def update_session(session_id, changes: dict, *, client) -> Session:
     audit.record(SESSION_CHANGE, session=session, actor_client=client, decision="updated",
                  data={"changed": {name: {"from": before[name], "to": value} for name, value in changed.items()}})
     if "care_unit" in changed:
-        care_unit_changed.send(sender=Session, session=session)
+        care_unit_changed.send(sender=Session, session=session, by=client)
     return session
 
 

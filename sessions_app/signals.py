@@ -2,6 +2,7 @@
 
 from django.dispatch import Signal
 
-# A session moved to another care unit (`session`), sent inside the transaction that moved it:
-# who may see its cards changed (review teams, SPEC section 10).
+# A session moved to another care unit (`session`, by the API client `by`), sent inside the
+# transaction that moved it, the session locked: who may see its cards changed (review teams,
+# SPEC section 10).
 care_unit_changed = Signal()

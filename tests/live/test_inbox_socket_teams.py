@@ -14,6 +14,7 @@ from approvals import consumers
 from approvals.models import ReviewTeam
 from runs.models import Run
 from tests.helpers.approval_loop import approve, suspend
+from tests.helpers.http import post_json
 from tests.helpers.runs import open_executing_run
 from tests.helpers.personas import logged_in
 from tests.live.sockets import connected_inbox, in_event_loop, next_message, pong_is_next, sync
@@ -116,6 +117,23 @@ def edit_in_a_burst(team, member) -> None:
             team.members.add(member)
             team.members.remove(member)
         team.members.add(member)
+
+
+@in_event_loop
+async def test_a_claim_voided_by_a_move_reaches_the_new_wards_inbox_unclaimed(rita, rob, api):
+    await sync(wards, rita, rob)
+    icu = await sync(park_in, api, "ICU")
+    claimed = await sync(post_json, await sync(logged_in, rita), f"/api/v1/approvals/{icu['id']}/claim/", {})
+    assert claimed.status_code == 200
+    async with connected_inbox(rob) as (robs, _):
+        moved = await sync(api.patch, f"/api/v1/sessions/{icu['session']}/", {"care_unit": "CARDIO"}, format="json")
+        assert moved.status_code == 200, moved.content
+        # The resync and the void's own push, in either order: both show the card free to take.
+        pushes = [await next_message(robs), await next_message(robs)]
+    by_type = {push["type"]: push for push in pushes}
+    assert set(by_type) == {"snapshot", "card.updated"}
+    assert [(card["id"], card["claimed_by"]) for card in by_type["snapshot"]["cards"]] == [(icu["id"], None)]
+    assert (by_type["card.updated"]["card"]["id"], by_type["card.updated"]["card"]["claimed_by"]) == (icu["id"], None)
 
 
 @in_event_loop
