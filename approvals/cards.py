@@ -227,3 +227,9 @@ def removed(approval) -> dict:
             "care_unit": approval.session.care_unit,
             "decided_by": _decided_by(approval), "run_id": str(approval.run_id),
             "tool": approval.tool, "op": approval.op}
+
+
+def withdrawn(approval, *, cause: str, stopped_by: str | None) -> dict:
+    """A withdrawn card's removal, saying why its run ended (`cause`, the terminal reason) and who
+    stopped it: a reviewer working on the card is told so, and keeps what they typed."""
+    return {**removed(approval), "cause": cause, "stopped_by": stopped_by}

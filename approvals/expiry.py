@@ -27,15 +27,17 @@ def _close_cards(approvals, runs: dict, status: ApprovalStatus, *, now, actor_sy
     for approval in approvals:
         approval.status = status
     withdrawn = status == ApprovalStatus.WITHDRAWN
-    # The inbox says why a withdrawn card went (the run's end and who stopped it), so a reviewer
-    # working on it is told instead of seeing it vanish.
-    notice = ({"cause": why["terminal_reason"],
-               "stopped_by": actor_user.get_username() if actor_user is not None else None} if withdrawn else {})
+    stopped_by = actor_user.get_username() if actor_user is not None else None
+
+    def notice(approval) -> dict:
+        if withdrawn:
+            return cards.withdrawn(approval, cause=why["terminal_reason"], stopped_by=stopped_by)
+        return cards.removed(approval)
+
     # The agent hears it like any decision: approved false, reason "expired" or "withdrawn", then the denial.
     record_events([
         event(runs[approval.run_id], f"approval.{status}", step_id=approval.step_id,
-              data={"approval_id": str(approval.pk)},
-              frames=decision_frames(approval), inbox={**cards.removed(approval), **notice})
+              data={"approval_id": str(approval.pk)}, frames=decision_frames(approval), inbox=notice(approval))
         for approval in approvals
     ])
     audit.record_all([

@@ -7,6 +7,7 @@ import { renderArgs } from './args.js';
 import { applyClaim, buildClaim, claimLapsed } from './claim.js';
 import { buildApprovalControls, buildClarificationControls, buildStopPanel, noEdit, renderWithdrawn, syncControls, validateEdit } from './controls.js';
 import { applyContext, buildContext } from './context.js';
+import { applyQuorum, buildQuorum, noteQuorum } from './quorum.js';
 import { clockTime, countdownAt, timeOf } from './countdown.js';
 import { h, uid } from './dom.js';
 import { argsCut, renderCutArgs, withLoadedArgs } from './full_args.js';
@@ -55,6 +56,11 @@ export function createEntry(card) {
     form: null,
     withdrawn: [], // what stopping this card's run would withdraw besides this card (runs.js)
     run: null, // where it sits in its run, as applyRun was last told
+    approvedByMe: false, // four eyes: this reviewer's approval is counted (quorum.js)
+    myApprovalCount: '', // ...said as "You approved (1 of 2)"
+    myApprovalText: '', // ...and "You approved (1 of 2) — waiting for a second reviewer"
+    approvedHere: null, // ...as the server said (409) for this payload hash, before the card did
+    gone: null, // withdrawn while the reviewer worked on it: {text}, kept on screen (withdrawn.js)
   };
   applyCard(entry, card);
   return entry;
@@ -129,13 +135,18 @@ function buildSkeleton(entry) {
   r.question,
   r.argsBlock,
   buildClaim(entry),
+  buildQuorum(entry),
   r.body,
   r.error);
   entry.el.dataset.approvalId = entry.id;
   entryOf.set(entry.el, entry);
 
-  if (entry.kind === 'approval') buildApprovalControls(entry);
-  else buildClarificationControls(entry);
+  if (entry.kind === 'approval') {
+    buildApprovalControls(entry);
+    r.body.append(r.myApproval); // why Approve is off once this reviewer approved (quorum.js)
+  } else {
+    buildClarificationControls(entry);
+  }
   buildStopPanel(entry);
 }
 
@@ -172,6 +183,7 @@ export function applyCard(entry, card) {
   entry.runId = str(card.run_id);
   entry.escalated = Boolean(str(card.escalated_at)); // escalated cards go first (list.js)
   if (!entry.el) {
+    noteQuorum(entry, card); // the queue line says "You approved (1 of 2)"
     updateClock(entry, Date.now()); // the queue line shows the time left
     return true;
   }
@@ -233,13 +245,20 @@ function applyClaimAndQuorum(entry, card) {
   const required = Number.isInteger(card.approvals_required) ? card.approvals_required : 1;
   const given = Array.isArray(card.approvals) ? card.approvals.length : 0;
   r.quorum.textContent = required > 1 ? `${given} of ${required} approvals` : '';
-  r.quorum.title = given ? `Approved by ${card.approvals.map((a) => str(a && a.reviewer)).join(', ')}` : '';
   r.quorum.hidden = required <= 1;
+  applyQuorum(entry, card); // who approved so far, as text on the card, and this reviewer's part
   r.escalated.hidden = !entry.escalated;
+}
+
+/** The card's four-eyes state again, after the server said more than the card (quorum.js). */
+export function refreshQuorum(entry) {
+  applyQuorum(entry, entry.card);
+  syncControls(entry);
 }
 
 /** Bring the countdown, urgency and expiry up to `now`; touches the DOM only on change. */
 export function updateClock(entry, now) {
+  if (entry.gone) return; // withdrawn: its time no longer runs (withdrawn.js)
   const built = entry.el !== null; // a card not yet shown keeps only the figures its queue line reads
   if (built && claimLapsed(entry, now) && applyClaim(entry, now)) syncControls(entry); // the claim ran out: deciding is open again
   const { text, urgent, expired } = countdownAt(entry.expiresMs, now);

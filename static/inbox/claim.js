@@ -57,5 +57,5 @@ export function applyClaim(entry, now) {
 export const claimLapsed = (entry, now) => Boolean(entry.claim && entry.claim.live && entry.claim.until <= now);
 
 export function syncClaimButton(entry) {
-  entry.refs.claimButton.disabled = Boolean(entry.heldByOther || entry.claimBusy || entry.busy || entry.expired);
+  entry.refs.claimButton.disabled = Boolean(entry.heldByOther || entry.claimBusy || entry.busy || entry.expired || entry.gone);
 }

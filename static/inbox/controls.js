@@ -10,11 +10,13 @@ import { awaitingFullArgs } from './full_args.js';
 import { escapeHidden } from './reveal.js';
 import { isObj } from './values.js';
 
-/** A card that is being decided, has expired, or another reviewer holds (claim.js) takes no decision. */
-export const isLocked = (entry) => entry.busy || entry.expired || Boolean(entry.heldByOther);
+/** A card that is being decided, has expired, was withdrawn (withdrawn.js) or another reviewer holds
+ * (claim.js) takes no decision. */
+export const isLocked = (entry) => entry.busy || entry.expired || Boolean(entry.gone) || Boolean(entry.heldByOther);
 
-/** Approving or editing also needs every argument on the page (full_args.js). */
-export const cannotApprove = (entry) => isLocked(entry) || awaitingFullArgs(entry);
+/** Approving or editing also needs every argument on the page (full_args.js), and under four eyes
+ * an approval of this payload not yet given by this reviewer (quorum.js). */
+export const cannotApprove = (entry) => isLocked(entry) || awaitingFullArgs(entry) || entry.approvedByMe;
 
 export const noEdit = () => ({ valid: false, value: null, changes: [] });
 
@@ -107,8 +109,8 @@ export function syncControls(entry) {
   r.reject.disabled = locked;
   r.rejectSubmit.disabled = locked || !r.reason.value.trim();
   r.rejectStopSubmit.disabled = r.rejectSubmit.disabled;
-  r.stopOpen.disabled = entry.busy;
-  r.stopSubmit.disabled = entry.busy || !r.stopReason.value.trim();
+  r.stopOpen.disabled = entry.busy || Boolean(entry.gone);
+  r.stopSubmit.disabled = r.stopOpen.disabled || !r.stopReason.value.trim();
   if (entry.kind === 'approval') {
     const noApproval = cannotApprove(entry);
     r.approve.disabled = noApproval;

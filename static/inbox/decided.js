@@ -36,7 +36,10 @@ function when(iso) {
 function outcome(d) {
   const clarification = d.reason_code === 'clarification';
   if (d.status === 'rejected') return { word: clarification ? 'Declined' : 'Rejected', kind: 'rejected' };
-  return { word: clarification ? 'Answered' : 'Approved', kind: 'approved' };
+  const word = clarification ? 'Answered' : 'Approved';
+  // A grant its run never used: the run was stopped or closed first (SPEC 4), said, not hidden.
+  if (d.status === 'withdrawn') return { word: `${word}, then withdrawn`, kind: 'approved' };
+  return { word, kind: 'approved' };
 }
 
 function line(label, ...value) {

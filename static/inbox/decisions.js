@@ -1,10 +1,12 @@
 /* Deciding a card: POST to the decision endpoint (session + CSRF), then say what happened. */
-import { applyCard, cardLabel, showCardError } from './card.js';
-import { cannotApprove, isLocked, syncControls, validateEdit } from './controls.js';
+import { applyCard, cardLabel, refreshQuorum, showCardError } from './card.js';
+import { cancelMode, cannotApprove, isLocked, syncControls, validateEdit } from './controls.js';
 import { announce } from './feedback.js';
 import { discard, entriesOfRun, isShown, markDecidedHere, removalPhrase } from './list.js';
 import { sendJson } from './http.js';
+import { noteApprovedHere } from './quorum.js';
 import { forgetRun } from './runs.js';
+import { keepUntilTold } from './withdrawn.js';
 import { config } from './page.js';
 import { collectValues } from './schema_form.js';
 import { isObj } from './values.js';
@@ -46,7 +48,7 @@ export async function stopRun(entry) {
   entry.busy = true;
   showCardError(entry, '');
   syncControls(entry);
-  const { res, data, detail } = await postJson(config.stopUrl.replace('{id}', encodeURIComponent(runId)), { reason });
+  const { res, data, detail, code } = await postJson(config.stopUrl.replace('{id}', encodeURIComponent(runId)), { reason });
   entry.busy = false;
   if (res && res.ok) {
     withdrawRun(runId);
@@ -60,7 +62,8 @@ export async function stopRun(entry) {
     return;
   }
   syncControls(entry);
-  const message = failureMessage(res, detail);
+  // Another reviewer is working on a card of this run: stopping would withdraw it under them.
+  const message = code === 'approval_claimed' ? `Not stopped: ${detail} Your reason is kept.` : failureMessage(res, detail);
   showCardError(entry, message);
   announce(`${cardLabel(entry.card)}: ${message}`, 'error');
 }
@@ -134,12 +137,18 @@ export function recheckField(entry, target) {
 /** POST a JSON body with the session cookie and CSRF token: {res (null on a network failure), detail, code}. */
 const postJson = (url, body) => sendJson(url, { method: 'POST', body });
 
-/** "Your approval is counted (1 of 2)…" when a four-eyes approval still needs another reviewer. */
-function stillShort(approval) {
-  if (!isObj(approval) || approval.status !== 'pending' || !Array.isArray(approval.approvals)) return '';
-  const required = Number.isInteger(approval.approvals_required) ? approval.approvals_required : 1;
-  return `Your approval is counted (${approval.approvals.length} of ${required}); it waits for another reviewer's.`;
+/** A four-eyes approval counted, the card still short of its quorum: it stays here, Approve off
+ * (quorum.js), showing the approvals as the answer counts them (its push says the same soon after). */
+function keepCounted(entry, approval) {
+  cancelMode(entry);
+  applyCard(entry, {
+    ...entry.card, approvals: approval.approvals, payload_hash: approval.payload_hash,
+    claimed_by: null, claim_expires_at: null, // a decision ends the claim
+  });
+  announce(`${entry.myApprovalText}: ${cardLabel(entry.card)}.`, 'success');
 }
+
+const stillShort = (approval) => isObj(approval) && approval.status === 'pending' && Array.isArray(approval.approvals);
 
 async function submitDecision(entry, body, successText, { endsRun = false } = {}) {
   entry.busy = true;
@@ -152,18 +161,42 @@ async function submitDecision(entry, body, successText, { endsRun = false } = {}
   const also = detail ? ` ${detail}` : '';
 
   if (res && res.ok) {
-    // This reviewer's part is done either way; under four eyes the card may still wait for another.
+    if (stillShort(data) && isShown(entry)) {
+      keepCounted(entry, data); // under four eyes the card waits for another reviewer, in view
+      return;
+    }
     markDecidedHere(entry.id);
     discard(entry);
     if (endsRun) withdrawRun(entry.card.run_id);
-    announce(stillShort(data) || successText, 'success');
+    announce(successText, 'success');
     return;
   }
-  // Another reviewer holds the card, this one already approved it (four eyes), its args
-  // changed under an edit (the refreshed card follows), or a cut card's args were never
-  // loaded: it is still pending, so it stays, with the server's words.
-  const stillOpen = ['approval_claimed', 'already_approved_by_you', 'payload_changed', 'full_args_not_viewed']
-    .includes(code);
+  if (entry.gone) {
+    // Withdrawn while the request was out: the card stays with what was typed (withdrawn.js).
+    syncControls(entry);
+    showCardError(entry, `Not applied: ${entry.gone.text}.`);
+    announce(`Not applied — ${entry.gone.text}: ${label}. What you typed is still on the card.`, 'error');
+    return;
+  }
+  if (code === 'already_approved_by_you') {
+    // A page that missed the push: the card says so now, instead of an error to retry.
+    noteApprovedHere(entry);
+    cancelMode(entry);
+    refreshQuorum(entry);
+    announce(`${entry.myApprovalText}: ${label}.`, 'info');
+    return;
+  }
+  // Another reviewer holds the card, its args changed under an edit (the refreshed card
+  // follows), or a cut card's args were never loaded: it is still pending, so it stays,
+  // with the server's words.
+  const stillOpen = ['approval_claimed', 'payload_changed', 'full_args_not_viewed'].includes(code);
+  if (code === 'approval_not_pending' && entry.dirty && isShown(entry)) {
+    // Too late, and its removal not here yet to say why (withdrawn, decided, expired): what was typed stays.
+    keepUntilTold(entry);
+    syncControls(entry);
+    announce(`Not applied — ${label} stopped waiting for a decision.${also} What you typed is still on the card.`, 'error');
+    return;
+  }
   if (res && !stillOpen && (res.status === 409 || res.status === 404 || res.status === 410)) {
     // Someone else decided first, it expired, or it is gone: it cannot be decided here.
     discard(entry);

@@ -8,6 +8,7 @@
  * up to its own last card), so a loaded card in that stretch that the page lacks is
  * gone. compareEntries is the server's order, for that reason. */
 import { applyCard, applyRun, buildCardDom, cardLabel, createEntry, kindOf } from './card.js';
+import { syncControls } from './controls.js';
 import { timeOf } from './countdown.js';
 import { announce } from './feedback.js';
 import { baseTitle, countEl, emptyEl, listEl, summaryEl } from './page.js';
@@ -15,6 +16,7 @@ import { noteCard, withdrawnBy } from './runs.js';
 import { onSettingsChange, view } from './settings.js';
 import { requestPage } from './socket.js';
 import { isObj, str } from './values.js';
+import { keepWithdrawn, withdrawnPhrase } from './withdrawn.js';
 
 const entries = new Map(); // approval id -> entry (card data + the DOM it owns)
 let order = []; // ids in display order
@@ -55,6 +57,7 @@ export function upsert(card) {
   if (decidedHere.has(card.id)) return false;
   noteCard(card);
   const existing = entries.get(card.id);
+  if (existing && existing.gone) return false; // withdrawn: it never comes back
   if (existing) {
     if (kindOf(card) !== existing.kind) {
       // A different kind of card under the same id: rebuild it rather than patch.
@@ -104,9 +107,16 @@ export function noteTotal(total) {
   if (Number.isInteger(total) && total >= 0) paging.total = total;
 }
 
+/** The cards still waiting here: a withdrawn one kept on screen (withdrawn.js) waits for nothing. */
+function waitingCount() {
+  let n = 0;
+  for (const entry of entries.values()) if (!entry.gone) n += 1;
+  return n;
+}
+
 /** What the queue says about the paging: "100 of 10,000 shown", and whether more can be loaded. */
 export const pagingState = () => ({
-  shown: entries.size, total: Math.max(paging.total, entries.size), more: paging.cursor !== null, loading: paging.asked !== null,
+  shown: waitingCount(), total: Math.max(paging.total, waitingCount()), more: paging.cursor !== null, loading: paging.asked !== null,
 });
 
 /** The sort key of a card as it came from the server (the fields compareEntries reads). */
@@ -122,7 +132,7 @@ function applyPage(list, frame, from) {
   const upTo = more && list.length ? keyOf(list[list.length - 1]) : null;
   const keep = new Set(list.filter(isPendingCard).map((c) => c.id));
   for (const entry of Array.from(entries.values())) {
-    if (keep.has(entry.id)) continue;
+    if (keep.has(entry.id) || entry.gone) continue; // a withdrawn card stays until dismissed
     const covered = (from === null || compareEntries(entry, from) > 0) && (upTo === null || compareEntries(entry, upTo) <= 0);
     if (covered) removeCard(entry.id, { status: null, decided_by: null }, { refresh: false });
     // A snapshot starts the list again: past its first page, only the cards being worked on stay.
@@ -136,10 +146,26 @@ function applyPage(list, frame, from) {
   reorder();
 }
 
-/** The server says this card is gone (decided elsewhere, consumed, expired). */
+/** The server says this card is gone (decided elsewhere, consumed, expired, withdrawn). */
 export function removeCard(id, info, { refresh = true } = {}) {
   const entry = entries.get(id);
-  if (!entry) return;
+  if (!entry || (entry.gone && !entry.gone.unsure)) return;
+  if (entry.gone && info && info.status !== 'withdrawn') {
+    // Our decision came too late and this says why: decided or expired, it goes as any other would.
+    announce(`${removalPhrase(info, entry.card)}: ${cardLabel(entry.card)} was removed from your inbox.`, 'info');
+    dropEntry(entry);
+    if (refresh) reorder();
+    return;
+  }
+  if (info && info.status === 'withdrawn' && entry.el && (entry.gone || entry.busy || isWorkingOn(entry))) {
+    // Its run ended under the reviewer: the card stays, with what they typed, saying why.
+    keepWithdrawn(entry, info);
+    syncControls(entry);
+    if (entry.busy) entry.removedInfo = info; // our decision's answer says the rest
+    else announce(`${entry.gone.text}: ${cardLabel(entry.card)}. What you typed is kept on the card.`, 'error');
+    if (refresh) reorder();
+    return;
+  }
   if (entry.busy) {
     // Our own decision is in flight; its answer says who won and announces it.
     entry.removedInfo = info;
@@ -160,6 +186,7 @@ export function removalPhrase(info, card) {
     case 'rejected': return by ? `${no} by ${by}` : `${no} elsewhere`;
     case 'expired': return 'Expired';
     case 'consumed': return 'Already used by the agent';
+    case 'withdrawn': return withdrawnPhrase(info);
     default: return 'No longer waiting';
   }
 }
@@ -172,6 +199,13 @@ function isWorkingOn(entry) {
 
 /** This page decided the card: a later snapshot must not bring it back. */
 export const markDecidedHere = (id) => decidedHere.add(id);
+
+/** The reviewer is done with a withdrawn card they were working on. */
+export function dismissWithdrawn(entry) {
+  if (!entry.gone || !isShown(entry)) return;
+  dropEntry(entry);
+  reorder();
+}
 
 /** Our decision settled the card one way or another: take it off the list. */
 export function discard(entry) {
@@ -247,16 +281,17 @@ export function showCards(list) {
 }
 
 export function refreshSummary() {
-  const n = entries.size;
+  const n = waitingCount();
   const { total } = pagingState();
   emptyEl.hidden = !loaded || total > 0;
-  listEl.hidden = n === 0;
+  listEl.hidden = entries.size === 0; // a withdrawn card kept on screen is shown too
   // Only long lists skip off-screen rendering; short ones stay fully painted (print, screenshots).
   listEl.classList.toggle('cards--long', n > 40);
   countEl.textContent = String(total);
   let high = 0;
   let questions = 0;
   for (const e of entries.values()) {
+    if (e.gone) continue;
     if (e.tierRank === 0) high += 1;
     if (e.kind === 'clarification') questions += 1;
   }

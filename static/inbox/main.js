@@ -19,7 +19,7 @@ import { answer, approveEdited, recheckField, reject, stopRun, toggleClaim } fro
 import { announce, expireToasts } from './feedback.js';
 import { loadFullArgs } from './full_args.js';
 import { onShortcutKey, onSubmitKey } from './keyboard.js';
-import { applyNextPage, applySnapshot, arrivals, isShown, noteTotal, pageRefused, pagingState, refreshSummary, removeCard, reorder, select, shownEntries, upsert } from './list.js';
+import { applyNextPage, applySnapshot, arrivals, dismissWithdrawn, isShown, noteTotal, pageRefused, pagingState, refreshSummary, removeCard, reorder, select, shownEntries, upsert } from './list.js';
 import { listEl, root } from './page.js';
 import { askForPermissionOnce, notifyIfHidden } from './notify.js';
 import { initQueue, refreshPaging, tickQueue } from './queue.js';
@@ -60,7 +60,7 @@ function handleFrame(msg) {
       if (typeof msg.id === 'string') {
         noteTotal(msg.total);
         noteRemoved(msg); // an approved card stays part of its run as a grant until used
-        removeCard(msg.id, { status: msg.status, decided_by: msg.decided_by }, { refresh: false });
+        removeCard(msg.id, { status: msg.status, decided_by: msg.decided_by, cause: msg.cause, stopped_by: msg.stopped_by }, { refresh: false });
         reorder();
       }
       break;
@@ -111,6 +111,7 @@ function onClick(ev) {
     case 'cancel': cancelMode(entry); break;
     case 'show-all-args': showAllArgs(entry, button); break;
     case 'claim': toggleClaim(entry); break;
+    case 'dismiss': dismissWithdrawn(entry); break;
     default: break;
   }
 }

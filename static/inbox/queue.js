@@ -52,10 +52,11 @@ function buildRow(entry) {
     patient: h('span', { class: 'qrow__patient', 'data-testid': 'queue-patient' }),
     ward: h('span', { class: 'qrow__ward', 'data-testid': 'queue-ward' }),
     claim: h('span', { class: 'qrow__claim', 'data-testid': 'queue-claim' }),
+    mine: h('span', { class: 'qrow__mine', 'data-testid': 'queue-my-approval', hidden: true }),
     time: h('span', { class: 'qrow__time', 'data-testid': 'queue-time' }),
   };
   const button = h('button', { type: 'button', class: 'qrow', 'data-testid': 'queue-open' },
-    parts.risk, ' ', parts.tool, ' ', h('span', { class: 'qrow__who' }, parts.patient, ' ', parts.ward), ' ', parts.claim, ' ', parts.time);
+    parts.risk, ' ', parts.tool, ' ', h('span', { class: 'qrow__who' }, parts.patient, ' ', parts.ward), ' ', parts.claim, ' ', parts.mine, ' ', parts.time);
   const el = h('li', { class: 'qrow-item', 'data-testid': 'queue-row', 'data-approval-id': entry.id }, button);
   const row = { el, button, parts, json: '', time: '', claimUntil: 0 };
   rows.set(entry.id, row);
@@ -82,7 +83,11 @@ function fillRow(row, entry, now) {
   row.claimUntil = claim.live ? claim.until : 0;
   parts.claim.textContent = claim.mine ? 'You are reviewing' : claim.live ? `${revealedText(claim.holder)} is reviewing` : '';
   parts.claim.hidden = !claim.live;
-  row.button.setAttribute('aria-label', `${parts.risk.textContent} risk: ${cardLabel(card)}${ward ? `, ${revealedText(ward)}` : ''}${claim.live ? `, ${parts.claim.textContent}` : ''}, ${entry.countdownText}`);
+  // Four eyes: this reviewer's approval is in, the card waits for another (quorum.js).
+  parts.mine.textContent = entry.myApprovalCount;
+  parts.mine.hidden = !entry.myApprovalCount;
+  const notes = [claim.live ? parts.claim.textContent : '', entry.myApprovalCount].filter(Boolean).map((n) => `, ${n}`).join('');
+  row.button.setAttribute('aria-label', `${parts.risk.textContent} risk: ${cardLabel(card)}${ward ? `, ${revealedText(ward)}` : ''}${notes}, ${entry.countdownText}`);
 }
 
 function fillTime(row, entry) {

@@ -263,6 +263,11 @@ class InboxHarness(InboxHttp):
         self.rows.decide(approval_id, status, decided_by, reason=reason)
         self._push(self.rows.removed(approval_id))
 
+    def withdraw(self, approval_id: str, cause: str = "superseded", stopped_by: str | None = None) -> None:
+        """Withdraw the row as its run ends (approvals/expiry.py) and push its removal, saying why."""
+        self.rows.decide(approval_id, ApprovalStatus.WITHDRAWN, None)
+        self._push(self.rows.withdrawn(approval_id, cause, stopped_by))
+
     def drop_connection(self, code: int = 1012, reason: str = "server restart") -> None:
         ws = self.socket
         assert ws is not None, "no open connection to drop"

@@ -317,6 +317,9 @@ class Rows:
     def removed(self, approval_id: str) -> dict:
         return cards.removed(self.by_id[approval_id])
 
+    def withdrawn(self, approval_id: str, cause: str, stopped_by: str | None) -> dict:
+        return cards.withdrawn(self.by_id[approval_id], cause=cause, stopped_by=stopped_by)
+
     # ---- what happens to a row
 
     def claim(self, approval_id: str, by: str, *, seconds: float | None = None, now: datetime | None = None) -> None:
@@ -351,8 +354,8 @@ class Rows:
                         resume_data=values, reason=reason)
         elif status == ApprovalStatus.REJECTED:
             row.reject(by=reviewer(by), at=now, reason=reason)
-        elif status == ApprovalStatus.EXPIRED:
-            row.status = ApprovalStatus.EXPIRED  # approvals/expiry.py sets it with a conditional UPDATE
+        elif status in (ApprovalStatus.EXPIRED, ApprovalStatus.WITHDRAWN):
+            row.status = status  # approvals/expiry.py sets it with a conditional UPDATE
         elif status == ApprovalStatus.CONSUMED:
             row.status, row.consumed_at = ApprovalStatus.CONSUMED, now  # approvals/resume.py, likewise
         else:

@@ -195,6 +195,24 @@ def test_reject_and_stop_in_the_browser_names_and_withdraws_the_runs_other_cards
     assert live_agent.get(f"/api/v1/approvals/{second['id']}/").json()["status"] == "withdrawn"
 
 
+def test_a_new_run_withdraws_the_card_under_the_reviewer_and_keeps_her_reason(inbox, parked, live_agent):
+    run_id, approval = parked
+    card = inbox.open_card(approval["id"])
+    card.get_by_test_id("reject").click()
+    card.get_by_test_id("reject-reason").fill("Penicillin allergy on file.")
+
+    # The agent starts over while she types: its new run supersedes the one her card belongs to.
+    session_id = live_agent.get(f"/api/v1/runs/{run_id}/").json()["session"]
+    opened = live_agent.post(f"/api/v1/sessions/{session_id}/runs/", {}, format="json")
+    assert (opened.status_code, opened.json()["superseded_run"]) == (201, run_id)
+
+    expect(card.get_by_test_id("card-withdrawn")).to_contain_text("Withdrawn: the agent started a new run")
+    expect(card.get_by_test_id("reject-reason")).to_have_value("Penicillin allergy on file.")
+    expect(card.get_by_test_id("reject-submit")).to_be_disabled()
+    assert live_agent.get(f"/api/v1/approvals/{approval['id']}/").json()["status"] == "withdrawn"
+    assert inbox.same_document()
+
+
 def test_stop_run_in_the_browser_aborts_the_run(inbox, parked, live_agent):
     run_id, approval = parked
     card = inbox.open_card(approval["id"])

@@ -2,7 +2,8 @@
 
 Rob claims the card from his inbox; Rita's open inbox shows it live and will not let
 her decide, saying why; Rob releases it and Rita approves. A signature needs both:
-Rita's approval leaves it pending (her inbox says so), counted live in Rob's, until Rob approves. Debian's Chromium on a real
+Rita's approval leaves it pending and in her list as "You approved (1 of 2)", Approve off, after a
+reload too, counted live in Rob's, until Rob approves. Debian's Chromium on a real
 daphne, PostgreSQL and Redis, as test_inbox_e2e.py.
 """
 
@@ -75,17 +76,29 @@ def test_a_four_eyes_card_needs_both_reviewers(inbox, robs_inbox, live_agent):
     ritas_card.get_by_test_id("approve").click()
     ritas_card.get_by_test_id("confirm-approve").click()  # a signature is high risk: confirmed first
 
-    # One approval of two: Rita's part is done (the card leaves her inbox, saying it still waits);
-    # Rob's shows the count live.
-    expect(inbox.page.get_by_test_id("inbox-feedback")).to_contain_text("Your approval is counted (1 of 2)")
-    expect(ritas_card).to_have_count(0)
+    # One approval of two: the card stays in Rita's list saying so, Approve off; Rob's shows the
+    # count and who approved, live, in plain text.
+    waiting = "You approved (1 of 2) — waiting for a second reviewer"
+    expect(ritas_card.get_by_test_id("card-my-approval")).to_contain_text(waiting)
+    expect(ritas_card.get_by_test_id("approve")).to_be_disabled()
+    expect(inbox.page.get_by_test_id("inbox-feedback")).to_contain_text("You approved (1 of 2)")
     expect(robs_card.get_by_test_id("card-quorum")).to_have_text("1 of 2 approvals")
+    expect(robs_card.get_by_test_id("card-approvals")).to_contain_text("Approved so far: rita at")
     assert Approval.objects.get(pk=approval["id"]).status == "pending"
+
+    # After a reload the server's card says the same: no Approve to press, no "HTTP 409, try again".
+    inbox.page.reload()
+    inbox.wait_live()
+    ritas_card = inbox.open_card(approval["id"])
+    expect(ritas_card.get_by_test_id("card-my-approval")).to_contain_text(waiting)
+    expect(ritas_card.get_by_test_id("approve")).to_be_disabled()
+    expect(inbox.page.get_by_test_id("queue-my-approval")).to_have_text("You approved (1 of 2)")
 
     robs_card.get_by_test_id("approve").click()
     robs_card.get_by_test_id("confirm-approve").click()
 
     expect(robs_card).to_have_count(0)
+    expect(ritas_card).to_have_count(0)  # the quorum is met: decided, gone from Rita's list too
     decided = Approval.objects.get(pk=approval["id"])
     assert decided.status == "approved"
     assert [vote["reviewer"] for vote in decided.approvals] == ["rita", "rob"]

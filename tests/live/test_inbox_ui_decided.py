@@ -27,14 +27,17 @@ pytestmark = pytest.mark.browser
 
 def decided(*, status: str = ApprovalStatus.APPROVED, by=("rob",), reason: str = "", values=None,
             run_state: str = RunState.COMPLETED, terminal_reason: str = TerminalReason.COMPLETED,
-            card=None, **card_fields) -> dict:
+            card=None, then: str | None = None, **card_fields) -> dict:
     """A decision as inbox/decided/ sends it: DecidedSerializer over a row the harness decided
-    as approvals/decisions.py would (each reviewer in `by` in turn), its run now in `run_state`."""
+    as approvals/decisions.py would (each reviewer in `by` in turn), its run now in `run_state`;
+    `then`: what became of it afterwards (withdrawn with its run)."""
     card = card or approval_card(**card_fields)
     rows = Rows()
     rows.keep(card.row, card.context)
     for reviewer in by:
         rows.decide(card["id"], status, reviewer, reason=reason, values=values)
+    if then is not None:
+        rows.decide(card["id"], then, None)
     card.row.run = Run(pk=card.row.run_id, session=card.row.session, state=run_state, terminal_reason=terminal_reason)
     return json.loads(JSONRenderer().render(DecidedSerializer(card.row).data))
 
@@ -81,6 +84,14 @@ def test_a_four_eyes_decision_lists_its_approvals_and_an_answer_shows(inbox, dec
     second.get_by_test_id("decided-answer").locator("summary").click()
     expect(second.get_by_test_id("decided-answer")).to_contain_text("iv")
     expect(second.get_by_test_id("decided-run")).to_have_text("still running")
+
+
+def test_a_grant_withdrawn_with_its_run_says_so(inbox, decided_view):
+    decided_view["rows"] = [decided(then=ApprovalStatus.WITHDRAWN, run_state=RunState.ABORTED,
+                                    terminal_reason=TerminalReason.USER_STOPPED)]
+    inbox.open([])
+    inbox.page.get_by_test_id("view-decided").click()
+    expect(inbox.page.get_by_test_id("decided-outcome")).to_have_text("Approved, then withdrawn")
 
 
 def test_older_decisions_are_a_page_away(inbox, decided_view):

@@ -9,6 +9,7 @@ from __future__ import annotations
 import pytest
 from playwright.sync_api import expect
 
+from condor.errors import ApprovalClaimed
 from runs.states import RunState, TerminalReason
 from tests.live.card_actions import reject
 from tests.live.inbox_http import Reply
@@ -129,3 +130,15 @@ def test_a_run_that_already_ended_is_said_plainly(inbox, opened_run):
     expect(inbox.feedback).to_contain_text("had already ended (completed)")
     expect(inbox.card(first["id"])).to_have_count(0)
     expect(inbox.card(second["id"])).to_have_count(0)
+
+
+def test_a_stop_refused_for_another_reviewers_claim_says_who_and_keeps_the_reason(inbox, opened_run):
+    first, second, _ = opened_run
+    inbox.stop_replies.append(Reply(error=ApprovalClaimed("rob is reviewing a card of this run (sign_document · sign).")))
+    shown = inbox.card(first["id"])
+    shown.get_by_test_id("stop-run").click()
+    shown.get_by_test_id("stop-reason").fill(REASON)
+    shown.get_by_test_id("stop-submit").click()
+    expect(shown.get_by_test_id("card-error")).to_contain_text("Not stopped: rob is reviewing a card of this run")
+    expect(shown.get_by_test_id("stop-reason")).to_have_value(REASON)
+    expect(inbox.card(second["id"])).to_have_count(1)
