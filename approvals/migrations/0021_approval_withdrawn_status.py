@@ -9,7 +9,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('approvals', '0017_audit_head_advances_by_two'),
+        ('approvals', '0020_access_grant_permissions'),
     ]
 
     operations = [
@@ -25,7 +25,7 @@ class Migration(migrations.Migration):
         migrations.AlterField(
             model_name='auditevent',
             name='kind',
-            field=models.CharField(choices=[('verdict', 'Verdict'), ('suspend', 'Suspend'), ('decision', 'Decision'), ('consume', 'Consume'), ('result', 'Result'), ('expiry', 'Expiry'), ('withdrawal', 'Withdrawal'), ('run_close', 'Run Close'), ('taint', 'Taint'), ('registry_change', 'Registry Change'), ('export', 'Admin export'), ('login', 'Login'), ('login_failed', 'Failed login'), ('verify', 'Chain verification'), ('session_change', 'Session change'), ('claim', 'Claim on an approval'), ('review_team', 'Review team change'), ('escalation', 'Escalation'), ('api_client', 'API client or key change'), ('args_viewed', 'Full arguments viewed')], max_length=24),
+            field=models.CharField(choices=[('verdict', 'Verdict'), ('suspend', 'Suspend'), ('decision', 'Decision'), ('consume', 'Consume'), ('result', 'Result'), ('expiry', 'Expiry'), ('withdrawal', 'Withdrawal'), ('run_close', 'Run Close'), ('taint', 'Taint'), ('registry_change', 'Registry Change'), ('export', 'Admin export'), ('login', 'Login'), ('login_failed', 'Failed login'), ('verify', 'Chain verification'), ('session_change', 'Session change'), ('claim', 'Claim on an approval'), ('review_team', 'Review team change'), ('escalation', 'Escalation'), ('api_client', 'API client or key change'), ('args_viewed', 'Full arguments viewed'), ('account', 'Account, group or permission change'), ('access_grant', 'Governance or superuser grant')], max_length=24),
         ),
         migrations.AddConstraint(
             model_name='approval',
