@@ -8,7 +8,7 @@ PORT   ?= 8000
 TEST_DATABASE_URL ?= postgres://postgres@127.0.0.1:5432/condor
 TEST_REDIS_URL    ?= redis://127.0.0.1:6379/0
 
-.PHONY: run test install services browser node clean
+.PHONY: run test install services browser node tools clean
 
 $(VENV)/.installed: requirements.txt
 	@scripts/install-venv.sh $(PYTHON) $(VENV)
@@ -25,6 +25,9 @@ node: tests/node_modules/.installed
 browser:
 	@scripts/ensure-chromium.sh
 
+tools:
+	@scripts/ensure-curl-jq.sh
+
 services:
 	@scripts/ensure-services.sh
 
@@ -39,7 +42,7 @@ run: $(VENV)/.installed
 	$(PY) manage.py seed_demo
 	PY=$(PY) PORT=$(PORT) scripts/serve.sh
 
-test: $(VENV)/.installed node browser proxy services
+test: $(VENV)/.installed node browser tools proxy services
 	DATABASE_URL=$(TEST_DATABASE_URL) REDIS_URL=$(TEST_REDIS_URL) $(PY) -m pytest $(PYTEST_ARGS)
 
 clean:

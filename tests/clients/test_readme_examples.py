@@ -1,0 +1,44 @@
+"""The README's examples, run as written against a live server while rita decides over the API.
+
+Each block is read from the README by its `readme-test` marker (tests/helpers/readme.py),
+so what a reader copies is what runs here.
+"""
+
+import json
+
+import pytest
+
+from approvals.models import Approval, ApprovalStatus
+from tests.clients.conftest import approve_all
+from tests.helpers.readme import fenced_block, run_shell
+
+pytestmark = pytest.mark.django_db(transaction=True, serialized_rollback=True)
+
+# Generous for two machines' worth of suites at once, and still a bound: the hang it guards
+# against (a stream read that never ends) would run forever.
+EXITS_WITHIN_SECONDS = 90
+
+
+@pytest.fixture
+def checkout(tmp_path, live_agent):
+    """A directory laid out as the examples expect of the checkout: the agent key in var/demo-agent.key."""
+    (tmp_path / "var").mkdir()
+    (tmp_path / "var" / "demo-agent.key").write_text(live_agent.key)
+    return tmp_path
+
+
+def last_json_line(output: str):
+    return json.loads(output.strip().splitlines()[-1])
+
+
+@pytest.mark.timeout(4 * EXITS_WITHIN_SECONDS)
+def test_the_round_trip_exits_after_the_decision_and_resumes_again_and_again(checkout, daphne_server, rita_deciding):
+    round_trip = fenced_block("round-trip")
+    with rita_deciding(approve_all):
+        runs = [run_shell(round_trip, cwd=checkout, env={"PORT": str(daphne_server.port)},
+                          timeout=EXITS_WITHIN_SECONDS) for _ in range(2)]
+    for finished in runs:
+        assert finished.returncode == 0, finished.stderr
+        assert last_json_line(finished.stdout) == {"proceed": True, "args": {"drug": "amoxicillin", "dose_mg": 500}}
+    assert Approval.objects.filter(status=ApprovalStatus.CONSUMED).count() == 2
+
