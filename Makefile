@@ -10,7 +10,7 @@ TEST_REDIS_URL    ?= redis://127.0.0.1:6379/0
 
 .PHONY: run test install services browser node tools clean
 
-$(VENV)/.installed: requirements.txt
+$(VENV)/.installed: requirements.txt clients/python/pyproject.toml
 	@scripts/install-venv.sh $(PYTHON) $(VENV)
 	touch $@
 

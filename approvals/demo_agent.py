@@ -12,15 +12,8 @@ from __future__ import annotations
 
 import asyncio
 import itertools
-import sys
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Awaitable, Callable
-
-try:
-    import condor_client  # noqa: F401
-except ImportError:  # not pip-installed: the client ships in this repository
-    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "clients" / "python" / "src"))
 
 from condor_client import AsyncCondor, AsyncRun, CondorError
 

@@ -6,6 +6,8 @@ from langgraph.checkpoint.memory import InMemorySaver
 
 from approvals.models import Approval, ToolCall
 from runs.models import Run
+from tests.helpers.processes import REPO
+from tests.helpers.readme import fenced_block, run_shell
 
 pytestmark = pytest.mark.django_db(transaction=True, serialized_rollback=True)
 
@@ -82,3 +84,27 @@ def test_a_round_of_three_interrupts_only_for_the_prescriptions(condor, rita_dec
     assert [card["tool"] for card, _ in cards] == ["prescribe_medication", "prescribe_medication"]
     assert ran == [("record_vitals", ROUND[0][0][1]), ("prescribe_medication", EDITED)]
     assert [reply.status for reply in tool_replies(messages)] == ["success", "success", "error"]
+
+
+@pytest.mark.timeout(300)
+def test_the_readmes_command_runs_from_the_venv_and_waits_only_for_the_prescriptions(tmp_path, live_agent,
+                                                                                     daphne_server, rita_deciding):
+    command = fenced_block("langgraph-ward", REPO / "examples" / "langgraph" / "README.md").strip()
+    key_file = tmp_path / "demo-agent.key"
+    key_file.write_text(live_agent.key)
+    answers = iter([{"approved": True, "edited_args": EDITED}, {"approved": False, "reason": REASON}])
+
+    def rita(approval):
+        if approval.tool != "prescribe_medication":  # should not have waited: let the round go on, say so below
+            return {"approved": False, "reason": "Nothing but a prescription should wait for me."}
+        return next(answers)
+
+    with rita_deciding(rita):
+        finished = run_shell(f"{command} --url {daphne_server.url()} --key-file {key_file}", cwd=REPO, env={},
+                             timeout=240)
+    assert finished.returncode == 0, finished.stderr
+    waits = [line for line in finished.stdout.splitlines() if line.startswith("waiting for a reviewer:")]
+    assert [line.split()[4] for line in waits] == ["prescribe_medication", "prescribe_medication"]
+    vitals = ToolCall.objects.get(tool="record_vitals")
+    assert (vitals.decision, vitals.output) == ("allow", {"saved": True})  # recorded at once, no card
+    assert finished.stdout.strip().splitlines()[-1].startswith("Done.") and REASON in finished.stdout

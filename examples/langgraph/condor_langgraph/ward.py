@@ -61,6 +61,10 @@ def ward_tools(calls: list | None = None) -> dict[str, Tool]:
     }
 
 
+def waiting(card: dict) -> None:
+    print(f"waiting for a reviewer: {card['tool']} {card['args']}", flush=True)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description="A scripted ward round through LangGraph, gated by Condor.")
     parser.add_argument("--url", default="http://127.0.0.1:8000")
@@ -68,10 +72,13 @@ def main() -> None:
     options = parser.parse_args()
     graph = build_graph(InMemorySaver())
     with Condor(options.url, Path(options.key_file).read_text().strip()) as condor:
-        session = condor.session(title="LangGraph ward round", patient_ref=PATIENT, autonomy="autonomous")
+        # An adult's session, the clinician at the keyboard: the vitals (a low-tier write) are allowed
+        # at once, the prescriptions (high tier) wait for a reviewer.
+        session = condor.session(title="LangGraph ward round", patient_ref=PATIENT, age_band="adult",
+                                 autonomy="autonomous")
         with session.run(engine="langgraph") as run:
             messages = converse(graph, Wiring(run, ward_tools(), scripted()), "Morning round for bed 7.",
-                                thread_id=run.id, on_card=lambda card: print("waiting for a reviewer:", card))
+                                thread_id=run.id, on_card=waiting)
     print(messages[-1].content)
 
 
