@@ -5,11 +5,13 @@ so what a reader copies is what runs here.
 """
 
 import json
+import sys
 
 import pytest
 
 from approvals.models import Approval, ApprovalStatus
 from tests.clients.conftest import approve_all
+from tests.helpers.processes import REPO
 from tests.helpers.readme import fenced_block, run_shell
 
 pytestmark = pytest.mark.django_db(transaction=True, serialized_rollback=True)
@@ -42,3 +44,20 @@ def test_the_round_trip_exits_after_the_decision_and_resumes_again_and_again(che
         assert last_json_line(finished.stdout) == {"proceed": True, "args": {"drug": "amoxicillin", "dose_mg": 500}}
     assert Approval.objects.filter(status=ApprovalStatus.CONSUMED).count() == 2
 
+
+def test_the_python_client_example_is_the_same_in_both_readmes():
+    assert fenced_block("python-client") == fenced_block("python-client", REPO / "clients" / "python" / "README.md")
+
+
+@pytest.mark.timeout(4 * EXITS_WITHIN_SECONDS)
+def test_the_python_client_example_prints_what_the_approved_tool_returned(checkout, daphne_server, rita_deciding):
+    example = fenced_block("python-client")
+    assert example.count("http://127.0.0.1:8000") == 1
+    script = example.replace("http://127.0.0.1:8000", daphne_server.url())
+    with rita_deciding(approve_all):
+        # The interpreter of the environment `make run` builds (here, the suite's own).
+        finished = run_shell(f"{sys.executable} - <<'EXAMPLE'\n{script}EXAMPLE\n", cwd=checkout, env={},
+                             timeout=EXITS_WITHIN_SECONDS)
+    assert finished.returncode == 0, finished.stderr
+    assert finished.stdout.strip() == ("prescribed: {'prescription_id': 'rx-1', 'drug': 'amoxicillin', "
+                                       "'dose_mg': 500}")
