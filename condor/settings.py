@@ -37,6 +37,7 @@ INSTALLED_APPS = [
     "rest_framework",
     "rest_framework_api_key",
     "drf_spectacular",
+    "drf_spectacular_sidecar",  # Swagger UI and Redoc as static files: the API docs load nothing from elsewhere
     "django_filters",
     "channels",
     "pgtrigger",
@@ -235,6 +236,10 @@ SPECTACULAR_SETTINGS = {
     "DESCRIPTION": "Human approval between clinical AI agents and the patient data they would change.",
     "VERSION": "1.0.0",
     "SERVE_INCLUDE_SCHEMA": False,
+    # /api/docs/ and /api/redoc/ (condor/api_docs.py) from the bundles drf-spectacular-sidecar ships.
+    "SWAGGER_UI_DIST": "SIDECAR",
+    "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
+    "REDOC_DIST": "SIDECAR",
     "COMPONENT_SPLIT_REQUEST": True,
     # Tags and operation ids from the path after /api/v1/ (sessions_create, runs_resume_create).
     "SCHEMA_PATH_PREFIX": r"/api/v1",

@@ -5,6 +5,7 @@ from django.views.generic import RedirectView
 from drf_spectacular.views import SpectacularAPIView
 
 from approvals.inbox import inbox
+from condor.api_docs import Redoc, SwaggerUI
 from condor.admin_login import CondorAdminAuthenticationForm
 
 admin.site.login_form = CondorAdminAuthenticationForm
@@ -20,4 +21,6 @@ urlpatterns = [
     path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),
     path("admin/", admin.site.urls),
     path("api/schema/", SpectacularAPIView.as_view(), name="schema"),
+    path("api/docs/", SwaggerUI.as_view(), name="api-docs"),
+    path("api/redoc/", Redoc.as_view(), name="api-redoc"),
 ]
