@@ -158,6 +158,13 @@ class InvalidCursor(CondorError):
     default_detail = "This page cursor is not one the inbox sent: ask again from the first page (reconnect)."
 
 
+class StreamRequiresAsgi(CondorError):
+    # Answered by runs/stream.py: under WSGI the stream would hold a worker thread until the run ends.
+    status, code = 400, "stream_requires_asgi"
+    default_detail = ("The run stream is served only by the ASGI server: route GET /api/v1/runs/{id}/stream "
+                      "to daphne (condor.asgi:application), not to gunicorn/WSGI.")
+
+
 class DatabaseUnavailable(CondorError):
     # Raised by no service: condor/db_unavailable.py answers with it when the database is out of reach.
     status, code = 503, "database_unavailable"
@@ -231,6 +238,16 @@ _DRF_CODES = {
     drf.NotAcceptable: "not_acceptable",
     drf.Throttled: "throttled",
 }
+
+
+def _classes(cls=CondorError):
+    yield cls
+    for sub in cls.__subclasses__():
+        yield from _classes(sub)
+
+
+# Every code an error answer's `error` field can hold: the enum the OpenAPI schema gives it.
+STABLE_CODES = tuple(sorted({cls.code for cls in _classes()} | set(_DRF_CODES.values()) | {"server_error"}))
 
 
 def error_body(code: str, detail: str) -> dict:

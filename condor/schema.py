@@ -13,6 +13,7 @@ from drf_spectacular.extensions import (
 from drf_spectacular.utils import OpenApiResponse
 
 from condor.auth import IsAgent, IsReviewer
+from condor.errors import STABLE_CODES
 from condor.serializers import ErrorSerializer
 from runs.states import RunState, TerminalReason
 
@@ -129,7 +130,7 @@ def document_run_stream(result, generator, request, public):
     error = {"$ref": "#/components/schemas/Error"}
     result.setdefault("components", {}).setdefault("schemas", {}).setdefault("Error", {
         "type": "object",
-        "properties": {"error": {"type": "string"}, "detail": {"type": "string"}},
+        "properties": {"error": {"type": "string", "enum": list(STABLE_CODES)}, "detail": {"type": "string"}},
         "required": ["error", "detail"],
     })
     result.setdefault("paths", {})["/api/v1/runs/{run_id}/stream"] = {

@@ -1,6 +1,8 @@
 from django.core.exceptions import ImproperlyConfigured
 from rest_framework import serializers
 
+from condor.errors import STABLE_CODES
+
 
 def _is_flat(field) -> bool:
     """A field with no fields inside it (no nested serializer, no ListField/DictField child),
@@ -134,6 +136,6 @@ def validated(serializer_class, data) -> dict:
 class ErrorSerializer(serializers.Serializer):
     """Every error answer (documentation only; condor/errors.py builds the bodies)."""
 
-    error = serializers.CharField(help_text="Stable code to branch on, e.g. invalid_payload, not_found, "
-                                            "run_state_transition, approval_expired.")
+    error = serializers.ChoiceField(choices=STABLE_CODES, help_text="The stable code to branch on (README, "
+                                                                     "\"Error codes\").")
     detail = serializers.CharField(help_text="A sentence for people; may change between releases.")

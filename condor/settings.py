@@ -257,6 +257,7 @@ SPECTACULAR_SETTINGS = {
         "TerminalReasonEnum": "condor.schema.TERMINAL_REASONS",
         "GateDecisionEnum": ["allow", "blocked"],
         "ApprovalStatusEnum": "approvals.models.ApprovalStatus",
+        "ErrorCodeEnum": "condor.errors.STABLE_CODES",
     },
 }
 

@@ -18,16 +18,13 @@ from django.http import JsonResponse, StreamingHttpResponse
 from rest_framework_api_key.permissions import KeyParser
 
 from condor.auth import client_for_key
-from condor.errors import error_body
+from condor.errors import StreamRequiresAsgi, error_body
 from runs import frames, sse
 from runs.models import Run, RunEvent
 from runs.states import TERMINAL_STATES
 from runs.stream_news import RunNews
 
 logger = logging.getLogger(__name__)
-
-WSGI_DETAIL = ("The run stream is served only by the ASGI server: route GET /api/v1/runs/{id}/stream "
-               "to daphne (condor.asgi:application), not to gunicorn/WSGI.")
 
 
 def _released(function):
@@ -116,6 +113,7 @@ async def run_stream(request, run_id):
     if not isinstance(request, ASGIRequest):
         # Under WSGI (gunicorn) the stream would hold a worker thread until the run
         # ends, without noticing a client that went away: refuse at once instead.
-        return JsonResponse(error_body("stream_requires_asgi", WSGI_DETAIL), status=400)
+        return JsonResponse(error_body(StreamRequiresAsgi.code, StreamRequiresAsgi.default_detail),
+                            status=StreamRequiresAsgi.status)
     after = sse.parse_last_event_id(request.headers.get("Last-Event-ID"))
     return StreamingHttpResponse(_stream(run.pk, after), headers=sse.STREAM_HEADERS)

@@ -7,6 +7,7 @@ from django.core.management import call_command
 from rest_framework.test import APIClient
 
 from tests.api_routes import HTTP_METHODS, api_routes
+from tests.test_error_codes_documented import answered_codes
 
 
 @pytest.fixture(scope="module")
@@ -73,6 +74,14 @@ def test_every_documented_error_has_the_error_shape(schema):
                 assert response["content"]["application/json"]["schema"] == {
                     "$ref": "#/components/schemas/Error"}, f"{method} {path} {code}"
     assert set(schema["components"]["schemas"]["Error"]["required"]) == {"error", "detail"}
+
+
+def test_the_error_field_enumerates_the_stable_codes_of_condor_errors(schema):
+    field = schema["components"]["schemas"]["Error"]["properties"]["error"]
+    [reference] = field["allOf"]  # drf-spectacular refers to a named enum through allOf
+    enum = schema["components"]["schemas"][reference["$ref"].rsplit("/", 1)[1]]
+    assert enum["type"] == "string"
+    assert sorted(enum["enum"]) == sorted({code for _, code in answered_codes()})
 
 
 def test_the_gate_documents_allow_and_suspend_answers(schema):
