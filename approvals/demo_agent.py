@@ -106,14 +106,15 @@ async def _signature(run, say):
 _GUARDED = {"autonomy": "guarded", "consent": True, "age_band": "adult"}
 _AUTONOMOUS = {"autonomy": "autonomous", "consent": True, "age_band": "adult"}
 
+# One bed per patient, the same one seed_demo gives those it seeds (MRN-20417, MRN-30112).
 SCENARIOS = (
-    Scenario("prescription", "Ward 4, bed 3: pneumonia", "MRN-30112", _GUARDED, _prescription),
+    Scenario("prescription", "Ward 6, bed 1: pneumonia", "MRN-30112", _GUARDED, _prescription),
     Scenario("vitals", "Ward 2, bed 9: evening observations", "MRN-41870", _AUTONOMOUS, _vitals),
     Scenario("discontinuation", "Ward 4, bed 12: anticoagulation review", "MRN-20417", _GUARDED, _discontinuation),
     Scenario("email", "Clinic: results letter", "MRN-61022", _GUARDED, _email),
     Scenario("upload", "Clinic: uploaded referral", "MRN-70345", _AUTONOMOUS, _untrusted_upload),
-    Scenario("clarification", "Ward 6, bed 1: allergy history", "MRN-55190", _AUTONOMOUS, _clarification),
-    Scenario("signature", "Ward 4, bed 3: discharge", "MRN-30112", _GUARDED, _signature),
+    Scenario("clarification", "Ward 6, bed 4: allergy history", "MRN-55190", _AUTONOMOUS, _clarification),
+    Scenario("signature", "Ward 6, bed 1: discharge", "MRN-30112", _GUARDED, _signature),
 )
 
 

@@ -109,12 +109,14 @@ class Command(BaseCommand):
             gate_tool_call(run, call, client=client)
             run.refresh_from_db()
         self._signature(client)
+        # An allergy to something the run does not order: a question about penicillin beside the
+        # amoxicillin above would leave a penicillin prescribed while its allergy is still unknown.
         persist_suspend(run.pk, SuspendRequest(
             tool_call_id="call-allergy-4", step_id="step-2", tool="record_allergy", op="create",
-            args={"patient_ref": "MRN-20417", "substance": "penicillin"},
+            args={"patient_ref": "MRN-20417", "substance": "codeine"},
             rule_id="clarification.requested", explanation="The agent needs more information to continue.",
             hitl_tier=None, kind="clarification",
-            message="What reaction did the patient have to penicillin, and how severe was it?",
+            message="What reaction did the patient have to codeine, and how severe was it?",
             missing=(
                 {"name": "severity", "hint": {"label": "Severity", "options": ["mild", "moderate", "severe"],
                                               "radio": True}},
