@@ -45,6 +45,16 @@ def test_the_round_trip_exits_after_the_decision_and_resumes_again_and_again(che
     assert Approval.objects.filter(status=ApprovalStatus.CONSUMED).count() == 2
 
 
+@pytest.mark.timeout(2 * EXITS_WITHIN_SECONDS)
+def test_the_round_trip_ends_with_the_reviewers_reason_after_a_rejection(checkout, daphne_server, rita_deciding):
+    with rita_deciding(lambda approval: {"approved": False, "reason": "Penicillin allergy on file."}):
+        finished = run_shell(fenced_block("round-trip"), cwd=checkout, env={"PORT": str(daphne_server.port)},
+                             timeout=EXITS_WITHIN_SECONDS)
+    assert finished.returncode == 0, finished.stderr
+    assert last_json_line(finished.stdout) == {
+        "error": "approval_rejected", "detail": "The reviewer rejected this call: Penicillin allergy on file."}
+
+
 def test_the_python_client_example_is_the_same_in_both_readmes():
     assert fenced_block("python-client") == fenced_block("python-client", REPO / "clients" / "python" / "README.md")
 
