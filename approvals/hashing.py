@@ -20,11 +20,10 @@ anything is hashed, so reaching one of these here is a server bug, not user inpu
 from __future__ import annotations
 
 import hashlib
+import json
 from dataclasses import dataclass
 
 import rfc8785
-
-from condor.json_text import compact_writer
 
 CanonicalizationError = rfc8785.CanonicalizationError
 
@@ -38,7 +37,7 @@ def payload_hash(value: object) -> str:
     """SHA-256 hex digest (64 lowercase hex chars) of ``canonical_json(value)``.
 
     Through `canonical_json_fast` (below), which writes the same bytes: a suspend hashes
-    the args several times (verdict audit, approval, contract), ~50 µs each the slow way.
+    the args several times (verdict audit, approval, contract).
     """
     return hashlib.sha256(canonical_json_fast(value)).hexdigest()
 
@@ -59,9 +58,10 @@ def canonical(value: object) -> Canonical:
 
 
 _MAX_SAFE_INTEGER = 2**53 - 1
-# Built once (json.dumps with options would build a new encoder on every call). No cycle
-# check: a circular value fails the plain walk first, as the reference does.
-_plain_text = compact_writer(sort_keys=True)
+# Compact, sorted, non-ASCII kept. No cycle check: a circular value fails the plain walk first,
+# as the reference does.
+_plain_text = json.JSONEncoder(ensure_ascii=False, sort_keys=True, separators=(",", ":"), allow_nan=False,
+                               check_circular=False).encode
 
 
 def beyond_safe_numbers(value: object) -> bool:
@@ -121,9 +121,9 @@ def canonical_json_fast(value: object, *, plain: bool | None = None) -> bytes:
     """`canonical_json(value)`: the same bytes, several times faster for the values most rows hold.
 
     The audit chain hashes every row it writes and `verify_audit` re-hashes every
-    row it reads (a million in under a minute), where the pure-Python reference
-    encoder alone would take ~90 µs a row, and every inbox card sizes its args. The
-    C JSON encoder produces the same bytes for plain values (see `_plain_json`);
+    row it reads, where the pure-Python reference encoder is the slow part, and every
+    inbox card sizes its args. The standard library's C JSON encoder produces the same
+    bytes for plain values (see `_plain_json`);
     anything else (other floats, keys past the BMP, subclasses, lone surrogates,
     unsafe integers) goes to the reference, which also raises its errors: the
     canonical form is the rfc8785 package's, never written here. Property tests hold

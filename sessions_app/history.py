@@ -11,23 +11,21 @@ runs without a message of their own, if there are any.
 
 Built as the response body, not as Python values for a renderer: a long session is
 hundreds of JSON documents, and parsing each only to write it back out was most of the
-request (bench/README.md, "Sessions surface"). A message's parts are spliced in as the
-database returns them unless a run's parts may replace one of them; only the run
-frames, which have to be folded, are parsed, one run at a time (a long session's parsed
-frames all alive at once drove the garbage collector: bench/README.md, "#12"). The body is the same JSON value DRF's
-renderer wrote (PostgreSQL's jsonb text keeps its own spacing inside the parts).
+request. A message's parts are spliced in as the database returns them unless a run's
+parts may replace one of them; only the run frames, which have to be folded, are parsed,
+one run at a time (a long session's parsed frames all alive at once drove the garbage
+collector). The body is the same JSON value DRF's renderer wrote (PostgreSQL's jsonb
+text keeps its own spacing inside the parts).
 """
 
 import json
 from bisect import bisect_right
 from datetime import datetime, timezone
-from json.encoder import encode_basestring
 from uuid import UUID
 
 from django.db.models import TextField
 from django.db.models.functions import Cast
 
-from condor.json_text import compact_writer
 from condor.sql import rows_of
 from sessions_app import extensions
 from sessions_app.models import Message
@@ -35,10 +33,9 @@ from sessions_app.ui_parts import fold
 
 
 # As DRF's JSONRenderer writes (compact, UTF-8 rather than \u escapes, no NaN); what it encodes
-# here comes from json.loads, so it cannot hold a cycle.
-_dumps = compact_writer(sort_keys=False)
-_string = encode_basestring  # a str as a JSON string, non-ASCII kept (the C encoder's)
-_ROLES = {role: ',"role":' + _string(role) + ',"parts":' for role in ("user", "assistant", "system")}
+# here comes from json.loads, so it cannot hold a cycle. A str comes out as a JSON string.
+_dumps = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), allow_nan=False, check_circular=False).encode
+_ROLES = {role: ',"role":' + _dumps(role) + ',"parts":' for role in ("user", "assistant", "system")}
 _STEP_START = '[{"type":"step-start"},'  # what opens the message of a run that has none of its own
 
 
@@ -52,9 +49,9 @@ def history_json(session) -> bytes:
              if role == "assistant" and run_id is not None}  # the last one linked to a run wins
     runs = _frames_by_run(session)
     # One run at a time: its frames are parsed, folded and written out before the next run's are read,
-    # so what the collector tracks at any moment is one run's parts, not the session's (bench/README.md,
-    # "#12"): a long history no longer sets off the young collections that pushed it, and everything
-    # else alive, into the oldest generation.
+    # so what the collector tracks at any moment is one run's parts, not the session's: a long history
+    # no longer sets off the young collections that pushed it, and everything else alive, into the
+    # oldest generation.
     pieces = [_message(message_id, role, parts, _fold(runs.pop(run_id, ())) if owner.get(run_id) == index else None)
               for index, (message_id, role, parts, run_id, _) in enumerate(rows)]
     # What is left are the runs without a message of their own (or whose message the client deleted).
@@ -105,8 +102,8 @@ def _run_message(run_id: str, texts: list[str]) -> str | None:
 def _message(message_id: str, role: str, parts: str, run_parts: list | None) -> str:
     if run_parts:
         parts = _merged(parts, run_parts)
-    role_key = _ROLES.get(role) or ',"role":' + _string(role) + ',"parts":'
-    return '{"id":' + _string(message_id) + role_key + parts + "}"
+    role_key = _ROLES.get(role) or ',"role":' + _dumps(role) + ',"parts":'
+    return '{"id":' + _dumps(message_id) + role_key + parts + "}"
 
 
 def _merged(parts: str, run_parts: list[dict]) -> str:
