@@ -6,7 +6,6 @@ from pathlib import Path
 import dj_database_url
 
 from condor.env import env_int
-from condor.psycopg_queries import keep_folded_statements
 
 # psycopg prepares a statement on a connection once it has run this many times there
 # (psycopg's own default). Condor's hot statements keep one text each (condor/sql.py
@@ -59,6 +58,4 @@ def database(url: str | None, *, sqlite_path: Path) -> dict:
         options["server_side_binding"] = True
         threshold = env_int("CONDOR_DB_PREPARE_THRESHOLD", DEFAULT_PREPARE_THRESHOLD, minimum=0)
         options["prepare_threshold"] = threshold or None
-        # The driver's own cache of converted statements, for this process (condor/psycopg_queries.py).
-        keep_folded_statements()
     return config
