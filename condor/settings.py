@@ -59,8 +59,7 @@ MIDDLEWARE = [
     "condor.browser_middleware.AuthenticationMiddleware",
     "condor.browser_middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
-    # django-csp's, with the (unchanging) policy header built once (condor/csp_header.py).
-    "condor.csp_header.CSPHeaderMiddleware",
+    "csp.middleware.CSPMiddleware",
     # A control character in the path or a query parameter: 400 before any view or query sees it.
     "condor.request_limits.ControlCharactersMiddleware",
     # Spans around gate, clarification, decision and resume (a no-op without an OpenTelemetry SDK).

@@ -1,60 +1,76 @@
-"""The Content-Security-Policy header, built once (condor/csp_header.py), is the one django-csp writes.
+"""The Content-Security-Policy header: django-csp's, on every response, API answers included.
 
-On every response, API answers included; it follows a change of the setting; and a
-response a view customised (a nonce, a csp_update) still goes through django-csp.
+A view's own policy (django-csp's decorators, a nonce) is honoured through the whole middleware stack.
 """
 
 import pytest
 from csp.constants import HEADER, NONCE, SELF
-from csp.middleware import CSPMiddleware
-from csp.utils import build_policy
+from csp.decorators import csp_exempt, csp_update
 from django.http import HttpResponse
-from django.test import RequestFactory, override_settings
+from django.template import engines
+from django.test import override_settings
+from django.urls import path
 
-from condor.csp_header import CSPHeaderMiddleware
 from tests.helpers.approval_loop import gate
 from tests.helpers.runs import open_executing_run
 
 pytestmark = pytest.mark.django_db
 
-
-def django_csp_header(request, response) -> str | None:
-    """What django-csp's own middleware writes on `response`."""
-    middleware = CSPMiddleware(lambda request: response)
-    middleware.process_request(request)
-    return middleware.process_response(request, response).get(HEADER)
+POLICY = {"default-src": "'self'", "script-src": "'self'", "style-src": "'self'", "img-src": "'self' data:",
+          "connect-src": "'self'", "object-src": "'none'", "base-uri": "'self'", "form-action": "'self'",
+          "frame-ancestors": "'none'"}
 
 
-def test_an_api_answer_and_a_page_carry_django_csps_header(api, catalog, client):
+def policy(response) -> dict[str, str]:
+    """The header's directives (django-csp writes them in no fixed order)."""
+    return dict(directive.partition(" ")[::2] for directive in response[HEADER].split("; "))
+
+
+@csp_update({"img-src": "https://images.example"})
+def with_images(request):
+    return HttpResponse()
+
+
+@csp_exempt()
+def exempt(request):
+    return HttpResponse()
+
+
+def with_nonce(request):
+    template = engines["django"].from_string('<script nonce="{{ request.csp_nonce }}"></script>')
+    return HttpResponse(template.render(request=request))
+
+
+urlpatterns = [path("images/", with_images), path("exempt/", exempt), path("nonce/", with_nonce)]
+
+
+def test_an_api_answer_a_page_and_a_404_carry_the_policy(api, catalog, client):
     run_id = open_executing_run(api)
     answer = gate(api, run_id, tool="get_patient_summary", op="", args={"patient_id": "p-1"})
     page = client.get("/accounts/login/")
     missing = client.get("/api/v1/no-such-thing/")
-    expected = django_csp_header(RequestFactory().get("/"), HttpResponse())
-    assert expected and "frame-ancestors 'none'" in expected
-    assert answer[HEADER] == page[HEADER] == missing[HEADER] == expected
+    assert policy(answer) == policy(page) == policy(missing) == POLICY
 
 
 def test_a_changed_setting_changes_the_header(client):
     with override_settings(CONTENT_SECURITY_POLICY={"DIRECTIVES": {"default-src": [SELF, "https://cdn.example"]}}):
-        assert client.get("/accounts/login/")[HEADER] == build_policy() == "default-src 'self' https://cdn.example"
-    assert "frame-ancestors 'none'" in client.get("/accounts/login/")[HEADER]
+        assert client.get("/accounts/login/")[HEADER] == "default-src 'self' https://cdn.example"
+    assert policy(client.get("/accounts/login/")) == POLICY
 
 
-def test_a_customised_response_goes_through_django_csp():
-    response = HttpResponse()
-    response._csp_update = {"img-src": ["https://images.example"]}
-    request = RequestFactory().get("/")
-    middleware = CSPHeaderMiddleware(lambda request: response)
-    middleware.process_request(request)
-    header = middleware.process_response(request, response)[HEADER]
-    assert "https://images.example" in header
+@pytest.mark.urls(__name__)
+def test_a_views_csp_update_is_added_to_its_header(client):
+    assert policy(client.get("/images/")) == {**POLICY, "img-src": "'self' data: https://images.example"}
 
 
+@pytest.mark.urls(__name__)
+def test_a_csp_exempt_view_gets_no_header(client):
+    assert HEADER not in client.get("/exempt/")
+
+
+@pytest.mark.urls(__name__)
 @override_settings(CONTENT_SECURITY_POLICY={"DIRECTIVES": {"script-src": [SELF, NONCE]}})
-def test_a_nonce_used_by_the_view_is_in_the_header():
-    request = RequestFactory().get("/")
-    middleware = CSPHeaderMiddleware(lambda request: HttpResponse())
-    middleware.process_request(request)
-    nonce = str(request.csp_nonce)
-    assert f"'nonce-{nonce}'" in middleware.process_response(request, HttpResponse())[HEADER]
+def test_a_nonce_used_by_the_view_is_in_the_header(client):
+    response = client.get("/nonce/")
+    nonce = response.content.decode().split('nonce="')[1].split('"')[0]
+    assert policy(response) == {"default-src": "'self'", "script-src": f"'self' 'nonce-{nonce}'"}
