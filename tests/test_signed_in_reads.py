@@ -1,42 +1,15 @@
-"""A signed-in person's two reads per request, each one kept statement (condor/session_store.py,
-condor/auth_backends.py): they answer as Django's own session store and ModelBackend do."""
-
-from datetime import timedelta
+"""A signed-in person's user read, one kept statement (condor/auth_backends.py): it answers as
+Django's ModelBackend does, with the reviewer's membership and teams."""
 
 import pytest
 from django.contrib.auth.models import Group, User
-from django.contrib.sessions.backends.db import SessionStore as DjangoStore
-from django.utils import timezone
 
 from approvals.models import ReviewTeam
 from approvals.visibility import _read_teams, reviewer_scope
 from condor.auth import is_reviewer
 from condor.auth_backends import ReviewerAwareModelBackend
-from condor.session_store import SessionStore
 
 pytestmark = pytest.mark.django_db
-
-
-def saved_session(**data) -> str:
-    store = SessionStore()
-    store.update(data)
-    store.save()
-    return store.session_key
-
-
-def test_a_live_session_loads_as_djangos_store_loads_it():
-    key = saved_session(who="rita", n=3)
-    assert SessionStore(key).load() == DjangoStore(key).load() == {"who": "rita", "n": 3}
-
-
-def test_an_expired_or_unknown_session_is_empty_and_forgotten():
-    from django.contrib.sessions.models import Session
-
-    expired = saved_session(who="rob")
-    Session.objects.filter(pk=expired).update(expire_date=timezone.now() - timedelta(seconds=1))
-    for key in (expired, "nosuchsessionkey123"):
-        store = SessionStore(key)
-        assert store.load() == {} and store.session_key is None
 
 
 @pytest.fixture
