@@ -16,7 +16,7 @@ class ApprovalsConfig(AppConfig):
         socket_signals.connect()
         claim_voids.connect()  # a claim whose holder can no longer see its card ends at once
         front_door.install(audit.record)
-        # A key revoked (or a client changed) in this process is not served from the key cache.
+        # A key or a client saved or deleted through the ORM is struck from the key cache on commit.
         from condor import api_key_cache
 
         api_key_cache.connect()

@@ -30,7 +30,8 @@ class ClientPrincipal:
         return False
 
 
-def _lookup(raw_key: str) -> tuple[ApiClient | None, object]:
+def lookup_key(raw_key: str) -> tuple[ApiClient | None, object]:
+    """(client, expiry date) of a valid key from the database, (None, None) for any other."""
     try:
         key = ApiClientKey.objects.get_from_key(raw_key)
     except ApiClientKey.DoesNotExist:
@@ -42,7 +43,7 @@ def _lookup(raw_key: str) -> tuple[ApiClient | None, object]:
 
 def client_for_key(raw_key: str) -> ApiClient | None:
     """The client of a valid key (cached for CONDOR_API_KEY_CACHE_SECONDS, see condor/api_key_cache.py)."""
-    return api_key_cache.cached_client(raw_key, _lookup)
+    return api_key_cache.cached_client(raw_key, lookup_key)
 
 
 class ApiKeyAuthentication(authentication.BaseAuthentication):

@@ -70,7 +70,7 @@ MIDDLEWARE = [
     "axes.middleware.AxesMiddleware",
 ]
 
-# --- HTTPS and browser hardening (issue 9, item 9); README lists the production values ---
+# --- HTTPS and browser hardening; README lists the production values ---------------------
 # Off by default so `make run` works on plain http://127.0.0.1; `manage.py check --deploy`
 # is clean with the documented production environment (tests/test_production_settings.py).
 SECURE_SSL_REDIRECT = env_bool("SECURE_SSL_REDIRECT", False)
@@ -148,7 +148,7 @@ else:
     # One process only: fine for `make run`, not for several web nodes.
     CHANNEL_LAYERS = {"default": {"BACKEND": "channels.layers.InMemoryChannelLayer"}}
 
-# --- Login and API abuse (issue 9, item 8) ---------------------------------------------
+# --- Login and API abuse -----------------------------------------------------------------
 AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},
     {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
@@ -182,18 +182,22 @@ CONDOR_THROTTLE_RATES = {
 CACHES = {
     "default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"},
     "throttle": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache", "LOCATION": "throttle"},
+    "api_keys": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache", "LOCATION": "api-keys"},
 }
 if REDIS_URL:
     from redis.backoff import NoBackoff
     from redis.retry import Retry
 
-    # The counters must be shared by every web process. Short timeouts and no retries:
-    # the throttle lets requests through while its cache is out (condor/throttling.py).
-    CACHES["throttle"] = {
-        "BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": REDIS_URL,
-        "KEY_PREFIX": f"{REDIS_PREFIX}-throttle",
-        "OPTIONS": {"socket_timeout": 0.25, "socket_connect_timeout": 0.25, "retry": Retry(NoBackoff(), 0)},
-    }
+    # Shared by every web process: the throttle's counters, and the checked API keys, so a
+    # revocation strikes them everywhere at once. Short timeouts and no retries: while Redis
+    # is out the throttle lets requests through and keys are checked in the database
+    # (condor/throttling.py, condor/api_key_cache.py).
+    for name in ("throttle", "api_keys"):
+        CACHES[name] = {
+            "BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": REDIS_URL,
+            "KEY_PREFIX": f"{REDIS_PREFIX}-{name}",
+            "OPTIONS": {"socket_timeout": 0.25, "socket_connect_timeout": 0.25, "retry": Retry(NoBackoff(), 0)},
+        }
 # -----------------------------------------------------------------------------------------
 LOGIN_URL = "/accounts/login/"
 LOGIN_REDIRECT_URL = "/inbox/"
@@ -332,8 +336,8 @@ if CONDOR_AUDIT_CHECKPOINT_FILE:
 # condor/asgi.py; not a management command) sweeps on a thread of its own, unless this says otherwise.
 CONDOR_INPROCESS_SWEEPS = env_bool("CONDOR_INPROCESS_SWEEPS", not REDIS_URL)
 
-# Hardening (issue 9): the inbox's polling fallback, and how much of the args a live card carries.
-# How long a web process trusts an API key it has checked (issue 11): a revocation elsewhere applies within it.
+# How long a checked API key is trusted without asking the database (condor/api_key_cache.py): a
+# revocation the ORM does not see (a bulk update, SQL) applies within it.
 CONDOR_API_KEY_CACHE_SECONDS = env_int("CONDOR_API_KEY_CACHE_SECONDS", 5)
 # While the inbox websocket is down, the page re-reads the pending cards this often.
 CONDOR_INBOX_POLL_SECONDS = env_int("CONDOR_INBOX_POLL_SECONDS", 10)

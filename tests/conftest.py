@@ -26,7 +26,7 @@ RUN = f"{os.getpid()}"
 
 
 def _isolate_redis():
-    """This run's keys in Redis (channel groups, throttle counters, the Celery queue) carry its own
+    """This run's keys in Redis (channel groups, throttle counters, API keys, the Celery queue) carry its own
     prefix, as settings.py derives them from CONDOR_CHANNEL_PREFIX; the servers and workers
     the tests start get the same prefix through that variable. Done at import, before
     anything has connected (pytest-django has loaded the settings by now)."""
@@ -36,7 +36,8 @@ def _isolate_redis():
         return
     settings.REDIS_PREFIX = f"condor-test-{RUN}"
     settings.CHANNEL_LAYERS["default"]["CONFIG"]["prefix"] = settings.REDIS_PREFIX
-    settings.CACHES["throttle"]["KEY_PREFIX"] = f"{settings.REDIS_PREFIX}-throttle"
+    for name in ("throttle", "api_keys"):
+        settings.CACHES[name]["KEY_PREFIX"] = f"{settings.REDIS_PREFIX}-{name}"
     settings.CELERY_BROKER_TRANSPORT_OPTIONS = {"global_keyprefix": f"{settings.REDIS_PREFIX}:"}
 
 

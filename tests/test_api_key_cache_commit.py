@@ -1,8 +1,8 @@
-"""A key revoked in this process stops at once (condor/api_key_cache.py), even for a request
+"""A key revoked through the ORM stops at once (condor/api_key_cache.py), even for a request
 that looked the key up while the revocation was saved but not yet committed.
 
-The save's signal empties the cache inside the revoking transaction; another thread
-reading the key before that commit still finds it valid, and must not keep that answer.
+The revocation strikes the cached answer when it commits; another thread reading the key
+before that commit still finds it valid, and must not keep that answer.
 """
 
 import threading
@@ -11,18 +11,16 @@ import pytest
 from django.db import connection, transaction
 
 from approvals.models import ApiClientKey
-from condor import api_key_cache
+from condor.api_key_cache import cached_client
+from condor.auth import lookup_key
 from tests.helpers.personas import api_for
 
 pytestmark = pytest.mark.django_db(transaction=True, serialized_rollback=True)
 
 
 @pytest.fixture(autouse=True)
-def empty_cache(settings):
-    settings.CONDOR_API_KEY_CACHE_SECONDS = 60  # no window ends during the test: only a clear can end one
-    api_key_cache.clear()
-    yield
-    api_key_cache.clear()
+def long_window(settings):
+    settings.CONDOR_API_KEY_CACHE_SECONDS = 60  # no window ends during the test: only a strike can end one
 
 
 def status_in_another_thread(agent) -> int:
@@ -42,21 +40,33 @@ def status_in_another_thread(agent) -> int:
     return answer[0]
 
 
+def revoke(agent) -> None:
+    key = ApiClientKey.objects.get(client=agent)
+    key.revoked = True
+    key.save()
+
+
 def test_a_key_looked_up_while_its_revocation_commits_is_not_kept(ward_agent):
     with transaction.atomic():
-        key = ApiClientKey.objects.get(client=ward_agent)
-        key.revoked = True
-        key.save()  # the cache is emptied here, before the commit
+        revoke(ward_agent)
         assert status_in_another_thread(ward_agent) == 200  # not committed yet: still valid there
 
     assert api_for(ward_agent).get("/api/v1/sessions/").status_code == 401
 
 
+def test_an_answer_read_before_a_revocation_committed_is_not_stored_after_it(ward_agent):
+    def lookup_overtaken_by_the_revocation(raw_key):
+        answer = lookup_key(raw_key)  # the key as it was: valid
+        revoke(ward_agent)  # commits (autocommit) before the answer is stored
+        return answer
+
+    assert cached_client(ward_agent.raw_key, lookup_overtaken_by_the_revocation) == ward_agent
+    assert api_for(ward_agent).get("/api/v1/sessions/").status_code == 401
+
+
 def test_a_rolled_back_revocation_leaves_the_key_working(ward_agent):
     with transaction.atomic():
-        key = ApiClientKey.objects.get(client=ward_agent)
-        key.revoked = True
-        key.save()
+        revoke(ward_agent)
         transaction.set_rollback(True)
 
     assert api_for(ward_agent).get("/api/v1/sessions/").status_code == 200

@@ -2,7 +2,8 @@
 
 Every run writes under its own prefix (tests/conftest.py): channel layer groups and
 channels (`<prefix>:group:…`, `<prefix>specific.…`), the Celery broker's queues and
-kombu's `_kombu.binding.*` sets (`<prefix>:…`), throttle counters (`<prefix>-throttle:…`).
+kombu's `_kombu.binding.*` sets (`<prefix>:…`), throttle counters (`<prefix>-throttle:…`),
+checked API keys (`<prefix>-api_keys:…`).
 Several runs share one Redis database, so a run never FLUSHDBs: it removes what
 carries its own prefix and nothing else.
 """
