@@ -55,7 +55,8 @@ def fill(target: int) -> int:
     sessions = Session.objects.bulk_create(
         Session(client=client, title=f"bench ward {n}", patient_ref=f"MRN-{n:06d}", care_unit=f"WARD-{n % 12}")
         for n in range(-(-missing // 10)))
-    runs = Run.objects.bulk_create(Run(session=s, autonomy="guarded", state="suspended", last_activity_at=now)
+    runs = Run.objects.bulk_create(Run(session=s, autonomy="guarded", state="suspended", last_activity_at=now,
+                                       suspended_at=now)
                                    for s in sessions)
     calls, approvals = [], []
     for n in range(missing):

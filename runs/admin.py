@@ -23,7 +23,7 @@ class RunAdmin(HiddenCharactersWarningMixin, UUIDSearchMixin, ReadOnlyModelAdmin
     fieldsets = (
         ("The run", {"fields": ("id", "session_link", "patient_ref", "state", "terminal_reason", "autonomy",
                                 "flow_key", "engine", "summary", "usage_pretty")}),
-        ("Times", {"fields": ("created_at", "last_activity_at", "closed_at")}),
+        ("Times", {"fields": ("created_at", "last_activity_at", "suspended_at", "closed_at")}),
         ("Timeline", {"fields": ("timeline",)}),
         ("Related", {"fields": ("related",)}),
     )

@@ -32,6 +32,11 @@ class Run(FSMModelMixin, models.Model):
     usage = models.JSONField(default=dict, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
     last_activity_at = models.DateTimeField()
+    # When the run last parked: set by the suspend that moves it to suspended, cleared when it
+    # unparks. The suspend TTL counts from here, whatever calls the parked run receives meanwhile.
+    suspended_at = models.DateTimeField(
+        null=True, blank=True, help_text="When the run last parked (null while it is not suspended): the suspend "
+                                         "TTL counts from here.")
     closed_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
@@ -47,10 +52,17 @@ class Run(FSMModelMixin, models.Model):
                 condition=models.Q(state__in=[s.value for s in ACTIVE_STATES], terminal_reason="")
                 | (~models.Q(state__in=[s.value for s in ACTIVE_STATES]) & ~models.Q(terminal_reason="")),
             ),
+            models.CheckConstraint(
+                name="suspended_run_has_suspended_at",
+                condition=~models.Q(state=RunState.SUSPENDED.value) | models.Q(suspended_at__isnull=False),
+            ),
         ]
         indexes = [
-            # The idle / suspend-TTL sweep: active runs ordered by last touch.
+            # The idle sweep: active runs ordered by last touch.
             models.Index(fields=["state", "last_activity_at"], name="run_state_activity"),
+            # The suspend-TTL sweep: parked runs by when they parked.
+            models.Index(fields=["suspended_at"], name="run_suspended_since",
+                         condition=models.Q(state=RunState.SUSPENDED.value)),
         ]
 
     def __str__(self) -> str:

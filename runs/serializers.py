@@ -24,7 +24,7 @@ class RunSerializer(ReadOnlyModelSerializer):
     class Meta:
         model = Run
         fields = ["id", "session", "state", "terminal_reason", "autonomy", "flow_key", "engine", "summary",
-                  "usage", "created_at", "last_activity_at", "closed_at"]
+                  "usage", "created_at", "last_activity_at", "suspended_at", "closed_at"]
         read_only_fields = fields
 
 

@@ -246,17 +246,20 @@ def _suspend(run: Run) -> Write:
     """Park a locked executing run (one already suspended by parallel calls stays so).
 
     Returns the UPDATE that saves it, for the caller to send with its own writes
-    (condor.sql.run_together) in the same transaction.
+    (condor.sql.run_together) in the same transaction. The suspend TTL counts from
+    the park that suspended it: a second card on a parked run does not restart it.
     """
     if run.state != RunState.SUSPENDED:
         run.suspend()
+        run.suspended_at = timezone.now()
     return _state_write(run)
 
 
 def _state_write(run: Run) -> Write:
     """The run's new state, touched now, as an UPDATE for the caller to send with its own writes."""
     _touch(run)
-    return Write(*update_sql(Run, run.pk, state=run.state, last_activity_at=run.last_activity_at))
+    return Write(*update_sql(Run, run.pk, state=run.state, last_activity_at=run.last_activity_at,
+                             suspended_at=run.suspended_at))
 
 
 def _resume(run: Run, *, step_id: str = "", along: list | tuple = ()) -> None:
@@ -269,6 +272,7 @@ def _resume_writes(run: Run, *, step_id: str = "", along: list | tuple = ()) -> 
     """`_resume` as statements for the caller to send with its own (condor.sql.run_together): the
     run's UPDATE, and one INSERT of `along` and then `run.resumed`."""
     run.resume()
+    run.suspended_at = None
     return [_state_write(run),
             events_write([*along, event(run, "run.resumed", step_id=step_id, data={"state": run.state})])]
 

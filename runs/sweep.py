@@ -1,8 +1,8 @@
 """The sweeps: nothing hangs forever, and nothing the outbox holds is lost.
 
 One pass: expire approvals past their deadline; abort suspended runs left with
-no open approval (`approval_expired`) or parked past the suspend TTL
-(`sweep_suspend_ttl`); abort active runs idle past the idle timeout
+no open approval (`approval_expired`) or parked past the suspend TTL, counted
+from the park (`sweep_suspend_ttl`); abort active runs idle past the idle timeout
 (`sweep_idle`); re-publish unpublished outbox events; prune old idempotency
 records. Runs and approvals are closed in batches with set-based statements
 (runs/sweep_batches.py walks them: SKIP LOCKED, the due condition re-checked under
@@ -60,8 +60,10 @@ def abort_orphaned_suspends(*, until: float | None = None, share: Share = WHOLE)
 
 
 def abort_overdue_suspends(now, *, until: float | None = None, share: Share = WHOLE) -> int:
+    """Suspended runs parked longer than the suspend TTL, counted from the park: the gate calls,
+    decisions and resumes a parked run receives meanwhile keep it active, not parked any shorter."""
     cutoff = now - timedelta(seconds=settings.CONDOR_SUSPEND_TTL_SECONDS)
-    due = Run.objects.filter(state=RunState.SUSPENDED, last_activity_at__lt=cutoff)
+    due = Run.objects.filter(state=RunState.SUSPENDED, suspended_at__lt=cutoff)
     return _close_all(due, TerminalReason.SWEEP_SUSPEND_TTL, until, share)
 
 

@@ -19,7 +19,8 @@ def pending_cards_in_bulk(client, count: int, *, care_unit: str = "", tiers=("hi
     for start in range(0, count, 10):
         session = Session.objects.create(client=client, title=f"bulk {start}", patient_ref=f"MRN-{start}",
                                          care_unit=care_unit)
-        run = Run.objects.create(session=session, autonomy="guarded", state="suspended", last_activity_at=now)
+        run = Run.objects.create(session=session, autonomy="guarded", state="suspended", last_activity_at=now,
+                                 suspended_at=now)
         for n in range(start, min(count, start + 10)):
             rows.append(Approval(
                 run=run, session=session, client=client, tool="prescribe_medication", op="create", tool_call_id=f"call-{n}",

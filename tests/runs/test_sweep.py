@@ -8,7 +8,7 @@ from django.utils import timezone
 from approvals.models import Approval, IdempotencyRecord
 from runs import sweep as sweeps
 from runs.models import Run
-from tests.helpers.approval_loop import decide, park
+from tests.helpers.approval_loop import CHART_READ, decide, gate, park, resume
 from tests.helpers.clock import later
 from tests.helpers.runs import make_run, stored_state
 
@@ -45,6 +45,41 @@ def test_a_run_suspended_past_the_suspend_ttl_is_aborted(api, settings):
     park(api, run["id"])
     assert sweeps.abort_overdue_suspends(later(61)) == 1
     assert Run.objects.get(pk=run["id"]).terminal_reason == "sweep_suspend_ttl"
+
+
+def parked_hours_ago(run_id, hours: float) -> None:
+    """As if the run had parked (and last been active) `hours` ago."""
+    then = timezone.now() - timedelta(hours=hours)
+    Run.objects.filter(pk=run_id).update(suspended_at=then, last_activity_at=then)
+
+
+def test_a_parked_run_that_keeps_receiving_gate_calls_still_reaches_the_suspend_ttl(api, settings):
+    settings.CONDOR_SUSPEND_TTL_SECONDS = 3600
+    run = make_run(api, "executing")
+    park(api, run["id"])
+    parked_hours_ago(run["id"], 2)
+    # The agent keeps calling: a read runs, another call parks beside the first card.
+    assert gate(api, run["id"], tool="get_patient_summary", op="", args=CHART_READ,
+                tool_call_id="read-1").status_code == 200
+    park(api, run["id"])
+
+    assert sweeps.abort_overdue_suspends(timezone.now()) == 1
+    assert Run.objects.get(pk=run["id"]).terminal_reason == "sweep_suspend_ttl"
+
+
+def test_the_park_sets_suspended_at_and_the_unpark_clears_it(api, reviewer_http):
+    run = make_run(api, "executing")
+    before = timezone.now()
+    approval = park(api, run["id"])
+    parked_at = Run.objects.get(pk=run["id"]).suspended_at
+    assert parked_at is not None and before <= parked_at <= timezone.now()
+
+    decide(reviewer_http, approval["id"], {"approved": True})
+    assert resume(api, run["id"], approval["id"]).status_code == 200
+    assert Run.objects.get(pk=run["id"]).suspended_at is None
+
+    park(api, run["id"], args={"drug": "ibuprofen", "dose": "200 mg", "route": "oral", "days": 3})
+    assert Run.objects.get(pk=run["id"]).suspended_at > parked_at
 
 
 def test_idle_active_runs_are_aborted_and_busy_ones_are_not(api):
