@@ -40,7 +40,7 @@ class ToolDescriptorAdmin(admin.ModelAdmin):
     list_filter = ("policy_class", "hitl_tier", "trust")
     search_fields = ("name", "description")
     fields = ("name", "description", "policy_class", "hitl_tier", "trust", "allowed_hosts", "metadata",
-              "approvals_required")
+              "approvals_required", "identity_args")
 
     def get_urls(self):
         return [

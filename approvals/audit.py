@@ -36,6 +36,7 @@ DECISIONS = (
     "suspended",  # suspend
     "approved", "rejected", "resume_schema_rejected", "approval_counted",  # decision
     "consumed", "expired", "withdrawn",  # consume, expiry, withdrawal
+    "context_changed", "policy_changed",  # a consume, cold replay or decision refused (approvals/refusals.py)
     "ok", "error",  # result
     "completed", "failed", "aborted",  # run_close
     "tainted",  # taint

@@ -57,7 +57,7 @@ CARD_ROW = (
     "id", "run_id", "session_id", "tool", "op", "tool_call_id", "reason_code", "rule_id", "explanation",
     "hitl_tier", "args", "approved_args", "payload_hash", "message", "resume_schema", "requested_at",
     "expires_at", "status", "claimed_by_id", "claim_expires_at", "approvals_required", "approvals",
-    "escalated_at", "session__title", "session__patient_ref", "session__age_band", "session__consent",
+    "escalated_at", "patient_ref", "age_band", "consent", "locked_args", "session__title", "session__patient_ref", "session__age_band", "session__consent",
     "session__tainted", "session__care_unit", "session__client__name", "claimed_by__username",
 )
 
@@ -71,7 +71,8 @@ def row_of(approval, now=None) -> dict:
         "rule_id": approval.rule_id, "explanation": approval.explanation, "hitl_tier": approval.hitl_tier,
         "args": approval.args, "approved_args": approval.approved_args, "payload_hash": approval.payload_hash,
         "message": approval.message, "resume_schema": approval.resume_schema,
-        "requested_at": approval.requested_at, "expires_at": approval.expires_at, "status": approval.status,
+        "patient_ref": approval.patient_ref, "age_band": approval.age_band, "consent": approval.consent,
+        "locked_args": approval.locked_args, "requested_at": approval.requested_at, "expires_at": approval.expires_at, "status": approval.status,
         "session__title": session.title, "session__patient_ref": session.patient_ref,
         "session__age_band": session.age_band, "session__consent": session.consent,
         "session__tainted": session.tainted, "session__care_unit": session.care_unit,
@@ -116,6 +117,8 @@ def card_of_row(row: dict, *, run_granted: list[dict], context: dict, now=None) 
                     "patient_ref": row["session__patient_ref"], "age_band": row["session__age_band"],
                     "consent": row["session__consent"], "tainted": row["session__tainted"],
                     "care_unit": row["session__care_unit"]},
+        # The patient context this card shows and binds (approvals/bound_context.py): the session's when it parked.
+        "bound_context": {"patient_ref": row["patient_ref"], "age_band": row["age_band"], "consent": row["consent"]},
         # Why the agent asked (its own words: plain text), under which autonomy, and what tainted the session.
         **context,
         "client": {"name": row["session__client__name"]},
@@ -128,6 +131,8 @@ def card_of_row(row: dict, *, run_granted: list[dict], context: dict, now=None) 
         "hitl_tier": row["hitl_tier"],
         # Under four eyes an edit puts new args on the table before the quorum is met (quorum.py).
         **_args(approved_args if approved_args is not None else row["args"]),
+        # What an edit may not change (approvals/locked_args.py): the inbox shows these read-only.
+        "locked_args": row["locked_args"],
         "payload_hash": row["payload_hash"],
         "message": row["message"] or None,
         "resume_schema": row["resume_schema"],

@@ -6,6 +6,7 @@ after the change, so the chunk says exactly what the row says (and the replay,
 built from the same persisted event, says it again).
 """
 
+from approvals import bound_context
 from approvals.models import Approval, ApprovalStatus
 from runs import frames
 
@@ -27,4 +28,5 @@ def decision_frames(approval: Approval) -> list[dict]:
         reason=reason,
         args=approval.approved_args if approved else None,
         payload_hash=approval.payload_hash if approved else None,
+        bound_context=bound_context.wire(bound_context.of(approval)),
     )

@@ -32,12 +32,13 @@ from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
-from approvals import audit, cards, claims, quorum, seen
+from approvals import audit, bound_context, cards, claims, locked_args, policy_in_force, quorum, seen
 from approvals.decision_frames import decision_frames
-from approvals.gate import egress_block
 from approvals.hashing import canonical
 from approvals.locking import lock_pending
 from approvals.models import Approval, ReasonCode
+from approvals.policy import effective_spec
+from approvals.refusals import Refused, audited
 from approvals.resume_schemas import approval_resume_schema
 from approvals.resume_validation import validate_resume_data
 from approvals.suspend import unpark_if_nothing_open
@@ -109,6 +110,8 @@ def decide(approval_id, body: dict, *, user) -> Approval:
     except _SchemaRejected as rejected:
         _fail_on_schema(approval_id, rejected.errors, user=user, visible=visible)
         raise ResumeSchemaRejected(" ".join(rejected.errors)) from None
+    except Refused as refused:
+        raise audited(refused) from None
 
 
 @transaction.atomic(durable=True)
@@ -124,12 +127,9 @@ def _decide(approval_id, body: dict, *, user, visible) -> Approval:
     # Top-level `approved: false`, never a form value: a clarification field may be named "approved".
     if body.get("approved") is False:
         return _reject(approval, run, (payload.get("reason") or "").strip(), user=user, stop_run=stop_run)
-    if edited_args is not None:
-        # A reviewer may change what runs, not where data may go: egress stays absolute.
-        blocked = egress_block(approval.tool, edited_args)
-        if blocked is not None:
-            raise InvalidPayload(f"The edited arguments are not allowed: {blocked.explanation}")
     approved_args = edited_args if edited_args is not None else quorum.proposal(approval)
+    if approval.reason_code == ReasonCode.APPROVAL:
+        _check_in_force(approval, run, edited_args, approved_args, user=user)
     # Canonicalised once (RFC 8785 costs milliseconds on args too long for a card), from the args
     # themselves: whether the card was cut and the hash approved both come from what runs.
     approved = canonical(approved_args)
@@ -154,6 +154,39 @@ def _decide(approval_id, body: dict, *, user, visible) -> Approval:
                     data={"approval_id": str(approval.pk), "edited": edited_args is not None},
                     frames=decision_frames(approval), inbox=cards.removed(approval)),))
     return approval
+
+
+def _check_in_force(approval: Approval, run, edited_args: dict | None, approved_args: dict, *, user) -> None:
+    """What an approval of a call must still hold now: the edit keeps the patient, the session's context is
+    the card's, and the policy in force would not block the args approved.
+
+    An edit that changes an argument naming the patient is 400 locked_arg; one whose
+    args the policy blocks while the args before it pass is the reviewer's to fix, 400
+    invalid_payload (a reviewer may change what runs, not where data may go). A context
+    or policy that changed since the card was made is 409 context_changed /
+    policy_changed, audited (Refused).
+    """
+    spec = policy_in_force.registered(approval.tool)
+    if edited_args is not None:
+        identity = effective_spec(approval.tool, spec)
+        locked_args.refuse_retargeting(approval.args, edited_args, patient_ref=approval.patient_ref,
+                                       identity_args=identity.identity_args if identity is not None else (),
+                                       card_locked=approval.locked_args)
+    error, rule_id = bound_context.refusal(bound_context.of(approval), bound_context.of(run.session)), approval.rule_id
+    if error is None:
+        context = policy_in_force.context_of(run, run.session)
+        verdict = policy_in_force.blocking_verdict(approval.tool, approval.op, approved_args, context, spec)
+        if verdict is not None and edited_args is not None and policy_in_force.blocking_verdict(
+                approval.tool, approval.op, quorum.proposal(approval), context, spec) is None:
+            raise InvalidPayload(f"The edited arguments are not allowed: {verdict.explanation}")
+        if verdict is not None:
+            error, rule_id = policy_in_force.refusal(verdict), verdict.rule_id
+    if error is not None:
+        raise Refused(error, audit.entry(
+            audit.Kind.DECISION, approval=approval, actor_user=user, decision=error.code, rule_id=rule_id,
+            data={"payload_hash": approval.payload_hash, "edited": edited_args is not None,
+                  "approval_rule_id": approval.rule_id, "bound_context": bound_context.of(approval),
+                  "session_context": bound_context.of(run.session)}))
 
 
 def _count_towards_quorum(approval: Approval, run, user, *, edited: bool) -> Approval:

@@ -11,23 +11,21 @@ from dataclasses import dataclass
 from django.db import connection, transaction
 from django.utils import timezone
 
-from approvals import audit, registry_cache
+from approvals import audit, bound_context, registry_cache
 from approvals.card_context import untainted_context
 from approvals.hashing import canonical_json, payload_hash
-from approvals.models import ApiClient, Approval, ApprovalStatus, ReasonCode, ToolCall, ToolDescriptor
+from approvals.models import ApiClient, Approval, ApprovalStatus, ReasonCode, ToolCall
 from approvals.models.approval import OPEN_STATUSES
 from approvals.models.audit import AuditEvent
 from approvals.policy import (
-    Context,
     Decision,
     Trust,
     Verdict,
-    check_egress,
     effective_spec,
     evaluate,
-    resolve_policy_class,
 )
 from approvals.policy import ToolCall as PolicyCall
+from approvals.policy_in_force import context_of, registered
 from approvals.suspend import (
     GATEABLE_STATES,
     KnownApprovals,
@@ -45,6 +43,7 @@ from condor.errors import (
     ApprovalExpired,
     ApprovalRejected,
     CondorError,
+    ContextChanged,
     NotFound,
     RunNotActiveError,
     ToolCallConflict,
@@ -90,19 +89,13 @@ class _ParkedCall(Exception):
 
 
 # What a gate call can be answered with after its verdict was taken: the verdict is still audited.
-REFUSED_VERDICTS = (ApprovalConsumed, ApprovalExpired, ApprovalRejected, TooManyPending)
+REFUSED_VERDICTS = (ApprovalConsumed, ApprovalExpired, ApprovalRejected, ContextChanged, TooManyPending)
 
 
-def _registered(tool: str):
-    descriptor = ToolDescriptor.objects.filter(name=tool).first()
-    return descriptor.to_spec() if descriptor is not None else None
-
-
-def _quorum(run, tool: str) -> int:
-    """How many reviewers must approve a call of `tool` (the registry row over the static entry)."""
+def _effective(run, tool: str):
+    """The descriptor the gate applies to `tool` (the registry row over the static entry; None: unknown)."""
     registry = getattr(run, "registry", None)  # the cached registry of a run the gate locked
-    spec = effective_spec(tool, registry.get(tool) if registry is not None else _registered(tool))
-    return spec.approvals_required if spec is not None else 1
+    return effective_spec(tool, registry.get(tool) if registry is not None else registered(tool))
 
 
 def judge(run, call: GateCall) -> tuple[Verdict, bool]:
@@ -110,22 +103,12 @@ def judge(run, call: GateCall) -> tuple[Verdict, bool]:
     session = run.session
     # A run locked by the gate carries the registry as of its lock (registry_cache).
     registry = getattr(run, "registry", None)
-    registered = registry.get(call.tool) if registry is not None else _registered(call.tool)
-    context = Context(
-        autonomy=run.autonomy, tainted=session.tainted, consent=session.consent, age_band=session.age_band
-    )
+    row = registry.get(call.tool) if registry is not None else registered(call.tool)
     verdict = evaluate(PolicyCall(tool=call.tool, op=call.op, args=call.args, metadata=call.metadata),
-                       context, registered)
-    spec = effective_spec(call.tool, registered)
+                       context_of(run, session), row)
+    spec = effective_spec(call.tool, row)
     untrusted = spec is not None and spec.trust == Trust.UNTRUSTED
     return verdict, untrusted
-
-
-def egress_block(tool: str, args: dict) -> Verdict | None:
-    """The egress verdict for running `tool` with `args`, or None when every host is allowed."""
-    registered = _registered(tool)
-    policy_class = resolve_policy_class(PolicyCall(tool=tool, args=args), registered)
-    return check_egress(effective_spec(tool, registered), policy_class, args)
 
 
 def gate_tool_call(run, call: GateCall, *, client, owned_by=None) -> GateResult:
@@ -157,10 +140,12 @@ def _judged(run_id, call: GateCall, *, client, owned_by) -> GateResult:
         if verdict.decision != Decision.REQUIRE_APPROVAL:
             return _settle(run, call, verdict, untrusted, client=client,
                            decision=verdict.decision, rule_id=verdict.rule_id)
+        spec = _effective(run, call.tool)
         request = SuspendRequest(
             tool_call_id=call.tool_call_id, step_id=call.step_id, tool=call.tool, op=call.op, args=call.args,
             rule_id=verdict.rule_id, explanation=verdict.explanation, hitl_tier=verdict.effective_tier,
-            approvals_required=_quorum(run, call.tool),
+            approvals_required=spec.approvals_required if spec is not None else 1,
+            identity_args=spec.identity_args if spec is not None else (),
         )
         now = timezone.now()
         # One read for the cold replay and, if there is none to use, the park.
@@ -350,10 +335,16 @@ def _settle(run, call, verdict, untrusted, *, client, decision, rule_id) -> Gate
 def _consume_prior_grant(run, call, verdict, untrusted, *, client, candidates, now) -> GateResult | None:
     """Cold replay: an approved, unconsumed, unexpired approval of exactly this call in this session.
 
-    `candidates`: such grants as read (suspend.read_known), oldest decision first.
+    `candidates`: such grants as read (suspend.read_known), oldest decision first. A grant
+    given for another patient context than the session's now is not used; if that leaves
+    none, the call is refused (context_changed, audited as a refused verdict).
     """
+    context = bound_context.of(run.session)
+    usable = [grant for grant in candidates if not bound_context.changes(bound_context.of(grant), context)]
+    if candidates and not usable:
+        raise bound_context.refusal(bound_context.of(candidates[0]), context)
     digest = payload_hash(call.args)
-    for grant in candidates:
+    for grant in usable:
         # The same conditional UPDATE as resume: only one caller can win a grant.
         won = Approval.objects.filter(
             pk=grant.pk, status=ApprovalStatus.APPROVED, payload_hash=digest, expires_at__gt=now

@@ -6,7 +6,8 @@ from approvals import audit, registry_cache
 from approvals.models import ToolDescriptor
 from approvals.policy import STATIC_REGISTRY
 
-_FIELDS = ("description", "policy_class", "hitl_tier", "trust", "allowed_hosts", "metadata", "approvals_required")
+_FIELDS = ("description", "policy_class", "hitl_tier", "trust", "allowed_hosts", "metadata", "approvals_required",
+           "identity_args")
 
 
 def snapshot(descriptor: ToolDescriptor) -> dict:
@@ -46,6 +47,7 @@ def seed_static_catalog(actor_system: str = audit.command("seed_tools")) -> int:
             continue
         register(name, description=spec.description, policy_class=spec.policy_class, hitl_tier=spec.hitl_tier,
                  trust=spec.trust, allowed_hosts=list(spec.allowed_hosts), metadata=dict(spec.metadata),
-                 approvals_required=spec.approvals_required, actor_system=actor_system)
+                 approvals_required=spec.approvals_required, identity_args=list(spec.identity_args),
+                 actor_system=actor_system)
         added += 1
     return added

@@ -19,6 +19,7 @@ static value counts too. An edit lowers risk when any of these holds:
 * trust goes from untrusted to trusted (the tool's results stop tainting sessions);
 * a host is added to the allow-list the gate applies;
 * ``approvals_required`` (review quorum, when the registry has it) goes down;
+* an identity arg is dropped (a reviewer's edit could then change it);
 * any cell of the tool's truth table (simulator) lets more through than before.
 
 A tool new to both registries is judged by its hosts and its truth table only:
@@ -78,6 +79,9 @@ def lowering_reasons(name: str, before: dict | None, after: dict) -> list[str]:
     added = sorted(set(new.allowed_hosts if new else ()) - set(old.allowed_hosts if old else ()))
     if added:
         reasons.append(f"allowed hosts added: {', '.join(added)}")
+    unlocked = sorted(set(old.identity_args if old else ()) - set(new.identity_args if new else ()))
+    if unlocked:
+        reasons.append(f"identity args no longer locked: {', '.join(unlocked)}")
     if "approvals_required" in after and int(after["approvals_required"] or 1) < int(
         (before or {}).get("approvals_required") or 1
     ):

@@ -4,11 +4,12 @@ from django.contrib.auth.models import User
 from django.db import connection, transaction
 from django.utils import timezone
 
-from approvals import audit, cards
+from approvals import audit, bound_context, cards, policy_in_force, registry_cache
 from approvals.hashing import payload_hash
 from approvals.models import Approval, ApprovalStatus, ReasonCode, ToolCall
 from approvals.models.approval import OPEN_STATUSES
 from approvals.policy import Decision
+from approvals.refusals import Refused, audited
 from approvals.suspend import unpark_writes
 from condor.errors import (
     ApprovalConsumed,
@@ -49,12 +50,44 @@ def _refuse(approval: Approval, digest: str, now) -> None:
         raise PayloadMismatch("The arguments differ from what the reviewer approved; run the approved arguments.")
 
 
+def _refuse_if_changed(approval: Approval, run, *, client) -> None:
+    """Raise Refused if the session's patient context, or the policy in force, no longer lets `approval` run.
+
+    Both are read by the consume's own statement, after the run lock was granted:
+    the session as it is now, and the registry's stamp (approvals/registry_cache.py).
+    """
+    session = run.session
+    error, rule_id = bound_context.refusal(bound_context.of(approval), bound_context.of(session)), approval.rule_id
+    if error is None and approval.reason_code == ReasonCode.APPROVAL:
+        verdict = policy_in_force.blocking_verdict(
+            approval.tool, approval.op, approval.approved_args, policy_in_force.context_of(run, session),
+            registry_cache.specs(approval.registry_stamp).get(approval.tool))
+        if verdict is not None:
+            error, rule_id = policy_in_force.refusal(verdict), verdict.rule_id
+    if error is None:
+        return
+    raise Refused(error, audit.entry(
+        audit.Kind.CONSUME, approval=approval, run=run, actor_client=client, decision=error.code, rule_id=rule_id,
+        data={"payload_hash": approval.payload_hash, "approval_rule_id": approval.rule_id,
+              "bound_context": bound_context.of(approval), "session_context": bound_context.of(session)}))
+
+
 def resume(run, approval_id, args, *, client, owned_by=None) -> tuple[Approval, object]:
     """Consume `approval_id` for `run` (a Run or its id) if `args` are exactly what was approved.
 
     Returns (approval, run). `owned_by`: the client whose live sessions the run
     must belong to (404 otherwise), checked by the statement that locks the run.
+    An approval given for another patient context than the session's now, or for a
+    call the policy in force now blocks, is refused (context_changed, policy_changed):
+    nothing is consumed, and the refusal is audited.
     """
+    try:
+        return _resume(run, approval_id, args, client=client, owned_by=owned_by)
+    except Refused as refused:
+        raise audited(refused) from None
+
+
+def _resume(run, approval_id, args, *, client, owned_by) -> tuple[Approval, object]:
     digest = payload_hash(args)
     now = timezone.now()
     # Not durable: an Idempotency-Key wraps this in the transaction that stores its answer.
@@ -76,9 +109,8 @@ def resume(run, approval_id, args, *, client, owned_by=None) -> tuple[Approval, 
         # The approval's own story comes before the run's state (the raise rolls the consume back).
         if locked.state != RunState.SUSPENDED:
             raise RunNotSuspendedError(f"The run is {locked.state}, not suspended.")
-        locked.session = approval.session = deferred_instance(
-            Session, id=locked.session_id, patient_ref=approval.session_patient_ref,
-            care_unit=approval.session_care_unit)
+        locked.session = approval.session = deferred_instance(Session, id=locked.session_id, **approval.session_now)
+        _refuse_if_changed(approval, locked, client=client)
         if approval.decided_by_id is not None:
             approval.decided_by = deferred_instance(User, id=approval.decided_by_id,
                                                     username=approval.decided_by_username)
@@ -106,8 +138,8 @@ def _consume(approval_id, run_id, digest: str, now) -> Approval | None:
 
     RETURNING also brings what resume needs next, read after the run lock was
     granted: how many other approvals of the run are still open, the decider's
-    name (the removal notice) and the session's patient_ref and care unit (the
-    audit row, the notice). On PostgreSQL the ledger's allow for an approval
+    name (the removal notice), the registry's stamp and the session's context
+    (`_SESSION_NOW`). On PostgreSQL the ledger's allow for an approval
     proper rides along in the same statement (a data-modifying CTE), so it
     commits or rolls back with the consume; SQLite has no such CTE (resume does it).
     """
@@ -121,9 +153,16 @@ def _consume(approval_id, run_id, digest: str, now) -> Approval | None:
         return None
     width = len(Approval._meta.concrete_fields)
     approval = reader(Approval)(row[:width])
-    (approval.others_open, approval.decided_by_username, approval.session_patient_ref,
-     approval.session_care_unit) = row[width:]
+    approval.others_open, approval.decided_by_username, approval.registry_stamp = row[width:width + 3]
+    approval.session_now = dict(zip(_SESSION_NOW, row[width + 3:], strict=True))
+    for flag in ("consent", "tainted"):  # SQLite answers 0 or 1
+        approval.session_now[flag] = bool(approval.session_now[flag])
     return approval
+
+
+# What the consume reads of the session, as it is now: the audit row and the removal notice (patient_ref,
+# care_unit), the bound context's check (patient_ref, age_band, consent) and the policy's (the taint too).
+_SESSION_NOW = ("patient_ref", "care_unit", "age_band", "consent", "tainted")
 
 
 def _consume_sql(db) -> str:
@@ -142,8 +181,9 @@ def _consume_sql(db) -> str:
                 f"WHERE other.run_id = {row}.run_id AND other.id <> {row}.id AND other.status IN ({open_statuses})) "
                 f"AS others_open, "
                 f"(SELECT username FROM {users} WHERE {users}.id = {row}.decided_by_id) AS decided_by_username, "
-                f"(SELECT patient_ref FROM {sessions} WHERE {sessions}.id = {row}.session_id) AS session_patient_ref, "
-                f"(SELECT care_unit FROM {sessions} WHERE {sessions}.id = {row}.session_id) AS session_care_unit")
+                f"({registry_cache.stamp_sql()}) AS registry_stamp, "
+                + ", ".join(f"(SELECT {quote(name)} FROM {sessions} WHERE {sessions}.id = {row}.session_id) "
+                            f"AS session_{name}" for name in _SESSION_NOW))
 
     # The approval's columns named, in the model's order (`*` would follow the table's).
     if db.vendor == "postgresql":

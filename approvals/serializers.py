@@ -1,15 +1,30 @@
 from django.core.exceptions import ValidationError
 from django.core.validators import RegexValidator
+from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
-from approvals import cards, identifiers
+from approvals import bound_context, cards, identifiers
 from approvals.models import Approval, ReasonCode
 from condor.serializers import JSONObjectField, ReadOnlyModelSerializer, StrictSerializer
 from runs.serializers import RunSerializer
 
 
+class BoundContextSerializer(serializers.Serializer):
+    """The patient context an approval was given for: the session's when the call parked (SPEC section 4)."""
+
+    patient_ref = serializers.CharField()
+    age_band = serializers.CharField()
+    consent = serializers.BooleanField()
+
+
 class ApprovalSerializer(ReadOnlyModelSerializer):
     run = serializers.UUIDField(source="run_id", read_only=True)
+    bound_context = serializers.SerializerMethodField(
+        help_text="The patient context the card showed and the approval is bound to: a resume or cold replay in a "
+                  "session whose patient_ref, age_band or consent differs is 409 context_changed.")
+    locked_args = serializers.SerializerMethodField(
+        help_text="The args an edit may not change (they name the patient), as paths: `patient_ref`, "
+                  "`order.mrn`, `orders[0].mrn`. Changing one is 400 locked_arg.")
     session = serializers.UUIDField(source="session_id", read_only=True)
     decided_by = serializers.SerializerMethodField()
     approvals = serializers.SerializerMethodField(
@@ -20,11 +35,20 @@ class ApprovalSerializer(ReadOnlyModelSerializer):
     class Meta:
         model = Approval
         fields = ["id", "run", "session", "status", "tool", "op", "tool_call_id", "step_id", "reason_code",
-                  "rule_id", "explanation", "hitl_tier", "message", "args", "approved_args", "payload_hash",
+                  "rule_id", "explanation", "hitl_tier", "message", "bound_context", "args", "approved_args",
+                  "locked_args", "payload_hash",
                   "resume_schema", "resume_data", "decided_by", "decision_reason", "requested_at",
                   "expires_at", "decided_at", "consumed_at", "approvals_required", "approvals", "claimed_by",
                   "claim_expires_at", "escalated_at"]
         read_only_fields = fields
+
+    @extend_schema_field(BoundContextSerializer)
+    def get_bound_context(self, approval) -> dict:
+        return bound_context.of(approval)
+
+    @extend_schema_field(serializers.ListField(child=serializers.CharField()))
+    def get_locked_args(self, approval) -> list[str]:
+        return approval.locked_args
 
     def get_decided_by(self, approval) -> str | None:
         return approval.decided_by.get_username() if approval.decided_by_id else None

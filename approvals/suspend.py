@@ -16,7 +16,7 @@ from django.contrib.auth.models import User
 from django.db import connection, transaction
 from django.utils import timezone
 
-from approvals import audit, cards
+from approvals import audit, cards, locked_args
 from approvals.hashing import payload_hash
 from approvals.models import Approval, ApprovalStatus, ReasonCode
 from approvals.models.approval import OPEN_STATUSES
@@ -66,6 +66,7 @@ class SuspendRequest:
     message: str = ""
     missing: tuple = ()
     approvals_required: int = 1  # the tool's quorum (approvals/quorum.py); clarifications take one answer
+    identity_args: tuple = ()  # the tool's args that name the patient besides the usual names (locked_args.py)
 
     @property
     def reason_code(self) -> str:
@@ -275,10 +276,15 @@ def park_locked(run, request: SuspendRequest, schema: dict, *, client=None, writ
         else:
             run_together(list(writes))
         return known.existing, False
+    session = run.session
     approval = Approval(
         run=run,
-        session=run.session,
-        client_id=run.session.client_id,
+        session=session,
+        client_id=session.client_id,
+        # The patient context the card shows, and what it binds (approvals/bound_context.py).
+        patient_ref=session.patient_ref,
+        age_band=session.age_band,
+        consent=session.consent,
         tool=request.tool,
         op=request.op,
         tool_call_id=request.tool_call_id,
@@ -291,6 +297,8 @@ def park_locked(run, request: SuspendRequest, schema: dict, *, client=None, writ
         message=request.message,
         args=request.args,
         payload_hash=payload_hash(request.args),
+        locked_args=locked_args.card_paths(request.args, identity_args=request.identity_args,
+                                           patient_ref=session.patient_ref),
         resume_schema=schema,
         approvals_required=request.approvals_required,
         requested_at=now,

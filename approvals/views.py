@@ -52,7 +52,10 @@ class ToolCallGate(APIView):
                             e409="run_not_active: the run is not executing; tool_call_conflict: this "
                                  "tool_call_id was already gated with another tool, op or args; "
                                  "approval_consumed / approval_rejected: this exact call's approval was "
-                                 "already used or rejected.",
+                                 "already used or rejected; context_changed: an approval of exactly this call "
+                                 "(a cold replay) was given for another patient context than the session's now "
+                                 "(patient_ref, age_band, consent), so it is not used. A call the policy in "
+                                 "force blocks is answered 200 blocked, whatever grant it has.",
                             e410="approval_expired: this exact call's approval is past its deadline.")},
     )
     def post(self, request, run_id):
@@ -110,8 +113,11 @@ class Resume(APIView):
         responses={
             200: ResumeResultSerializer,
             **errors(400, 401, 404, 409, 410, 422,
-                     e409="approval_pending, approval_rejected, approval_consumed, payload_mismatch or "
-                          "run_not_suspended.",
+                     e409="approval_pending, approval_rejected, approval_consumed, payload_mismatch, "
+                          "run_not_suspended; context_changed: the session's patient context (patient_ref, "
+                          "age_band, consent) is not the one the approval was given for; policy_changed: the "
+                          "registry or egress allow-list in force now blocks the approved call (the detail names "
+                          "the rule). Either way nothing was consumed, and the refusal is audited.",
                      e410="approval_expired: the approval is past its deadline; approval_withdrawn: its run "
                           "was superseded, stopped or closed while it was open.",
                      e422="idempotency_key_reused: the same Idempotency-Key came with a different body."),
@@ -173,13 +179,19 @@ class Decision(ReviewerOnly, APIView):
         responses={
             200: ApprovalSerializer,
             **errors(400, 403, 404, 409, 422,
+                     e400="invalid_payload: the body is not a valid decision, or edited args the policy blocks "
+                          "(a host off the tool's allow-list); locked_arg: the edit changes an argument that names "
+                          "the patient (see the approval's locked_args; the detail names it). Nothing changed.",
                      e403="permission_denied: only logged-in reviewers decide (not logged in, or an API key).",
                      e409="approval_not_pending: the approval was already decided or has expired; "
                           "payload_changed: the args on the table are not the payload_hash named (an edit); "
                           "full_args_not_viewed: a card too long to show whole was approved unread; "
                           "approval_claimed: another reviewer holds a live claim on it (or, with stop_run, "
                           "on another open card of its run); "
-                          "already_approved_by_you: this payload needs another reviewer's approval.",
+                          "already_approved_by_you: this payload needs another reviewer's approval; "
+                          "context_changed: the session's patient context is no longer the card's; "
+                          "policy_changed: the policy in force now blocks the call (the rule named). These "
+                          "two approve nothing and are audited.",
                      e422="resume_schema_rejected: the decision does not match the resume schema; "
                           "the run has failed."),
         },

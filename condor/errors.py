@@ -114,6 +114,22 @@ class FullArgsNotViewed(CondorError):
     default_detail = "This card's arguments were too long to show whole: load them all before approving."
 
 
+class ContextChanged(CondorError):
+    status, code = 409, "context_changed"
+    default_detail = ("The session's patient context (patient_ref, age band or consent) is no longer the one "
+                      "the approval was given for; gate the call again.")
+
+
+class PolicyChanged(CondorError):
+    status, code = 409, "policy_changed"
+    default_detail = "The tool registry or its egress allow-list now blocks this call; it may not run."
+
+
+class LockedArg(CondorError):
+    status, code = 400, "locked_arg"
+    default_detail = "An edit may not change an argument that names the patient."
+
+
 class ApprovalExpired(CondorError):
     status, code = 410, "approval_expired"
     default_detail = "The approval has expired."
@@ -176,6 +192,12 @@ class DatabaseUnavailable(CondorError):
 class MessageExists(CondorError):
     status, code = 409, "message_exists"
     default_detail = "This session already has a message with this id."
+
+
+class SessionHasOpenApprovals(CondorError):
+    status, code = 409, "session_has_open_approvals"
+    default_detail = ("This session has approvals waiting for a reviewer or approved and not yet used: its "
+                      "patient cannot change until they are used, rejected or expired.")
 
 
 class CardNotReported(CondorError):

@@ -112,6 +112,7 @@ def decision_frames(
     reason: str | None,
     args: dict | None,
     payload_hash: str | None,
+    bound_context: dict | None = None,
 ) -> list[dict]:
     """What a human (or the clock) decided, so an agent waiting on the stream needs no second request.
 
@@ -121,19 +122,20 @@ def decision_frames(
     ``tool-output-denied``, which settles the tool part on the client; an approval
     leaves the part open for the result the agent reports after resuming.
     ``data`` is ``z.unknown()`` in ai 6.0.0, so its keys are ours; the chunk's own
-    keys are exactly the strict data-chunk keys.
+    keys are exactly the strict data-chunk keys. ``bound_context`` (``{patientRef, ageBand,
+    consent}``): the patient context the approval was given for, which a resume must still
+    find in the session.
     """
-    decision = {
-        "type": "data-approval-decision",
-        "id": str(approval_id),
-        "data": {
-            "toolCallId": str(tool_call_id),
-            "approved": bool(approved),
-            "reason": reason or None,
-            "args": args if approved else None,
-            "payloadHash": payload_hash if approved else None,
-        },
+    data = {
+        "toolCallId": str(tool_call_id),
+        "approved": bool(approved),
+        "reason": reason or None,
+        "args": args if approved else None,
+        "payloadHash": payload_hash if approved else None,
     }
+    if bound_context is not None:
+        data["boundContext"] = bound_context
+    decision = {"type": "data-approval-decision", "id": str(approval_id), "data": data}
     return [decision] if approved else [decision, *denied_frames(tool_call_id)]
 
 

@@ -1,10 +1,12 @@
-"""What sessions_app needs from the runs app, installed by runs: sessions_app never imports it.
+"""What sessions_app needs from the apps built on it, installed by them: sessions_app never imports them.
 
 Dependencies run one way: condor ← sessions_app ← runs ← approvals (STYLE.md).
 Yet a session's history folds in its runs' stream frames, its list filters by
-the state of its latest run, and deleting it stops its active run. Each is a
-slot here that runs fills from RunsConfig.ready() (runs/session_hooks.py). An
-empty slot is a configuration error when called, never a silent nothing.
+the state of its latest run, deleting it stops its active run, and re-linking its
+patient waits until no approval is open. Each is a slot here that runs fills from
+RunsConfig.ready() (runs/session_hooks.py), or approvals from ApprovalsConfig.ready()
+(approvals/bound_context.py). An empty slot is a configuration error when called,
+never a silent nothing.
 """
 
 from django.core.exceptions import ImproperlyConfigured
@@ -19,8 +21,8 @@ class Slot:
 
     def __call__(self, *args, **kwargs):
         if self._function is None:
-            raise ImproperlyConfigured(f"sessions_app.extensions.{self.name} is empty: the runs app fills it "
-                                       "in its AppConfig.ready().")
+            raise ImproperlyConfigured(f"sessions_app.extensions.{self.name} is empty: the runs or approvals app "
+                                       "fills it in its AppConfig.ready().")
         return self._function(*args, **kwargs)
 
 
@@ -37,3 +39,5 @@ latest_run_in = Slot("latest_run_in")
 without_runs = Slot("without_runs")
 # (locked session, *, actor_client) -> the run it stopped `user_stopped` (None if none was active).
 stop_active_run = Slot("stop_active_run")
+# (session) -> whether it holds an approval still pending, or approved and not yet used (approvals fills it).
+has_open_approvals = Slot("has_open_approvals")

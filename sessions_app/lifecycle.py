@@ -4,7 +4,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from condor import audit
-from condor.errors import NotFound
+from condor.errors import NotFound, SessionHasOpenApprovals
 from sessions_app import extensions
 from sessions_app.models import Session
 from sessions_app.signals import care_unit_changed
@@ -14,6 +14,10 @@ SESSION_CHANGE = "session_change"  # the audit kind of every row written here
 # What PATCH may change. Policy context (autonomy, consent, age band) is fixed at
 # creation: loosening it mid-conversation would change what earlier grants meant.
 EDITABLE_FIELDS = ("title", "patient_ref", "care_unit")
+# What an open approval is bound to (approvals/bound_context.py), of the editable fields: a change waits
+# until no approval of the session is open. Refused rather than withdrawing the cards: a re-link never
+# silently throws away what a reviewer may be deciding, and the agent can finish or close its run first.
+BOUND_FIELDS = ("patient_ref",)
 
 
 def lock_live_session(session_id) -> Session:
@@ -26,12 +30,22 @@ def lock_live_session(session_id) -> Session:
 
 @transaction.atomic(durable=True)
 def update_session(session_id, changes: dict, *, client) -> Session:
-    """Rename or re-link a live session. Audited with the old and new values of what changed."""
+    """Rename or re-link a live session. Audited with the old and new values of what changed.
+
+    A re-link (`patient_ref`) of a session holding open approvals is refused (409
+    session_has_open_approvals): they are bound to the patient they were given for.
+    """
     session = lock_live_session(session_id)
     before = {name: getattr(session, name) for name in EDITABLE_FIELDS}
     changed = {name: value for name, value in changes.items() if name in EDITABLE_FIELDS and before[name] != value}
     if not changed:
         return session
+    bound = [name for name in BOUND_FIELDS if name in changed]
+    if bound and extensions.has_open_approvals(session):
+        raise SessionHasOpenApprovals(
+            f"This session's {', '.join(bound)} cannot change while it has approvals pending or approved and not "
+            "yet used: they were given for its current patient. Use, reject or let them expire (or close the "
+            "run) first.")
     for name, value in changed.items():
         setattr(session, name, value)
     session.save(update_fields=[*changed, "updated_at"])

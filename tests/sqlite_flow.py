@@ -36,10 +36,11 @@ from approvals import visibility  # noqa: E402
 from approvals.audit_chain import verify  # noqa: E402
 from approvals.escalation import escalate_due  # noqa: E402
 from approvals.management.commands import seed_demo  # noqa: E402
-from approvals.models import Approval  # noqa: E402
+from approvals.models import Approval, AuditEvent  # noqa: E402
 from condor.auth_backends import ReviewerAwareModelBackend  # noqa: E402
 from runs.models import Run  # noqa: E402
 from runs.sweep import sweep  # noqa: E402
+from sessions_app.models import Session  # noqa: E402
 
 PRESCRIPTION = {"drug": "amoxicillin", "dose": "500 mg", "route": "oral", "days": 7}
 REFILL = {**PRESCRIPTION, "drug": "doxycycline"}
@@ -82,6 +83,10 @@ def main(key_file: str) -> dict:
     parked = gate("rx-1", "prescribe_medication", "create", PRESCRIPTION)
     approval_id = parked.json()["approval"]["id"]
     seen["suspend"] = [parked.status_code, Run.objects.get(pk=run_id).state]
+    parked_at = Run.objects.get(pk=run_id).suspended_at
+    # The card binds the session's patient: no re-link while it is open.
+    relinked = agent.patch(f"/api/v1/sessions/{session['id']}/", {"patient_ref": "MRN-OTHER"}, format="json")
+    seen["relink_refused"] = [relinked.status_code, relinked.json().get("error")]
     again = gate("rx-1", "prescribe_medication", "create", PRESCRIPTION)
     seen["suspend_again"] = [again.status_code, again.json()["approval"]["id"] == approval_id]
     # A verdict that changed since the park (the client can no longer park) does not settle it.
@@ -112,8 +117,17 @@ def main(key_file: str) -> dict:
         body = {"approval_id": approval_id, "args": PRESCRIPTION}
         return agent.post(f"/api/v1/runs/{run_id}/resume/", body, format="json")
 
+    # A re-link that got past the check: the resume reads the session's context in its consume
+    # statement (SQLite's RETURNING) and refuses; the refusal's audit row outlives its rollback.
+    Session.objects.filter(pk=session["id"]).update(patient_ref="MRN-OTHER")
+    refused = resume()
+    seen["context_changed"] = [refused.status_code, refused.json().get("error"),
+                               Approval.objects.get(pk=approval_id).status,
+                               AuditEvent.objects.filter(decision="context_changed").count()]
+    Session.objects.filter(pk=session["id"]).update(patient_ref="")
     resumed = resume()
     seen["resume"] = [resumed.status_code, resumed.json().get("proceed"), Run.objects.get(pk=run_id).state]
+    seen["suspended_at"] = [parked_at is not None, Run.objects.get(pk=run_id).suspended_at]
     replayed = resume()
     seen["replay"] = [replayed.status_code, replayed.json().get("error")]
 
@@ -166,7 +180,6 @@ def guards_hold(session_id: str) -> dict:
     """Whether the SQLite triggers still refuse what they guard after every migration (a table
     rebuild drops a table's triggers: sessions_app/sqlite_guards.py)."""
     from django.db import IntegrityError, transaction
-    from sessions_app.models import Session
 
     Session.objects.filter(pk=session_id).update(tainted=True)
     statements = {"audit_update": "UPDATE approvals_auditevent SET decision = decision",

@@ -4,7 +4,8 @@ tests/sqlite_flow.py runs in a subprocess on a scratch SQLite file: migrate,
 seed_tools and seed_demo (`make run`'s steps), then a gate allow, a retry and a
 reused call id, a suspend, the same suspend again, the same again once its client can no longer
 park (still that card), one refused over the pending
-limit, a reviewer's approval, a resume and its replay, a cold replay of another
+limit, a re-link refused while the card is open, a reviewer's approval, a resume refused once the
+session's patient changed (context_changed, audited) and then one that proceeds, and its replay, a cold replay of another
 approved call, a card escalated at 0.6 of its TTL and not at 0.4, verify_audit, the session's history (read as text: ids, times and
 parts), and the database guards (append-only audit, monotone taint) after every migration.
 """
@@ -30,12 +31,15 @@ def test_the_approval_loop_runs_on_sqlite(tmp_path):
         "allow_retry": 200,
         "reused_id": [409, "tool_call_conflict"],
         "suspend": [202, "suspended"],
+        "relink_refused": [409, "session_has_open_approvals"],
         "suspend_again": [202, True],
         "parked_regate": [202, True],
         "over_limit": [429, "too_many_pending", False],
         "decision": [200, "approved"],
         "teams_with_user": [True, True],
+        "context_changed": [409, "context_changed", "approved", 1],
         "resume": [200, True, "executing"],
+        "suspended_at": [True, None],
         "replay": [409, "approval_consumed"],
         "prior_grant": [200, "approval.prior-grant", "executing"],
         "escalated": [False, True],

@@ -52,6 +52,12 @@ class Approval(models.Model):
     # through every session the client ever had. No index of its own: only a client's
     # delete (a rare admin act) looks approvals up by client alone.
     client = models.ForeignKey("approvals.ApiClient", on_delete=models.CASCADE, related_name="+", db_index=False)
+    # The patient context the card showed, copied from the session when the call parked (the
+    # suspend funnel): a resume or cold replay in a session whose context has changed since is
+    # refused (approvals/bound_context.py). care_unit routes a card; it binds nothing.
+    patient_ref = models.CharField(max_length=120, blank=True)
+    age_band = models.CharField(max_length=8, blank=True)
+    consent = models.BooleanField(default=False)
     tool = models.CharField(max_length=120)
     op = models.CharField(max_length=60, blank=True)
     tool_call_id = models.CharField(max_length=120)
@@ -67,6 +73,9 @@ class Approval(models.Model):
     args = models.JSONField(default=dict)
     approved_args = models.JSONField(null=True, blank=True)
     payload_hash = models.CharField(max_length=64)
+    # The args a reviewer's edit may not change, as paths ("patient_ref", "order.mrn"), worked out
+    # when the call parked (approvals/locked_args.py); the card shows them read-only.
+    locked_args = models.JSONField(default=list, blank=True)
     resume_schema = models.JSONField(default=dict)
     resume_data = models.JSONField(null=True, blank=True)
     status = FSMField(default=ApprovalStatus.PENDING, choices=ApprovalStatus.choices)

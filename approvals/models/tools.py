@@ -7,6 +7,15 @@ from approvals.identifiers import TOOL_NAME_RULE, is_tool_name
 from approvals.policy import ToolSpec
 
 
+# The limits of a descriptor's identity_args: how many, and how long a name.
+MAX_IDENTITY_ARGS = 20
+MAX_ARG_NAME_CHARS = 120
+
+
+def _valid_arg_name(name) -> bool:
+    return isinstance(name, str) and 0 < len(name) <= MAX_ARG_NAME_CHARS and name.isprintable() and name == name.strip()
+
+
 class PolicyClassChoice(models.TextChoices):
     READ = "read"
     MUTATE = "mutate"
@@ -40,6 +49,12 @@ class ToolDescriptor(models.Model):
     approvals_required = models.PositiveSmallIntegerField(
         default=1, validators=[MinValueValidator(1), MaxValueValidator(3)],
         help_text="Distinct reviewers who must approve a call of this tool (1 to 3).")
+    # Arguments that name the patient (besides patient_ref, patient_id and mrn, always locked):
+    # a reviewer's edit may not change them (approvals/locked_args.py).
+    identity_args = models.JSONField(
+        default=list, blank=True,
+        help_text=f"Top-level argument names that identify the patient (at most {MAX_IDENTITY_ARGS}): a reviewer "
+                  "may not change them when editing a call. patient_ref, patient_id and mrn are always locked.")
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
 
@@ -73,6 +88,10 @@ class ToolDescriptor(models.Model):
             isinstance(host, str) and host.strip() for host in self.allowed_hosts
         ):
             errors["allowed_hosts"] = "Allowed hosts must be a list of host names."
+        if (not isinstance(self.identity_args, list) or len(self.identity_args) > MAX_IDENTITY_ARGS
+                or not all(_valid_arg_name(name) for name in self.identity_args)):
+            errors["identity_args"] = (f"Identity args must be a list of at most {MAX_IDENTITY_ARGS} argument names "
+                                       f"(1 to {MAX_ARG_NAME_CHARS} printable characters each).")
         if not isinstance(self.metadata, dict):
             errors["metadata"] = "Metadata must be a JSON object."
         elif beyond_safe_numbers(self.metadata):
@@ -91,4 +110,5 @@ class ToolDescriptor(models.Model):
             metadata=dict(self.metadata or {}),
             description=self.description,
             approvals_required=self.approvals_required,
+            identity_args=tuple(self.identity_args or ()),
         )

@@ -184,7 +184,8 @@ def effective_spec(
     ``policy_class`` / ``hitl_tier`` when not None or ""; ``trust`` when it is not the
     default "trusted" (so a row can mark a tool untrusted but never clear a static
     "untrusted"); ``allowed_hosts`` when non-empty (it replaces the static list, it is
-    not unioned); ``description`` when non-empty; ``approvals_required`` is the larger of the two. ``metadata`` is merged key by key,
+    not unioned); ``description`` when non-empty; ``approvals_required`` is the larger of the two;
+    ``identity_args`` are the union of both. ``metadata`` is merged key by key,
     registered keys winning. With only one side present that side is returned as is;
     with neither, None.
     """
@@ -202,6 +203,8 @@ def effective_spec(
         description=r.description or s.description,
         # Like trust: a row can ask for more eyes than the static entry, never fewer.
         approvals_required=max(r.approvals_required, s.approvals_required),
+        # Likewise a row can lock more arguments than the static entry, never fewer.
+        identity_args=tuple(dict.fromkeys((*s.identity_args, *r.identity_args))),
     )
 
 

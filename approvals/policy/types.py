@@ -76,12 +76,17 @@ class ToolSpec:
     description: str = ""
     # Four eyes: distinct reviewers who must approve the same payload (1 to 3, SPEC section 10).
     approvals_required: int = 1
+    # Arguments that name the patient besides patient_ref, patient_id and mrn: a reviewer's edit
+    # may not change them (approvals/locked_args.py). Not an axis of any verdict.
+    identity_args: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         # A database row or a form hands over a list; a tuple keeps the spec immutable
         # and lets the egress check cache its parsed allow-list by value.
         if not isinstance(self.allowed_hosts, tuple):
             object.__setattr__(self, "allowed_hosts", tuple(self.allowed_hosts or ()))
+        if not isinstance(self.identity_args, tuple):
+            object.__setattr__(self, "identity_args", tuple(self.identity_args or ()))
 
 
 @dataclass(frozen=True, slots=True)

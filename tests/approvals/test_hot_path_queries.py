@@ -8,7 +8,7 @@ request, no savepoint. A change that adds a statement fails here and prints ever
 statement, so the new one is easy to spot; a statement saved must lower a pin here.
 
 Issue 11 aims at 7 (allow), 9 (suspend), 8 (decision) and 8 (resume): all four
-are there (allow at 4, suspend, decision and resume at 5). bench/README.md ("Hot paths")
+are there (allow at 4, suspend and resume at 5, decision at 6). bench/README.md ("Hot paths")
 says what each statement is.
 """
 
@@ -91,12 +91,14 @@ def test_a_resume_takes_five_statements(api, warm_run, reviewer_http):
     assert_statements(lambda: resume(api, warm_run, approval["id"]), 200, 5)
 
 
-def test_a_decision_takes_five_statements_after_the_reviewers_two_reads(api, warm_run, reviewer_http):
+def test_a_decision_takes_six_statements_after_the_reviewers_two_reads(api, warm_run, reviewer_http):
     # Before BEGIN: the Django session; the user with their reviewers-group membership and
     # their review teams (condor/auth_backends.py). Whether the card is theirs to see is
-    # checked on the row as locked (approvals/locking.py).
+    # checked on the row as locked (approvals/locking.py). Then BEGIN; the run's lock; the
+    # approval's; the tool's registry row (the policy in force, approvals/policy_in_force.py);
+    # the audit row with the approval's UPDATE and the outbox event; COMMIT.
     approval = suspend(api, warm_run)
-    assert_statements(lambda: decide(reviewer_http, approval["id"], {"approved": True}), 200, 5, before=2)
+    assert_statements(lambda: decide(reviewer_http, approval["id"], {"approved": True}), 200, 6, before=2)
 
 
 def test_the_hot_statements_are_prepared_once_per_connection(api, warm_run):

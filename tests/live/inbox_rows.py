@@ -37,7 +37,7 @@ from django.utils import timezone
 from django.test import RequestFactory
 from rest_framework.renderers import JSONRenderer
 
-from approvals import cards, claims, identifiers, inbox_pages, quorum
+from approvals import cards, claims, identifiers, inbox_pages, locked_args, quorum
 from approvals.card_context import empty_context
 from approvals.gate import CLARIFICATION_RULE, EXPLANATIONS
 from approvals.hashing import canonical, payload_hash
@@ -86,10 +86,13 @@ def _park(request: SuspendRequest, session: Session, *, run_id, expires_in: floa
     now = now or timezone.now()
     return Approval(
         run_id=uuid.UUID(str(run_id)) if run_id else uuid.uuid4(), session=session, client=session.client, tool=request.tool, op=request.op,
+        patient_ref=session.patient_ref, age_band=session.age_band, consent=session.consent,
         tool_call_id=request.tool_call_id, step_id=request.step_id, contract_hash=request.contract_hash,
         reason_code=request.reason_code, rule_id=request.rule_id, explanation=request.explanation,
         hitl_tier=request.hitl_tier, message=request.message, args=request.args,
         payload_hash=payload_hash(request.args), resume_schema=request.resume_schema(),
+        locked_args=locked_args.card_paths(request.args, identity_args=request.identity_args,
+                                           patient_ref=session.patient_ref),
         approvals_required=approvals_required, requested_at=now - timedelta(seconds=30),
         expires_at=now + timedelta(seconds=expires_in),
     )
@@ -132,8 +135,10 @@ def approval_card(
     claimed_by: str | None = None,
     claim_seconds: float | None = None,
     now: datetime | None = None,
+    identity_args: tuple = (),
 ) -> Card:
-    """A pending approval as the gate parks it: `tier` is the tool's declared tier in the registry.
+    """A pending approval as the gate parks it: `tier` is the tool's declared tier in the registry
+    (`identity_args`: its registry row's, the args besides patient_ref, patient_id and mrn an edit may not change).
 
     The policy engine decides the rule, the explanation and the card's tier (a
     destructive op is high whatever the tool says); a call it would not park is refused.
@@ -144,13 +149,13 @@ def approval_card(
     args = args if args is not None else {"drug": "amoxicillin", "dose_mg": 500, "route": "oral", "frequency": "8-hourly"}
     session = _session(title=title, patient_ref=patient_ref or f"MRN-{40000 + n}", client=client, care_unit=care_unit,
                        autonomy=autonomy, age_band=age_band, consent=consent, tainted=tainted_by is not None)
-    registered = ToolSpec(tool, policy_class, tier)
+    registered = ToolSpec(tool, policy_class, tier, identity_args=identity_args)
     verdict = evaluate(ToolCall(tool, op, args), Context(autonomy, session.tainted, consent, age_band), registered)
     if verdict.decision != Decision.REQUIRE_APPROVAL:
         raise ValueError(f"the gate would not park {tool} · {op}: {verdict.rule_id}")
     request = SuspendRequest(tool_call_id=f"call_{n:04d}", step_id=f"step-{n}", tool=tool, op=op, args=args,
                              rule_id=verdict.rule_id, explanation=verdict.explanation,
-                             hitl_tier=verdict.effective_tier)
+                             hitl_tier=verdict.effective_tier, identity_args=identity_args)
     row = _park(request, session, run_id=run_id, expires_in=expires_in,
                 approvals_required=effective_spec(tool, registered).approvals_required, now=now)
     return _card(row, _context(autonomy=autonomy, rationale=rationale, tainted_by=tainted_by),
@@ -345,6 +350,9 @@ class Rows:
             claims.refuse_if_claimed_by_other(row, reviewer(by), now)
         if status == ApprovalStatus.APPROVED:
             user = reviewer(by)
+            if edited_args is not None:
+                locked_args.refuse_retargeting(row.args, edited_args, patient_ref=row.patient_ref,
+                                               card_locked=row.locked_args)
             proposed = edited_args if edited_args is not None else quorum.proposal(row)
             approved = canonical(proposed)
             if not quorum.count(row, user=user, approved=approved, reason=reason, now=now):

@@ -13,10 +13,13 @@ from runs.models import RunEvent
 from runs.sweep import sweep
 from tests.helpers.approval_loop import PRESCRIPTION, approve, clarify, decide, suspend
 from tests.helpers.http import post_json
+from tests.helpers.runs import open_executing_run
 from tests.runs.test_frames import VALIDATOR
 
 EDITED = {**PRESCRIPTION, "dose": "250 mg"}
-DECISION_KEYS = {"toolCallId", "approved", "reason", "args", "payloadHash"}
+DECISION_KEYS = {"toolCallId", "approved", "reason", "args", "payloadHash", "boundContext"}
+# The patient context of the run_id fixture's session (no patient_ref, age unknown, no consent).
+UNLINKED = {"patientRef": "", "ageBand": "unknown", "consent": False}
 
 
 def stream_chunks(run_id) -> list[dict]:
@@ -38,7 +41,7 @@ def test_an_approval_sends_the_args_to_run_and_their_hash(api, run_id, reviewer_
     chunk, after = decision_of(run_id, approval["id"])
     assert chunk == {"type": "data-approval-decision", "id": approval["id"], "data": {
         "toolCallId": "call-1", "approved": True, "reason": "Dose checked.", "args": PRESCRIPTION,
-        "payloadHash": decided["payload_hash"]}}
+        "payloadHash": decided["payload_hash"], "boundContext": UNLINKED}}
     assert not any(c["type"] == "tool-output-denied" for c in after)
 
 
@@ -56,7 +59,7 @@ def test_a_rejection_sends_the_reason_then_the_denial(api, run_id, reviewer_http
     decide(reviewer_http, approval["id"], {"approved": False, "reason": "Allergy."})
     chunk, after = decision_of(run_id, approval["id"])
     assert chunk["data"] == {"toolCallId": "call-1", "approved": False, "reason": "Allergy.", "args": None,
-                             "payloadHash": None}
+                             "payloadHash": None, "boundContext": UNLINKED}
     assert after[0] == {"type": "tool-output-denied", "toolCallId": "call-1"}
 
 
@@ -83,7 +86,7 @@ def test_an_expiry_sends_expired_and_the_denial(api, run_id):
     sweep()
     chunk, after = decision_of(run_id, approval["id"])
     assert chunk["data"] == {"toolCallId": "call-1", "approved": False, "reason": "expired", "args": None,
-                             "payloadHash": None}
+                             "payloadHash": None, "boundContext": UNLINKED}
     assert after[0] == {"type": "tool-output-denied", "toolCallId": "call-1"}
 
 
@@ -104,6 +107,14 @@ def test_a_grant_withdrawn_by_a_stop_is_announced_as_withdrawn(api, run_id, revi
     decisions = [c for c in stream_chunks(run_id) if c["type"] == "data-approval-decision"]
     assert [c["data"]["approved"] for c in decisions] == [True, False]
     assert decisions[-1]["data"]["reason"] == "withdrawn"
+
+
+def test_the_decision_chunk_names_the_patient_context_the_approval_is_bound_to(api, catalog, reviewer_http):
+    run_id = open_executing_run(api, patient_ref="MRN-ALICE", age_band="adult", consent=True)
+    approval = suspend(api, run_id)
+    approve(reviewer_http, approval["id"])
+    chunk, _ = decision_of(run_id, approval["id"])
+    assert chunk["data"]["boundContext"] == {"patientRef": "MRN-ALICE", "ageBand": "adult", "consent": True}
 
 
 def test_the_suspend_answer_and_the_decision_chunk_agree_on_the_tool_call(api, run_id, reviewer_http):

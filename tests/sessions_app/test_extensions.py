@@ -1,4 +1,4 @@
-"""The slots the runs app fills (sessions_app/extensions.py): filled at start-up, loud when empty."""
+"""The slots the runs and approvals apps fill (sessions_app/extensions.py): filled at start-up, loud when empty."""
 
 import pytest
 from django.core.exceptions import ImproperlyConfigured
@@ -12,5 +12,5 @@ def test_every_slot_is_filled_once_the_apps_are_ready():
 
 
 def test_an_empty_slot_says_so_instead_of_doing_nothing():
-    with pytest.raises(ImproperlyConfigured, match="the runs app fills it"):
+    with pytest.raises(ImproperlyConfigured, match="the runs or approvals app fills it"):
         extensions.Slot("run_frames")(object())

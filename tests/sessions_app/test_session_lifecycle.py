@@ -8,7 +8,8 @@ from django.utils import timezone
 from approvals.models import Approval, AuditEvent
 from runs.models import Run
 from sessions_app.models import Session
-from tests.helpers.http import post
+from tests.helpers.approval_loop import approve, parked_run, resume
+from tests.helpers.http import error_of, post
 from tests.helpers.runs import close, make_run, make_session, open_run
 
 
@@ -55,6 +56,59 @@ def test_patch_refuses_what_it_may_not_change(api, body):
     assert response.status_code == 400
     assert response.json()["error"] == "invalid_payload"
     assert Session.objects.get(pk=session["id"]).title == "Kept"
+
+
+# --- a session's patient is bound to its open approvals (SPEC section 4) ---------------------------
+
+
+def parked_for(api, patient_ref="MRN-ALICE") -> tuple[str, dict]:
+    """(session id, approval) of a prescription parked in a session for `patient_ref`."""
+    run_id, approval = parked_run(api, {"patient_ref": patient_ref, "age_band": "adult"})
+    return str(Run.objects.get(pk=run_id).session_id), approval
+
+
+def test_a_relink_with_a_pending_approval_is_refused_and_changes_nothing(api, catalog):
+    session_id, _ = parked_for(api)
+
+    response = patch(api, session_id, {"patient_ref": "MRN-BOB"})
+
+    assert error_of(response) == (409, "session_has_open_approvals")
+    assert Session.objects.get(pk=session_id).patient_ref == "MRN-ALICE"
+    assert not AuditEvent.objects.filter(kind="session_change").exists()
+
+
+def test_a_relink_with_an_approved_unused_approval_is_refused(api, catalog, reviewer_http):
+    session_id, approval = parked_for(api)
+    approve(reviewer_http, approval["id"])
+
+    assert error_of(patch(api, session_id, {"patient_ref": "MRN-BOB"})) == (409, "session_has_open_approvals")
+    assert Session.objects.get(pk=session_id).patient_ref == "MRN-ALICE"
+
+
+def test_a_relink_is_allowed_once_the_approval_was_used(api, catalog, reviewer_http):
+    session_id, approval = parked_for(api)
+    approve(reviewer_http, approval["id"])
+    assert resume(api, approval["run"], approval["id"]).status_code == 200
+
+    assert patch(api, session_id, {"patient_ref": "MRN-BOB"}).status_code == 200
+    assert Session.objects.get(pk=session_id).patient_ref == "MRN-BOB"
+
+
+def test_a_relink_is_allowed_once_the_approval_is_past_its_deadline(api, catalog):
+    session_id, approval = parked_for(api)
+    Approval.objects.filter(pk=approval["id"]).update(expires_at=timezone.now() - datetime.timedelta(seconds=1))
+
+    assert patch(api, session_id, {"patient_ref": "MRN-BOB"}).status_code == 200
+
+
+def test_a_rename_or_a_ward_move_with_open_approvals_is_allowed(api, catalog):
+    session_id, _ = parked_for(api)
+
+    response = patch(api, session_id, {"title": "Bed 9", "care_unit": "ICU", "patient_ref": "MRN-ALICE"})
+
+    assert response.status_code == 200
+    stored = Session.objects.get(pk=session_id)
+    assert (stored.title, stored.care_unit, stored.patient_ref) == ("Bed 9", "ICU", "MRN-ALICE")
 
 
 def test_another_client_can_neither_patch_nor_delete(api, other_api):

@@ -35,11 +35,14 @@ class Command(BaseCommand):
         parser.add_argument("--description")
         parser.add_argument("--approvals-required", dest="approvals_required", type=int, choices=(1, 2, 3),
                             help="Distinct reviewers who must approve a call (four eyes: 2).")
+        parser.add_argument("--identity-arg", dest="identity_args", action="append", metavar="NAME",
+                            help="An argument that names the patient: a reviewer's edit may not change it "
+                                 "(repeat for several; replaces the tool's list).")
         parser.add_argument("--by", metavar="USER",
                             help="The governance admin making the change (required when it lowers risk).")
 
     def handle(self, *args, name, policy_class, tier, trust, allowed_hosts, mutating, description, by,
-               approvals_required=None, **options):
+               approvals_required=None, identity_args=None, **options):
         fields = {}
         if policy_class:
             fields["policy_class"] = policy_class
@@ -53,6 +56,8 @@ class Command(BaseCommand):
             fields["description"] = description
         if approvals_required is not None:
             fields["approvals_required"] = approvals_required
+        if identity_args:
+            fields["identity_args"] = identity_args
         if mutating:
             from approvals.models import ToolDescriptor
 
@@ -79,7 +84,7 @@ class Command(BaseCommand):
             f"{'Registered' if submitted.created else 'Updated'} {descriptor.name}: "
             f"class={descriptor.policy_class or '-'} "
             f"tier={descriptor.hitl_tier or '-'} trust={descriptor.trust} hosts={descriptor.allowed_hosts} "
-            f"approvals_required={descriptor.approvals_required}"
+            f"approvals_required={descriptor.approvals_required} identity_args={descriptor.identity_args}"
         )
 
     def _impact(self, change):

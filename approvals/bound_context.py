@@ -1,0 +1,62 @@
+"""The patient context an approval is bound to: the one its card showed (SPEC section 4).
+
+The suspend funnel copies the session's `patient_ref`, `age_band` and `consent` onto
+the approval. A resume or a cold replay in a session whose context is no longer
+that one is refused (409 `context_changed`): the reviewer approved a call for one
+patient, and it must not run for another. `care_unit` routes a card; it binds nothing.
+
+A session's patient cannot be re-linked while it holds open approvals (409
+`session_has_open_approvals`, sessions_app/lifecycle.py asks `session_has_open_approvals`);
+the check here is what still holds if a re-link got past that (one racing a suspend,
+or a write outside the API).
+"""
+
+from django.utils import timezone
+
+from approvals.models import Approval
+from approvals.models.approval import OPEN_STATUSES
+from condor.errors import ContextChanged
+
+FIELDS = ("patient_ref", "age_band", "consent")
+
+
+def of(row) -> dict:
+    """The context `row` (a session, or an approval: the one it is bound to) carries."""
+    return {name: getattr(row, name) for name in FIELDS}
+
+
+def wire(context: dict) -> dict:
+    """`context` as the stream's decision chunk spells its keys (camelCase, like toolCallId)."""
+    return {"patientRef": context["patient_ref"], "ageBand": context["age_band"], "consent": context["consent"]}
+
+
+def changes(bound: dict, now: dict) -> dict:
+    """{field: {"bound": value, "now": value}} for each field in which `now` differs from `bound`."""
+    return {name: {"bound": bound[name], "now": now[name]} for name in FIELDS if bound[name] != now[name]}
+
+
+def refusal(bound: dict, now: dict) -> ContextChanged | None:
+    """The error for using an approval bound to `bound` in a session whose context is `now` (None: the same)."""
+    changed = changes(bound, now)
+    if not changed:
+        return None
+    said = "; ".join(f"{name} was {_shown(values['bound'])} on the card, is {_shown(values['now'])} now"
+                     for name, values in changed.items())
+    return ContextChanged(f"The session's patient context changed since this approval was given ({said}): "
+                          "it may not be used. Gate the call again for a reviewer to see it.")
+
+
+def _shown(value) -> str:
+    return repr(value) if isinstance(value, str) else str(value).lower()
+
+
+def session_has_open_approvals(session) -> bool:
+    """Whether `session` holds a card a reviewer may still approve or an agent still use (not past its deadline)."""
+    return Approval.objects.filter(session=session, status__in=OPEN_STATUSES, expires_at__gt=timezone.now()).exists()
+
+
+def install() -> None:
+    """Fill sessions_app's slot (sessions_app never imports approvals)."""
+    from sessions_app import extensions
+
+    extensions.has_open_approvals.install(session_has_open_approvals)
