@@ -118,7 +118,7 @@ export function diffArgs(before, after, path = [], out = []) {
   return out;
 }
 
-function pathText(path) {
+export function pathText(path) {
   return path.reduce((acc, part) => (typeof part === 'number' ? `${acc}[${part}]` : acc ? `${acc}.${part}` : part), '') || '(all)';
 }
 

@@ -14,7 +14,7 @@ import { argsCut, renderCutArgs, withLoadedArgs } from './full_args.js';
 import { containsHidden, revealedText, setRevealed } from './reveal.js';
 import { shortRun } from './runs.js';
 import { buildClarificationForm } from './schema_form.js';
-import { canonical, isObj, str } from './values.js';
+import { canonical, isObj, patientContext, str } from './values.js';
 
 const entryOf = new WeakMap(); // card element -> entry
 
@@ -32,7 +32,7 @@ export function kindOf(card) {
 export function cardLabel(card) {
   const session = isObj(card.session) ? card.session : {};
   const what = [str(card.tool) || 'Request', str(card.op)].filter(Boolean).join(' · ');
-  const who = str(session.patient_ref) || str(session.title);
+  const who = str(patientContext(card).patient_ref) || str(session.title);
   return revealedText(who ? `${what} (${who})` : what);
 }
 
@@ -199,7 +199,7 @@ export function applyCard(entry, card) {
   setRevealed(r.tool, str(card.tool) || 'unknown tool');
   setRevealed(r.op, str(card.op));
   r.op.hidden = !str(card.op);
-  setRevealed(r.patient, str(session.patient_ref) || 'No patient ref');
+  setRevealed(r.patient, str(patientContext(card).patient_ref) || 'No patient ref');
   setRevealed(r.session, str(session.title) || 'Untitled session');
   setRevealed(r.client, str(client.name) || 'unknown client');
   r.requested.textContent = Number.isFinite(timeOf(card.requested_at, NaN)) ? `at ${clockTime(entry.requestedMs)}` : '';

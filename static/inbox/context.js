@@ -4,7 +4,7 @@
 import { clockTime, timeOf } from './countdown.js';
 import { h } from './dom.js';
 import { setRevealed } from './reveal.js';
-import { isObj, str } from './values.js';
+import { isObj, patientContext, str } from './values.js';
 
 const AGE = { adult: 'Adult', teen: 'Teen', child: 'Child', unknown: 'Age unknown (treated as child)' };
 const AUTONOMY = { autonomous: 'Autonomous (clinician typed it)', guarded: 'Guarded (supervised)', ambient: 'Ambient (supervised)' };
@@ -25,14 +25,15 @@ const fact = (name, value, testid, warn = false) => h('li', { class: `ctx__fact$
 /** Write a card's context into the block built above. */
 export function applyContext(refs, card) {
   const session = isObj(card.session) ? card.session : {};
+  const patient = patientContext(card); // the age band and consent the approval is bound to
   const rationale = str(card.rationale);
   setRevealed(refs.rationale, rationale);
   refs.rationaleBlock.hidden = !rationale;
 
   const facts = [];
-  const age = str(session.age_band);
+  const age = str(patient.age_band);
   if (age) facts.push(fact('Age', AGE[age] || age, 'fact-age', age !== 'adult'));
-  if (typeof session.consent === 'boolean') facts.push(fact('Consent', session.consent ? 'Recorded' : 'Not recorded', 'fact-consent', !session.consent));
+  if (typeof patient.consent === 'boolean') facts.push(fact('Consent', patient.consent ? 'Recorded' : 'Not recorded', 'fact-consent', !patient.consent));
   const autonomy = str(card.autonomy);
   if (autonomy) facts.push(fact('Autonomy', AUTONOMY[autonomy] || autonomy, 'fact-autonomy'));
   const ward = str(session.care_unit);

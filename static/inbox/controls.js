@@ -7,7 +7,8 @@ import { syncClaimButton } from './claim.js';
 import { h, uid } from './dom.js';
 import { buildArgsForm, isFlat, prefersFields } from './edit_form.js';
 import { awaitingFullArgs } from './full_args.js';
-import { escapeHidden } from './reveal.js';
+import { lockedMessage, lockedOf, lockedTouched } from './locked.js';
+import { escapeHidden, revealedText } from './reveal.js';
 import { isObj } from './values.js';
 
 /** A card that is being decided, has expired, was withdrawn (withdrawn.js) or another reviewer holds
@@ -95,8 +96,9 @@ export function buildApprovalControls(entry) {
   r.editAs = h('button', { type: 'button', class: 'btn btn--quiet btn--small', 'data-action': 'edit-as', 'data-testid': 'edit-as', hidden: true });
   r.jsonBox = h('div', { class: 'edit__json' }, h('label', { class: 'field__label', for: editorId }, 'Arguments to approve (JSON object)'), r.editor);
   r.fieldsBox = h('div', { class: 'edit__fields', hidden: true });
+  r.lockedNote = h('p', { class: 'panel__note', 'data-testid': 'edit-locked', hidden: true });
   r.editPanel = h('div', { class: 'panel panel--edit', 'data-testid': 'edit-panel', hidden: true },
-    r.editAs, r.jsonBox, r.fieldsBox, r.editStatus, r.diff,
+    r.editAs, r.lockedNote, r.jsonBox, r.fieldsBox, r.editStatus, r.diff,
     h('div', { class: 'card__actions' }, r.approveEdited,
       h('button', { type: 'button', class: 'btn btn--quiet', 'data-action': 'cancel', 'data-testid': 'edit-cancel' }, 'Cancel')));
 
@@ -156,6 +158,9 @@ export function openEdit(entry) {
   if (entry.kind !== 'approval' || cannotApprove(entry)) return;
   const r = entry.refs;
   const args = isObj(entry.card.args) ? entry.card.args : {};
+  const locked = lockedOf(entry.card);
+  r.lockedNote.textContent = locked.length ? revealedText(`Not editable, they name the patient: ${locked.join(', ')}.`) : '';
+  r.lockedNote.hidden = !locked.length;
   // Keep a draft across reject/edit switches; only Cancel throws it away.
   if (!r.editor.value && !entry.editForm) {
     r.editAs.hidden = !isFlat(args);
@@ -167,14 +172,16 @@ export function openEdit(entry) {
   focusEditor(entry);
 }
 
-function focusEditor(entry) {
-  if (entry.editForm) entry.editForm.el.querySelector('input, select, textarea').focus();
+export function focusEditor(entry) {
+  const form = entry.editForm && entry.editForm.el;
+  const field = form && (form.querySelector('.field:not([data-locked]) :is(input, select, textarea)') || form.querySelector('input, select, textarea'));
+  if (field) field.focus();
   else entry.refs.editor.focus();
 }
 
 function useFields(entry, args) {
   const r = entry.refs;
-  entry.editForm = buildArgsForm(args);
+  entry.editForm = buildArgsForm(args, lockedOf(entry.card));
   r.fieldsBox.replaceChildren(entry.editForm.el);
   r.fieldsBox.hidden = false;
   r.jsonBox.hidden = true;
@@ -220,9 +227,17 @@ export function openStop(entry) {
   entry.refs.stopReason.focus();
 }
 
-/** Close the open panel and throw away what was typed in it. */
+/** Close the open panel and throw away what was typed in it. Cancelling the confirmation of an
+ * edited approval goes back to the edit, as it was. */
 export function cancelMode(entry) {
   const r = entry.refs;
+  if (entry.mode === 'confirm' && entry.confirmEdited) {
+    entry.confirmEdited = false;
+    setMode(entry, 'edit');
+    syncControls(entry);
+    focusEditor(entry);
+    return;
+  }
   if (entry.mode === 'reject') r.reason.value = '';
   if (entry.mode === 'stop') r.stopReason.value = '';
   if (entry.mode === 'edit') {
@@ -250,12 +265,21 @@ function readEdit(entry) {
 export function validateEdit(entry) {
   const r = entry.refs;
   const result = readEdit(entry);
-  if (result.ok) {
-    const changes = diffArgs(isObj(entry.card.args) ? entry.card.args : {}, result.value);
+  const changes = result.ok ? diffArgs(isObj(entry.card.args) ? entry.card.args : {}, result.value) : [];
+  const locked = result.ok ? lockedTouched(changes, lockedOf(entry.card)) : '';
+  if (result.ok && !locked) {
     entry.edit = { valid: true, value: result.value, changes };
     r.editStatus.textContent = entry.editForm ? 'Every field is valid.' : 'Valid JSON object.';
     r.editStatus.className = 'editor__status editor__status--ok';
     r.editor.removeAttribute('aria-invalid');
+    renderDiff(r.diff, changes);
+    r.diff.hidden = false;
+  } else if (locked) {
+    // The change is shown, and held back: the server would refuse it (400 locked_arg).
+    entry.edit = noEdit();
+    r.editStatus.textContent = revealedText(lockedMessage(locked));
+    r.editStatus.className = 'editor__status editor__status--error';
+    r.editor.setAttribute('aria-invalid', 'true');
     renderDiff(r.diff, changes);
     r.diff.hidden = false;
   } else {

@@ -24,31 +24,51 @@ export const isFlat = (args) => isObj(args) && Object.keys(args).length > 0 && O
 /** Field by field is where editing starts on a phone. */
 export const prefersFields = () => window.matchMedia(PHONE).matches;
 
+const LOCKED_NOTE = 'Names the patient: it cannot be changed.';
+
 /** The schema property a value's field is built from: its type, and its value as the default. */
-function propertyFor(key, value) {
-  if (typeof value === 'number') return { title: key, type: 'number', default: value };
-  if (typeof value === 'boolean') return { title: key, type: 'boolean', default: value };
+function propertyFor(key, value, locked) {
+  if (typeof value === 'number') return { title: key, type: 'number', default: value, ...(locked ? { description: LOCKED_NOTE } : {}) };
+  if (typeof value === 'boolean') return { title: key, type: 'boolean', default: value, ...(locked ? { description: LOCKED_NOTE } : {}) };
   const text = value === null ? '' : value;
+  const note = [locked ? LOCKED_NOTE : '', value === null ? 'Empty stays null.' : ''].filter(Boolean).join(' ');
   return {
     title: key, type: 'string', default: text,
     ...(text.length > LONG_TEXT || text.includes('\n') ? { 'x-condor-widget': 'textarea' } : {}),
-    ...(value === null ? { description: 'Empty stays null.' } : {}),
+    ...(note ? { description: note } : {}),
   };
 }
 
-/** { el, read() -> {value, firstInvalid} } for flat `args`. */
-export function buildArgsForm(args) {
+/** A locked argument's field: shown, not editable (the server refuses a change to it anyway). */
+function lock(field) {
+  for (const control of field.el.querySelectorAll('input, select, textarea')) {
+    control.readOnly = true;
+    if (control.type === 'checkbox') control.disabled = true;
+    control.setAttribute('aria-readonly', 'true');
+  }
+  field.el.classList.add('field--locked');
+  field.el.dataset.locked = 'true';
+}
+
+/** { el, read() -> {value, firstInvalid} } for flat `args`; `locked`: the keys that name the patient. */
+export function buildArgsForm(args, locked = []) {
   const fields = Object.keys(args).map((key) => ({
     key,
     original: args[key],
+    locked: locked.includes(key),
     // Numbers must stay numbers: an empty one is an error, not a removed argument.
-    field: buildField(fieldSpec(key, propertyFor(key, args[key]), typeof args[key] === 'number')),
+    field: buildField(fieldSpec(key, propertyFor(key, args[key], locked.includes(key)), typeof args[key] === 'number')),
   }));
+  for (const f of fields) if (f.locked) lock(f.field);
   const el = h('div', { class: 'args-form', 'data-role': 'args-form', 'data-testid': 'args-form' }, ...fields.map((f) => f.field.el));
   const read = () => {
     const value = {};
     let firstInvalid = null;
-    for (const { key, original, field } of fields) {
+    for (const { key, original, locked: fixed, field } of fields) {
+      if (fixed) {
+        value[key] = original;
+        continue;
+      }
       const message = field.validate();
       field.showError(message);
       if (message && !firstInvalid) firstInvalid = field;

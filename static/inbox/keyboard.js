@@ -2,10 +2,10 @@
  * (decline a clarification), e edit, Esc cancel; Ctrl/Cmd+Enter submits a panel. The
  * single-letter keys can be turned off in the settings (settings.js, WCAG 2.1.4). */
 import { entryAt } from './card.js';
-import { requestApprove } from './confirm.js';
+import { requestApprove, requestApproveEdited } from './confirm.js';
 import { cancelMode, openEdit, openReject } from './controls.js';
 import { decidedShown } from './decided.js';
-import { approveEdited, reject, stopRun } from './decisions.js';
+import { reject, stopRun } from './decisions.js';
 import { selectedEntry } from './list.js';
 import { moveSelection } from './queue.js';
 import { shortcutsOn } from './settings.js';
@@ -54,6 +54,6 @@ export function onSubmitKey(ev) {
   if (!entry) return;
   const role = ev.target.dataset && ev.target.dataset.role;
   if (role === 'reason') { ev.preventDefault(); reject(entry); }
-  if (role === 'editor' || ev.target.closest('[data-role="args-form"]')) { ev.preventDefault(); approveEdited(entry); }
+  if (role === 'editor' || ev.target.closest('[data-role="args-form"]')) { ev.preventDefault(); requestApproveEdited(entry); }
   if (role === 'stop-reason') { ev.preventDefault(); stopRun(entry); }
 }

@@ -12,10 +12,10 @@
  * changes.
  */
 import { applyCard, entryAt, showCardError, updateClock } from './card.js';
-import { confirmApprove, requestApprove } from './confirm.js';
+import { confirmApprove, requestApprove, requestApproveEdited } from './confirm.js';
 import { cancelMode, openEdit, openReject, openStop, switchEditAs, syncControls, validateEdit } from './controls.js';
 import { initDecided } from './decided.js';
-import { answer, approveEdited, recheckField, reject, stopRun, toggleClaim } from './decisions.js';
+import { answer, recheckField, reject, stopRun, toggleClaim } from './decisions.js';
 import { announce, expireToasts } from './feedback.js';
 import { loadFullArgs } from './full_args.js';
 import { onShortcutKey, onSubmitKey } from './keyboard.js';
@@ -107,7 +107,7 @@ function onClick(ev) {
     case 'reject-stop': reject(entry, { stopRun: true }); break;
     case 'open-stop': openStop(entry); break;
     case 'stop-run': stopRun(entry); break;
-    case 'approve-edited': approveEdited(entry); break;
+    case 'approve-edited': requestApproveEdited(entry); break; // high risk: asks first too
     case 'cancel': cancelMode(entry); break;
     case 'show-all-args': showAllArgs(entry, button); break;
     case 'claim': toggleClaim(entry); break;

@@ -21,7 +21,7 @@ import { revealedText } from './reveal.js';
 import { shortRun } from './runs.js';
 import { pageBlockedReason } from './socket.js';
 import { onSettingsChange, view } from './settings.js';
-import { isObj, str } from './values.js';
+import { isObj, patientContext, str } from './values.js';
 
 export const PAGE_SIZE = 50;
 const RISK_TEXT = { 0: 'High', 1: 'Low', 2: 'No tier' };
@@ -42,7 +42,7 @@ let moreInView = false; // the reviewer has scrolled down to the "Load more" but
 // ---------------------------------------------------------------- what a card says in the queue
 
 export const wardOf = (card) => (isObj(card.session) ? str(card.session.care_unit) : '');
-export const patientOf = (card) => (isObj(card.session) ? str(card.session.patient_ref) : '');
+export const patientOf = (card) => str(patientContext(card).patient_ref);
 
 
 function buildRow(entry) {

@@ -6,6 +6,9 @@ export const isPrimitive = (v) => typeof v === 'string' || typeof v === 'boolean
 export const has = (obj, key) => Object.prototype.hasOwnProperty.call(obj, key);
 export const pad2 = (n) => String(n).padStart(2, '0');
 
+/** The patient context a card shows: the one its approval is bound to (bound_context), else its session's. */
+export const patientContext = (card) => (isObj(card.bound_context) ? card.bound_context : isObj(card.session) ? card.session : {});
+
 /** Canonical JSON (sorted keys) for equality checks. */
 export function canonical(v) {
   if (Array.isArray(v)) return `[${v.map(canonical).join(',')}]`;
