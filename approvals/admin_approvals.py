@@ -26,8 +26,8 @@ class ApprovalAdmin(HiddenCharactersWarningMixin, UUIDSearchMixin, ReadOnlyModel
     date_hierarchy = "requested_at"
     ordering = ("-requested_at",)
     fieldsets = (
-        ("The call", {"fields": ("id", "tool", "op", "patient_ref", "status", "reason_code", "rule_id",
-                                 "explanation", "hitl_tier", "message", "tool_call_id", "step_id")}),
+        ("The call", {"fields": ("id", "tool", "op", "patient_ref", "age_band", "consent", "status", "reason_code",
+                                 "rule_id", "explanation", "hitl_tier", "message", "tool_call_id", "step_id")}),
         ("Arguments", {"fields": ("args_pretty", "reviewer_edit", "resume_schema_pretty", "resume_data_pretty")}),
         ("Decision", {"fields": ("decided_by_name", "decision_reason", "requested_at", "decided_at",
                                  "time_to_decision", "expires_at", "consumed_at")}),
@@ -35,9 +35,10 @@ class ApprovalAdmin(HiddenCharactersWarningMixin, UUIDSearchMixin, ReadOnlyModel
     )
     readonly_fields = [field for _, options in fieldsets for field in options["fields"]]
 
-    @admin.display(description="Patient", ordering="session__patient_ref")
+    # The patient context the card showed and the approval is bound to (approvals/bound_context.py).
+    @admin.display(description="Patient", ordering="patient_ref")
     def patient_ref(self, approval):
-        return approval.session.patient_ref or "—"
+        return approval.patient_ref or "—"
 
     @admin.display(description="Decided by", ordering="decided_by__username")
     def decided_by_name(self, approval):

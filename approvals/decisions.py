@@ -32,13 +32,13 @@ from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
-from approvals import audit, bound_context, cards, claims, locked_args, policy_in_force, quorum, seen
+from approvals import audit, cards, claims, locked_args, policy_in_force, quorum, seen
 from approvals.decision_frames import decision_frames
 from approvals.hashing import canonical
 from approvals.locking import lock_pending
 from approvals.models import Approval, ReasonCode
 from approvals.policy import effective_spec
-from approvals.refusals import Refused, audited
+from approvals.refusals import Refused, audited, refuse_if_changed
 from approvals.resume_schemas import approval_resume_schema
 from approvals.resume_validation import validate_resume_data
 from approvals.suspend import unpark_if_nothing_open
@@ -116,7 +116,8 @@ def decide(approval_id, body: dict, *, user) -> Approval:
 
 @transaction.atomic(durable=True)
 def _decide(approval_id, body: dict, *, user, visible) -> Approval:
-    # A decision is activity on the run (the suspend TTL counts from here): the lock records it.
+    # A decision is activity on the run (for the idle clock; the suspend TTL counts from the park): the lock
+    # records it.
     approval, run = lock_pending(approval_id, touch=True, visible=visible)
     claims.refuse_if_claimed_by_other(approval, user, timezone.now())
     schema, payload, edited_args, stop_run = _split_body(approval, body)
@@ -172,21 +173,12 @@ def _check_in_force(approval: Approval, run, edited_args: dict | None, approved_
         locked_args.refuse_retargeting(approval.args, edited_args, patient_ref=approval.patient_ref,
                                        identity_args=identity.identity_args if identity is not None else (),
                                        card_locked=approval.locked_args)
-    error, rule_id = bound_context.refusal(bound_context.of(approval), bound_context.of(run.session)), approval.rule_id
-    if error is None:
         context = policy_in_force.context_of(run, run.session)
-        verdict = policy_in_force.blocking_verdict(approval.tool, approval.op, approved_args, context, spec)
-        if verdict is not None and edited_args is not None and policy_in_force.blocking_verdict(
+        blocked = policy_in_force.blocking_verdict(approval.tool, approval.op, edited_args, context, spec)
+        if blocked is not None and policy_in_force.blocking_verdict(
                 approval.tool, approval.op, quorum.proposal(approval), context, spec) is None:
-            raise InvalidPayload(f"The edited arguments are not allowed: {verdict.explanation}")
-        if verdict is not None:
-            error, rule_id = policy_in_force.refusal(verdict), verdict.rule_id
-    if error is not None:
-        raise Refused(error, audit.entry(
-            audit.Kind.DECISION, approval=approval, actor_user=user, decision=error.code, rule_id=rule_id,
-            data={"payload_hash": approval.payload_hash, "edited": edited_args is not None,
-                  "approval_rule_id": approval.rule_id, "bound_context": bound_context.of(approval),
-                  "session_context": bound_context.of(run.session)}))
+            raise InvalidPayload(f"The edited arguments are not allowed: {blocked.explanation}")
+    refuse_if_changed(approval, run, approved_args, spec, kind=audit.Kind.DECISION, actor_user=user)
 
 
 def _count_towards_quorum(approval: Approval, run, user, *, edited: bool) -> Approval:

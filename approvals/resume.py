@@ -4,12 +4,12 @@ from django.contrib.auth.models import User
 from django.db import connection, transaction
 from django.utils import timezone
 
-from approvals import audit, bound_context, cards, policy_in_force, registry_cache
+from approvals import audit, cards, registry_cache
 from approvals.hashing import payload_hash
 from approvals.models import Approval, ApprovalStatus, ReasonCode, ToolCall
 from approvals.models.approval import OPEN_STATUSES
 from approvals.policy import Decision
-from approvals.refusals import Refused, audited
+from approvals.refusals import Refused, audited, refuse_if_changed
 from approvals.suspend import unpark_writes
 from condor.errors import (
     ApprovalConsumed,
@@ -50,28 +50,6 @@ def _refuse(approval: Approval, digest: str, now) -> None:
         raise PayloadMismatch("The arguments differ from what the reviewer approved; run the approved arguments.")
 
 
-def _refuse_if_changed(approval: Approval, run, *, client) -> None:
-    """Raise Refused if the session's patient context, or the policy in force, no longer lets `approval` run.
-
-    Both are read by the consume's own statement, after the run lock was granted:
-    the session as it is now, and the registry's stamp (approvals/registry_cache.py).
-    """
-    session = run.session
-    error, rule_id = bound_context.refusal(bound_context.of(approval), bound_context.of(session)), approval.rule_id
-    if error is None and approval.reason_code == ReasonCode.APPROVAL:
-        verdict = policy_in_force.blocking_verdict(
-            approval.tool, approval.op, approval.approved_args, policy_in_force.context_of(run, session),
-            registry_cache.specs(approval.registry_stamp).get(approval.tool))
-        if verdict is not None:
-            error, rule_id = policy_in_force.refusal(verdict), verdict.rule_id
-    if error is None:
-        return
-    raise Refused(error, audit.entry(
-        audit.Kind.CONSUME, approval=approval, run=run, actor_client=client, decision=error.code, rule_id=rule_id,
-        data={"payload_hash": approval.payload_hash, "approval_rule_id": approval.rule_id,
-              "bound_context": bound_context.of(approval), "session_context": bound_context.of(session)}))
-
-
 def resume(run, approval_id, args, *, client, owned_by=None) -> tuple[Approval, object]:
     """Consume `approval_id` for `run` (a Run or its id) if `args` are exactly what was approved.
 
@@ -110,7 +88,10 @@ def _resume(run, approval_id, args, *, client, owned_by) -> tuple[Approval, obje
         if locked.state != RunState.SUSPENDED:
             raise RunNotSuspendedError(f"The run is {locked.state}, not suspended.")
         locked.session = approval.session = deferred_instance(Session, id=locked.session_id, **approval.session_now)
-        _refuse_if_changed(approval, locked, client=client)
+        # The session as it is now and the registry's stamp came with the consume (the raise rolls it back).
+        refuse_if_changed(approval, locked, approval.approved_args,
+                          registry_cache.specs(approval.registry_stamp).get(approval.tool),
+                          kind=audit.Kind.CONSUME, actor_client=client)
         if approval.decided_by_id is not None:
             approval.decided_by = deferred_instance(User, id=approval.decided_by_id,
                                                     username=approval.decided_by_username)
