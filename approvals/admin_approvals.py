@@ -9,6 +9,7 @@ from django.contrib import admin
 
 from condor import admin_display as show
 from condor.display import HiddenCharactersWarningMixin
+from approvals import bound_context
 from approvals.models import Approval, ToolCall
 from condor.admin_search import UUIDSearchMixin
 from condor.readonly_admin import ReadOnlyModelAdmin
@@ -26,7 +27,7 @@ class ApprovalAdmin(HiddenCharactersWarningMixin, UUIDSearchMixin, ReadOnlyModel
     date_hierarchy = "requested_at"
     ordering = ("-requested_at",)
     fieldsets = (
-        ("The call", {"fields": ("id", "tool", "op", "patient_ref", "age_band", "consent", "status", "reason_code",
+        ("The call", {"fields": ("id", "tool", "op", "patient_ref", "bound_context_pretty", "status", "reason_code",
                                  "rule_id", "explanation", "hitl_tier", "message", "tool_call_id", "step_id")}),
         ("Arguments", {"fields": ("args_pretty", "reviewer_edit", "resume_schema_pretty", "resume_data_pretty")}),
         ("Decision", {"fields": ("decided_by_name", "decision_reason", "requested_at", "decided_at",
@@ -35,10 +36,12 @@ class ApprovalAdmin(HiddenCharactersWarningMixin, UUIDSearchMixin, ReadOnlyModel
     )
     readonly_fields = [field for _, options in fieldsets for field in options["fields"]]
 
-    # The patient context the card showed and the approval is bound to (approvals/bound_context.py).
-    @admin.display(description="Patient", ordering="patient_ref")
+    # The patient the card showed and the approval is bound to (approvals/bound_context.py).
+    @admin.display(description="Patient", ordering="bound_context__patient_ref")
     def patient_ref(self, approval):
-        return approval.patient_ref or "—"
+        return bound_context.bound(approval)["patient_ref"] or "—"
+
+    bound_context_pretty = show.json_field("bound_context", "Patient context (as the card showed it)")
 
     @admin.display(description="Decided by", ordering="decided_by__username")
     def decided_by_name(self, approval):

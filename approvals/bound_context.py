@@ -1,7 +1,7 @@
 """The patient context an approval is bound to: the one its card showed (SPEC section 4).
 
 The suspend funnel copies the session's `patient_ref`, `age_band` and `consent` onto
-the approval. A resume or a cold replay in a session whose context is no longer
+the approval (`bound_context`). A resume or a cold replay in a session whose context is no longer
 that one is refused (409 `context_changed`): the reviewer approved a call for one
 patient, and it must not run for another. `care_unit` routes a card; it binds nothing.
 
@@ -20,9 +20,15 @@ from condor.errors import ContextChanged
 FIELDS = ("patient_ref", "age_band", "consent")
 
 
-def of(row) -> dict:
-    """The context `row` (a session, or an approval: the one it is bound to) carries."""
-    return {name: getattr(row, name) for name in FIELDS}
+def of(session) -> dict:
+    """The context `session` carries now: what an approval parked in it is bound to."""
+    return {name: getattr(session, name) for name in FIELDS}
+
+
+def bound(approval) -> dict:
+    """The context `approval` is bound to; a field it lacks is None, which no session's matches."""
+    context = approval.bound_context if isinstance(approval.bound_context, dict) else {}
+    return {name: context.get(name) for name in FIELDS}
 
 
 def wire(context: dict) -> dict:

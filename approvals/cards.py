@@ -57,7 +57,7 @@ CARD_ROW = (
     "id", "run_id", "session_id", "tool", "op", "tool_call_id", "reason_code", "rule_id", "explanation",
     "hitl_tier", "args", "approved_args", "payload_hash", "message", "resume_schema", "requested_at",
     "expires_at", "status", "claimed_by_id", "claim_expires_at", "approvals_required", "approvals",
-    "escalated_at", "patient_ref", "age_band", "consent", "locked_args", "session__title", "session__patient_ref", "session__age_band", "session__consent",
+    "escalated_at", "bound_context", "locked_args", "session__title", "session__patient_ref", "session__age_band", "session__consent",
     "session__tainted", "session__care_unit", "session__client__name", "claimed_by__username",
 )
 
@@ -71,8 +71,8 @@ def row_of(approval, now=None) -> dict:
         "rule_id": approval.rule_id, "explanation": approval.explanation, "hitl_tier": approval.hitl_tier,
         "args": approval.args, "approved_args": approval.approved_args, "payload_hash": approval.payload_hash,
         "message": approval.message, "resume_schema": approval.resume_schema,
-        "patient_ref": approval.patient_ref, "age_band": approval.age_band, "consent": approval.consent,
-        "locked_args": approval.locked_args, "requested_at": approval.requested_at, "expires_at": approval.expires_at, "status": approval.status,
+        "bound_context": approval.bound_context, "locked_args": approval.locked_args,
+        "requested_at": approval.requested_at, "expires_at": approval.expires_at, "status": approval.status,
         "session__title": session.title, "session__patient_ref": session.patient_ref,
         "session__age_band": session.age_band, "session__consent": session.consent,
         "session__tainted": session.tainted, "session__care_unit": session.care_unit,
@@ -118,7 +118,7 @@ def card_of_row(row: dict, *, run_granted: list[dict], context: dict, now=None) 
                     "consent": row["session__consent"], "tainted": row["session__tainted"],
                     "care_unit": row["session__care_unit"]},
         # The patient context this card shows and binds (approvals/bound_context.py): the session's when it parked.
-        "bound_context": {"patient_ref": row["patient_ref"], "age_band": row["age_band"], "consent": row["consent"]},
+        "bound_context": row["bound_context"],
         # Why the agent asked (its own words: plain text), under which autonomy, and what tainted the session.
         **context,
         "client": {"name": row["session__client__name"]},

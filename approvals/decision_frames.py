@@ -28,5 +28,5 @@ def decision_frames(approval: Approval) -> list[dict]:
         reason=reason,
         args=approval.approved_args if approved else None,
         payload_hash=approval.payload_hash if approved else None,
-        bound_context=bound_context.wire(bound_context.of(approval)),
+        bound_context=bound_context.wire(bound_context.bound(approval)),
     )

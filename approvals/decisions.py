@@ -32,7 +32,7 @@ from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
-from approvals import audit, cards, claims, locked_args, policy_in_force, quorum, seen
+from approvals import audit, bound_context, cards, claims, locked_args, policy_in_force, quorum, seen
 from approvals.decision_frames import decision_frames
 from approvals.hashing import canonical
 from approvals.locking import lock_pending
@@ -170,7 +170,8 @@ def _check_in_force(approval: Approval, run, edited_args: dict | None, approved_
     spec = policy_in_force.registered(approval.tool)
     if edited_args is not None:
         identity = effective_spec(approval.tool, spec)
-        locked_args.refuse_retargeting(approval.args, edited_args, patient_ref=approval.patient_ref,
+        locked_args.refuse_retargeting(approval.args, edited_args,
+                                       patient_ref=bound_context.bound(approval)["patient_ref"] or "",
                                        identity_args=identity.identity_args if identity is not None else (),
                                        card_locked=approval.locked_args)
         context = policy_in_force.context_of(run, run.session)

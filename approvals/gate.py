@@ -340,9 +340,9 @@ def _consume_prior_grant(run, call, verdict, untrusted, *, client, candidates, n
     none, the call is refused (context_changed, audited as a refused verdict).
     """
     context = bound_context.of(run.session)
-    usable = [grant for grant in candidates if not bound_context.changes(bound_context.of(grant), context)]
+    usable = [grant for grant in candidates if not bound_context.changes(bound_context.bound(grant), context)]
     if candidates and not usable:
-        raise bound_context.refusal(bound_context.of(candidates[0]), context)
+        raise bound_context.refusal(bound_context.bound(candidates[0]), context)
     digest = payload_hash(call.args)
     for grant in usable:
         # The same conditional UPDATE as resume: only one caller can win a grant.

@@ -35,7 +35,7 @@ def refuse_if_changed(approval, run, args: dict, registered, *, kind: str, **act
     The audit row is of `kind`, by `actor` (actor_user or actor_client), and names both contexts.
     """
     session = run.session
-    error = bound_context.refusal(bound_context.of(approval), bound_context.of(session))
+    error = bound_context.refusal(bound_context.bound(approval), bound_context.of(session))
     rule_id = approval.rule_id
     if error is None and approval.reason_code == ReasonCode.APPROVAL:
         verdict = policy_in_force.blocking_verdict(approval.tool, approval.op, args,
@@ -46,7 +46,7 @@ def refuse_if_changed(approval, run, args: dict, registered, *, kind: str, **act
         raise Refused(error, audit.entry(
             kind, approval=approval, run=run, decision=error.code, rule_id=rule_id, **actor,
             data={"payload_hash": approval.payload_hash, "approval_rule_id": approval.rule_id,
-                  "bound_context": bound_context.of(approval), "session_context": bound_context.of(session)}))
+                  "bound_context": bound_context.bound(approval), "session_context": bound_context.of(session)}))
 
 
 def audited(refused: Refused) -> CondorError:

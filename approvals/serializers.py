@@ -44,7 +44,7 @@ class ApprovalSerializer(ReadOnlyModelSerializer):
 
     @extend_schema_field(BoundContextSerializer)
     def get_bound_context(self, approval) -> dict:
-        return bound_context.of(approval)
+        return bound_context.bound(approval)
 
     @extend_schema_field(serializers.ListField(child=serializers.CharField()))
     def get_locked_args(self, approval) -> list[str]:

@@ -16,7 +16,7 @@ from django.contrib.auth.models import User
 from django.db import connection, transaction
 from django.utils import timezone
 
-from approvals import audit, cards, locked_args
+from approvals import audit, bound_context, cards, locked_args
 from approvals.hashing import payload_hash
 from approvals.models import Approval, ApprovalStatus, ReasonCode
 from approvals.models.approval import OPEN_STATUSES
@@ -282,9 +282,7 @@ def park_locked(run, request: SuspendRequest, schema: dict, *, client=None, writ
         session=session,
         client_id=session.client_id,
         # The patient context the card shows, and what it binds (approvals/bound_context.py).
-        patient_ref=session.patient_ref,
-        age_band=session.age_band,
-        consent=session.consent,
+        bound_context=bound_context.of(session),
         tool=request.tool,
         op=request.op,
         tool_call_id=request.tool_call_id,

@@ -52,12 +52,12 @@ class Approval(models.Model):
     # through every session the client ever had. No index of its own: only a client's
     # delete (a rare admin act) looks approvals up by client alone.
     client = models.ForeignKey("approvals.ApiClient", on_delete=models.CASCADE, related_name="+", db_index=False)
-    # The patient context the card showed, copied from the session when the call parked (the
-    # suspend funnel): a resume or cold replay in a session whose context has changed since is
-    # refused (approvals/bound_context.py). care_unit routes a card; it binds nothing.
-    patient_ref = models.CharField(max_length=120, blank=True)
-    age_band = models.CharField(max_length=8, blank=True)
-    consent = models.BooleanField(default=False)
+    # The patient context the card showed, {patient_ref, age_band, consent}, copied from the session
+    # when the call parked (the suspend funnel): a resume or cold replay in a session whose context has
+    # changed since is refused (approvals/bound_context.py). care_unit routes a card; it binds nothing.
+    # One column, not three: the suspend's folded statement stays short enough for psycopg to keep
+    # its conversion (condor/psycopg_queries.py).
+    bound_context = models.JSONField(default=dict, blank=True)
     tool = models.CharField(max_length=120)
     op = models.CharField(max_length=60, blank=True)
     tool_call_id = models.CharField(max_length=120)

@@ -172,7 +172,7 @@ export function openEdit(entry) {
   focusEditor(entry);
 }
 
-export function focusEditor(entry) {
+function focusEditor(entry) {
   const form = entry.editForm && entry.editForm.el;
   const field = form && (form.querySelector('.field:not([data-locked]) :is(input, select, textarea)') || form.querySelector('input, select, textarea'));
   if (field) field.focus();

@@ -43,8 +43,7 @@ function propertyFor(key, value, locked) {
 function lock(field) {
   for (const control of field.el.querySelectorAll('input, select, textarea')) {
     control.readOnly = true;
-    if (control.type === 'checkbox') control.disabled = true;
-    control.setAttribute('aria-readonly', 'true');
+    if (control.type === 'checkbox') control.disabled = true; // a checkbox ignores readonly
   }
   field.el.classList.add('field--locked');
   field.el.dataset.locked = 'true';

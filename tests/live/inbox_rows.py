@@ -86,7 +86,7 @@ def _park(request: SuspendRequest, session: Session, *, run_id, expires_in: floa
     now = now or timezone.now()
     return Approval(
         run_id=uuid.UUID(str(run_id)) if run_id else uuid.uuid4(), session=session, client=session.client, tool=request.tool, op=request.op,
-        patient_ref=session.patient_ref, age_band=session.age_band, consent=session.consent,
+        bound_context={"patient_ref": session.patient_ref, "age_band": session.age_band, "consent": session.consent},
         tool_call_id=request.tool_call_id, step_id=request.step_id, contract_hash=request.contract_hash,
         reason_code=request.reason_code, rule_id=request.rule_id, explanation=request.explanation,
         hitl_tier=request.hitl_tier, message=request.message, args=request.args,
@@ -351,7 +351,7 @@ class Rows:
         if status == ApprovalStatus.APPROVED:
             user = reviewer(by)
             if edited_args is not None:
-                locked_args.refuse_retargeting(row.args, edited_args, patient_ref=row.patient_ref,
+                locked_args.refuse_retargeting(row.args, edited_args, patient_ref=row.bound_context["patient_ref"],
                                                card_locked=row.locked_args)
             proposed = edited_args if edited_args is not None else quorum.proposal(row)
             approved = canonical(proposed)
