@@ -4,6 +4,7 @@ from datetime import timedelta
 
 from django.utils import timezone
 
+from approvals import bound_context
 from approvals.models import Approval
 from runs.models import Run
 from sessions_app.models import Session
@@ -23,7 +24,8 @@ def pending_cards_in_bulk(client, count: int, *, care_unit: str = "", tiers=("hi
                                  suspended_at=now)
         for n in range(start, min(count, start + 10)):
             rows.append(Approval(
-                run=run, session=session, client=client, tool="prescribe_medication", op="create", tool_call_id=f"call-{n}",
+                run=run, session=session, client=client, tool="prescribe_medication", op="create",
+                bound_context=bound_context.of(session), tool_call_id=f"call-{n}",
                 step_id=f"step-{n}", contract_hash=f"{n:064d}", reason_code="approval", rule_id="bulk",
                 hitl_tier=tiers[n % len(tiers)], args=PRESCRIPTION if args is None else args, payload_hash="0" * 64,
                 requested_at=now, expires_at=now + timedelta(seconds=600 + (n * 7919) % 3000),

@@ -115,6 +115,7 @@ def test_the_agent_resumes_with_the_args_the_reviewer_edited(inbox, parked, live
     card.get_by_test_id("edit").click()
     card.get_by_test_id("args-editor").fill(json.dumps(EDITED, indent=2))
     card.get_by_test_id("approve-edited").click()
+    card.get_by_test_id("confirm-approve").click()  # a prescription is high risk: its edit is confirmed too
 
     expect(card).to_have_count(0)
     expect(inbox.feedback).to_contain_text("Approved with 1 edit")

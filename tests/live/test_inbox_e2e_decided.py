@@ -38,6 +38,7 @@ def test_the_decided_view_lists_this_reviewers_decisions_and_searches_them(inbox
     card.get_by_test_id("edit").click()
     card.get_by_test_id("args-editor").fill(json.dumps({**PRESCRIPTION, "dose": "250 mg"}))
     card.get_by_test_id("approve-edited").click()
+    card.get_by_test_id("confirm-approve").click()  # a prescription is high risk: its edit is confirmed too
     expect(card).to_have_count(0)
 
     inbox.page.get_by_test_id("view-decided").click()

@@ -60,6 +60,7 @@ def test_a_flat_card_is_edited_field_by_field_on_a_phone_and_approved(phone, liv
     phone.page.screenshot(path=str(ARTIFACTS_DIR / "inbox-phone-edit.png"))
 
     card.get_by_test_id("approve-edited").click()
+    card.get_by_test_id("confirm-approve").click()  # a prescription is high risk: its edit is confirmed too
     expect(card).to_have_count(0)
     edited = {**PRESCRIPTION, "dose": "250 mg", "days": 5}
     assert Approval.objects.get(pk=approval["id"]).approved_args == edited

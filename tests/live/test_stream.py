@@ -114,7 +114,8 @@ def test_a_rejection_reaches_the_waiting_agent_with_its_reason(daphne_server, li
     assert "stopped at the server's heartbeat" in stderr
     assert tool_part(message, "call-1")["state"] == "output-denied"
     assert decision_part(message, approval["id"])["data"] == {
-        "toolCallId": "call-1", "approved": False, "reason": REASON, "args": None, "payloadHash": None}
+        "toolCallId": "call-1", "approved": False, "reason": REASON, "args": None, "payloadHash": None,
+        "boundContext": {"patientRef": "", "ageBand": "unknown", "consent": False}}
 
 
 @pytest.mark.node
