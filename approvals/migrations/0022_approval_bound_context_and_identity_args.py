@@ -21,7 +21,7 @@ def bind_to_the_sessions_context(apps, schema_editor):
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('approvals', '0017_audit_head_advances_by_two'),
+        ('approvals', '0021_approval_withdrawn_status'),
         ('sessions_app', '0006_session_as_of_now'),
     ]
 
