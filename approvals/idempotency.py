@@ -12,7 +12,7 @@ from django.db import IntegrityError, transaction
 
 from approvals.hashing import canonical_json
 from approvals.models import IdempotencyRecord
-from condor.errors import IdempotencyKeyReused, InvalidPayload
+from condor.errors import CondorError, IdempotencyKeyReused, InvalidPayload
 
 MAX_KEY_LENGTH = 255
 
@@ -29,23 +29,34 @@ def run_once(client, key: str, request_fingerprint: str, handler: Callable[[], t
 
     The record is inserted before the handler runs, in the same transaction: a
     concurrent retry with the same key blocks on the unique index until the first
-    commits, then replays its answer instead of running the handler twice. A
-    CondorError from the handler rolls the record back with everything the handler
-    did and is raised: a refusal is answered, never stored.
+    commits, then replays its answer instead of running the handler twice.
+
+    A CondorError from the handler is a refusal: it is answered, never stored. The
+    handler's own atomic blocks have rolled its changes back by then; what it wrote
+    on purpose to record the refusal (an audit row, approvals/refusals.py) commits,
+    and the record goes, so a retry after the cause went away runs again.
     """
     if not key or len(key) > MAX_KEY_LENGTH:
         raise InvalidPayload(f"Idempotency-Key must be 1 to {MAX_KEY_LENGTH} characters.")
+    refusal = None
     try:
         with transaction.atomic():
             record = IdempotencyRecord.objects.create(
                 client=client, key=key, fingerprint=request_fingerprint, response_status=0, response_body={}
             )
-            status, body = handler()
-            record.response_status, record.response_body = status, body
-            record.save(update_fields=["response_status", "response_body"])
-            return status, body
+            try:
+                status, body = handler()
+            except CondorError as error:
+                refusal = error
+                record.delete()
+            else:
+                record.response_status, record.response_body = status, body
+                record.save(update_fields=["response_status", "response_body"])
     except IntegrityError:
         stored = IdempotencyRecord.objects.get(client=client, key=key)
         if stored.fingerprint != request_fingerprint:
             raise IdempotencyKeyReused() from None
         return stored.response_status, stored.response_body
+    if refusal is not None:
+        raise refusal
+    return status, body
