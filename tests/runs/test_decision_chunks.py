@@ -96,7 +96,7 @@ def test_a_card_withdrawn_by_a_new_run_sends_withdrawn_and_the_denial(api, run_i
     assert api.post(f"/api/v1/sessions/{session_id}/runs/", {}, format="json").status_code == 201
     chunk, after = decision_of(run_id, approval["id"])
     assert chunk["data"] == {"toolCallId": "call-1", "approved": False, "reason": "withdrawn", "args": None,
-                             "payloadHash": None}
+                             "payloadHash": None, "boundContext": UNLINKED}
     assert after[0] == {"type": "tool-output-denied", "toolCallId": "call-1"}
 
 
