@@ -18,10 +18,13 @@ from condor.readonly_admin import ReadOnlyModelAdmin
 @admin.register(Approval)
 class ApprovalAdmin(HiddenCharactersWarningMixin, UUIDSearchMixin, ReadOnlyModelAdmin):
     revealed = ("tool", "op", "message", "args", "approved_args", "resume_schema", "resume_data", "decision_reason")
-    list_display = ("id", "tool", "op", "patient_ref", "status", "rule_id", "hitl_tier", "decided_by_name",
-                    "requested_at", "time_to_decision", "expires_at")
+    list_display = ("id", "tool", "op", "patient_ref", "args_summary", "status", "rule_id", "hitl_tier",
+                    "decided_by_name", "requested_at", "time_to_decision", "expires_at")
     list_filter = ("status", "reason_code", "hitl_tier", "rule_id", "tool")
     search_fields = ("session__patient_ref", "tool", "tool_call_id", "step_id", "rule_id")
+    json_search_fields = ("args", "approved_args")  # a drug, a dose: as the agent asked or as approved
+    search_help_text = ("Each word must be found in the patient ref, tool, call, step or rule id, or in the "
+                        "arguments (amoxicillin, \"500 mg\"); an approval, run or session id as shown.")
     uuid_search_fields = ("id", "run__id", "session__id")
     list_select_related = ("session", "decided_by")
     date_hierarchy = "requested_at"
@@ -32,7 +35,7 @@ class ApprovalAdmin(HiddenCharactersWarningMixin, UUIDSearchMixin, ReadOnlyModel
         ("Arguments", {"fields": ("args_pretty", "reviewer_edit", "resume_schema_pretty", "resume_data_pretty")}),
         ("Decision", {"fields": ("decided_by_name", "decision_reason", "requested_at", "decided_at",
                                  "time_to_decision", "expires_at", "consumed_at")}),
-        ("Related", {"fields": ("run_link", "session_link", "audit_rows")}),
+        ("Related", {"fields": ("run_link", "the_call", "session_link", "audit_rows")}),
     )
     readonly_fields = [field for _, options in fieldsets for field in options["fields"]]
 
@@ -42,6 +45,10 @@ class ApprovalAdmin(HiddenCharactersWarningMixin, UUIDSearchMixin, ReadOnlyModel
         return bound_context.bound(approval)["patient_ref"] or "—"
 
     bound_context_pretty = show.json_field("bound_context", "Patient context (as the card showed it)")
+
+    @admin.display(description="Arguments")
+    def args_summary(self, approval):
+        return show.args_summary(approval.args, shown=(approval.session.patient_ref,))
 
     @admin.display(description="Decided by", ordering="decided_by__username")
     def decided_by_name(self, approval):
@@ -67,6 +74,11 @@ class ApprovalAdmin(HiddenCharactersWarningMixin, UUIDSearchMixin, ReadOnlyModel
     def run_link(self, approval):
         return show.change_link(approval.run, str(approval.run_id))
 
+    @admin.display(description="What the agent did")
+    def the_call(self, approval):
+        call = ToolCall.objects.filter(run_id=approval.run_id, tool_call_id=approval.tool_call_id).first()
+        return show.call_outcome(call)
+
     @admin.display(description="Session")
     def session_link(self, approval):
         return show.change_link(approval.session)
@@ -79,10 +91,13 @@ class ApprovalAdmin(HiddenCharactersWarningMixin, UUIDSearchMixin, ReadOnlyModel
 @admin.register(ToolCall)
 class ToolCallAdmin(HiddenCharactersWarningMixin, UUIDSearchMixin, ReadOnlyModelAdmin):
     revealed = ("tool", "op", "args", "metadata", "output", "entities", "cards")
-    list_display = ("tool_call_id", "tool", "op", "patient_ref", "decision", "rule_id", "is_error",
+    list_display = ("tool_call_id", "tool", "op", "patient_ref", "args_summary", "decision", "rule_id", "is_error",
                     "untrusted_result", "created_at", "reported_at")
     list_filter = ("decision", "is_error", "untrusted_tool", "untrusted_result")
     search_fields = ("run__session__patient_ref", "tool", "tool_call_id", "step_id", "rule_id")
+    json_search_fields = ("args",)
+    search_help_text = ("Each word must be found in the patient ref, tool, call, step or rule id, or in the "
+                        "arguments (amoxicillin, \"500 mg\"); a run or session id as shown.")
     uuid_search_fields = ("run__id", "run__session__id")
     list_select_related = ("run__session",)
     date_hierarchy = "created_at"
@@ -100,6 +115,10 @@ class ToolCallAdmin(HiddenCharactersWarningMixin, UUIDSearchMixin, ReadOnlyModel
     @admin.display(description="Patient", ordering="run__session__patient_ref")
     def patient_ref(self, call):
         return call.run.session.patient_ref or "—"
+
+    @admin.display(description="Arguments")
+    def args_summary(self, call):
+        return show.args_summary(call.args, shown=(call.run.session.patient_ref,))
 
     args_pretty = show.json_field("args", "Arguments")
     metadata_pretty = show.json_field("metadata", "Client metadata")

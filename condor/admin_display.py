@@ -30,6 +30,43 @@ def args_line(text: str) -> SafeString:
     return reveal(text)
 
 
+# The args summary of a list row: enough to tell one call from the next, never the whole payload.
+SUMMARY_VALUES = 6
+SUMMARY_VALUE_CHARS = 40
+SUMMARY_CHARS = 100
+
+
+def _clipped(text: str, limit: int) -> str:
+    return text if len(text) <= limit else text[:limit - 1] + "…"
+
+
+def leading_values(args, *, shown=()) -> str:
+    """A call's leading scalar values in one short line: "500 mg · amoxicillin · oral · days 7".
+
+    Text values first (they name the drug, the route, the test), then numbers and booleans
+    with their key (a bare 7 says nothing); nested values and values the row shows already
+    (`shown`: its patient ref) are left out. The database decides the order of the keys
+    (PostgreSQL's jsonb keeps the shortest first), so within each group the line follows it.
+    """
+    if not isinstance(args, dict):
+        return ""
+    texts, others = [], []
+    for key, value in args.items():
+        if isinstance(value, str):
+            if value and value not in shown:
+                texts.append(value)
+        elif value is not None and not isinstance(value, dict | list):
+            others.append(f"{key} {json.dumps(value)}")
+    values = [_clipped(value, SUMMARY_VALUE_CHARS) for value in texts + others]
+    line = " · ".join(values[:SUMMARY_VALUES]) + (" · …" if len(values) > SUMMARY_VALUES else "")
+    return _clipped(line, SUMMARY_CHARS)
+
+
+def args_summary(args, *, shown=()) -> SafeString | str:
+    """`leading_values` as HTML, each hidden, right-to-left or look-alike character marked (args_line)."""
+    return args_line(line) if (line := leading_values(args, shown=shown)) else "—"
+
+
 def pretty_json(value) -> SafeString:
     if value is None:
         return "—"
@@ -112,3 +149,14 @@ def audit_links(**ids) -> SafeString:
 def person(user) -> str:
     """A user as plain text: compliance may not open the user admin, so it is never a link."""
     return user.get_username() if user is not None else "—"
+
+
+def call_outcome(call) -> SafeString | str:
+    """What became of a gated call, as a link to its ledger row: run (and how), not reported yet, or no row."""
+    if call is None:
+        return "— (no call recorded)"
+    if call.reported_at is None:
+        outcome = "no result reported"
+    else:
+        outcome = f"{'failed' if call.is_error else 'ran'}, result reported {when(call.reported_at)}"
+    return format_html("{} ({})", change_link(call, call.tool_call_id), outcome)
