@@ -2,26 +2,29 @@
 
 Built for a log of millions of rows: the changelist never counts the whole table
 (an exact count up to COUNT_THRESHOLD rows, the planner's estimate past it, shown
-as "many"), its filters offer fixed choices (audit_filters.py), the search is an
-exact match on indexed columns, and the CSV export streams the filtered set.
+as "many"), its filters offer fixed choices (audit_filters.py), the search matches
+indexed columns exactly and an approval's arguments through the approvals table
+(audit_search.py), and the CSV export streams the filtered set.
 """
 
 import json
-import uuid
 
 from django.contrib import admin, messages
 from django.contrib.admin.views.main import PAGE_VAR
 from django.core.exceptions import PermissionDenied
 from django.core.paginator import Paginator
 from django.db import connections
-from django.db.models import Q
+from django.db.models import OuterRef, Subquery
 from django.http import HttpResponseBadRequest, HttpResponseNotAllowed
 from django.urls import path, reverse
 from django.utils import timezone
 from django.utils.functional import cached_property
 from django.utils.html import format_html, format_html_join
 
-from approvals import audit, audit_chain
+from approvals import audit, audit_chain, audit_search
+from approvals.models import Approval
+from condor import admin_display as show
+from condor.admin_search import SearchTooLong, search_words
 from condor.display import HiddenCharactersWarningMixin, reveal
 from approvals.audit_filters import (
     ActorFilter,
@@ -32,7 +35,6 @@ from approvals.audit_filters import (
     ToolFilter,
 )
 from condor import csv_export
-from condor.query_numbers import whole_number
 from condor.readonly_admin import ReadOnlyModelAdmin
 
 COUNT_THRESHOLD = 10_000
@@ -76,14 +78,16 @@ class AuditEventAdmin(HiddenCharactersWarningMixin, ReadOnlyModelAdmin):
         css = {"all": ("approvals/console.css",)}  # no inline style: the pages run under a strict CSP
     """Append-only: nobody deletes an audit row, here or in the database (trigger and grants)."""
 
-    list_display = ("id", "when", "kind", "actor", "patient_ref", "tool", "op", "decision", "rule_id", "links")
+    list_display = ("id", "when", "kind", "actor", "patient_ref", "tool", "op", "approval_args", "decision", "rule_id",
+                    "links")
     list_display_links = ("id",)
     list_filter = ("kind", DecisionFilter, RuleFilter, ToolFilter, ActorFilter, PatientFilter, DateRangeFilter)
     # Only id and time sort: each is an index; any other column would sort the whole table.
     sortable_by = ("id", "when")
     search_fields = ("patient_ref",)  # shows the box; get_search_results decides what matches
-    search_help_text = ("Exact match: a patient ref (MRN-30001), a run, approval or session id (as shown, "
-                        "with dashes), an actor (user:gina, client:ward-agent, sweep), a tool, a rule id or a row id.")
+    search_help_text = ("Each word must match exactly a patient ref (MRN-30001), a run, approval or session id (as "
+                        "shown, with dashes), an actor (user:gina, client:ward-agent, sweep), a tool, a rule id or a "
+                        "row id; or be found in the arguments of the row's approval (amoxicillin, \"500 mg\").")
     paginator = EstimatedCountPaginator
     show_full_result_count = False
     list_per_page = 100
@@ -92,8 +96,44 @@ class AuditEventAdmin(HiddenCharactersWarningMixin, ReadOnlyModelAdmin):
         "id", "at", "kind", "actor", "actor_user_id", "actor_client_id", "patient_ref", "session_id", "run_id",
         "approval_id", "tool", "op", "decision", "rule_id", "data", "chain", "seq", "prev_hash", "hash")]
     fields = ("id", "when", "kind", "actor", "actor_user", "actor_client", "patient_ref", "tool", "op",
-              "decision", "rule_id", "links", "related_rows", "details", "chain", "seq", "prev_hash", "hash")
+              "decision", "rule_id", "links", "related_rows", "details", "approval_args_pretty", "chain", "seq",
+              "prev_hash", "hash")
     readonly_fields = fields
+
+    # --- the approval's arguments, for readers of approvals -------------------------------------
+
+    @staticmethod
+    def reads_approvals(request) -> bool:
+        return request.user.has_perm("approvals.view_approval")
+
+    def get_queryset(self, request):
+        queryset = super().get_queryset(request)
+        if not self.reads_approvals(request):
+            return queryset
+        # One primary-key lookup per row shown, in the page's own query; the count and the CSV export
+        # (values_list of the log's columns) leave it out.
+        return queryset.annotate(approval_arguments=Subquery(
+            Approval.objects.filter(pk=OuterRef("approval_id")).order_by().values("args")[:1]))
+
+    def get_list_display(self, request):
+        shown = super().get_list_display(request)
+        return shown if self.reads_approvals(request) else [
+            column for column in shown if getattr(column, "__name__", column) != "approval_args"]
+
+    def get_fields(self, request, obj=None):
+        fields = super().get_fields(request, obj)
+        return fields if self.reads_approvals(request) else [
+            field for field in fields if getattr(field, "__name__", field) != "approval_args_pretty"]
+
+    @admin.display(description="arguments asked")
+    def approval_args(self, event):
+        if event.approval_id is None:
+            return "—"
+        return show.args_summary(getattr(event, "approval_arguments", None), shown=(event.patient_ref,))
+
+    @admin.display(description="the approval's arguments (as the agent asked)")
+    def approval_args_pretty(self, event):
+        return show.pretty_json(getattr(event, "approval_arguments", None))
 
     # --- display -------------------------------------------------------------------------------
 
@@ -129,22 +169,22 @@ class AuditEventAdmin(HiddenCharactersWarningMixin, ReadOnlyModelAdmin):
         return format_html('<pre class="condor-details">{}</pre>',
                            reveal(json.dumps(event.data, indent=2, ensure_ascii=False, sort_keys=True)))
 
-    # --- search: exact, on indexed columns -----------------------------------------------------
+    # --- search: exact on indexed columns, and through the approvals' arguments ----------------
 
     def get_search_results(self, request, queryset, search_term):
-        term = search_term.strip()
-        if not term:
-            return queryset, False
         try:
-            # As displayed (with dashes) or without: the same UUID on SQLite and PostgreSQL.
-            found = uuid.UUID(term)
-        except ValueError:
-            match = Q(patient_ref=term) | Q(actor=term) | Q(tool=term) | Q(rule_id=term)
-            if (row_id := whole_number(term)) is not None:
-                match |= Q(pk=row_id)
-        else:
-            match = Q(run_id=found) | Q(approval_id=found) | Q(session_id=found)
-        return queryset.filter(match), False
+            words = search_words(search_term)
+        except SearchTooLong as error:
+            self.message_user(request, str(error), messages.ERROR)
+            return queryset.none(), False
+        if not words:
+            return queryset, False
+        found, cut = audit_search.search(queryset, words, through_approvals=self.reads_approvals(request))
+        if cut:
+            self.message_user(request, f"More than {audit_search.APPROVALS_AT_MOST:,} approvals match: the rows of "
+                              f"the newest {audit_search.APPROVALS_AT_MOST:,} are listed. Add a word (a patient ref, "
+                              "a dose) to narrow the search.", messages.WARNING)
+        return found, False
 
     # --- export: the filtered set, streamed, audited -------------------------------------------
 

@@ -1,13 +1,15 @@
-"""Finding a call by what it asked for (SPEC section 8): the approvals and tool calls pages search the
+"""Finding a call by what it asked for (SPEC section 8): the approvals, tool calls and audit pages search the
 call's arguments ("amoxicillin", "500 mg") and show its leading values, for compliance, governance and admins."""
 
 import re
 
 import pytest
+from django.contrib.auth.models import Permission, User
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
-from approvals.models import Approval, ToolCall
+from approvals import audit_search
+from approvals.models import Approval, AuditEvent, ToolCall
 from condor.admin_display import leading_values
 from tests.helpers.approval_loop import approve, report, resume, suspend
 from tests.helpers.runs import open_executing_run
@@ -37,6 +39,10 @@ def found(http, url, q) -> set:
     response = http.get(url, {"q": q})
     assert response.status_code == 200
     return {row.pk for row in response.context["cl"].result_list}
+
+
+def audit_rows_of(*approvals) -> set[int]:
+    return set(AuditEvent.objects.filter(approval_id__in=[a.pk for a in approvals]).values_list("pk", flat=True))
 
 
 # --- the call's leading values -----------------------------------------------------------------
@@ -123,4 +129,59 @@ def test_the_approval_page_says_what_the_agent_did_with_the_call(api, carl, ward
     call = ToolCall.objects.get(run_id=approval.run_id, tool_call_id=approval.tool_call_id)
     assert f'<a href="{change_url(call)}">{call.tool_call_id}</a> (ran, result reported' in html
     assert f"{AUDIT}?approval_id={approval.pk}" in html
+
+
+# --- the audit log, through the approval -------------------------------------------------------
+
+@pytest.mark.parametrize("persona", ["carl", "gina", "sam"])
+def test_the_audit_log_finds_the_rows_of_the_approvals_whose_arguments_hold_a_word(request, persona, ward):
+    http = admin_client(request.getfixturevalue(persona))
+    assert found(http, AUDIT, "amoxicillin") == audit_rows_of(ward["amoxicillin"], ward["other"])
+
+
+def test_the_audit_words_combine_a_patient_and_a_dose(carl, ward):
+    assert found(admin_client(carl), AUDIT, 'MRN-20417 amoxicillin "500 mg"') == audit_rows_of(ward["amoxicillin"])
+
+
+def test_the_audit_log_still_matches_its_own_columns_exactly(carl, ward):
+    http = admin_client(carl)
+    rows = set(AuditEvent.objects.filter(actor="user:rita").values_list("pk", flat=True))
+    assert rows and found(http, AUDIT, "user:rita") == rows
+    assert found(http, AUDIT, "user:rit") == set()  # an actor is matched whole, not as a prefix
+
+
+def test_an_audit_row_shows_its_approvals_arguments(carl, ward):
+    html = admin_client(carl).get(AUDIT, {"q": "gentamicin"}).content.decode()
+    assert '<td class="field-approval_args">gentamicin · dose_mg_per_kg 5</td>' in html
+    row = AuditEvent.objects.filter(approval_id=ward["gentamicin"].pk).first()
+    assert "&quot;dose_mg_per_kg&quot;: 5" in admin_client(carl).get(f"{AUDIT}{row.pk}/change/").content.decode()
+
+
+def test_a_reader_of_the_log_who_may_not_read_approvals_gets_neither_their_arguments_nor_that_search(ward):
+    auditor = User.objects.create(username="aude", is_staff=True)
+    auditor.user_permissions.add(Permission.objects.get(codename="view_auditevent"))
+    http = admin_client(auditor)
+    assert found(http, AUDIT, "amoxicillin") == set()
+    assert "field-approval_args" not in http.get(AUDIT).content.decode()
+
+
+def test_past_the_bound_the_newest_approvals_rows_are_listed_and_the_page_says_so(carl, ward, monkeypatch):
+    monkeypatch.setattr(audit_search, "APPROVALS_AT_MOST", 1)
+    response = admin_client(carl).get(AUDIT, {"q": "amoxicillin"})
+    assert {row.pk for row in response.context["cl"].result_list} == audit_rows_of(ward["other"])
+    assert "More than 1 approvals match" in response.content.decode()
+
+
+def test_the_audit_search_reads_the_log_by_its_indexes_in_a_fixed_number_of_queries(carl, ward, api):
+    http = admin_client(carl)
+    with CaptureQueriesContext(connection) as few:
+        http.get(AUDIT, {"q": "amoxicillin MRN-20417"})
+    for _ in range(5):
+        suspend(api, open_executing_run(api, patient_ref="MRN-20417"), args=AMOXICILLIN_500)
+    with CaptureQueriesContext(connection) as many:
+        http.get(AUDIT, {"q": "amoxicillin MRN-20417"})
+    assert len(many) == len(few)
+    # The arguments' text is read on the approvals table only: the log is matched by approval_id.
+    log = [q["sql"] for q in many if 'FROM "approvals_auditevent"' in q["sql"]]
+    assert log and not [sql for sql in log if "UPPER(" in sql]
 
