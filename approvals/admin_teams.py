@@ -6,10 +6,19 @@ with the team before and after, in the admin's own transaction.
 """
 
 from django.contrib import admin
+from django.contrib.admin.widgets import FilteredSelectMultiple
 
 from approvals import audit
 from approvals.admin_audited import AuditedChangesAdmin
 from approvals.models import ReviewTeam
+
+
+class NamedFilteredSelectMultiple(FilteredSelectMultiple):
+    """Django's two-box picker, its filter boxes named for assistive technology (select_filter_names.js)."""
+
+    class Media:
+        # Named after SelectFilter2.js, so the merged media keep this script after it.
+        js = ["admin/js/SelectFilter2.js", "approvals/select_filter_names.js"]
 
 
 @admin.register(ReviewTeam)
@@ -20,6 +29,11 @@ class ReviewTeamAdmin(AuditedChangesAdmin, admin.ModelAdmin):
     search_fields = ("name", "members__username")
     fields = ("name", "care_units", "is_default", "members")
     filter_horizontal = ("members",)
+
+    def formfield_for_manytomany(self, db_field, request, **kwargs):
+        if db_field.name in self.filter_horizontal:
+            kwargs["widget"] = NamedFilteredSelectMultiple(db_field.verbose_name, is_stacked=False)
+        return super().formfield_for_manytomany(db_field, request, **kwargs)
 
     @admin.display(description="members")
     def member_count(self, team) -> int:

@@ -1,15 +1,20 @@
-"""axe-core on the admin pages compliance staff use (issue 14): the audit log list and an
-entry, the approvals list and an approval, a run, and the dashboard they land on. No
-serious or critical violations. Debian's Chromium on a real daphne, signed in as carl
-(compliance, read-only) through the admin's own login form.
+"""axe-core on the admin pages compliance and governance use: the index and its dashboard, the audit log,
+approvals, tool calls, runs, sessions, the tool registry and its changes, the simulator, access grants and
+review teams; lists and records, and the forms governance edits. No serious or critical violations. Debian's
+Chromium on a real daphne, signed in through the admin's own login form as carl (compliance, read-only) and
+as gina (governance).
 """
 
 import json
 from pathlib import Path
+from urllib.parse import urlencode
 
 import pytest
+from django.contrib.auth.models import User
 
-from approvals.models import AuditEvent
+from approvals import access_grants, registry_changes
+from approvals.models import AccessGrant, AuditEvent, ReviewTeam, ToolCall, ToolChange, ToolDescriptor
+from runs.models import Run
 from tests.helpers.approval_loop import approve, suspend
 from tests.helpers.runs import open_executing_run
 from tests.live.axe_scan import serious_violations
@@ -23,15 +28,27 @@ pytestmark = [
     pytest.mark.django_db(transaction=True, serialized_rollback=True),
 ]
 
+SIMULATED = {"tool": "prescribe_medication", "op": "create", "autonomy": "guarded", "age_band": "adult",
+             "args": json.dumps({"drug": "amoxicillin", "dose": "500 mg"}), "metadata": "{}"}
 
-@pytest.fixture
-def compliance(browser_page, carl):
+
+def sign_in(browser_page, username: str):
     browser_page.page.goto(browser_page.server.url("/admin/login/"))
-    browser_page.page.get_by_label("Username").fill("carl")
+    browser_page.page.get_by_label("Username").fill(username)
     browser_page.page.get_by_label("Password").fill(PASSWORD)
     with browser_page.page.expect_navigation():
         browser_page.page.get_by_role("button", name="Log in").click()
     return browser_page
+
+
+@pytest.fixture
+def compliance(browser_page, carl):
+    return sign_in(browser_page, "carl")
+
+
+@pytest.fixture
+def governance(browser_page, gina):
+    return sign_in(browser_page, "gina")
 
 
 @pytest.fixture
@@ -43,24 +60,73 @@ def decided(live_agent, live_reviewer):
     return run_id, approval["id"]
 
 
-def admin_pages(run_id, approval_id) -> list[str]:
-    audit_id = AuditEvent.objects.filter(approval_id=approval_id).order_by("-pk").values_list("pk", flat=True)[0]
-    return ["/admin/", "/admin/approvals/auditevent/", f"/admin/approvals/auditevent/{audit_id}/change/",
-            "/admin/approvals/approval/", f"/admin/approvals/approval/{approval_id}/change/",
-            f"/admin/runs/run/{run_id}/change/"]
+@pytest.fixture
+def console(decided, catalog) -> dict[str, str]:
+    """A row on every console page: a decided approval, a review team, a registry change and an access grant
+    waiting for a second governance admin."""
+    run_id, approval_id = decided
+    pat = User.objects.create_superuser("pat", password=PASSWORD)
+    registry_changes.submit("prescribe_medication", {"hitl_tier": "low"}, user=pat)
+    access_grants.propose(access_grants.Elevation(superuser=True), by=pat, user=User.objects.create_user("newcomer"))
+    team = ReviewTeam.objects.create(name="Intensive care", care_units=["ICU"])
+    team.members.set([pat])
+    run = Run.objects.get(pk=run_id)
+    return {
+        "audit": AuditEvent.objects.filter(approval_id=approval_id).order_by("-pk").values_list("pk", flat=True)[0],
+        "approval": approval_id, "run": run_id, "session": run.session_id,
+        "call": ToolCall.objects.filter(run=run).values_list("pk", flat=True)[0],
+        "tool": ToolDescriptor.objects.get(name="prescribe_medication").pk,
+        "change": ToolChange.objects.get().pk, "grant": AccessGrant.objects.get().pk, "team": team.pk,
+    }
 
 
-@pytest.mark.parametrize("width", [1280, 390])
-def test_the_compliance_pages_have_no_serious_violations(compliance, decided, width):
-    compliance.page.set_viewport_size({"width": width, "height": 900})
+def console_pages(ids: dict) -> list[str]:
+    """The pages both groups read."""
+    return [
+        "/admin/",
+        "/admin/approvals/auditevent/", f"/admin/approvals/auditevent/{ids['audit']}/change/",
+        "/admin/approvals/auditevent/?q=amoxicillin",
+        "/admin/approvals/approval/", f"/admin/approvals/approval/{ids['approval']}/change/",
+        "/admin/approvals/toolcall/", f"/admin/approvals/toolcall/{ids['call']}/change/",
+        "/admin/runs/run/", f"/admin/runs/run/{ids['run']}/change/",
+        "/admin/sessions_app/session/", f"/admin/sessions_app/session/{ids['session']}/change/",
+        "/admin/approvals/tooldescriptor/", f"/admin/approvals/tooldescriptor/{ids['tool']}/change/",
+        "/admin/approvals/toolchange/", f"/admin/approvals/toolchange/{ids['change']}/change/",
+        "/admin/approvals/tooldescriptor/simulator/",
+        f"/admin/approvals/tooldescriptor/simulator/?{urlencode(SIMULATED)}",
+        "/admin/approvals/accessgrant/", f"/admin/approvals/accessgrant/{ids['grant']}/change/",
+        "/admin/approvals/reviewteam/", f"/admin/approvals/reviewteam/{ids['team']}/change/",
+    ]
+
+
+# Governance edits these; compliance reads the same records through the pages above.
+GOVERNANCE_FORMS = ["/admin/approvals/reviewteam/add/", "/admin/approvals/tooldescriptor/add/",
+                    "/admin/approvals/apiclient/", "/admin/approvals/apiclient/add/"]
+
+
+def violations_on(signed_in, paths: list[str]) -> dict:
     found = {}
-    for path in admin_pages(*decided):
-        response = compliance.page.goto(compliance.server.url(path))
+    for path in paths:
+        response = signed_in.page.goto(signed_in.server.url(path))
         assert response.status == 200, path
-        assert compliance.csp_violations == [], path
-        violations = serious_violations(compliance.page)
+        assert signed_in.csp_violations == [], path
+        violations = serious_violations(signed_in.page)
         if violations:
             found[path] = violations
         # axe's own probes set inline styles, which the policy refuses; the page's were checked above.
-        compliance.csp_violations.clear()
+        signed_in.csp_violations.clear()
+    return found
+
+
+@pytest.mark.parametrize("width", [1280, 390])
+def test_the_pages_compliance_reads_have_no_serious_violations(compliance, console, width):
+    compliance.page.set_viewport_size({"width": width, "height": 900})
+    found = violations_on(compliance, console_pages(console))
+    assert found == {}, json.dumps(found, indent=1)
+
+
+@pytest.mark.parametrize("width", [1280, 390])
+def test_the_pages_governance_reads_and_edits_have_no_serious_violations(governance, console, width):
+    governance.page.set_viewport_size({"width": width, "height": 900})
+    found = violations_on(governance, console_pages(console) + GOVERNANCE_FORMS)
     assert found == {}, json.dumps(found, indent=1)
