@@ -53,7 +53,8 @@ def search(queryset, words: list[str], *, through_approvals: bool):
     """`queryset` narrowed to the rows every word matches; and whether the approvals it went through were cut
     at APPROVALS_AT_MOST. `through_approvals`: whether the reader may read approvals (their arguments)."""
     in_row = Q.create([_in_row(word) for word in words])
-    if not through_approvals:
+    # An approval's rows carry its own, its run's and its session's ids: ids alone need no approval.
+    if not through_approvals or all(as_uuid(word) is not None for word in words):
         return queryset.filter(in_row), False
     ids, cut = approvals_matching(words)
     return queryset.filter(in_row | Q(approval_id__in=ids) if ids else in_row), cut

@@ -185,3 +185,11 @@ def test_the_audit_search_reads_the_log_by_its_indexes_in_a_fixed_number_of_quer
     log = [q["sql"] for q in many if 'FROM "approvals_auditevent"' in q["sql"]]
     assert log and not [sql for sql in log if "UPPER(" in sql]
 
+
+def test_an_id_pasted_into_the_audit_search_needs_no_approvals_lookup(carl, ward, monkeypatch):
+    def looked_up(words):
+        raise AssertionError(f"approvals looked up for {words}")
+
+    monkeypatch.setattr(audit_search, "approvals_matching", looked_up)
+    approval = ward["amoxicillin"]
+    assert found(admin_client(carl), AUDIT, f"{approval.run_id} {approval.pk}") == audit_rows_of(approval)
