@@ -22,7 +22,7 @@ class ApprovalAdmin(HiddenCharactersWarningMixin, UUIDSearchMixin, ReadOnlyModel
                     "decided_by_name", "requested_at", "time_to_decision", "expires_at")
     list_filter = ("status", "reason_code", "hitl_tier", "rule_id", "tool")
     search_fields = ("session__patient_ref", "tool", "tool_call_id", "step_id", "rule_id")
-    json_search_fields = ("args", "approved_args")  # a drug, a dose: as the agent asked or as approved
+    json_search_fields = ("args",)  # a drug, a dose, as the agent asked (the list shows them so)
     search_help_text = ("Each word must be found in the patient ref, tool, call, step or rule id, or in the "
                         "arguments (amoxicillin, \"500 mg\"); an approval, run or session id as shown.")
     uuid_search_fields = ("id", "run__id", "session__id")

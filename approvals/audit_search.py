@@ -9,7 +9,7 @@ here reads the log row by row.
 
 Every word must match, either the row itself (patient ref, actor, tool, rule id exactly;
 a row id; a run, approval or session id) or, for a row of an approval, that approval
-(its arguments as asked or as approved, its tool, patient ref, rule id or ids).
+(its arguments as the agent asked, its tool, patient ref, rule id or ids).
 """
 
 import uuid
@@ -37,13 +37,12 @@ def _in_row(word: str) -> Q:
 def _in_approval(word: str) -> Q:
     if (found := as_uuid(word)) is not None:
         return Q(pk=found) | Q(run_id=found) | Q(session_id=found)
-    return (Q(args_text__icontains=word) | Q(approved_args_text__icontains=word) | Q(tool=word)
-            | Q(session__patient_ref=word) | Q(rule_id=word))
+    return Q(args_text__icontains=word) | Q(tool=word) | Q(session__patient_ref=word) | Q(rule_id=word)
 
 
 def approvals_matching(words: list[str]) -> tuple[list[uuid.UUID], bool]:
     """The newest APPROVALS_AT_MOST approvals every word matches, and whether more did."""
-    ids = list(Approval.objects.alias(**json_texts("args", "approved_args"))
+    ids = list(Approval.objects.alias(**json_texts("args"))
                .filter(Q.create([_in_approval(word) for word in words]))
                .order_by("-requested_at").values_list("pk", flat=True)[:APPROVALS_AT_MOST + 1])
     return ids[:APPROVALS_AT_MOST], len(ids) > APPROVALS_AT_MOST
