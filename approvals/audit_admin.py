@@ -110,8 +110,8 @@ class AuditEventAdmin(HiddenCharactersWarningMixin, ReadOnlyModelAdmin):
         queryset = super().get_queryset(request)
         if not self.reads_approvals(request):
             return queryset
-        # One primary-key lookup per row shown, in the page's own query; the count and the CSV export
-        # (values_list of the log's columns) leave it out.
+        # One primary-key lookup per row shown, in the page's own query. The CSV export (values_list of the
+        # log's columns) never selects it, and PostgreSQL drops it from the bounded count's subquery unread.
         return queryset.annotate(approval_arguments=Subquery(
             Approval.objects.filter(pk=OuterRef("approval_id")).order_by().values("args")[:1]))
 
