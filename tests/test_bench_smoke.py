@@ -21,8 +21,8 @@ BENCH = ROOT / "bench"
 
 # Each entry point and what its smoke run needs beside PostgreSQL: Redis.
 ENTRY_POINTS = {"compare": True, "card_latency": True, "sweep": True, "inbox_page": False, "sessions": False,
-                "policy": False, "strict_json": False}
-NEEDS_DATABASE = {"compare", "card_latency", "sweep", "inbox_page", "sessions"}
+                "policy": False, "strict_json": False, "admin_search": False}
+NEEDS_DATABASE = {"compare", "card_latency", "sweep", "inbox_page", "sessions", "admin_search"}
 
 pytestmark = pytest.mark.bench
 
