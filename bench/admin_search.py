@@ -54,7 +54,7 @@ def fill(cursor, approvals: int = 200_000, sessions: int = 20_000) -> None:
     cursor.execute(
         "INSERT INTO approvals_approval (id, tool, op, tool_call_id, step_id, contract_hash, reason_code, rule_id, "
         "explanation, message, args, payload_hash, resume_schema, status, decision_reason, requested_at, expires_at, "
-        "run_id, session_id, approvals, approvals_required, client_id, decided_at) "
+        "run_id, session_id, approvals, approvals_required, client_id, decided_at, bound_context, locked_args) "
         "SELECT md5('a'||n)::uuid, (%(tools)s::text[])[1+n%%5], 'create', 'call-'||n, 'step-'||n, repeat('c', 64), 'policy', "
         "'mutate.high-tier-always-approval', '', '', jsonb_build_object('patient_ref', 'MRN-'||(10000+n%%%(s)s+1), "
         "'drug', (%(drugs)s::text[])[1+n%%12], 'dose', (ARRAY['250 mg','500 mg','1 g','5 mg/kg','10 units'])[1+(n/12)%%5], "
@@ -62,7 +62,7 @@ def fill(cursor, approvals: int = 200_000, sessions: int = 20_000) -> None:
         "[1+n%%4], 'days', 1+n%%14, 'note', 'reason given by the agent number '||n), repeat('p', 64), '{}', "
         "(ARRAY['approved','rejected','consumed','expired'])[1+n%%4], '', now() - n * interval '1 second', now(), "
         "md5('r'||(n%%%(s)s+1))::uuid, md5('s'||(n%%%(s)s+1))::uuid, '[]', 1, %(client)s, "
-        "now() - n * interval '1 second' FROM generate_series(1, %(n)s) n",
+        "now() - n * interval '1 second', '{}', '[]' FROM generate_series(1, %(n)s) n",
         {"tools": list(TOOLS), "drugs": list(DRUGS), "s": sessions, "client": CLIENT, "n": approvals})
     columns = ("at, kind, actor, session_id, run_id, approval_id, patient_ref, tool, op, decision, rule_id, data, "
                "chain, seq, prev_hash, hash")

@@ -27,7 +27,7 @@ def ward(api, catalog, reviewer_http) -> dict[str, Approval]:
     patient, and amoxicillin 500 mg for MRN-30001 (pending)."""
     first = open_executing_run(api, patient_ref="MRN-20417")
     amoxicillin = suspend(api, first, args={**AMOXICILLIN_500, "patient_ref": "MRN-20417"})
-    approve(reviewer_http, amoxicillin["id"], edited_args={**AMOXICILLIN_500, "dose": "250 mg"})
+    approve(reviewer_http, amoxicillin["id"], edited_args={**AMOXICILLIN_500, "patient_ref": "MRN-20417", "dose": "250 mg"})
     gentamicin = suspend(api, first, args={"drug": "gentamicin", "dose_mg_per_kg": 5}, tool_call_id="call-2",
                          step_id="step-2")
     other = suspend(api, open_executing_run(api, patient_ref="MRN-30001"), args=AMOXICILLIN_500)
@@ -119,7 +119,7 @@ def test_the_approval_page_says_what_the_agent_did_with_the_call(api, carl, ward
     approval = ward["amoxicillin"]
     http = admin_client(carl)
     assert "no result reported" in http.get(change_url(approval)).content.decode()
-    assert resume(api, approval.run_id, approval.pk, {**AMOXICILLIN_500, "dose": "250 mg"}).status_code == 200
+    assert resume(api, approval.run_id, approval.pk, approval.approved_args).status_code == 200
     assert report(api, approval.run_id, approval.tool_call_id, {"order": "rx-1"}).status_code == 200
     html = http.get(change_url(approval)).content.decode()
     call = ToolCall.objects.get(run_id=approval.run_id, tool_call_id=approval.tool_call_id)
