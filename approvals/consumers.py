@@ -29,6 +29,7 @@ from django.utils.module_loading import import_string
 from approvals import inbox_pages
 from approvals.visibility import ReviewerScope, reviewer_scope
 from condor.errors import CondorError, InvalidCursor
+from runs.listeners import Listening
 from runs.publish import INBOX_GROUP
 
 # Pushes that change how many cards wait, so they carry the new total.
@@ -106,8 +107,10 @@ class InboxConsumer(AsyncJsonWebsocketConsumer):
         self.closing = False
         self.seen: dict[int, None] = {}
         self.resynced_at, self.resync_later = float("-inf"), None
-        # Join first, then snapshot: a card added in between arrives twice (an
-        # update to the client), never zero times.
+        # Say so (runs/listeners.py) and join first, then snapshot: a card added in
+        # between arrives twice (an update to the client), never zero times.
+        self.listening = Listening(INBOX_GROUP)
+        await self.listening.mark()
         await self.channel_layer.group_add(INBOX_GROUP, self.channel_name)
         await self.channel_layer.group_add(user_group(self.user_id), self.channel_name)
         await self.accept()
@@ -145,6 +148,7 @@ class InboxConsumer(AsyncJsonWebsocketConsumer):
     async def receive_json(self, content, **kwargs):
         kind = content.get("type")
         if kind == "ping" and await self._still_allowed() is not None:
+            await self.listening.renew()  # the page pings every half minute while it is open
             await self.send_json({"type": "pong"})
         elif kind == "page":
             await self._send_page(content.get("cursor"))

@@ -5,8 +5,8 @@ A user's login or permissions: the sockets re-check on every push anyway
 for the next card. Who sees which card (a review team edited, a session with open
 cards moved to another care unit): every socket sends its snapshot again, so a
 card leaves the inboxes that may no longer show it and reaches the ones that now
-may, without a reload. Sent after commit, so the socket reads the change, and
-through the publisher loop, so a hung Redis never holds the request.
+may, without a reload. Sent after commit, so the socket reads the change; a hung Redis
+holds the request at most CONDOR_PUSH_TIMEOUT_MS (runs/publish.py).
 """
 
 from django.contrib.auth import get_user_model

@@ -306,6 +306,9 @@ DATA_UPLOAD_MAX_MEMORY_SIZE = CONDOR_MAX_BODY_BYTES
 FILE_UPLOAD_MAX_MEMORY_SIZE = CONDOR_MAX_BODY_BYTES
 # Seconds between SSE heartbeat comments, so proxies keep an idle stream open.
 CONDOR_STREAM_HEARTBEAT_SECONDS = env_int("CONDOR_STREAM_HEARTBEAT_SECONDS", 15)
+# How long a push after commit may hold its request (or a sweep batch) when Redis hangs; a push
+# cut off is left to the drainer (runs/publish.py).
+CONDOR_PUSH_TIMEOUT_MS = env_int("CONDOR_PUSH_TIMEOUT_MS", 1000)
 # Open (pending) approvals one client may have; a suspend past it is 429 too_many_pending.
 CONDOR_MAX_PENDING_PER_CLIENT = env_int("CONDOR_MAX_PENDING_PER_CLIENT", 500)
 

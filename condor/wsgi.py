@@ -13,6 +13,8 @@ application = WSGIBodySizeLimit(django_wsgi_app)  # the body limit, before Djang
 
 from condor.gc_settings import configure_gc_for_serving  # noqa: E402  (after set-up: it freezes what is loaded)
 from runs.inprocess import start_if_configured  # noqa: E402
+from runs.publish import keep_a_loop_per_thread  # noqa: E402
 
+keep_a_loop_per_thread()  # gunicorn's request threads live as long as the process
 start_if_configured()  # no broker (no REDIS_URL): this serving process sweeps
 configure_gc_for_serving()

@@ -70,7 +70,7 @@ class RunAdmin(HiddenCharactersWarningMixin, UUIDSearchMixin, ReadOnlyModelAdmin
 class RunEventAdmin(HiddenCharactersWarningMixin, UUIDSearchMixin, ReadOnlyModelAdmin):
     revealed = ("kind", "step_id", "data")
     list_display = ("id", "run", "kind", "step_id", "created_at", "published_at")
-    # "Empty" published_at = not pushed yet: what the drainer will re-publish.
+    # "Empty" published_at = not settled yet: the drainer pushes it again, or marks it if nobody listens.
     list_filter = ("kind", ("published_at", admin.EmptyFieldListFilter))
     search_fields = ("kind", "step_id")
     uuid_search_fields = ("run__id",)

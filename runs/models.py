@@ -105,9 +105,10 @@ class RunEvent(models.Model):
     """The outbox: one row per fact about a run, written in the transaction that made it true.
 
     `frames` are the AI SDK chunks the run stream replays; `inbox` is the message
-    the reviewers' inbox receives. Publishing happens after commit; `published_at`
-    stays null until it succeeded, so the drainer can re-publish what a crash or a
-    channel-layer outage missed. Consumers de-duplicate by `id`.
+    the reviewers' inbox receives. Publishing happens after commit (runs/publish.py);
+    `published_at` stays null until the push went out, or, when nobody listened, until
+    the drainer marked it, so the drainer can re-publish what a crash or a channel-layer
+    outage missed. Consumers de-duplicate by `id`.
     """
 
     id = models.BigAutoField(primary_key=True)

@@ -1,4 +1,4 @@
-"""Writing outbox events: always inside the caller's transaction, pushed after commit."""
+"""Writing outbox events: always inside the caller's transaction, pushed after its commit (runs/publish.py)."""
 
 from contextlib import contextmanager
 from contextvars import ContextVar
@@ -8,7 +8,7 @@ from django.db import connection, transaction
 from condor.bulk import insert_all, instance
 from condor.sql import Write, insert_rows_sql
 from runs.models import RunEvent
-from runs.publish import publish, publish_later
+from runs.publish import publish
 
 # Set while a sweep walks its batches (runs/sweep_batches.py): see `sweep_batches`.
 _in_sweep_batches: ContextVar[bool] = ContextVar("condor_sweep_batches", default=False)
@@ -16,12 +16,11 @@ _in_sweep_batches: ContextVar[bool] = ContextVar("condor_sweep_batches", default
 
 @contextmanager
 def sweep_batches():
-    """Inside, events are written and pushed the way a batch of a thousand is best served.
+    """Inside, events are written the way a batch of a thousand is best served.
 
     Written with COPY (PostgreSQL), their ids drawn from the sequence first: one
     statement more than a request's INSERT … RETURNING, so only worth it at a
-    batch's size. Pushed with `publish`, which the caller waits for (a batch's wake-ups
-    in one Redis round trip, as every push), so pushes cannot pile up behind the closes.
+    batch's size.
     """
     token = _in_sweep_batches.set(True)
     try:
@@ -63,11 +62,9 @@ def events_write(rows: list[RunEvent]) -> Write:
 
 
 def _push_on_commit(events: list[RunEvent]) -> None:
-    if _in_sweep_batches.get():
-        transaction.on_commit(lambda: publish(events), robust=True)
-        return
-    # Queued, not waited for: a request's answer never waits on Redis (runs/push_queue.py).
-    transaction.on_commit(lambda: publish_later(events), robust=True)
+    # In the committing thread, waited for (at most CONDOR_PUSH_TIMEOUT_MS): a sweep's
+    # pushes cannot pile up behind its batches, nor a busy process's behind its requests.
+    transaction.on_commit(lambda: publish(events), robust=True)
 
 
 def event(run, kind: str, *, step_id: str = "", data: dict | None = None,

@@ -1,379 +1,228 @@
-"""Best-effort push of committed outbox events to Channels groups.
+"""The one push path: committed outbox events, sent to their Channels groups.
 
-Called only after the transaction that wrote the events has committed. A failing
-channel layer is logged and counted, never raised: the durable write already
-happened, `published_at` stays null, and the drainer re-publishes later. A
-request's push is queued for a background thread (`publish_later`, runs/push_queue.py):
-the request never waits for Redis.
+A state change commits its row and its outbox event together (runs/outbox.py). The
+commit's `on_commit` hook then hands the events to `publish`, in the thread that
+committed them; the drainer hands it, the same way, every event whose published mark
+is still missing DRAIN_AFTER_SECONDS later (its push failed, timed out, or died with
+its process, or nobody listened). `publish` sends each event with the channel layer's
+`group_send` to those of its groups someone listens to (runs/listeners.py), and marks
+the ones that went out.
+
+It never raises into its caller: the durable write already happened. A push that
+fails, or outlasts CONDOR_PUSH_TIMEOUT_MS, is logged and counted, and its events keep
+`published_at` null for the drainer. An event pushed twice is harmless: the run
+stream re-reads the outbox after its last frame, and the inbox socket drops a
+repeated event id.
 """
 
 import asyncio
 import logging
 import threading
-import time
 from collections import Counter
 from datetime import timedelta
-from typing import NamedTuple
+from functools import cache
 
-import redis
 from asgiref.sync import async_to_sync
 from channels.layers import InMemoryChannelLayer, get_channel_layer
+from django.conf import settings
 from django.db import connection
 from django.utils import timezone
-from redis.backoff import NoBackoff
-from redis.retry import Retry
 
-from condor.sql import choice_literal, kept
-from runs.push_marks import DRAIN_AFTER_SECONDS, PendingMarks, mark_published
-from runs.push_queue import PushQueue
+from runs import listeners
 
 logger = logging.getLogger(__name__)
 
 INBOX_GROUP = "inbox"
-# In-process counters an operator (or a test) can read: events pushed (their marks written soon after),
-# pushes that failed, and pushes not even tried (the publisher stuck, the queue full);
-# the last two are left to the drainer.
+# The drainer leaves younger events alone: their push, and its mark, may still be on their way.
+DRAIN_AFTER_SECONDS = 10.0
+# Events pushed, and events whose push failed (left to the drainer), since the process started.
 publish_stats: Counter = Counter()
-
-
-class Push(NamedTuple):
-    """What a push needs of an event; not its frames, which may be large and wait in the queue."""
-
-    pk: int
-    run_id: object
-    terminal: bool
-    inbox: dict | None
-
-    @classmethod
-    def of(cls, event) -> "Push":
-        return cls(event.pk, event.run_id, bool(event.data.get("terminal")), event.inbox)
 
 
 def run_group(run_id) -> str:
     return f"run.{run_id}"
 
 
-def run_message(push: Push) -> dict:
+def run_message(event) -> dict:
     # A wake-up, not the content: the stream re-reads the outbox from its last
     # position, so the frames (possibly large args) need not travel through Redis.
-    return {"type": "run.event", "event_id": push.pk, "terminal": push.terminal}
+    return {"type": "run.event", "event_id": event.pk, "terminal": bool(event.data.get("terminal"))}
 
 
-def inbox_message(push: Push) -> dict:
-    return {"type": "inbox.message", "event_id": push.pk, "message": push.inbox}
-
-
-def _stale_cards(pushes: list[Push]) -> set[int]:
-    """Ids of the events whose card.added would show a card that is no longer pending.
-
-    The drainer re-publishes an add long after the fact (Redis was down, and a
-    reviewer decided from a fresh snapshot meanwhile), and a decision's push from
-    another process can overtake an add; either way a decided card must not come
-    back to the inbox. Checked once per batch here, not once per socket in the consumer.
-    """
-    from approvals.models import Approval, ApprovalStatus
-
-    added = {push.pk: push.inbox["card"]["id"] for push in pushes
-             if push.inbox is not None and push.inbox.get("type") == "card.added"}
-    if not added:
-        return set()
-    now = timezone.now()
-    if connection.vendor == "postgresql":
-        with connection.cursor() as cursor:
-            cursor.execute(kept("stale-cards", _pending_cards_sql, model=Approval), [list(set(added.values()))])
-            pending = {str(pk) for pk, expires_at in cursor.fetchall() if expires_at > now}
-    else:
-        pending = {str(pk) for pk in Approval.objects.filter(
-            pk__in=added.values(), status=ApprovalStatus.PENDING, expires_at__gt=now,
-        ).values_list("pk", flat=True)}
-    return {event_pk for event_pk, approval_id in added.items() if approval_id not in pending}
-
-
-def _pending_cards_sql(db) -> str:
-    # The ids as a set joined to the table, as in the published mark (runs/push_marks.py), and the expiry
-    # compared here rather than in the WHERE: either way PostgreSQL plans it once, by primary key.
-    from approvals.models import Approval, ApprovalStatus
-
-    def column(name):
-        return db.ops.quote_name(Approval._meta.get_field(name).column)
-
-    return (f"SELECT {column('id')}, {column('expires_at')} FROM {db.ops.quote_name(Approval._meta.db_table)} "
-            f"WHERE {column('id')} IN (SELECT unnest(%s::uuid[])) "
-            f"AND {column('status')} = {choice_literal(ApprovalStatus.PENDING)}")
-
-
-# Which of these groups has a member that has not expired (channels_redis's own
-# group_send drops members older than group_expiry): one script a Redis connection,
-# read only, however many groups. KEYS are group keys, ARGV[1] the expiry cut-off.
-_LISTENED_GROUPS_LUA = """
-local listened = {}
-for i = 1, #KEYS do
-    if redis.call('ZCOUNT', KEYS[i], '(' .. ARGV[1], '+inf') > 0 then listened[#listened + 1] = i end
-end
-return listened
-"""
-
-
-def _listened_groups(layer, groups: list[str]) -> set[str]:
-    """The members of `groups` someone listens to, asked of Redis in one round trip per shard.
-
-    Asked from the calling thread, through a plain Redis client: most rounds find nobody
-    listening and so need nothing else of Redis, and a hop to the publisher loop and back
-    (two threads handing the GIL to each other) cost more than the question itself.
-    """
-    by_shard: dict[int, list[str]] = {}
-    for group in groups:
-        by_shard.setdefault(layer.consistent_hash(group), []).append(group)
-    cutoff = int(time.time()) - layer.group_expiry
-    listened = set()
-    for index, members in by_shard.items():
-        script = _listened_script(layer.hosts[index])
-        found = script(keys=[layer._group_key(group) for group in members], args=[cutoff])
-        listened.update(members[position - 1] for position in found)
-    return listened
-
-
-_scripts: dict[tuple, object] = {}
-_scripts_lock = threading.Lock()
-
-
-def _listened_script(host: dict):
-    """The listened-groups script on a client of `host` (a channels_redis host: its address and options)."""
-    key = tuple(sorted((name, str(value)) for name, value in host.items()))
-    script = _scripts.get(key)
-    if script is None:
-        options = {name: value for name, value in host.items() if name != "address"}
-        # Never longer than a push may take (the async path's own bound).
-        options["socket_timeout"] = min(options.get("socket_timeout") or PUBLISH_TIMEOUT_SECONDS,
-                                        PUBLISH_TIMEOUT_SECONDS)
-        options.setdefault("socket_connect_timeout", options["socket_timeout"])
-        # No retries: a failed question fails the round at once, and the drainer sends it later
-        # (redis-py's own retries back off for seconds, holding the push thread).
-        options.setdefault("retry", Retry(NoBackoff(), 0))
-        client = redis.Redis(connection_pool=redis.ConnectionPool.from_url(host["address"], **options))
-        with _scripts_lock:
-            script = _scripts.setdefault(key, client.register_script(_LISTENED_GROUPS_LUA))
-    return script
-
-
-def _knows_listeners(layer) -> bool:
-    # channels_redis's RedisChannelLayer on plain hosts (the deployed layer); any other layer gets every push.
-    return (all(hasattr(layer, name) for name in ("consistent_hash", "group_expiry", "_group_key", "hosts"))
-            and all("address" in host and "sentinels" not in host for host in layer.hosts))
-
-
-def _groups(pushes: list[Push]) -> set[str]:
-    groups = {run_group(push.run_id) for push in pushes}
-    if any(push.inbox is not None for push in pushes):
-        groups.add(INBOX_GROUP)
-    return groups
-
-
-async def _send(layer, pushes: list[Push], stale: set[int], sent: list[int], done: list[int],
-                listened: set[str]) -> None:
-    """Push each event to the groups of `listened` it is for, filling `sent` (ids that went out) and
-    `done` (ids tried) as it goes: so a batch cut short by its timeout still marks what went out."""
-    for push in pushes:
-        try:
-            group = run_group(push.run_id)
-            if group in listened:
-                await layer.group_send(group, run_message(push))
-            if push.inbox is not None and push.pk not in stale and INBOX_GROUP in listened:
-                await layer.group_send(INBOX_GROUP, inbox_message(push))
-        except Exception:  # the layer is a side channel: log, count, move on
-            publish_stats["failed"] += 1
-            logger.warning("could not publish run event %s; the drainer will retry", push.pk, exc_info=True)
-        else:
-            sent.append(push.pk)
-        done.append(push.pk)
-
-
-# A push that has not gone out by then is abandoned and left to the drainer: a
-# hung Redis must not hold the push thread (nor a sweep) for longer.
-PUBLISH_TIMEOUT_SECONDS = 3.0
-# Pushes on their way at once; past this the publisher is clearly stuck (Redis
-# hung) and a new push is not even attempted: the drainer sends it later.
-MAX_IN_FLIGHT = 64
-
-
-class _PublisherLoop:
-    """One long-lived event loop on a daemon thread for pushes from sync code.
-
-    async_to_sync outside an ASGI server (gunicorn, Celery, management commands)
-    would build a fresh event loop per call, and channels_redis a fresh Redis
-    connection with it; this loop keeps one connection pool warm instead.
-    """
-
-    def __init__(self):
-        self._loop: asyncio.AbstractEventLoop | None = None
-        self._lock = threading.Lock()
-        self._in_flight = 0
-
-    def _ensure(self) -> asyncio.AbstractEventLoop:
-        if self._loop is None or self._loop.is_closed():
-            loop = asyncio.new_event_loop()
-            threading.Thread(target=loop.run_forever, name="condor-publisher", daemon=True).start()
-            self._loop = loop
-        return self._loop
-
-    def submit(self, coroutine):
-        """Start `coroutine` on the loop; None (and the coroutine closed) when too many are in flight."""
-        with self._lock:
-            if self._in_flight >= MAX_IN_FLIGHT:
-                coroutine.close()
-                return None
-            self._in_flight += 1
-            loop = self._ensure()
-        future = asyncio.run_coroutine_threadsafe(asyncio.wait_for(coroutine, PUBLISH_TIMEOUT_SECONDS), loop)
-        future.add_done_callback(self._done)
-        return future
-
-    def _done(self, future) -> None:
-        with self._lock:
-            self._in_flight -= 1
-
-
-_publisher = _PublisherLoop()
-
-
-def _push(layer, pushes: list[Push], mark=None) -> int:
-    """Push `pushes` through `layer` and mark the ones that went out, waiting for it all. Returns the count.
-
-    `mark`: what takes the ids that went out; by default `mark_published`, at once.
-    """
-    sent: list[int] = []
-    done: list[int] = []
-    try:
-        # A message goes only to a group someone listens to, asked of Redis once for the whole
-        # batch: nearly always nobody streams the run, and group_send would take two round trips
-        # to find its group empty (the inbox's, too, while no reviewer has it open). A stream joins
-        # its group before it replays the outbox (runs/stream.py), and an inbox socket before it
-        # reads its snapshot (approvals/consumers.py), so one that joins after this question
-        # still reads the event, which was committed before any push.
-        listened = _groups(pushes)  # every group: a layer that cannot say who listens
-        if _knows_listeners(layer):
-            listened = _listened_groups(layer, sorted(listened))
-        # Cards go only to an inbox someone has open, so only then are they checked for staleness
-        # (a read of the approvals: the most work in a round of parked calls' pushes).
-        stale = _stale_cards(pushes) if INBOX_GROUP in listened else set()
-        # The in-memory layer's queues belong to the server's own loop, so it must be
-        # reached through async_to_sync; there is no network to hang on.
-        if isinstance(layer, InMemoryChannelLayer):
-            async_to_sync(_send)(layer, pushes, stale, sent, done, listened)
-        elif not listened:  # nobody to tell: every event has had its push
-            sent = done = [push.pk for push in pushes]
-        else:
-            future = _publisher.submit(_send(layer, pushes, stale, sent, done, listened))
-            if future is None:
-                publish_stats["skipped"] += len(pushes)
-                return 0
-            # The loop ends the push at PUBLISH_TIMEOUT_SECONDS; the margin only lets its answer arrive.
-            future.result(PUBLISH_TIMEOUT_SECONDS + 1)
-    except Exception:
-        publish_stats["failed"] += len(pushes) - len(done)
-        logger.warning("channel layer unavailable; %d events left for the drainer", len(pushes) - len(done),
-                       exc_info=True)
-    sent = list(sent)  # a copy: a push cut short above may still be finishing on the loop
-    if sent:
-        (mark or mark_published)(sent)
-        publish_stats["published"] += len(sent)
-    return len(sent)
+def inbox_message(event) -> dict:
+    return {"type": "inbox.message", "event_id": event.pk, "message": event.inbox}
 
 
 def publish(events) -> int:
-    """Push `events` (committed RunEvent rows) and mark the ones that went out, waiting for it. Returns the count.
+    """Push committed `events` to the groups someone listens to, and mark the ones that are done; how many.
 
-    The drainer's and a sweep's form, and a test's; a request's push is `publish_later`.
+    Called after the commit that wrote them (runs/outbox.py) and by the drainer. Waits
+    for the push, at most CONDOR_PUSH_TIMEOUT_MS; never raises. An event is done once
+    its push went out, or, when nobody listens to any of its groups, once it is the
+    drainer's (older than DRAIN_AFTER_SECONDS). Such an event needs no push at all: a
+    listener that joins later reads it from the outbox. Only its mark is missing, and
+    marked right after its commit it would cost most requests a statement of their own;
+    the drainer marks those in bulk.
     """
     events = list(events)
     layer = get_channel_layer()
     if not events or layer is None:
         return 0
-    return _push(layer, [Push.of(event) for event in events])
-
-
-def _push_round(items: list[tuple]) -> None:
-    """The push thread's round: every queued (layer, pushes), each layer's in one push; the marks wait (_settle)."""
-    by_layer: list[tuple] = []
-    for layer, pushes in items:
-        if by_layer and by_layer[-1][0] is layer:
-            by_layer[-1][1].extend(pushes)
-        else:
-            by_layer.append((layer, list(pushes)))
-    for layer, pushes in by_layer:
-        _push(layer, pushes, mark=_marks.add)
-
-
-_marks = PendingMarks()
-
-
-def _settle(*, forced: bool, idle: bool) -> float | None:
-    """After the push thread's rounds: write the marks once due (runs/push_marks.py); seconds until they are."""
+    late = timezone.now() - timedelta(seconds=DRAIN_AFTER_SECONDS)
+    heard, unheard_and_late, sent = [], [], []
     try:
-        due_in = _marks.due_in()
-        if due_in is not None and (forced or due_in <= 0):
-            due_in = None
-            # Taken before the write: a mark that fails is not retried; its events go to the drainer.
-            mark_published(_marks.take())
-    finally:
-        if idle:
-            # The push thread's own connection goes back to the pool whenever the queue runs dry:
-            # held between rounds, it would take a pool slot for nothing (and keep a test database open).
-            connection.close()
-    return due_in
+        listened = listeners.listened(group for event in events for group in _groups(event))
+        for event in events:
+            if listened.intersection(_groups(event)):
+                heard.append(event)
+            elif event.created_at <= late:
+                unheard_and_late.append(event.pk)
+        # Cards go out only to an open inbox, so only then are they checked for staleness.
+        stale = _stale_cards(heard, late) if INBOX_GROUP in listened else set()
+        if heard:
+            _run(_send_events, layer, heard, listened, stale, sent)
+    except Exception:  # the layer is a side channel: what did not go out is the drainer's
+        publish_stats["failed"] += len(heard) - len(sent)
+        logger.warning("could not push %d of %d run events; the drainer will retry",
+                       len(heard) - len(sent), len(heard), exc_info=True)
+    publish_stats["published"] += len(sent)
+    done = sorted(unheard_and_late + sent)
+    if done:
+        try:
+            mark_published(done)
+        except Exception:  # unmarked, they only go out once more
+            logger.warning("could not mark %d run events; the drainer will push them again", len(done), exc_info=True)
+    return len(done)
 
 
-_queue = PushQueue(_push_round, settle=_settle, name="condor-push")
+def _groups(event) -> tuple[str, ...]:
+    return (run_group(event.run_id), INBOX_GROUP) if event.inbox is not None else (run_group(event.run_id),)
 
 
-def publish_later(events) -> None:
-    """A request's push: queued for the push thread, so the request never waits for Redis.
-
-    Called from the on_commit hook. A full queue leaves the events to the drainer.
-    """
-    layer = get_channel_layer()
-    if not events or layer is None:
-        return
-    pushes = [Push.of(event) for event in events]
-    # The in-memory layer is reached on the caller's loop (see _push) and has no network
-    # to wait on. And a hook run while this connection is still inside a transaction
-    # (a test's wrapping one, under django_capture_on_commit_callbacks) wrote rows no
-    # other connection sees yet: the thread's stale-card check and mark would miss them.
-    if isinstance(layer, InMemoryChannelLayer) or connection.in_atomic_block:
-        _push(layer, pushes)
-    elif not _queue.put((layer, pushes), len(pushes)):
-        publish_stats["skipped"] += len(pushes)
-        logger.warning("push queue full; %d events left for the drainer", len(pushes))
-
-
-def flush(timeout: float | None = None) -> bool:
-    """Wait until every push queued so far is done and marked; False when `timeout` ran out first (tests, process exit)."""
-    return _queue.flush(timeout)
+async def _send_events(layer, events: list, listened: set[str], stale: set[int], sent: list[int]) -> None:
+    """Each event to those of its groups someone listens to, in order; `sent` takes the ids that went out."""
+    async with asyncio.timeout(settings.CONDOR_PUSH_TIMEOUT_MS / 1000):
+        for event in events:
+            group = run_group(event.run_id)
+            if group in listened:
+                await layer.group_send(group, run_message(event))
+            if event.inbox is not None and INBOX_GROUP in listened and event.pk not in stale:
+                await layer.group_send(INBOX_GROUP, inbox_message(event))
+            sent.append(event.pk)
 
 
 def send_to_group(group: str, message: dict) -> None:
-    """Best-effort push of one message that no outbox row backs (a socket told to re-check); never waits."""
+    """Push one message that no outbox row backs (a socket told to re-check): best effort, never raises."""
     layer = get_channel_layer()
     if layer is None:
         return
     try:
-        if isinstance(layer, InMemoryChannelLayer):
-            async_to_sync(layer.group_send)(group, message)
-        elif _publisher.submit(layer.group_send(group, message)) is None:
-            publish_stats["skipped"] += 1
+        _run(_send_one, layer, group, message)
     except Exception:
         logger.warning("could not push to %s", group, exc_info=True)
 
 
-def drain(limit: int = 500) -> int:
-    """Re-publish committed events that were never marked published (the outbox drainer).
+async def _send_one(layer, group: str, message: dict) -> None:
+    async with asyncio.timeout(settings.CONDOR_PUSH_TIMEOUT_MS / 1000):
+        await layer.group_send(group, message)
 
-    Oldest first, so a reconnecting consumer sees facts in the order they happened.
-    Returns how many went out; the rest stay for the next pass. Events younger than
-    DRAIN_AFTER_SECONDS are left alone: their push, or its mark, may still be on its way.
+
+def _stale_cards(events: list, late) -> set[int]:
+    """Ids of the events created before `late` whose card.added would show a card that is no longer pending.
+
+    The drainer re-sends an add long after its commit (Redis was down), and a reviewer
+    may have decided the card meanwhile, from a fresh snapshot: a decided card must not
+    come back to the inbox. Checked once a batch here, not once a socket in the consumer.
+    An add pushed by its own commit's hook is not read: its card was pending at that
+    commit, a moment ago.
+    """
+    from approvals.models import Approval, ApprovalStatus
+
+    now = timezone.now()
+    added = {event.pk: event.inbox["card"]["id"] for event in events
+             if event.inbox is not None and event.inbox.get("type") == "card.added" and event.created_at <= late}
+    if not added:
+        return set()
+    pending = {str(pk) for pk in Approval.objects.filter(
+        pk__in=set(added.values()), status=ApprovalStatus.PENDING, expires_at__gt=now,
+    ).values_list("pk", flat=True)}
+    return {event_pk for event_pk, approval_id in added.items() if approval_id not in pending}
+
+
+# Each thread's own event loop, for a process whose pushes come from long-lived threads.
+_thread_loops = threading.local()
+_loop_per_thread = False
+
+
+def keep_a_loop_per_thread() -> None:
+    """Run this process's pushes on one event loop per thread, kept between pushes (asyncio.Runner).
+
+    For a WSGI server's request threads (gunicorn gthread: condor/wsgi.py), which live as
+    long as the process. There `async_to_sync` finds no event loop, so each call would build
+    one, a thread to run it in and, in channels_redis, a new Redis connection for that loop:
+    several times what the push itself costs (bench/README.md, "One push path"). A kept loop
+    keeps its connection. Not for an ASGI server: its sync views run in short-lived threads,
+    and `async_to_sync` hands their pushes to the server's own loop and its connections.
+    """
+    global _loop_per_thread
+    _loop_per_thread = True
+
+
+def _run(coroutine_function, layer, *args) -> None:
+    # The in-memory layer's queues belong to the loop of the server that holds the sockets:
+    # only async_to_sync reaches that loop (and that layer has no connection to keep).
+    if not _loop_per_thread or isinstance(layer, InMemoryChannelLayer):
+        async_to_sync(coroutine_function)(layer, *args)
+        return
+    runner = getattr(_thread_loops, "runner", None)
+    if runner is None:
+        runner = _thread_loops.runner = asyncio.Runner()
+    runner.run(coroutine_function(layer, *args))
+
+
+def mark_published(event_ids: list[int]) -> None:
+    """Record that these events are settled (pushed, or nobody listened), so the drainer leaves them alone."""
+    from runs.models import RunEvent
+
+    # Only a statement in autocommit is its own transaction: inside someone's atomic
+    # block, relaxing the commit would relax everything that block wrote.
+    if connection.vendor == "postgresql" and connection.get_autocommit():
+        with connection.cursor() as cursor:
+            cursor.execute(_relaxed_mark_sql(), [timezone.now(), list(event_ids)])
+    else:
+        RunEvent.objects.filter(pk__in=event_ids, published_at__isnull=True).update(published_at=timezone.now())
+
+
+@cache
+def _relaxed_mark_sql() -> str:
+    """The mark as one statement whose own commit does not wait for its WAL flush.
+
+    A mark lost in a server crash only makes the drainer push that event once more; the
+    events themselves were committed durably before any push. With the flush, every
+    request would wait for a second disk sync after its own COMMIT. The ids come as a set
+    joined to the table (`IN (SELECT unnest(…))`): with `= ANY(…)`, a plan for the array
+    at hand always looked cheaper than a generic one, and PostgreSQL planned every mark afresh.
+    """
+    from runs.models import RunEvent
+
+    quote = connection.ops.quote_name
+    table = quote(RunEvent._meta.db_table)
+    pk = f"{table}.{quote(RunEvent._meta.pk.column)}"
+    published = quote(RunEvent._meta.get_field("published_at").column)
+    return (f"WITH relaxed AS (SELECT set_config('synchronous_commit', 'off', true)) "
+            f"UPDATE {table} SET {published} = %s FROM relaxed "
+            f"WHERE {pk} IN (SELECT unnest(%s::bigint[])) AND {table}.{published} IS NULL")
+
+
+def drain(limit: int = 500) -> int:
+    """The outbox drainer: up to `limit` events left unmarked, oldest first; how many are done now.
+
+    Those whose push failed or died with its process go out again (oldest first, so a
+    reconnecting consumer sees facts in the order they happened); those nobody listens
+    to are only marked. The rest stay for the next call.
     """
     from runs.models import RunEvent
 
     settled = timezone.now() - timedelta(seconds=DRAIN_AFTER_SECONDS)
-    pending = list(RunEvent.objects.filter(published_at__isnull=True, created_at__lt=settled).order_by("id")[:limit])
-    return publish(pending)
+    pending = RunEvent.objects.filter(published_at__isnull=True, created_at__lt=settled).order_by("id")
+    return publish(pending.defer("frames")[:limit])  # a push never carries the frames

@@ -23,6 +23,7 @@ import logging
 from channels.layers import get_channel_layer
 
 from condor.channel_layer import ended
+from runs.listeners import Listening
 from runs.publish import run_group
 
 logger = logging.getLogger(__name__)
@@ -37,8 +38,9 @@ def _raise_if_cancel_was_lost() -> None:
 class RunNews:
     """`await news.join()`, then `await news.wait(seconds)` → True on a push; `await news.leave()` at the end.
 
-    Without a channel layer, or with one that fails to join, `wait` sleeps the
-    interval and says no push came: the stream then polls the database.
+    Joined means in the run's group and marked as listening to it (runs/listeners.py), both
+    before the stream replays the outbox. Without a channel layer, or with one that fails to
+    join, `wait` sleeps the interval and says no push came: the stream then polls the database.
     """
 
     def __init__(self, run_id):
@@ -46,6 +48,7 @@ class RunNews:
         self.group = run_group(run_id)
         self.channel: str | None = None
         self.listening = False
+        self.mark = Listening(self.group)
         self.receiving: asyncio.Task | None = None
 
     async def join(self) -> None:
@@ -56,6 +59,7 @@ class RunNews:
             # still have landed in Redis, and leave() removes it.
             self.channel = await self.layer.new_channel()
             await self.layer.group_add(self.group, self.channel)
+            await self.mark.mark()
         except Exception:
             logger.warning("channel layer unavailable; %s falls back to polling", self.group, exc_info=True)
             return
@@ -67,6 +71,7 @@ class RunNews:
         if not self.listening:
             await asyncio.sleep(seconds)
             return False
+        await self.mark.renew()
         if self.receiving is None:
             # Kept across heartbeats: a receive cancelled every interval would cost a
             # Redis reconnect each time (redis-py drops a connection cancelled mid-read).

@@ -3,8 +3,9 @@
 One pass: expire approvals past their deadline; abort suspended runs left with
 no open approval (`approval_expired`) or parked past the suspend TTL, counted
 from the park (`sweep_suspend_ttl`); abort active runs idle past the idle timeout
-(`sweep_idle`); re-publish unpublished outbox events; prune old idempotency
-records. Runs and approvals are closed in batches with set-based statements
+(`sweep_idle`); push again the outbox events whose push failed, and mark the
+ones nobody listened to (runs/publish.py); prune old idempotency records. Runs
+and approvals are closed in batches with set-based statements
 (runs/sweep_batches.py walks them: SKIP LOCKED, the due condition re-checked under
 the lock, a failing batch retried row by row), until nothing is due or the pass has
 spent CONDOR_SWEEP_BUDGET_SECONDS; so one bad row never aborts the pass and two
@@ -79,6 +80,22 @@ def prune_idempotency_records(now) -> int:
     return deleted
 
 
+# Events the drainer reads at a time: one outbox read, one question of who listens, one mark.
+DRAIN_BATCH = 500
+
+
+def drain_outbox(until: float) -> int:
+    """The outbox drainer, batch after batch while each is done in full and the pass has time left."""
+    from runs.publish import drain
+
+    drained = 0
+    while True:
+        done = drain(DRAIN_BATCH)
+        drained += done
+        if done < DRAIN_BATCH or time.monotonic() >= until:
+            return drained
+
+
 def _run_steps(steps: dict) -> dict[str, int | float]:
     counts: dict[str, int | float] = {}
     for name, step in steps.items():
@@ -107,8 +124,6 @@ def sweep(now=None, *, share: Share = WHOLE) -> dict[str, int | float]:
     of the key space: `sweep_share` walks the others at the same time, in other
     worker processes (runs/tasks.py); the rest of the pass runs here only.
     """
-    from runs.publish import drain
-
     started = time.monotonic()
     until = budget_deadline()
     now = now or timezone.now()
@@ -117,7 +132,7 @@ def sweep(now=None, *, share: Share = WHOLE) -> dict[str, int | float]:
         "approvals_expired": backlog.pop("approvals_expired"),
         "approvals_escalated": lambda: escalate_due(now=now),
         **backlog,
-        "events_republished": drain,
+        "events_republished": lambda: drain_outbox(until),
         "idempotency_pruned": lambda: prune_idempotency_records(now),
     })
     counts["seconds"] = round(time.monotonic() - started, 3)

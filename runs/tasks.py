@@ -1,9 +1,6 @@
 from celery import shared_task
-from celery.signals import worker_process_shutdown
 from django.conf import settings
 
-from runs.publish import flush
-from runs.push_queue import EXIT_FLUSH_SECONDS
 from runs.sweep import sweep as sweep_once
 from runs.sweep import sweep_share
 from runs.sweep_batches import Share
@@ -28,9 +25,3 @@ def sweep_part(part: int, parts: int):
     """Slice `part` of `parts` of a split pass's backlog (see `sweep`)."""
     return sweep_share(Share(part, parts))
 
-
-@worker_process_shutdown.connect
-def flush_pushes(**kwargs):
-    """A prefork worker process leaves through os._exit, past atexit: the pushes its tasks
-    queued (runs/push_queue.py) go out first; any still queued after the wait, the drainer sends."""
-    flush(EXIT_FLUSH_SECONDS)

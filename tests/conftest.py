@@ -60,27 +60,6 @@ def pytest_sessionfinish(session, exitstatus):
             sys.stderr.write(f"\nthis run's Redis keys ({settings.REDIS_PREFIX}*) were left behind: {error}\n")
 
 
-# Longer than any push takes once its Redis answers or lets go (PUBLISH_TIMEOUT_SECONDS).
-PUSH_FLUSH_SECONDS = 10
-
-
-@pytest.hookimpl(wrapper=True)
-def pytest_runtest_teardown(item, nextitem):
-    """After each test, the pushes its requests queued (runs/push_queue.py) have gone out or failed.
-
-    So a push never lands in the next test (its counters, its sockets, its database).
-    A hook, not an autouse fixture: it runs before every fixture's teardown, while an
-    autouse fixture's would come after the database's flush. A test that reads a push
-    calls `runs.publish.flush()` itself.
-    """
-    from runs.publish import flush
-
-    flushed = flush(PUSH_FLUSH_SECONDS)
-    result = yield
-    assert flushed, f"pushes still queued {PUSH_FLUSH_SECONDS} s after the test: a push is stuck"
-    return result
-
-
 @pytest.fixture(scope="session")
 def django_db_modify_db_settings(request, django_db_modify_db_settings_parallel_suffix):
     """Each run gets its own test database, test_<name>_<pid>, dropped at the end as usual.
@@ -145,7 +124,7 @@ def reviewer_http(rita) -> Client:
 
 @pytest.fixture
 def drain_now(monkeypatch):
-    """The drainer without its margin for young events (runs/push_marks.py): the test drains what it just missed."""
+    """The drainer without its margin for young events (runs/publish.py): the test drains what it just missed."""
     monkeypatch.setattr("runs.publish.DRAIN_AFTER_SECONDS", 0)
 
 

@@ -21,7 +21,7 @@ from django.utils import timezone
 from approvals.models import Approval, ApprovalStatus
 from condor.bulk import insert_all, instance
 from runs.models import Run, RunEvent
-from runs.push_marks import mark_published
+from runs.publish import mark_published
 from runs.states import RunState
 from sessions_app.models import Session
 from tests.helpers.approval_loop import approve, park, resume, suspend

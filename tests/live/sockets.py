@@ -101,11 +101,8 @@ async def pong_is_next(socket) -> bool:
     so a push that reached it before the ping goes out before the pong: a "nothing
     arrives" check that ends here neither waits out a timer nor ends before a slow push.
     The ping re-checks the reviewer's standing (approvals/consumers.py), so it is no
-    marker where the point is that nothing told the socket to. The pushes this process
-    queued (runs/push_queue.py) have gone out first, so none can come after the pong.
+    marker where the point is that nothing told the socket to. A push goes out before
+    the request that made it answers (runs/publish.py), so none can come after the pong.
     """
-    from runs.publish import flush
-
-    assert await sync(flush, PUSH_TIMEOUT)
     await socket.send_json_to({"type": "ping"})
     return await next_message(socket) == {"type": "pong"}

@@ -44,9 +44,10 @@ class SilentRedis:
         with self._lock:
             return self._received.is_set() and any(conn.fileno() != -1 for conn in self._connections)
 
-    def channel_layers(self) -> dict:
+    def channel_layers(self, **host_options) -> dict:
+        """CHANNEL_LAYERS on this Redis; `host_options` go to redis-py's connection (socket_timeout, …)."""
         return {"default": {"BACKEND": "channels_redis.core.RedisChannelLayer",
-                            "CONFIG": {"hosts": [self.url], "prefix": "condor-silent"}}}
+                            "CONFIG": {"hosts": [{"address": self.url, **host_options}], "prefix": "condor-silent"}}}
 
     def stop(self):
         """Close every connection: a client still waiting gets an error and lets go."""

@@ -10,8 +10,9 @@ from django.utils import timezone
 
 from approvals.models import Approval
 from runs import outbox, spine
+from runs.listeners import Listening
 from runs.models import Run, RunEvent
-from runs.publish import INBOX_GROUP, drain, flush, publish_stats, run_group
+from runs.publish import INBOX_GROUP, drain, publish_stats, run_group
 from sessions_app.models import Session
 from tests.helpers.approval_loop import park
 from tests.helpers.runs import close, make_run, stored_state, transition
@@ -26,8 +27,10 @@ def _refuse_event(*events, **fields):
 
 
 async def _listen(layer, group: str) -> str:
+    """A listener on `group`, as the stream and the inbox listen: joined, and saying so (runs/listeners.py)."""
     channel = await layer.new_channel()
     await layer.group_add(group, channel)
+    await Listening(group).mark()
     return channel
 
 
@@ -86,7 +89,7 @@ def test_one_event_is_a_batch_of_one_written_and_pushed_after_commit(api, monkey
                                                                      django_capture_on_commit_callbacks):
     run = Run.objects.get(pk=make_run(api, "pending")["id"])
     pushed = []
-    monkeypatch.setattr(outbox, "publish_later", lambda events: pushed.append([e.pk for e in events]))
+    monkeypatch.setattr(outbox, "publish", lambda events: pushed.append([e.pk for e in events]))
 
     with django_capture_on_commit_callbacks(execute=True), transaction.atomic():
         recorded = outbox.record_event(run, "run.noted", step_id="s1", data={"n": 1})
@@ -101,6 +104,7 @@ def test_one_event_is_a_batch_of_one_written_and_pushed_after_commit(api, monkey
 
 def test_events_are_published_only_after_commit(api, django_capture_on_commit_callbacks):
     run = make_run(api, "pending")
+    async_to_sync(_listen)(get_channel_layer(), run_group(run["id"]))
 
     with django_capture_on_commit_callbacks() as callbacks:
         transition(api, run["id"], "planning")
@@ -176,13 +180,8 @@ def test_the_drainer_republishes_what_a_failing_layer_missed(api, monkeypatch, d
 @pytest.mark.django_db(transaction=True, serialized_rollback=True)
 def test_a_failing_layer_never_fails_the_request_nor_rolls_back(api, monkeypatch):
     run = make_run(api, "pending")
-    flush()  # the opening's own push goes out before the layer fails
     layer = get_channel_layer()
-
-    async def stream(run_id):  # someone streams the run, so its push is really tried
-        await layer.group_add(run_group(run_id), await layer.new_channel())
-
-    async_to_sync(stream)(run["id"])
+    async_to_sync(_listen)(layer, run_group(run["id"]))  # someone streams the run: its push is tried
 
     async def refuse(group, message):
         raise LayerDown("redis is gone")
@@ -191,7 +190,6 @@ def test_a_failing_layer_never_fails_the_request_nor_rolls_back(api, monkeypatch
     failed_before = publish_stats["failed"]
 
     response = transition(api, run["id"], "executing")
-    flush()  # the push went to the push thread; its failure is counted there
 
     assert response.status_code == 200
     assert stored_state(run["id"]) == "executing"
@@ -201,10 +199,14 @@ def test_a_failing_layer_never_fails_the_request_nor_rolls_back(api, monkeypatch
 
 
 @pytest.mark.django_db(transaction=True, serialized_rollback=True)
-def test_a_real_commit_publishes_without_help(api):
+def test_a_real_commit_has_pushed_and_marked_its_event_when_the_request_answers(api):
     run = make_run(api, "pending")
-    flush()  # the push thread's work: the request did not wait for it
+    layer = get_channel_layer()
+    channel = async_to_sync(_listen)(layer, run_group(run["id"]))
 
-    event = RunEvent.objects.get(run_id=run["id"], kind="run.opened")
+    transition(api, run["id"], "executing")
+
+    event = RunEvent.objects.get(run_id=run["id"], kind="run.transitioned")
     assert event.published_at is not None
     assert event.published_at <= timezone.now()
+    assert async_to_sync(_next_message)(layer, channel)["event_id"] == event.pk

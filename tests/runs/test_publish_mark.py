@@ -1,4 +1,4 @@
-"""The outbox's published mark (runs/push_marks.py mark_published).
+"""The outbox's published mark (runs/publish.py mark_published).
 
 On PostgreSQL, in autocommit, it is one statement whose own commit does not wait for
 its WAL flush (a lost mark only means the drainer pushes that event again); the
@@ -11,7 +11,7 @@ from django.db import connection, transaction
 from django.test.utils import CaptureQueriesContext
 
 from runs.models import RunEvent
-from runs.push_marks import mark_published
+from runs.publish import mark_published
 from tests.helpers.runs import make_run
 
 pytestmark = pytest.mark.django_db(transaction=True, serialized_rollback=True)

@@ -129,7 +129,7 @@ def pass_queries(api, runs: int) -> list[str]:
 #   approvals, draw the events' ids from their sequence and COPY the events (the pushes name them
 #   by id), lock chain heads, create the missing ones and lock them (these sessions' first audit
 #   row), COPY audit rows, UPDATE heads (one round), telemetry COPY in a savepoint (3);
-# - the drainer (1: its read; it leaves the events of this pass alone, too young, runs/push_marks.py),
+# - the drainer (1: its read; it leaves the events of this pass alone, too young, runs/publish.py),
 #   the pruning (1), the heartbeat (8, savepoints included).
 PASS_QUERIES = 30
 
