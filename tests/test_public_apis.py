@@ -21,7 +21,6 @@ NOT_YET_REWRITTEN = {
     "approvals/suspend.py",
     "condor/bulk.py",
     "condor/sql.py",
-    "runs/publish.py",
 }
 
 
