@@ -119,7 +119,8 @@ def card_of_row(row: dict, *, run_granted: list[dict], context: dict, now=None) 
                     "care_unit": row["session__care_unit"]},
         # The patient context this card shows and binds (approvals/bound_context.py): the session's when it parked.
         "bound_context": row["bound_context"],
-        # Why the agent asked (its own words: plain text), under which autonomy, and what tainted the session.
+        # Why the agent asked (its own words: plain text), what was said before it asked (the
+        # conversation turn), under which autonomy, and what tainted the session.
         **context,
         "client": {"name": row["session__client__name"]},
         "tool": row["tool"],
@@ -180,7 +181,7 @@ def cards_for(approvals) -> list[dict]:
 
 def cards_for_rows(rows: list[dict]) -> list[dict]:
     """`cards_for` over `CARD_ROW` rows (a page's): the same two queries, no model instances."""
-    calls = [(row["run_id"], row["tool_call_id"], row["session__tainted"]) for row in rows]
+    calls = [(row["id"], row["run_id"], row["tool_call_id"], row["session__tainted"]) for row in rows]
     return _cards(rows, contexts_for_calls(calls), timezone.now())
 
 

@@ -12,7 +12,7 @@ from django.db import connection, transaction
 from django.utils import timezone
 
 from approvals import audit, bound_context, registry_cache
-from approvals.card_context import untainted_context
+from approvals.card_context import parked_context
 from approvals.hashing import canonical_json, payload_hash
 from approvals.models import ApiClient, Approval, ApprovalStatus, ReasonCode, ToolCall
 from approvals.models.approval import OPEN_STATUSES
@@ -377,8 +377,9 @@ def _consume_prior_grant(run, call, verdict, untrusted, *, client, candidates, n
 
 
 def _park(run, call, verdict, untrusted, *, client, request: SuspendRequest, known: KnownApprovals) -> GateResult:
-    # The card's context is what this call carries, unless a taint must be looked up (card_context).
-    context = None if run.session.tainted else untainted_context(call.metadata, run.autonomy)
+    # The card's context: what this call carries, and the turn that led to it (one query). A call
+    # parked already needs none: park_locked answers with that card.
+    context = parked_context(run, call.metadata, call.tool_call_id) if known.existing is None else None
     ledger = _ledger(run, call, decision=PARKED, rule_id=verdict.rule_id, untrusted=untrusted)
     verdict_row = _verdict_entry(run, call, verdict, client=client, decision=Decision.REQUIRE_APPROVAL,
                                  rule_id=verdict.rule_id)

@@ -36,6 +36,18 @@ class _TaintSource(serializers.Serializer):
     at = serializers.DateTimeField(help_text="When the untrusted result was reported.")
 
 
+class _Said(serializers.Serializer):
+    text = serializers.CharField(help_text="Its text parts, plain text, capped at 1500 characters (an ellipsis "
+                                           "marks a cut).")
+    at = serializers.DateTimeField(allow_null=True, help_text="When the client stored the message.")
+
+
+class _Turn(serializers.Serializer):
+    user = _Said(allow_null=True, help_text="The last user message written by the time the call parked.")
+    agent = _Said(allow_null=True, help_text="The agent's text before the call: the run's assistant message (up to "
+                                             "the call's tool part), or the last one after that user message.")
+
+
 class _ClientPart(serializers.Serializer):
     name = serializers.CharField()
 
@@ -71,6 +83,8 @@ class CardSerializer(serializers.Serializer):
     status = serializers.ChoiceField(choices=[ApprovalStatus.PENDING])
     rationale = serializers.CharField(allow_null=True, help_text="The agent's `metadata.rationale` for the call "
                                                                  "(plain text, capped at 2000 characters).")
+    turn = _Turn(allow_null=True, help_text="The conversation turn that led to the call, from the session's "
+                                            "messages; null when the session has none.")
     autonomy = serializers.CharField(allow_null=True, help_text="The run's autonomy, as the gate used it.")
     tainted_by = _TaintSource(allow_null=True, help_text="For a tainted session: the result that tainted it.")
     run_granted = serializers.ListField(

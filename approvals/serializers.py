@@ -4,6 +4,7 @@ from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from approvals import bound_context, cards, identifiers
+from approvals.card_context import RATIONALE_MAX_CHARS
 from approvals.models import Approval, ReasonCode
 from condor.serializers import JSONObjectField, ReadOnlyModelSerializer, StrictSerializer
 from runs.serializers import RunSerializer
@@ -105,13 +106,40 @@ def _op_field():
         help_text=f"The verb, {identifiers.TOOL_NAME_RULE} (e.g. create, update, delete_all).")
 
 
+@extend_schema_field({
+    "type": "object", "additionalProperties": True,
+    "properties": {
+        "rationale": {"type": "string", "maxLength": RATIONALE_MAX_CHARS, "description": (
+            "Why the agent wants this call, in its own words for a clinician: the card shows it as "
+            f"\"Why the agent wants this\" (plain text, never markup). At most {RATIONALE_MAX_CHARS} characters.")},
+        "mutating": {"type": "boolean", "description": "True promotes a tool Condor does not know to a write "
+                                                       "(SPEC section 2); it never lowers a known tool's class."},
+    },
+})
+class ToolCallMetadataField(JSONObjectField):
+    """The client's metadata: any JSON object; the keys Condor reads are checked."""
+
+    def to_internal_value(self, data):
+        data = super().to_internal_value(data)
+        rationale = data.get("rationale")
+        if rationale is not None and not isinstance(rationale, str):
+            raise serializers.ValidationError("'rationale' must be a string.")
+        if rationale is not None and len(rationale) > RATIONALE_MAX_CHARS:
+            raise serializers.ValidationError(
+                f"'rationale' is {len(rationale)} characters; at most {RATIONALE_MAX_CHARS} are shown to a reviewer.")
+        return data
+
+
 class ToolCallSerializer(StrictSerializer):
     tool_call_id = _tool_call_id_field()
     step_id = serializers.CharField(max_length=120)
     tool = _tool_field()
     op = _op_field()
     args = JSONObjectField()
-    metadata = JSONObjectField(required=False, default=dict)
+    metadata = ToolCallMetadataField(
+        required=False, default=dict,
+        help_text="Client metadata, stored with the call. `rationale` is shown on the card; `mutating` is read "
+                  "by the policy engine; other keys are kept for the audit log.")
 
 
 class ClarificationSerializer(StrictSerializer):

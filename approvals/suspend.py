@@ -17,6 +17,7 @@ from django.db import connection, transaction
 from django.utils import timezone
 
 from approvals import audit, bound_context, cards, locked_args
+from approvals.card_context import parked_context
 from approvals.hashing import payload_hash
 from approvals.models import Approval, ApprovalStatus, ReasonCode
 from approvals.models.approval import OPEN_STATUSES
@@ -252,7 +253,8 @@ def park_locked(run, request: SuspendRequest, schema: dict, *, client=None, writ
     upsert) and `first_audit`, its verdict's audit row (an unsaved `audit.entry`),
     linked before the suspend's in the same statement. `known`: read_known's
     answer, when the caller has it already. `card_context`: the new card's context
-    when the caller knows it (cards.card looks it up otherwise).
+    when the caller knows it (the gate's, with the call's rationale); else a park
+    without one (a clarification) reads it with card_context.parked_context.
 
     Round trips on PostgreSQL: one statement with both audit rows (their chain head's
     lock and move by two links, approvals/audit_chain.py), the caller's writes, the
@@ -308,7 +310,8 @@ def park_locked(run, request: SuspendRequest, schema: dict, *, client=None, writ
         event_write(run, "approval.suspended", step_id=request.step_id,
                     data={"approval_id": str(approval.pk), "state": run.state},
                     frames=suspend_frames(approval),
-                    inbox=cards.added(approval, run_granted=known.granted, context=card_context)),
+                    inbox=cards.added(approval, run_granted=known.granted, context=card_context or parked_context(
+                        run, {}, request.tool_call_id))),
     ]
     suspended = audit.entry(
         audit.Kind.SUSPEND, approval=approval, run=run, actor_client=client or run.session.client,

@@ -49,6 +49,8 @@ class ToolCallGate(APIView):
         request=ToolCallSerializer,
         responses={200: GateVerdictSerializer, 202: SuspendedSerializer,
                    **errors(400, 401, 404, 409, 410,
+                            e400="invalid_payload: a field is missing or malformed, e.g. a "
+                                 "`metadata.rationale` that is not a string or is over 2000 characters.",
                             e409="run_not_active: the run is not executing; tool_call_conflict: this "
                                  "tool_call_id was already gated with another tool, op or args; "
                                  "approval_consumed / approval_rejected: this exact call's approval was "

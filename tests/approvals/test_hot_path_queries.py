@@ -9,7 +9,7 @@ listener, the mark is the one statement after COMMIT. One transaction a request,
 statement, so the new one is easy to spot; a statement saved must lower a pin here.
 
 Issue 11 aims at 7 (allow), 9 (suspend), 8 (decision) and 8 (resume): all four
-are there (allow at 4, suspend and resume at 5, decision at 6). bench/README.md ("Hot paths")
+are there (allow at 4, resume at 5, suspend and decision at 6). bench/README.md ("Hot paths")
 says what each statement is.
 """
 
@@ -71,11 +71,12 @@ def test_an_allowed_gate_call_takes_four_statements(api, warm_run):
     assert_statements(lambda: gate(api, warm_run, tool="get_patient_summary", op="", args=CHART_READ), 200, 4)
 
 
-def test_a_suspending_gate_call_takes_five_statements(api, warm_run):
-    # BEGIN; the run's lock with its session; the approvals the call may meet; the chain head's
-    # move by two links with the verdict's and the suspend's audit rows, the ledger row, the
-    # approval, the run's new state and the outbox event; COMMIT.
-    assert_statements(lambda: gate(api, warm_run), 202, 5)
+def test_a_suspending_gate_call_takes_six_statements(api, warm_run):
+    # BEGIN; the run's lock with its session; the approvals the call may meet; the conversation
+    # turn (and a tainted session's taint source) for the new card (approvals/card_context.py);
+    # the chain head's move by two links with the verdict's and the suspend's audit rows, the
+    # ledger row, the approval, the run's new state and the outbox event; COMMIT.
+    assert_statements(lambda: gate(api, warm_run), 202, 6)
 
 
 def test_a_gate_call_on_a_streamed_run_marks_its_push_with_one_statement_more(api, warm_run):
@@ -90,7 +91,7 @@ def test_a_sessions_first_audited_call_takes_no_statement_more(api, warm_run):
     fresh_run = open_executing_run(api)
     chain = f"session:{Run.objects.get(pk=fresh_run).session_id}"
     assert not AuditChainHead.objects.filter(chain=chain).exists()
-    assert_statements(lambda: gate(api, fresh_run), 202, 5)
+    assert_statements(lambda: gate(api, fresh_run), 202, 6)
     assert AuditChainHead.objects.get(chain=chain).seq == AuditEvent.objects.filter(chain=chain).count() > 0
 
 
