@@ -112,6 +112,12 @@ class AsyncSession:
     def __init__(self, condor: AsyncCondor, data: dict):
         self.condor, self.data, self.id = condor, data, str(data["id"])
 
+    async def add_message(self, role: str, text: str | None = None, *, parts: list | None = None,
+                          run: "AsyncRun | None" = None, message_id: str | None = None) -> dict:
+        return await self.condor.drive(protocol.append_message(
+            self.id, role, protocol.message_parts(text, parts), run_id=run.id if run is not None else None,
+            message_id=message_id))
+
     @asynccontextmanager
     async def run(self, *, autonomy: str | None = None, flow_key: str | None = None,
                   engine: str | None = None) -> AsyncIterator["AsyncRun"]:
@@ -135,17 +141,18 @@ class AsyncRun:
         self.session, self.condor, self.data, self.id = session, session.condor, data, str(data["id"])
         self._ids = protocol.Ids()
 
-    async def gate(self, tool: str, args: dict, op: str | None = None, *, timeout: float | None = None,
-                   tool_call_id: str | None = None, step_id: str | None = None,
+    async def gate(self, tool: str, args: dict, op: str | None = None, rationale: str | None = None, *,
+                   timeout: float | None = None, tool_call_id: str | None = None, step_id: str | None = None,
                    metadata: dict | None = None) -> Allowed:
         return await self.condor.drive(protocol.gate(
             self.id, self._ids, tool, args, op=op, timeout=self._timeout(timeout), tool_call_id=tool_call_id,
-            step_id=step_id, metadata=metadata))
+            step_id=step_id, metadata=metadata, rationale=rationale))
 
-    async def ask(self, tool: str, args: dict, op: str | None = None, *, tool_call_id: str | None = None,
-                  step_id: str | None = None, metadata: dict | None = None) -> Allowed | Parked:
-        return await self.condor.drive(protocol.ask(self.id, self._ids, tool, args, op=op,
-                                                    tool_call_id=tool_call_id, step_id=step_id, metadata=metadata))
+    async def ask(self, tool: str, args: dict, op: str | None = None, rationale: str | None = None, *,
+                  tool_call_id: str | None = None, step_id: str | None = None,
+                  metadata: dict | None = None) -> Allowed | Parked:
+        return await self.condor.drive(protocol.ask(self.id, self._ids, tool, args, op=op, tool_call_id=tool_call_id,
+                                                    step_id=step_id, metadata=metadata, rationale=rationale))
 
     async def decision(self, approval_id: str, *, timeout: float | None = None) -> dict:
         return await self.condor.drive(protocol.wait_for_decision(self.id, approval_id, self._timeout(timeout)))

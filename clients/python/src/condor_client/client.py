@@ -119,6 +119,17 @@ class Session:
     def __init__(self, condor: Condor, data: dict):
         self.condor, self.data, self.id = condor, data, str(data["id"])
 
+    def add_message(self, role: str, text: str | None = None, *, parts: list | None = None,
+                    run: "Run | None" = None, message_id: str | None = None) -> dict:
+        """Store a message of the conversation (``user`` or ``assistant``): ``text``, or AI SDK ``parts``.
+
+        A card shows the turn that led to its call: the last user message, and the agent's
+        text before the call (its assistant message, linked to ``run``).
+        """
+        return self.condor.drive(protocol.append_message(
+            self.id, role, protocol.message_parts(text, parts), run_id=run.id if run is not None else None,
+            message_id=message_id))
+
     @contextmanager
     def run(self, *, autonomy: str | None = None, flow_key: str | None = None,
             engine: str | None = None) -> Iterator["Run"]:
@@ -142,26 +153,29 @@ class Run:
         self.session, self.condor, self.data, self.id = session, session.condor, data, str(data["id"])
         self._ids = protocol.Ids()
 
-    def gate(self, tool: str, args: dict, op: str | None = None, *, timeout: float | None = None,
-             tool_call_id: str | None = None, step_id: str | None = None, metadata: dict | None = None) -> Allowed:
+    def gate(self, tool: str, args: dict, op: str | None = None, rationale: str | None = None, *,
+             timeout: float | None = None, tool_call_id: str | None = None, step_id: str | None = None,
+             metadata: dict | None = None) -> Allowed:
         """Ask before running ``tool``: returns the args to run (a reviewer's edit, after one).
 
-        Raises ``Blocked`` (never run it), ``Denied`` (a reviewer said no; the reason
-        says why), ``Expired``, ``Withdrawn`` (the run ended meanwhile) or ``TimedOut`` (no
-        decision within ``timeout`` s).
+        ``rationale``: why the agent wants the call, for the clinician (the card shows it;
+        at most 2000 characters; sent as ``metadata.rationale``). Raises ``Blocked`` (never
+        run it), ``Denied`` (a reviewer said no; the reason says why), ``Expired``,
+        ``Withdrawn`` (the run ended meanwhile) or ``TimedOut`` (no decision within ``timeout`` s).
         """
         return self.condor.drive(protocol.gate(
             self.id, self._ids, tool, args, op=op, timeout=self._timeout(timeout), tool_call_id=tool_call_id,
-            step_id=step_id, metadata=metadata))
+            step_id=step_id, metadata=metadata, rationale=rationale))
 
-    def ask(self, tool: str, args: dict, op: str | None = None, *, tool_call_id: str | None = None,
-            step_id: str | None = None, metadata: dict | None = None) -> Allowed | Parked:
+    def ask(self, tool: str, args: dict, op: str | None = None, rationale: str | None = None, *,
+            tool_call_id: str | None = None, step_id: str | None = None,
+            metadata: dict | None = None) -> Allowed | Parked:
         """The gate's verdict without waiting: Allowed args, ``Blocked``, or ``Parked`` (a reviewer must decide).
 
         For a framework that suspends the agent itself; ``gate`` is ``ask``, ``decision`` and ``resume``.
         """
         return self.condor.drive(protocol.ask(self.id, self._ids, tool, args, op=op, tool_call_id=tool_call_id,
-                                              step_id=step_id, metadata=metadata))
+                                              step_id=step_id, metadata=metadata, rationale=rationale))
 
     def decision(self, approval_id: str, *, timeout: float | None = None) -> dict:
         """Wait on the run's stream for a reviewer's decision on ``approval_id`` (``TimedOut`` after ``timeout``)."""

@@ -40,9 +40,17 @@ def _failure(error: Exception) -> dict:
     return {"error": f"{type(error).__name__}: {error}"}
 
 
-def gated(tool: str, *, op: str | None = None, untrusted: bool = False, timeout: float | None = None):
+def _rationale_for(rationale: str | Callable[..., str | None] | None, kwargs: dict) -> str | None:
+    return rationale(**kwargs) if callable(rationale) else rationale
+
+
+def gated(tool: str, *, op: str | None = None, rationale: str | Callable[..., str | None] | None = None,
+          untrusted: bool = False, timeout: float | None = None):
     """Gate every call of the decorated function as ``tool`` (``op``, if its verb matters).
 
+    ``rationale`` says why the agent wants the call; the reviewer's card shows it. A string,
+    or a callable given the call's keyword arguments (the tool's args) that returns one:
+    ``rationale=lambda drug, dose_mg, **_: f"{drug} {dose_mg} mg: first-line for CAP"``.
     ``untrusted=True`` reports its results as untrusted (they taint the session).
     Works on plain and ``async def`` functions, inside ``Condor`` and ``AsyncCondor`` runs.
     """
@@ -53,7 +61,8 @@ def gated(tool: str, *, op: str | None = None, untrusted: bool = False, timeout:
             async def gated_async(*args, **kwargs) -> Any:
                 _only_keywords(function.__name__, args)
                 run = _run(asynchronous=True)
-                allowed = await run.gate(tool, kwargs, op=op, timeout=timeout)
+                allowed = await run.gate(tool, kwargs, op=op, rationale=_rationale_for(rationale, kwargs),
+                                         timeout=timeout)
                 try:
                     result = await function(**allowed)
                 except Exception as error:
@@ -68,7 +77,7 @@ def gated(tool: str, *, op: str | None = None, untrusted: bool = False, timeout:
         def gated_sync(*args, **kwargs) -> Any:
             _only_keywords(function.__name__, args)
             run = _run(asynchronous=False)
-            allowed = run.gate(tool, kwargs, op=op, timeout=timeout)
+            allowed = run.gate(tool, kwargs, op=op, rationale=_rationale_for(rationale, kwargs), timeout=timeout)
             try:
                 result = function(**allowed)
             except Exception as error:

@@ -119,12 +119,21 @@ class Parked:
         return f"Parked(approval_id={self.approval_id!r}, tool={self.approval.get('tool')!r})"
 
 
+def with_rationale(metadata: dict | None, rationale: str | None) -> dict | None:
+    """The call's metadata with `rationale` (why the agent wants the call: the card shows it) set."""
+    if rationale is None:
+        return metadata
+    if not isinstance(rationale, str):
+        raise TypeError(f"rationale must be a string, not {type(rationale).__name__}")
+    return {**(metadata or {}), "rationale": rationale}
+
+
 def ask(run_id: str, ids: Ids, tool: str, args: dict, *, op: str | None, tool_call_id: str | None = None,
-        step_id: str | None = None, metadata: dict | None = None) -> Flow:
+        step_id: str | None = None, metadata: dict | None = None, rationale: str | None = None) -> Flow:
     """Allowed args, Blocked, or Parked: the gate's verdict, without waiting for a reviewer."""
     tool_call_id = tool_call_id or ids.call_id()
     body = _present(tool_call_id=tool_call_id, step_id=step_id or ids.step_id(), tool=tool, op=op or "",
-                    args=args, metadata=metadata)
+                    args=args, metadata=with_rationale(metadata, rationale))
     answer = yield Call("POST", f"runs/{run_id}/tool-calls/", body)
     verdict = expect(answer, 200, 202)
     if answer.status == 202:
@@ -136,10 +145,11 @@ def ask(run_id: str, ids: Ids, tool: str, args: dict, *, op: str | None, tool_ca
 
 
 def gate(run_id: str, ids: Ids, tool: str, args: dict, *, op: str | None, timeout: float,
-         tool_call_id: str | None = None, step_id: str | None = None, metadata: dict | None = None) -> Flow:
+         tool_call_id: str | None = None, step_id: str | None = None, metadata: dict | None = None,
+         rationale: str | None = None) -> Flow:
     """Allowed args, or Blocked / Denied / Expired / TimedOut; a suspend is waited out and resumed."""
     asked = yield from ask(run_id, ids, tool, args, op=op, tool_call_id=tool_call_id, step_id=step_id,
-                           metadata=metadata)
+                           metadata=metadata, rationale=rationale)
     if isinstance(asked, Allowed):
         return asked
     return (yield from resume(run_id, asked.approval_id, (yield Wait(run_id, asked.approval_id, timeout))))
@@ -182,6 +192,19 @@ def resume(run_id: str, approval_id: str, decision: dict) -> Flow:
     approval = resumed["approval"]
     return Allowed(resumed["args"], tool_call_id=approval["tool_call_id"], rule_id=approval["rule_id"],
                    approval_id=str(approval_id), values=resumed.get("values"))
+
+
+def message_parts(text: str | None, parts: list | None) -> list:
+    """A message's AI SDK parts: given, or one text part."""
+    if (text is None) == (parts is None):
+        raise TypeError("A message takes its text or its parts, not both nor neither.")
+    return parts if parts is not None else [{"type": "text", "text": text}]
+
+
+def append_message(session_id: str, role: str, parts: list, *, run_id: str | None = None,
+                   message_id: str | None = None) -> Flow:
+    body = _present(id=message_id, role=role, parts=parts, run=run_id)
+    return expect((yield Call("POST", f"sessions/{session_id}/messages/", body)), 201)
 
 
 def report(run_id: str, tool_call_id: str, output: Any, *, untrusted: bool = False, is_error: bool = False) -> Flow:
