@@ -13,7 +13,8 @@ from dataclasses import dataclass, field
 import pytest
 from django.core.management import call_command
 
-from approvals import demo_agent
+from approvals import cards, demo_agent
+from approvals.card_context import RATIONALE_MAX_CHARS
 from approvals.management.commands import seed_demo
 from approvals.models import Approval, ApprovalStatus
 from sessions_app.models import Session
@@ -35,6 +36,7 @@ class Story:
     sessions: list[tuple[str, str, str]] = field(default_factory=list)
     orders: list[tuple[str, str]] = field(default_factory=list)  # (patient, drug)
     questions: list[tuple[str, str]] = field(default_factory=list)  # (patient, substance)
+    said: list[tuple[str, str | None]] = field(default_factory=list)  # ("assistant", text) / ("gate", rationale)
 
 
 class Allowed(dict):
@@ -46,8 +48,13 @@ class RecordingRun:
 
     def __init__(self, story: Story):
         self.story = story
+        self.session = self  # the messages the agent stores go to the story too
 
-    async def gate(self, tool, args, op=None, **options):
+    async def add_message(self, role, text=None, **options):
+        self.story.said.append((role, text))
+
+    async def gate(self, tool, args, op=None, rationale=None, **options):
+        self.story.said.append(("gate", rationale))
         if tool == "prescribe_medication":
             self.story.orders.append((args["patient_ref"], args["drug"]))
         return Allowed(args)
@@ -100,3 +107,24 @@ def test_no_drug_is_ordered_while_a_question_about_its_allergy_is_open(demo):
         assert substance in FORBIDS, f"the test does not know what an allergy to {substance} forbids"
         ordered = {drug for who, drug in demo.orders if who == patient}
         assert ordered & FORBIDS[substance] == set(), f"{patient}: {ordered} ordered, {substance} allergy asked"
+
+
+def test_the_demo_agent_gates_every_call_with_a_rationale_after_saying_what_it_will_do(demo):
+    gated = [index for index, (kind, _) in enumerate(demo.said) if kind == "gate"]
+    assert len(gated) == 10  # every call of every scenario
+    for index in gated:
+        rationale = demo.said[index][1]
+        assert isinstance(rationale, str) and 40 <= len(rationale) <= RATIONALE_MAX_CHARS, rationale
+        assert demo.said[index - 1][0] == "assistant" and demo.said[index - 1][1], demo.said[index - 1]
+
+
+def test_every_demo_conversation_opens_with_the_clinicians_request():
+    assert all(len(scenario.request) > 20 for scenario in demo_agent.SCENARIOS)
+
+
+def test_every_seeded_card_says_why_and_what_was_said_before(seeded):
+    pending = Approval.objects.filter(status=ApprovalStatus.PENDING).select_related("session__client")
+    for card in cards.cards_for(pending):
+        assert card["turn"]["user"]["text"], card["tool"]
+        if card["reason_code"] != "clarification":  # a question says why in its own words
+            assert card["rationale"] and card["turn"]["agent"]["text"], card["tool"]

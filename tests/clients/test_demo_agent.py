@@ -46,5 +46,9 @@ def test_one_round_plays_every_scenario_through_to_its_results(live_agent, rita_
     upload_session = Session.objects.get(patient_ref="MRN-70345")
     assert upload_session.tainted
     assert Approval.objects.get(session=upload_session).rule_id == "taint.external-approval"
+    # Every call said why, after the agent said what it would do, in a conversation the clinician opened.
+    assert all(call.metadata.get("rationale") for call in ToolCall.objects.all())
+    assert all({"user", "assistant"} <= set(session.messages.values_list("role", flat=True))
+               for session in Session.objects.all())
     allergy = ToolCall.objects.get(tool="record_allergy", decision="allow")
     assert allergy.args == {"patient_ref": "MRN-55190", "substance": "penicillin", **ANSWERS}

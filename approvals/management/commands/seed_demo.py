@@ -15,6 +15,7 @@ from approvals.models import ApiClient, ApiClientKey, Approval, ApprovalStatus, 
 from approvals.suspend import SuspendRequest, persist_suspend
 from condor.settings import BASE_DIR
 from runs import spine
+from sessions_app.messages import append_message
 from sessions_app.models import Session
 
 PEOPLE = (
@@ -96,14 +97,25 @@ class Command(BaseCommand):
         )
         run = spine.open_run(session)
         run = spine.transition(run.pk, "executing")
+        _conversation(session, run, "Follow-up for his chest infection: he is still coughing, and his INR "
+                                    "was high this morning. Sort out his medicines.",
+                      "His sputum culture grew a sensitive organism and he has no recorded penicillin allergy, so "
+                      "I'm proposing a 7-day course of amoxicillin. His INR of 4.8 with bruising puts him at "
+                      "bleeding risk on warfarin, so I'm also proposing to stop it, and recording today's "
+                      "observations.")
         calls = [
             GateCall("call-rx-1", "step-1", "prescribe_medication", "create",
                      {"patient_ref": "MRN-20417", "drug": "amoxicillin", "dose_mg": 500,
-                      "route": "oral", "frequency": "every 8 hours", "days": 7}, {}),
+                      "route": "oral", "frequency": "every 8 hours", "days": 7},
+                     _why("Persistent productive cough; sputum culture grew Haemophilus influenzae sensitive to "
+                          "amoxicillin, and no penicillin allergy is recorded.")),
             GateCall("call-med-2", "step-1", "change_medication", "discontinue",
-                     {"patient_ref": "MRN-20417", "medication": "warfarin", "reason": "bleeding risk"}, {}),
+                     {"patient_ref": "MRN-20417", "medication": "warfarin", "reason": "bleeding risk"},
+                     _why("INR 4.8 this morning (target 2–3) with new bruising: stop warfarin and recheck the INR "
+                          "tomorrow, as the anticoagulation guideline advises.")),
             GateCall("call-vitals-3", "step-1", "record_vitals", "create",
-                     {"patient_ref": "MRN-20417", "heart_rate": 88, "bp": "128/82"}, {}),
+                     {"patient_ref": "MRN-20417", "heart_rate": 88, "bp": "128/82"},
+                     _why("Today's observations from the nurse's round, to chart with the review.")),
         ]
         for call in calls:
             gate_tool_call(run, call, client=client)
@@ -134,6 +146,22 @@ class Command(BaseCommand):
             autonomy="guarded", consent=True, age_band="adult",
         )
         run = spine.transition(spine.open_run(session).pk, "executing")
+        _conversation(session, run, "Discharge summary 8812 is ready for Dr. Okafor's signature.",
+                      "The summary is complete and Dr. Okafor has reviewed it; I'm asking to sign it on her "
+                      "behalf so it reaches the GP today.")
         gate_tool_call(run, GateCall("call-sign-5", "step-1", "sign_document", "sign",
                                      {"patient_ref": "MRN-30112", "document": "discharge-summary-8812",
-                                      "signer": "Dr. Okafor"}, {}), client=client)
+                                      "signer": "Dr. Okafor"},
+                                     _why("Dr. Okafor reviewed discharge summary 8812 and asked for it to be signed "
+                                          "on her behalf so the GP has it on the day of discharge.")), client=client)
+
+
+def _why(rationale: str) -> dict:
+    """A call's metadata with its rationale: the reviewer's card shows it as the agent's reason."""
+    return {"rationale": rationale}
+
+
+def _conversation(session, run, asked: str, answered: str) -> None:
+    """The turn before the run's calls, as a chat front end stores it: the card shows it folded."""
+    append_message(session, role="user", parts=[{"type": "text", "text": asked}])
+    append_message(session, role="assistant", parts=[{"type": "text", "text": answered}], run_id=run.pk)
