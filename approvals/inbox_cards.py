@@ -37,9 +37,9 @@ class _TaintSource(serializers.Serializer):
 
 
 class _Said(serializers.Serializer):
-    text = serializers.CharField(help_text="Its text parts, plain text, capped at 1500 characters (an ellipsis "
-                                           "marks a cut).")
+    text = serializers.CharField(help_text="Its text parts, as plain text, at most 1500 characters.")
     at = serializers.DateTimeField(allow_null=True, help_text="When the client stored the message.")
+    cut = serializers.BooleanField(help_text="True when the message says more than `text` (shown cut).")
 
 
 class _Turn(serializers.Serializer):

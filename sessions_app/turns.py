@@ -9,7 +9,7 @@ Its text counts up to the call's own tool part, when the message holds one.
 `turn_columns` are two correlated subqueries, so whoever reads a card's context reads its turn in
 the same statement (approvals/card_context.py): a page of cards costs no query more. Each reads
 only the start of its message's parts (HEAD_CHARS of their JSON text): a message of megabytes
-costs the page what a short one does, and its text is cut where the read stopped.
+costs the page what a short one does, and its text is cut where the read stopped (and says so).
 """
 
 import json
@@ -66,7 +66,9 @@ def _said(message, *, until: str | None = None) -> dict | None:
         return None
     if len(text) > TEXT_MAX_CHARS:
         text, whole = text[:TEXT_MAX_CHARS], False
-    return {"text": text if whole else text + "…", "at": _iso(message["at"])}
+    # `cut` rather than an ellipsis in the text: the text stays the agent's own, which the inbox
+    # checks for look-alike characters (an ellipsis is one).
+    return {"text": text, "at": _iso(message["at"]), "cut": not whole}
 
 
 def _texts(head: str, until: str | None) -> tuple[list[str], bool]:

@@ -77,8 +77,8 @@ def test_a_message_written_after_the_call_parked_is_not_shown_unless_it_is_the_r
     approval = suspend(api, run_id)
     said(api, run_id, "user", text("Also book a chest X-ray."))
     said(api, run_id, "assistant", text("Another run's answer."))
-    assert card_of(approval["id"])["turn"] == {"user": {"text": ASKED, "at": Message.objects.first().created_at.isoformat()},
-                                               "agent": None}
+    assert card_of(approval["id"])["turn"] == {
+        "user": {"text": ASKED, "at": Message.objects.first().created_at.isoformat(), "cut": False}, "agent": None}
 
     said(api, run_id, "assistant", text(SAID), linked=True)  # the client stores the run's message at the end
 
@@ -90,11 +90,12 @@ def test_a_session_without_messages_has_no_turn(api):
     assert card_of(approval["id"])["turn"] is None
 
 
-def test_long_text_is_cut_and_marked(api):
+def test_long_text_is_cut_and_says_so(api):
     run_id = open_executing_run(api)
     said(api, run_id, "user", text("a" * (turns.TEXT_MAX_CHARS + 10)))
     approval = suspend(api, run_id)
-    assert card_of(approval["id"])["turn"]["user"]["text"] == "a" * turns.TEXT_MAX_CHARS + "…"
+    user = card_of(approval["id"])["turn"]["user"]
+    assert (user["text"], user["cut"]) == ("a" * turns.TEXT_MAX_CHARS, True)
 
 
 def test_a_huge_message_is_read_only_in_part(api):
@@ -103,7 +104,8 @@ def test_a_huge_message_is_read_only_in_part(api):
     filler = [{"type": "reasoning", "text": "x" * 1000} for _ in range(40)]
     said(api, run_id, "assistant", text(SAID), *filler, text("never read"), linked=True)
     approval = suspend(api, run_id)
-    assert card_of(approval["id"])["turn"]["agent"]["text"] == SAID + "…"
+    agent = card_of(approval["id"])["turn"]["agent"]
+    assert (agent["text"], agent["cut"]) == (SAID, True)
 
 
 def test_the_pushed_card_and_the_page_carry_the_same_turn(api, reviewer_http):
