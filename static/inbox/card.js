@@ -7,14 +7,16 @@ import { renderArgs } from './args.js';
 import { applyClaim, buildClaim, claimLapsed } from './claim.js';
 import { buildApprovalControls, buildClarificationControls, buildStopPanel, noEdit, renderWithdrawn, syncControls, validateEdit } from './controls.js';
 import { applyContext, buildContext } from './context.js';
+import { actionLabel } from './labels.js';
 import { applyQuorum, buildQuorum, noteQuorum } from './quorum.js';
 import { clockTime, countdownAt, timeOf } from './countdown.js';
 import { h, uid } from './dom.js';
 import { argsCut, renderCutArgs, withLoadedArgs } from './full_args.js';
 import { containsHidden, revealedText, setRevealed } from './reveal.js';
-import { shortRun } from './runs.js';
 import { buildClarificationForm } from './schema_form.js';
+import { applyTechnical, buildTechnical } from './technical.js';
 import { canonical, isObj, patientContext, str } from './values.js';
+import { applyWhy, buildWhy } from './why.js';
 
 const entryOf = new WeakMap(); // card element -> entry
 
@@ -85,16 +87,13 @@ function buildSkeleton(entry) {
   r.claim = h('span', { class: 'badge badge--claim', 'data-testid': 'card-claim', hidden: true });
   r.quorum = h('span', { class: 'badge badge--quorum', 'data-testid': 'card-quorum', hidden: true });
   r.escalated = h('span', { class: 'badge badge--escalated', 'data-testid': 'card-escalated', hidden: true }, 'Escalated');
-  r.tool = h('span', { class: 'card__tool', 'data-testid': 'card-tool' });
-  r.op = h('span', { class: 'card__op', 'data-testid': 'card-op' });
+  r.action = h('span', { class: 'card__action', 'data-testid': 'card-action' });
   r.countdownText = document.createTextNode('');
   r.countdown = h('span', { class: 'countdown', 'data-testid': 'countdown' }, r.countdownText);
   r.session = h('span', { class: 'meta__session', 'data-testid': 'card-session' });
   r.patient = h('span', { class: 'meta__patient', 'data-testid': 'card-patient' });
   r.client = h('span', { class: 'meta__client', 'data-testid': 'card-client' });
   r.requested = h('time', { class: 'meta__time' });
-  r.ruleId = h('code', { class: 'card__rule-id', 'data-testid': 'card-rule' });
-  r.explanation = h('span', { class: 'card__explanation', 'data-testid': 'card-explanation' });
   r.question = h('p', { class: 'card__question', 'data-testid': 'card-question' });
   r.warning = h('p', { class: 'card__warning', role: 'note', 'data-testid': 'card-hidden-warning', hidden: true },
     'This card contains hidden or look-alike characters, or right-to-left letters among digits or other text. They are shown as ⟨U+…⟩ marks: check the values before deciding.');
@@ -120,7 +119,7 @@ function buildSkeleton(entry) {
     h('div', { class: 'card__badges' }, r.tier,
       entry.kind === 'clarification' ? h('span', { class: 'badge badge--question' }, 'Needs an answer') : null,
       r.escalated, r.claim, r.quorum),
-    h('h2', { class: 'card__title', id: titleId }, r.tool, ' ', r.op),
+    h('h2', { class: 'card__title', id: titleId }, r.action),
     r.countdown),
   // The ' ' text nodes keep words apart for screen readers (flex layout ignores them).
   h('p', { class: 'card__meta' },
@@ -128,12 +127,13 @@ function buildSkeleton(entry) {
     sep(), ' ', r.session, ' ',
     sep(), ' ', h('span', { class: 'meta__by' }, 'requested by ', r.client), ' ',
     sep(), ' ', r.requested),
-  h('p', { class: 'card__rule' }, r.ruleId, ' ', r.explanation),
+  buildWhy(r),
   buildContext(r),
   r.warning,
   r.runBar,
   r.question,
   r.argsBlock,
+  buildTechnical(r),
   buildClaim(entry),
   buildQuorum(entry),
   r.body,
@@ -157,7 +157,7 @@ export function applyRun(entry, { pos, withdrawn }) {
   entry.run = { pos, withdrawn };
   if (!entry.el) return;
   if (entry.el.dataset.runPos !== pos) entry.el.dataset.runPos = pos;
-  const label = `Run ${shortRun(entry.card.run_id)}`;
+  const label = 'Agent run'; // its id is in the card's technical details
   if (r.runLabel.textContent !== label) r.runLabel.textContent = label;
   const text = withdrawn.length ? `· also open in this run: ${withdrawn.join('; ')}` : '· the only open card of this run';
   if (r.runOthers.textContent !== text) r.runOthers.textContent = text;
@@ -196,19 +196,16 @@ export function applyCard(entry, card) {
   // Every string an agent or client chose is shown revealed (reveal.js), and any of them,
   // anywhere in the card, raises the warning.
   r.warning.hidden = !containsHidden(card);
-  setRevealed(r.tool, str(card.tool) || 'unknown tool');
-  setRevealed(r.op, str(card.op));
-  r.op.hidden = !str(card.op);
+  setRevealed(r.action, actionLabel(str(card.tool), str(card.op)) || 'Unknown request');
   setRevealed(r.patient, str(patientContext(card).patient_ref) || 'No patient ref');
   setRevealed(r.session, str(session.title) || 'Untitled session');
   setRevealed(r.client, str(client.name) || 'unknown client');
   r.requested.textContent = Number.isFinite(timeOf(card.requested_at, NaN)) ? `at ${clockTime(entry.requestedMs)}` : '';
   r.requested.dateTime = str(card.requested_at);
   r.countdown.title = Number.isFinite(entry.expiresMs) ? `Expires at ${clockTime(entry.expiresMs)}` : '';
-  setRevealed(r.ruleId, str(card.rule_id));
-  r.ruleId.hidden = !str(card.rule_id);
-  setRevealed(r.explanation, str(card.explanation));
+  applyWhy(r, card);
   applyContext(r, card);
+  applyTechnical(r, card);
   // The clarification question; resume_schemas.py also puts it in the schema's description.
   const question = str(card.message) || (entry.kind === 'clarification' && isObj(card.resume_schema) ? str(card.resume_schema.description) : '');
   setRevealed(r.question, question);

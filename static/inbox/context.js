@@ -1,22 +1,18 @@
-/* Why the agent asks, and in what session (issue 14): the agent's rationale (its own
- * words, shown as text — never parsed as HTML), the session's age band, consent and the
- * run's autonomy, and for a tainted session the result that tainted it. */
+/* The session a card was asked in: the session's age band, consent and the run's autonomy,
+ * and for a tainted session the result that tainted it. Why the agent asks is why.js's. */
 import { clockTime, timeOf } from './countdown.js';
 import { h } from './dom.js';
-import { setRevealed } from './reveal.js';
+import { revealed } from './reveal.js';
 import { isObj, patientContext, str } from './values.js';
 
 const AGE = { adult: 'Adult', teen: 'Teen', child: 'Child', unknown: 'Age unknown (treated as child)' };
 const AUTONOMY = { autonomous: 'Autonomous (clinician typed it)', guarded: 'Guarded (supervised)', ambient: 'Ambient (supervised)' };
 
-/** The context block's DOM, built once per card (card.js puts it under the rule line). */
+/** The context block's DOM, built once per card (card.js puts it under the card's reasons). */
 export function buildContext(refs) {
-  refs.rationale = h('p', { class: 'ctx__rationale', 'data-testid': 'card-rationale' });
-  refs.rationaleBlock = h('div', { class: 'ctx__why', hidden: true },
-    h('span', { class: 'ctx__label' }, 'Agent\u2019s rationale'), refs.rationale);
   refs.facts = h('ul', { class: 'ctx__facts', 'data-testid': 'card-session-facts', 'aria-label': 'Session' });
   refs.taint = h('p', { class: 'ctx__taint', role: 'note', 'data-testid': 'card-taint', hidden: true });
-  return h('div', { class: 'card__context', 'data-testid': 'card-context' }, refs.rationaleBlock, refs.facts, refs.taint);
+  return h('div', { class: 'card__context', 'data-testid': 'card-context' }, refs.facts, refs.taint);
 }
 
 const fact = (name, value, testid, warn = false) => h('li', { class: `ctx__fact${warn ? ' ctx__fact--warn' : ''}`, 'data-testid': testid },
@@ -26,10 +22,6 @@ const fact = (name, value, testid, warn = false) => h('li', { class: `ctx__fact$
 export function applyContext(refs, card) {
   const session = isObj(card.session) ? card.session : {};
   const patient = patientContext(card); // the age band and consent the approval is bound to
-  const rationale = str(card.rationale);
-  setRevealed(refs.rationale, rationale);
-  refs.rationaleBlock.hidden = !rationale;
-
   const facts = [];
   const age = str(patient.age_band);
   if (age) facts.push(fact('Age', AGE[age] || age, 'fact-age', age !== 'adult'));
@@ -37,7 +29,7 @@ export function applyContext(refs, card) {
   const autonomy = str(card.autonomy);
   if (autonomy) facts.push(fact('Autonomy', AUTONOMY[autonomy] || autonomy, 'fact-autonomy'));
   const ward = str(session.care_unit);
-  if (ward) facts.push(fact('Ward', ward, 'fact-ward'));
+  if (ward) facts.push(fact('Ward', revealed(ward), 'fact-ward')); // the session's, as the agent wrote it
   refs.facts.replaceChildren(...facts);
   refs.facts.hidden = !facts.length;
 

@@ -98,10 +98,17 @@ def _park(request: SuspendRequest, session: Session, *, run_id, expires_in: floa
     )
 
 
-def _context(*, autonomy: str, rationale: str | None, tainted_by: str | None) -> dict:
-    """What approvals/card_context.py reads from the call's ledger row, for a call that has one."""
+def _context(*, autonomy: str, rationale: str | None, tainted_by: str | None, turn: dict | None = None) -> dict:
+    """What approvals/card_context.py reads from the call's ledger row and the session's messages."""
     taint = {"tool": tainted_by, "at": (timezone.now() - timedelta(minutes=5)).isoformat()} if tainted_by else None
-    return {**empty_context(), "rationale": rationale, "autonomy": autonomy, "tainted_by": taint}
+    return {**empty_context(), "rationale": rationale, "turn": turn, "autonomy": autonomy, "tainted_by": taint}
+
+
+def conversation_turn(user: str | None = None, agent: str | None = None, *, minutes_ago: float = 3) -> dict:
+    """A card's `turn` as sessions_app/turns.py reads it: the user's message, then the agent's, minutes before."""
+    at = timezone.now() - timedelta(minutes=minutes_ago)
+    said = lambda text, later: {"text": text, "at": (at + timedelta(seconds=later)).isoformat(), "cut": False} if text else None  # noqa: E731
+    return {"user": said(user, 0), "agent": said(agent, 20)}
 
 
 def _card(row: Approval, context: dict, *, claimed_by: str | None, claim_seconds: float | None,
@@ -132,6 +139,7 @@ def approval_card(
     consent: bool = True,
     tainted_by: str | None = None,
     rationale: str | None = None,
+    turn: dict | None = None,
     claimed_by: str | None = None,
     claim_seconds: float | None = None,
     now: datetime | None = None,
@@ -158,7 +166,7 @@ def approval_card(
                              hitl_tier=verdict.effective_tier, identity_args=identity_args)
     row = _park(request, session, run_id=run_id, expires_in=expires_in,
                 approvals_required=effective_spec(tool, registered).approvals_required, now=now)
-    return _card(row, _context(autonomy=autonomy, rationale=rationale, tainted_by=tainted_by),
+    return _card(row, _context(autonomy=autonomy, rationale=rationale, tainted_by=tainted_by, turn=turn),
                  claimed_by=claimed_by, claim_seconds=claim_seconds, now=now)
 
 
@@ -191,6 +199,7 @@ def clarification_card(
     client: str = "clinic-scheduler",
     care_unit: str = "",
     run_id: str | None = None,
+    turn: dict | None = None,
 ) -> Card:
     """A question parked as approvals/gate.py's request_clarification parks it; the form comes from `missing`."""
     n = next(_seq)
@@ -201,7 +210,7 @@ def clarification_card(
                              message=message, missing=tuple(missing or FOLLOW_UP_FIELDS), rule_id=CLARIFICATION_RULE,
                              explanation=EXPLANATIONS[CLARIFICATION_RULE], hitl_tier=None)
     row = _park(request, session, run_id=run_id, expires_in=expires_in, approvals_required=1)
-    return _card(row, _context(autonomy="guarded", rationale=None, tainted_by=None),
+    return _card(row, _context(autonomy="guarded", rationale=None, tainted_by=None, turn=turn),
                  claimed_by=None, claim_seconds=None)
 
 

@@ -16,7 +16,8 @@ import pytest
 from playwright.sync_api import expect
 
 from tests.helpers.approval_loop import PRESCRIPTION, approve, asked_run, resume, suspend
-from tests.helpers.runs import open_executing_run
+from runs.models import Run
+from tests.helpers.runs import append, open_executing_run
 from tests.live.e2e_fixtures import browser_page, chromium  # noqa: F401 - a browser per test, the live page
 from tests.live.card_actions import reject
 from tests.live.e2e_helpers import INBOX_PATH
@@ -98,11 +99,19 @@ def test_a_suspend_made_through_the_api_appears_without_reload(inbox, live_agent
 
 def test_the_card_says_why_the_agent_asked_and_in_what_session(inbox, live_agent):
     run_id = open_executing_run(live_agent, **WARD_SESSION, consent=True)
+    session_id = Run.objects.get(pk=run_id).session_id
+    append(live_agent, session_id, "user", [{"type": "text", "text": "Start the sepsis protocol for bay 3."}])
+    append(live_agent, session_id, "assistant", [{"type": "text", "text": "The culture is back; prescribing."}],
+           run=run_id)
     rationale = "Culture grew E. coli; <script>window.__x=1</script> start the protocol."
     approval = suspend(live_agent, run_id, metadata={"rationale": rationale})
 
     card = inbox.open_card(approval["id"])
+    expect(card.get_by_test_id("card-action")).to_have_text("New prescription")
     expect(card.get_by_test_id("card-rationale")).to_have_text(rationale)  # text, never markup
+    card.get_by_text("Conversation before this request").click()
+    expect(card.get_by_test_id("turn-user-text")).to_have_text("Start the sepsis protocol for bay 3.")
+    expect(card.get_by_test_id("turn-agent-text")).to_have_text("The culture is back; prescribing.")
     expect(card.get_by_test_id("fact-age")).to_have_text("Age: Adult")
     expect(card.get_by_test_id("fact-consent")).to_have_text("Consent: Recorded")
     expect(card.get_by_test_id("fact-autonomy")).to_have_text("Autonomy: Autonomous (clinician typed it)")

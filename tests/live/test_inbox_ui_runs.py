@@ -50,7 +50,8 @@ def test_the_cards_of_one_run_are_shown_together(inbox, one_run):
     expect(inbox.card(second["id"])).to_have_attribute("data-run-pos", "last")
     expect(inbox.card(other["id"])).to_have_attribute("data-run-pos", "only")
     bar = inbox.card(first["id"]).get_by_test_id("card-run")
-    expect(bar).to_contain_text("Run 7f3c2a10")
+    expect(bar).to_contain_text("Agent run")
+    expect(inbox.card(first["id"]).get_by_test_id("card-run-id")).to_have_text(RUN)  # in the technical details
     expect(bar).to_contain_text("sign_document · sign (waiting for a decision)")
     expect(bar).to_contain_text("order_lab · create (approved by alice, not yet run)")
     expect(inbox.card(other["id"]).get_by_test_id("card-run")).to_contain_text("the only open card of this run")
