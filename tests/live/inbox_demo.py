@@ -18,16 +18,19 @@ if __name__ == "__main__":  # pragma: no cover - run by hand: the project's sett
 
 from tests.live.browser import ARTIFACTS_DIR, launch_chromium
 from tests.live.inbox_harness import InboxHarness
-from tests.live.inbox_rows import Card, approval_card, clarification_card
+from tests.live.inbox_rows import Card, approval_card, clarification_card, conversation_turn
 
 
 def demo_cards() -> list[Card]:
-    """Six varied cards for screenshots and manual review."""
+    """Six varied cards for screenshots and manual review (the first says why, with its conversation)."""
     return [
         approval_card(
             tier="high", expires_in=45, tool="ehr.medication_order", op="create", patient_ref="MRN-20417",
             title="Sepsis pathway — bay 3", client="sepsis-agent", care_unit="ICU", tainted_by="web_search",
             rationale="eGFR fell from 61 to 48 overnight; the renal protocol asks for a once-daily dose by weight.",
+            turn=conversation_turn("Blood cultures are positive in bay 3. Start the sepsis pathway antibiotics.",
+                                   "Her eGFR is 48 this morning, so I will use the once-daily renal regimen of "
+                                   "gentamicin at 5 mg/kg for her 72.4 kg."),
             args={"drug": "gentamicin", "dose_mg_per_kg": 5, "route": "IV", "frequency": "once daily",
                   "weight_kg": 72.4, "renal_function": {"egfr": 48, "measured": "2030-01-14"}},
         ),
