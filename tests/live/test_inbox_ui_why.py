@@ -64,6 +64,32 @@ def test_the_card_says_what_the_call_does_and_why_it_needs_a_clinician_in_clinic
         assert word not in face, f"{word!r} shows on the card: {face}"
 
 
+ACTIONS = [
+    # (tool, op, what the card's title says)
+    ("prescribe_medication", "create", "New prescription"),
+    ("change_medication", "discontinue", "Discontinue medication"),
+    ("change_medication", "update", "Change medication"),
+    ("record_vitals", "create", "Record vital signs"),
+    ("record_allergy", "create", "Record allergy"),
+    ("sign_document", "sign", "Sign document"),
+    ("send_email", "send", "Send email"),
+    ("submit_billing_claim", "create", "Submit billing claim"),
+    ("ehr.medication_order", "create", "New medication order"),
+    ("ehr.allergy_record", "delete", "Delete allergy record"),
+    ("notes.append", "update", "Append notes"),
+    ("web_search", "", "Web search"),
+]
+
+
+def test_what_a_call_does_is_said_from_its_tool_and_op(inbox):
+    inbox.open([])
+    said = inbox.page.evaluate("""async (calls) => {
+        const { actionLabel } = await import('/static/inbox/labels.js');
+        return calls.map(([tool, op]) => actionLabel(tool, op));
+    }""", [[tool, op] for tool, op, _ in ACTIONS])
+    assert said == [label for *_, label in ACTIONS]
+
+
 def test_the_rule_tool_and_ids_are_in_a_technical_fold(inbox):
     card = approval_card(tier="high", tool="prescribe_medication", op="create",
                          run_id="7f3c2a10-0000-4000-8000-000000000001")
