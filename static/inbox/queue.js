@@ -12,7 +12,6 @@
  *
  * The cards stay owned by list.js/card.js; this module only reads their entries, and
  * follows the list through the `inbox:change` and `inbox:select` events list.js sends. */
-import { cardLabel } from './card.js';
 import { claimAt } from './claim.js';
 import { h } from './dom.js';
 import { listEl, root } from './page.js';
@@ -55,8 +54,10 @@ function buildRow(entry) {
     mine: h('span', { class: 'qrow__mine', 'data-testid': 'queue-my-approval', hidden: true }),
     time: h('span', { class: 'qrow__time', 'data-testid': 'queue-time' }),
   };
+  // The line's accessible name is its visible text (axe: label-content-name-mismatch), with the
+  // words a listener needs that the eye gets from the badge's colour kept visually hidden.
   const button = h('button', { type: 'button', class: 'qrow', 'data-testid': 'queue-open' },
-    parts.risk, ' ', parts.tool, ' ', h('span', { class: 'qrow__who' }, parts.patient, ' ', parts.ward), ' ', parts.claim, ' ', parts.mine, ' ', parts.time);
+    parts.risk, h('span', { class: 'visually-hidden' }, ' risk,'), ' ', parts.tool, ' ', h('span', { class: 'qrow__who' }, parts.patient, ' ', parts.ward), ' ', parts.claim, ' ', parts.mine, ' ', parts.time);
   const el = h('li', { class: 'qrow-item', 'data-testid': 'queue-row', 'data-approval-id': entry.id }, button);
   const row = { el, button, parts, json: '', time: '', claimUntil: 0 };
   rows.set(entry.id, row);
@@ -86,8 +87,6 @@ function fillRow(row, entry, now) {
   // Four eyes: this reviewer's approval is in, the card waits for another (quorum.js).
   parts.mine.textContent = entry.myApprovalCount;
   parts.mine.hidden = !entry.myApprovalCount;
-  const notes = [claim.live ? parts.claim.textContent : '', entry.myApprovalCount].filter(Boolean).map((n) => `, ${n}`).join('');
-  row.button.setAttribute('aria-label', `${parts.risk.textContent} risk: ${cardLabel(card)}${ward ? `, ${revealedText(ward)}` : ''}${notes}, ${entry.countdownText}`);
 }
 
 function fillTime(row, entry) {
@@ -96,7 +95,6 @@ function fillTime(row, entry) {
   row.parts.time.textContent = entry.countdownText;
   row.el.classList.toggle('is-urgent', entry.urgent);
   row.el.classList.toggle('is-expired', entry.expired);
-  row.button.setAttribute('aria-label', row.button.getAttribute('aria-label').replace(/, [^,]*$/, `, ${entry.countdownText}`));
 }
 
 // ---------------------------------------------------------------- filter, sort, group
