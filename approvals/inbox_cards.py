@@ -1,4 +1,4 @@
-"""GET /api/v1/inbox/cards/ — the pending cards for an inbox whose websocket is down.
+"""GET /api/v1/inbox/cards/ — the pending cards, for an inbox whose websocket is down and for its search.
 
 With Redis out the inbox socket cannot run, so the page polls this instead. It answers
 exactly what the socket sends: the snapshot's pages (approvals/inbox_pages.py), each at
@@ -6,6 +6,10 @@ most PAGE_CARDS cards and PAGE_MAX_BYTES, in the queue's order, with the total a
 signed cursor; `?cursor=` asks for the page after one. The cards are approvals/cards.py's,
 filtered by the same rule (approvals/visibility.py). Reviewers' session only; their
 standing is read again on every call, like the socket's for every page and push.
+
+With `patient_ref`, `ward`, `tool` or `risk` it answers the queue's search instead, over
+every pending card the reviewer may see, in the same pages (approvals/inbox_search.py);
+GET /api/v1/inbox/cards/filters/ says which wards and tools there are to filter by.
 """
 
 from django.http import HttpResponse
@@ -13,8 +17,9 @@ from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import serializers
 from rest_framework.exceptions import PermissionDenied
 from rest_framework.generics import GenericAPIView, ListAPIView
+from rest_framework.response import Response
 
-from approvals import inbox_pages
+from approvals import inbox_pages, inbox_search
 from approvals.models import ApprovalStatus, ReasonCode
 from approvals.visibility import reviewer_scope
 from condor.auth import ReviewerOnly
@@ -107,10 +112,25 @@ class CardSerializer(serializers.Serializer):
 class CardPageSerializer(serializers.Serializer):
     """One page of the pending cards, as the inbox websocket's snapshot and page frames carry it."""
 
+    patient_totals = serializers.DictField(
+        child=serializers.IntegerField(), required=False,
+        help_text="Only when searching or filtering: for each patient on the page, how many of their cards match "
+                  "(on every page, not only the cards of this one).")
     cards = CardSerializer(many=True)
-    total = serializers.IntegerField(help_text="Every pending card this reviewer may see, on every page.")
-    cursor = serializers.CharField(allow_null=True, help_text="Pass as `?cursor=` for the next page; "
-                                                              "null on the last page.")
+    total = serializers.IntegerField(help_text="Every pending card this reviewer may see (when searching or "
+                                               "filtering: every one that matches), on every page.")
+    cursor = serializers.CharField(allow_null=True, help_text="Pass as `?cursor=` for the next page, with the "
+                                                              "same search and filters; null on the last page.")
+
+
+class _FilterOption(serializers.Serializer):
+    value = serializers.CharField()
+    count = serializers.IntegerField(help_text="Pending cards the reviewer may see with this value.")
+
+
+class FilterOptionsSerializer(serializers.Serializer):
+    wards = _FilterOption(many=True, help_text="Care units with pending cards, by name (at most 200).")
+    tools = _FilterOption(many=True, help_text="Tools with pending cards, by name (at most 200).")
 
 
 class ReviewerView(ReviewerOnly, GenericAPIView):
@@ -128,14 +148,44 @@ class ReviewerList(ReviewerView, ListAPIView):
     filter_backends = []
 
 
+def _text(max_length: int, **more) -> dict:
+    return {"type": "string", "maxLength": max_length, **more}
+
+
+_SEARCH_PARAMETERS = [
+    OpenApiParameter("patient_ref", _text(inbox_search.PATIENT_REF_MAX_LENGTH), description=(
+        "Only the cards of patients whose ref starts with this (case-insensitive, never a substring); the cards of "
+        "a patient whose ref is exactly this come first.")),
+    OpenApiParameter("ward", _text(inbox_search.CARE_UNIT_MAX_LENGTH),
+                     description="Only the cards of sessions in this care unit (exactly)."),
+    OpenApiParameter("tool", _text(inbox_search.TOOL_MAX_LENGTH, pattern=r"^[A-Za-z0-9._-]*$"),
+                     description="Only the cards of calls to this tool (exactly)."),
+    OpenApiParameter("risk", str, enum=list(inbox_search.RISKS), description="Only the cards of this risk tier "
+                                                                             "(`none`: no tier, questions)."),
+]
+
+
 class PendingCards(ReviewerView):
     @extend_schema(
         parameters=[OpenApiParameter("cursor", str, description="The `cursor` of the page before; "
-                                                                "absent for the first page.")],
+                                                                "absent for the first page."), *_SEARCH_PARAMETERS],
         responses={200: CardPageSerializer, **errors(
-            400, 403, e400="invalid_cursor: the cursor is not one the inbox sent; start again from the first page.")})
+            400, 403, e400="invalid_cursor: the cursor is not one the inbox sent for this search and these filters; "
+                           "start again from the first page. invalid_payload: a search or filter value is too "
+                           "long, has a control character, or is not one the filter allows; the detail names it.")})
     def get(self, request, *args, **kwargs):
         scope = self.reviewer_scope()
+        filters = inbox_search.parse(request.query_params)
+        cursor = request.query_params.get("cursor")
         # The page's text as the socket's frame is made (each card encoded once), not re-rendered.
-        body = inbox_pages.build(scope, request.query_params.get("cursor")).message()
+        if filters:
+            body = inbox_search.message(scope, filters, cursor)
+        else:
+            body = inbox_pages.build(scope, cursor).message()
         return HttpResponse(body, content_type="application/json")
+
+
+class FilterOptions(ReviewerView):
+    @extend_schema(responses={200: FilterOptionsSerializer, **errors(403)})
+    def get(self, request, *args, **kwargs):
+        return Response(inbox_search.options(self.reviewer_scope()))

@@ -46,7 +46,8 @@ def queue_ordered(approvals):
     return approvals.annotate(escalation_rank=ESCALATION_RANK, risk_rank=RISK_RANK).order_by(*_KEY)
 
 
-def _pending(scope: ReviewerScope):
+def pending(scope: ReviewerScope):
+    """Every pending, unexpired card the reviewer may see."""
     return scope.visible(Approval.objects.filter(status=ApprovalStatus.PENDING, expires_at__gt=timezone.now()))
 
 
@@ -141,8 +142,8 @@ def build(scope: ReviewerScope, cursor: str | None = None, *, max_bytes: int = P
     count, and the two card-building reads (approvals/cards.py) for all of its cards at once.
     """
     key = decode_cursor(cursor) if cursor is not None else None
-    pending = _pending(scope)
-    ordered = queue_ordered(pending)
+    waiting = pending(scope)
+    ordered = queue_ordered(waiting)
     if key is not None:
         ordered = ordered.filter(_after(key))
     # One query for the page's rows, read down the queue index (approval_inbox_queue) until
@@ -152,24 +153,25 @@ def build(scope: ReviewerScope, cursor: str | None = None, *, max_bytes: int = P
     more = len(rows) > PAGE_CARDS
     rows = rows[:PAGE_CARDS]
     keys = [(row["escalation_rank"], row["risk_rank"], row["expires_at"], row["id"]) for row in rows]
-    return _assemble(cards.cards_for_rows(rows), keys, more=more, total=pending.count(), cursor=cursor,
-                     max_bytes=max_bytes)
+    return assemble(cards.cards_for_rows(rows), keys, more=more, total=waiting.count(), cursor=cursor,
+                    max_bytes=max_bytes)
 
 
 def page_body(approvals: list, *, total: int, cursor: str | None, max_bytes: int = PAGE_MAX_BYTES,
-              page_cards: int = PAGE_CARDS) -> dict:
+              page_cards: int = PAGE_CARDS, encode=encode_cursor) -> dict:
     """`page`'s body over up to `page_cards` + 1 approvals in queue order (each with its sort key
     annotated), for a caller holding model instances (the browser tests' server, tests/live)."""
     more = len(approvals) > page_cards
     approvals = approvals[:page_cards]
     keys = [(a.escalation_rank, a.risk_rank, a.expires_at, a.pk) for a in approvals]
-    return _assemble(cards.cards_for(approvals), keys, more=more, total=total, cursor=cursor,
-                     max_bytes=max_bytes).body()
+    return assemble(cards.cards_for(approvals), keys, more=more, total=total, cursor=cursor,
+                    max_bytes=max_bytes, encode=encode).body()
 
 
-def _assemble(built: list[dict], keys: list[tuple], *, more: bool, total: int, cursor: str | None,
-              max_bytes: int) -> Page:
-    """The first of `built` (cards in queue order, `keys` their sort keys) that fit in `max_bytes`."""
+def assemble(built: list[dict], keys: list[tuple], *, more: bool, total: int, cursor: str | None,
+             max_bytes: int = PAGE_MAX_BYTES, encode=encode_cursor) -> Page:
+    """The first of `built` (cards in their order, `keys` their sort keys) that fit in `max_bytes`,
+    with `encode(key)` of the last one's key as the cursor when more follow."""
     page = Page(total=total)
     size = _size(page.body()) + _size(cursor) + _FRAME_SLACK  # the envelope, and the `after` of a page
     for card in built:
@@ -184,10 +186,10 @@ def _assemble(built: list[dict], keys: list[tuple], *, more: bool, total: int, c
         page.texts.append(text)
         size += len(text) + 2
     if more and page.cards:
-        page.cursor = encode_cursor(keys[len(page.cards) - 1])
+        page.cursor = encode(keys[len(page.cards) - 1])
     return page
 
 
 def pending_total(scope: ReviewerScope) -> int:
     """How many cards wait for this reviewer now: sent with each push that changes it."""
-    return _pending(scope).count()
+    return pending(scope).count()

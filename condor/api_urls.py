@@ -3,7 +3,7 @@ from django.urls import include, path, register_converter
 from approvals import claim_views as approval_claims
 from approvals import views as approvals
 from approvals.identifiers import ToolCallIdConverter
-from approvals.inbox_cards import PendingCards
+from approvals.inbox_cards import FilterOptions, PendingCards
 from approvals.inbox_decided import DecidedCards
 from runs import session_views as session_runs
 from runs import views as runs
@@ -55,5 +55,6 @@ urlpatterns = [
     path("sessions/", sessions.SessionListCreate.as_view(), name="session-list"),
     path("sessions/<uuid:session_id>/", include(session_routes)),
     path("inbox/cards/", PendingCards.as_view(), name="inbox-cards"),
+    path("inbox/cards/filters/", FilterOptions.as_view(), name="inbox-card-filters"),
     path("inbox/decided/", DecidedCards.as_view(), name="inbox-decided"),
 ]
