@@ -158,12 +158,14 @@ def build(scope: ReviewerScope, cursor: str | None = None, *, max_bytes: int = P
 
 
 def page_body(approvals: list, *, total: int, cursor: str | None, max_bytes: int = PAGE_MAX_BYTES,
-              page_cards: int = PAGE_CARDS, encode=encode_cursor) -> dict:
+              page_cards: int = PAGE_CARDS, encode=encode_cursor, key=None) -> dict:
     """`page`'s body over up to `page_cards` + 1 approvals in queue order (each with its sort key
-    annotated), for a caller holding model instances (the browser tests' server, tests/live)."""
+    annotated, or `key(approval)` saying it), for a caller holding model instances (the browser
+    tests' server, tests/live)."""
     more = len(approvals) > page_cards
     approvals = approvals[:page_cards]
-    keys = [(a.escalation_rank, a.risk_rank, a.expires_at, a.pk) for a in approvals]
+    key = key or (lambda a: (a.escalation_rank, a.risk_rank, a.expires_at, a.pk))
+    keys = [key(a) for a in approvals]
     return assemble(cards.cards_for(approvals), keys, more=more, total=total, cursor=cursor,
                     max_bytes=max_bytes, encode=encode).body()
 

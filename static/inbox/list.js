@@ -102,6 +102,19 @@ export function loadMore() {
   return true;
 }
 
+/** Forget the cards past the loaded pages that nobody is working on (a search's finds, early pushes):
+ * the page covering them brings them again, and "100 of 330 shown" counts the pages loaded. */
+export function dropBeyondPages() {
+  if (paging.cursor === null || paging.last === null) return;
+  let dropped = false;
+  for (const entry of Array.from(entries.values())) {
+    if (entry.gone || isWorkingOn(entry) || compareEntries(entry, paging.last) <= 0) continue;
+    dropEntry(entry);
+    dropped = true;
+  }
+  if (dropped) reorder();
+}
+
 /** A push that changed the count says the new total. */
 export function noteTotal(total) {
   if (Number.isInteger(total) && total >= 0) paging.total = total;

@@ -6,29 +6,41 @@
  * card-list section, where every other card is hidden.
  *
  * The server sends the cards in pages of 100 (list.js): the queue says how many of the
- * total are loaded, loads the next page when the reviewer reaches the end of what is
- * loaded (scrolling to the "Load more" button, pressing it, or j past the last line),
- * and its filters, search and sort apply to the loaded cards only, which it says.
+ * total are loaded, and loads the next page when the reviewer reaches the end of what is
+ * loaded (scrolling to the "Load more" button, pressing it, or j past the last line). One
+ * sighting of the button asks for one page, and a page on its way answers every ask
+ * meanwhile: the scroll that brings the button into view and a press of it ask once.
+ *
+ * Its search and filters are answered by the server over every pending card the reviewer
+ * may see (search.js), in the same pages: the queue then lists what matched, in the
+ * server's order (the exact patient first), with how many matched in all. Sorting by time
+ * left orders the loaded lines, which the queue says while more are on the server.
  *
  * The cards stay owned by list.js/card.js; this module only reads their entries, and
  * follows the list through the `inbox:change` and `inbox:select` events list.js sends. */
 import { claimAt } from './claim.js';
 import { h } from './dom.js';
 import { listEl, root } from './page.js';
-import { entriesOfRun, loadMore, move, orderedEntries, pagingState, select, selectedEntry, showCards } from './list.js';
+import { dropBeyondPages, entriesOfRun, loadMore, move, orderedEntries, pagingState, reorder, select, selectedEntry, showCards, upsert } from './list.js';
 import { revealedText } from './reveal.js';
 import { shortRun } from './runs.js';
+import { fetchFilterOptions, found, moreFound, runSearch } from './search.js';
 import { pageBlockedReason } from './socket.js';
 import { onSettingsChange, view } from './settings.js';
 import { isObj, patientContext, str } from './values.js';
 
 export const PAGE_SIZE = 50;
 const RISK_TEXT = { 0: 'High', 1: 'Low', 2: 'No tier' };
-const RISK_VALUE = { high: 0, low: 1, none: 2 };
+// How long typing in the search waits for the next key before asking the server.
+const SEARCH_DEBOUNCE_MS = 200;
+// How long the queue waits after the pending cards changed before asking its search again.
+const REFRESH_DEBOUNCE_MS = 500;
+// The filter options are asked again at most this often (when a filter is opened).
+const OPTIONS_EVERY_MS = 5000;
 
 const part = (testid) => (root ? root.querySelector(`[data-testid="${testid}"]`) : null);
 const els = {};
-const state = { q: '', ward: '', tool: '', risk: '', sort: 'risk', page: 0, openRun: null };
+const state = { patient_ref: '', ward: '', tool: '', risk: '', sort: 'risk', page: 0, openRun: null };
 const rows = new Map(); // approval id -> { el, button, parts, json }
 const groups = new Map(); // patient key -> header element
 let shownIds = []; // every id that passes the filters, in queue order (all pages)
@@ -36,7 +48,11 @@ let openEls = new Set();
 let lastAt = 0; // where the last opened line was, so j resumes there after its card is decided
 let scheduled = false;
 let atLastPage = true; // the queue shows its last page of loaded lines
-let moreInView = false; // the reviewer has scrolled down to the "Load more" button
+let moreSighted = false; // the "Load more" button came on screen, and no page was asked for since
+let searchTimer = null;
+let refreshTimer = null;
+let searchedAt = ''; // the pending cards as the search's last answer found them (total and count)
+const serverOptions = { wards: [], tools: [], at: -Infinity };
 
 // ---------------------------------------------------------------- what a card says in the queue
 
@@ -99,15 +115,6 @@ function fillTime(row, entry) {
 
 // ---------------------------------------------------------------- filter, sort, group
 
-function matches(entry) {
-  const card = entry.card;
-  if (state.q && !patientOf(card).toLowerCase().includes(state.q)) return false;
-  if (state.ward && wardOf(card) !== state.ward) return false;
-  if (state.tool && str(card.tool) !== state.tool) return false;
-  if (state.risk && entry.tierRank !== RISK_VALUE[state.risk]) return false;
-  return true;
-}
-
 const byTimeLeft = (a, b) => (a.expiresMs === b.expiresMs ? 0 : a.expiresMs < b.expiresMs ? -1 : 1)
   || a.tierRank - b.tierRank || a.requestedMs - b.requestedMs;
 
@@ -148,7 +155,10 @@ function scheduleRender() {
   });
 }
 
+/** The options of a filter: every value the server has pending cards for, the loaded cards' and the chosen one. */
 function refreshOptions(select, values, allText) {
+  values.add(state[select.dataset.filter]);
+  values.delete('');
   const want = [''].concat(Array.from(values).sort());
   const have = Array.from(select.options, (o) => o.value);
   if (want.join('\u0000') === have.join('\u0000')) return;
@@ -163,12 +173,15 @@ export function render() {
   const all = orderedEntries();
   const known = new Set(all.map((e) => e.id));
   for (const id of Array.from(rows.keys())) if (!known.has(id)) rows.delete(id);
-  refreshOptions(els.ward, new Set(all.map((e) => wardOf(e.card)).filter(Boolean)), 'All wards');
-  refreshOptions(els.tool, new Set(all.map((e) => str(e.card.tool)).filter(Boolean)), 'All tools');
+  refreshOptions(els.ward, new Set([...serverOptions.wards, ...all.map((e) => wardOf(e.card))]), 'All wards');
+  refreshOptions(els.tool, new Set([...serverOptions.tools, ...all.map((e) => str(e.card.tool))]), 'All tools');
   els.ward.disabled = els.ward.options.length < 2;
 
   const now = Date.now();
-  const grouped = queueOrder(all.filter(matches));
+  const searching = isSearching();
+  if (searching) refreshSearchSoon();
+  const listed = searching ? foundEntries(all) : all;
+  const grouped = queueOrder(listed);
   shownIds = grouped.flatMap((g) => g.entries.map((e) => e.id));
   const pages = Math.max(1, Math.ceil(shownIds.length / PAGE_SIZE));
   state.page = Math.min(state.page, pages - 1);
@@ -182,7 +195,8 @@ export function render() {
     const start = index;
     index += group.entries.length;
     if (index <= from || start >= to) continue;
-    wanted.push(groupHeader(group.patient, group.entries.length, wardOf(group.entries[0].card)));
+    const count = searching && Number.isInteger(found.totals[group.patient]) ? found.totals[group.patient] : group.entries.length;
+    wanted.push(groupHeader(group.patient, count, wardOf(group.entries[0].card)));
     const runSizes = new Map();
     for (const e of group.entries) runSizes.set(e.runId, (runSizes.get(e.runId) || 0) + 1);
     group.entries.forEach((entry, i) => {
@@ -212,9 +226,8 @@ export function render() {
     cursor = next;
   }
 
-  els.range.textContent = shownIds.length
-    ? `${from + 1}–${to} of ${shownIds.length}${shownIds.length !== all.length ? ` (filtered from ${all.length})` : ''}`
-    : (all.length ? `No request matches (${all.length} waiting)` : 'Nothing waiting');
+  els.range.textContent = searching ? searchRange(from, to, listed) : shownIds.length
+    ? `${from + 1}–${to} of ${shownIds.length}` : 'Nothing waiting';
   els.prev.disabled = state.page === 0;
   els.next.disabled = state.page >= pages - 1;
   els.pager.hidden = pages < 2;
@@ -226,19 +239,103 @@ export function render() {
 
 const count = (n) => n.toLocaleString('en-GB');
 
+// ---------------------------------------------------------------- search (answered by the server)
+
+/** The search and filters are the server's to answer: only in the queue, where they are shown. */
+const isSearching = () => found.active && view() === 'queue';
+
+/** The matches loaded here, in the server's order; a card decided or gone since is no longer one. */
+const foundEntries = (all) => {
+  const byId = new Map(all.map((e) => [e.id, e]));
+  return found.ids.map((id) => byId.get(id)).filter(Boolean);
+};
+
+/** How many match now: the server's count, less the matches that left since it answered. */
+const matchTotal = (listed) => Math.max(listed.length, found.total - (found.ids.length - listed.length));
+
+function searchRange(from, to, listed) {
+  if (found.error) return `Search failed: ${found.error}`;
+  if (found.loading && !found.ids.length) return 'Searching…';
+  const waiting = pagingState().total;
+  return listed.length
+    ? `${from + 1}–${to} of ${count(matchTotal(listed))} (filtered from ${count(waiting)})`
+    : `No request matches (${count(waiting)} waiting)`;
+}
+
+/** What the pending cards are now, as far as a search's answer can go stale. */
+const pendingNow = () => `${pagingState().total}|${orderedEntries().length}`;
+
+/** Add the found cards to the card list (list.js owns them), so their lines open their cards. */
+function addFound(cards) {
+  for (const card of cards) upsert(card);
+  reorder();
+}
+
+function searched() {
+  searchedAt = pendingNow();
+  scheduleRender();
+}
+
+/** Ask the server for the search and filters as they are now, from the first page. */
+function startSearch() {
+  clearTimeout(searchTimer);
+  clearTimeout(refreshTimer);
+  refreshTimer = null;
+  state.page = 0;
+  const was = found.active;
+  runSearch(state, { onCards: addFound, onDone: searched });
+  if (was && !found.active) dropBeyondPages(); // the finds past the loaded pages: their pages bring them again
+}
+
+/** The pending cards changed since the search was answered: ask it again, for what is loaded of it. */
+function refreshSearchSoon() {
+  if (refreshTimer || found.loading || pendingNow() === searchedAt) return;
+  refreshTimer = setTimeout(() => {
+    refreshTimer = null;
+    if (!isSearching() || found.loading) return;
+    runSearch(state, { onCards: addFound, onDone: searched, covering: found.ids.length });
+  }, REFRESH_DEBOUNCE_MS);
+}
+
+async function refreshServerOptions() {
+  if (performance.now() - serverOptions.at < OPTIONS_EVERY_MS) return;
+  serverOptions.at = performance.now();
+  const options = await fetchFilterOptions();
+  if (!options) return;
+  serverOptions.wards = options.wards.map((o) => str(o.value)).filter(Boolean);
+  serverOptions.tools = options.tools.map((o) => str(o.value)).filter(Boolean);
+  scheduleRender();
+}
+
+// ---------------------------------------------------------------- paging
+
+/** The paging the queue shows: of the search when searching, else of the pending cards (list.js). */
+function pagingNow() {
+  if (!isSearching()) return { ...pagingState(), blocked: '' };
+  const shown = foundEntries(orderedEntries()).length;
+  return { shown, total: matchTotal(foundEntries(orderedEntries())), more: found.cursor !== null, loading: found.loading, blocked: '' };
+}
+
+/** Ask for the next page, of the search or of the pending cards; true when one is on its way (asked now or before). */
+function askMore() {
+  if (isSearching()) return moreFound({ onCards: addFound, onDone: scheduleRender }) || found.loading;
+  return loadMore() || pagingState().loading;
+}
+
 /** "100 of 10,000 shown", and the way to load more while the server has more (or why it must wait). */
 function renderPaging() {
   if (!els.loaded) return;
-  const { shown, total, more, loading } = pagingState();
-  const filtered = Boolean(state.q || state.ward || state.tool || state.risk);
-  els.loaded.textContent = total > shown
-    ? `${count(shown)} of ${count(total)} shown${filtered || state.sort !== 'risk' ? ` · search, filters and sort apply to these ${count(shown)}` : ''}`
-    : '';
+  const searching = isSearching();
+  const { shown, total, more, loading } = pagingNow();
+  const sorted = state.sort !== 'risk' ? ` · sorted by time left among these ${count(shown)}` : '';
+  els.loaded.textContent = total > shown ? `${count(shown)} of ${count(total)}${searching ? ' matching' : ''} shown${sorted}` : '';
   els.loaded.hidden = total <= shown;
   // Off rather than dead while no page can be asked for (socket down before a poll answers, signed out).
-  const blocked = more && !loading ? pageBlockedReason() : '';
+  // Not off while a page is on its way: a press then asks for nothing more (askMore), rather than
+  // waiting to ask for the page after it.
+  const blocked = more && !loading && !searching ? pageBlockedReason() : '';
   els.more.hidden = !more;
-  els.more.disabled = loading || blocked !== '';
+  els.more.disabled = blocked !== '';
   els.moreWhy.textContent = blocked;
   els.moreWhy.hidden = !blocked;
   const next = Math.min(100, total - shown); // a page is 100 cards (approvals/inbox_pages.py)
@@ -251,9 +348,11 @@ export function refreshPaging() {
   nearTheEnd(); // the button waited on screen for the connection
 }
 
-/** The "Load more" button is on screen below the last loaded lines: fetch the next page. */
+/** The "Load more" button came on screen below the last loaded lines: fetch the next page, once
+ * for that sighting (a page on its way answers it too), so a layout drawn before the button
+ * moved off screen asks for nothing more. */
 function nearTheEnd() {
-  if (moreInView && (atLastPage || view() !== 'queue')) loadMore();
+  if (moreSighted && (atLastPage || view() !== 'queue') && askMore()) moreSighted = false;
 }
 
 /** Show the open run's cards in the detail pane, and nothing else. */
@@ -293,7 +392,7 @@ export function moveSelection(delta) {
   if (!shownIds.length) return;
   const current = selectedEntry();
   const at = current ? shownIds.indexOf(current.id) : -1;
-  if (delta > 0 && at >= shownIds.length - 2) loadMore(); // the next lines are on the server
+  if (delta > 0 && at >= shownIds.length - 2) askMore(); // the next lines are on the server
   // With nothing selected (its card was just decided), j takes the line that took its place.
   const next = Math.max(0, Math.min(shownIds.length - 1, at >= 0 ? at + delta : (delta > 0 ? lastAt : lastAt - 1)));
   open(shownIds[next]);
@@ -331,23 +430,35 @@ export function initQueue() {
     moreWhy: part('queue-more-why'),
   });
   if (!els.rows) return;
+  els.search.maxLength = 120; // a patient ref's longest (approvals/inbox_search.py)
   els.search.addEventListener('input', () => {
-    state.q = els.search.value.trim().toLowerCase();
-    state.page = 0;
-    render();
+    state.patient_ref = els.search.value.trim();
+    clearTimeout(searchTimer);
+    searchTimer = setTimeout(startSearch, SEARCH_DEBOUNCE_MS);
   });
   for (const select of [els.ward, els.tool, els.risk, els.sort]) {
     select.addEventListener('change', () => {
       state[select.dataset.filter] = select.value;
-      state.page = 0;
-      render();
+      if (select === els.sort) {
+        state.page = 0;
+        render();
+      } else {
+        startSearch();
+      }
     });
   }
-  els.more.addEventListener('click', loadMore);
+  for (const select of [els.ward, els.tool]) {
+    select.addEventListener('focus', refreshServerOptions);
+    select.addEventListener('pointerdown', refreshServerOptions);
+  }
+  els.more.addEventListener('click', () => {
+    askMore();
+    moreSighted = false; // the press answers the sighting that showed the button
+  });
   // Scrolling down to the button loads the next page too, once the last loaded lines are on screen.
   if ('IntersectionObserver' in window) {
     new IntersectionObserver((seen) => {
-      moreInView = seen[seen.length - 1].isIntersecting;
+      moreSighted = seen[seen.length - 1].isIntersecting;
       nearTheEnd();
     }).observe(els.more);
   }
@@ -372,5 +483,6 @@ export function initQueue() {
     if (entry && !state.openRun) state.openRun = entry.runId;
     render();
   });
+  refreshServerOptions();
   render();
 }

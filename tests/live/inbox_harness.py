@@ -107,6 +107,7 @@ class InboxHarness(InboxHttp):
     poll_seconds: int = 10
     polls: int = 0  # GET inbox/cards/ requests: a poll's pages and the pages asked for while polling
     polled_cursors: list[Any] = field(default_factory=list)  # the `cursor` of each (None: the first page)
+    searches: list[dict] = field(default_factory=list)  # the query of each search the queue asked the server
     frames_sent: int = 0  # to the page's sockets since it was (re)loaded
     # The layout the page opens in (static/inbox/settings.js): "full" shows every card, as the
     # card tests expect; "queue" is the compact queue with a detail pane (the page's default).

@@ -12,13 +12,13 @@ from urllib.parse import parse_qs, urlsplit
 
 from django.utils import timezone
 
-from approvals import claims
+from approvals import claims, inbox_search
 from approvals.models import ApprovalStatus
 from condor.errors import ApprovalNotPending, CondorError, NotFound
 from tests.helpers.waits import HANG_SECONDS
 from tests.live.inbox_page import CARDS_URL, INBOX_PATH, STATIC_DIR, render_inbox
 from tests.live.inbox_rows import (
-    approval_body, card_page, error_response, reviewer, stopped_run_body, unrouted_response,
+    approval_body, card_page, error_response, reviewer, search_page, stopped_run_body, unrouted_response,
 )
 
 
@@ -156,6 +156,16 @@ class InboxHttp:
         if path == INBOX_PATH:
             route.fulfill(status=200, content_type="text/html; charset=utf-8",
                           body=render_inbox(self.username, self.poll_seconds))
+            return
+        query = parse_qs(urlsplit(request.url).query, keep_blank_values=True)
+        if path == CARDS_URL and request.method == "GET" and set(query) & set(inbox_search.PARAMS):
+            # The queue's search: answered whether or not the socket is up, and not a poll.
+            params = {name: values[-1] for name, values in query.items()}
+            self.searches.append(params)
+            self._fulfil(route, *search_page(self.rows, params))
+            return
+        if path == f"{CARDS_URL}filters/" and request.method == "GET":
+            self._fulfil(route, 200, self.rows.filter_options())
             return
         if path == CARDS_URL and request.method == "GET" and self.cards_served:
             self.polls += 1

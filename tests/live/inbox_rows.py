@@ -25,7 +25,7 @@ from __future__ import annotations
 import itertools
 import json
 import uuid
-from collections import defaultdict
+from collections import Counter, defaultdict
 from contextlib import contextmanager
 from datetime import datetime, timedelta
 from unittest import mock
@@ -37,7 +37,7 @@ from django.utils import timezone
 from django.test import RequestFactory
 from rest_framework.renderers import JSONRenderer
 
-from approvals import cards, claims, identifiers, inbox_pages, locked_args, quorum
+from approvals import cards, claims, identifiers, inbox_pages, inbox_search, locked_args, quorum
 from approvals.card_context import empty_context
 from approvals.gate import CLARIFICATION_RULE, EXPLANATIONS
 from approvals.hashing import canonical, payload_hash
@@ -237,6 +237,16 @@ def card_page(rows: "Rows", cursor: str | None) -> tuple[int, dict]:
     return 200, json.loads(JSONRenderer().render(body))
 
 
+def search_page(rows: "Rows", params: dict) -> tuple[int, dict]:
+    """(status, body) of GET inbox/cards/ with a search or filters: approvals/inbox_search.py's page,
+    or its 400, rendered as the API renders them."""
+    try:
+        body = rows.search(params)
+    except CondorError as refused:
+        return error_response(refused)
+    return 200, json.loads(JSONRenderer().render(body))
+
+
 def unrouted_response(path: str):
     """What a path no route matches gets: condor/errors.py's handler404 (a JSON error under /api/)."""
     return not_found(RequestFactory().get(path), Http404())
@@ -319,6 +329,42 @@ class Rows:
 
     def total(self) -> int:
         return len(self.pending())
+
+    def search(self, params: dict) -> dict:
+        """approvals/inbox_search.py's page over these rows: its filters parsed by the server's code,
+        what the database matches said again in Python, its order, cursor and per-patient counts."""
+        filters = inbox_search.parse(params)
+        cursor = params.get("cursor")
+        key = inbox_search.decode_cursor(filters, cursor) if cursor is not None else None
+        wanted = filters.patient_ref.casefold()
+        matched = [row for row in self.pending()
+                   if row.session.patient_ref.casefold().startswith(wanted)
+                   and (not filters.ward or row.session.care_unit == filters.ward)
+                   and (not filters.tool or row.tool == filters.tool)
+                   and (not filters.risk or {"high": 0, "low": 1}.get(row.hitl_tier, 2) == inbox_search.RISKS[filters.risk])]
+        for row in matched:
+            row.match_rank = 0 if wanted and row.session.patient_ref.casefold() == wanted else 1
+            row.escalation_rank = 0 if row.escalated_at else 1
+            row.risk_rank = {"high": 0, "low": 1}.get(row.hitl_tier, 2)
+        position = lambda row: (row.match_rank, *_queue_position(row))  # noqa: E731
+        ordered = sorted(matched, key=position)
+        if key is not None:
+            ordered = [row for row in ordered if position(row) > (*key[:4], str(key[4]))]
+        with self.answering():
+            body = inbox_pages.page_body(
+                ordered[:inbox_pages.PAGE_CARDS + 1], total=len(matched), cursor=cursor,
+                encode=inbox_search.cursor_encoder(filters),
+                key=lambda row: (row.match_rank, row.escalation_rank, row.risk_rank, row.expires_at, row.pk))
+        refs = {card["session"]["patient_ref"] for card in body["cards"]}
+        totals = {ref: sum(row.session.patient_ref == ref for row in matched) for ref in sorted(refs)}
+        return {"patient_totals": totals, **body}
+
+    def filter_options(self) -> dict:
+        """approvals/inbox_search.py's options over these rows: the wards and tools with pending cards."""
+        def counted(values) -> list[dict]:
+            return [{"value": value, "count": n} for value, n in sorted(Counter(v for v in values if v).items())]
+        pending = self.pending()
+        return {"wards": counted(row.session.care_unit for row in pending), "tools": counted(row.tool for row in pending)}
 
     def added(self, approval_id: str) -> dict:
         with self.answering():

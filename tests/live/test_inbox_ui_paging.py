@@ -1,9 +1,9 @@
 """The inbox with 500 pending cards sent in pages of 100 (issue 11, issue 14), in real
 Chromium with the server played by the harness as approvals/inbox_pages.py pages:
 the queue says how many of the total are loaded, loads more on "Load more" (by
-keyboard), on scrolling to the end and on j past the last line, filters what is
-loaded and says so, builds a card's full DOM only when it is opened, and keeps the
-total right through pushes.
+keyboard), on scrolling to the end and on j past the last line (one page for each,
+never two), has its search and filters answered by the server over every pending card,
+builds a card's full DOM only when it is opened, and keeps the total right through pushes.
 
 Run: .venv/bin/pytest tests/live/test_inbox_ui_paging.py -q
 """
@@ -87,6 +87,36 @@ def test_scrolling_to_the_end_of_what_is_loaded_loads_the_next_page(paged):
     assert len(paged.page_requests) == 1
 
 
+def test_a_press_while_the_page_asked_for_is_on_its_way_asks_for_nothing_more(paged):
+    paged.open(hospital(300))
+    more(paged).scroll_into_view_if_needed()
+    paged.seen_in_view(more(paged))
+    paged.answer_pages = False  # the server is slow to answer
+    paged.page.get_by_test_id("queue-next").click()  # to the last lines loaded, the button on screen: it asks
+    expect(more(paged)).to_have_text("Loading…")
+    more(paged).click(timeout=5000)  # and the reviewer presses it meanwhile
+    paged.socket_round_trip()
+    assert len(paged.page_requests) == 1
+    paged.send(paged.page_frame(paged.page_requests[0]))
+    expect(loaded(paged)).to_have_text("200 of 300 shown")
+    paged.socket_round_trip()
+    assert len(paged.page_requests) == 1
+
+
+def test_in_the_full_layout_one_scroll_to_the_end_loads_one_page(page):
+    paged = InboxHarness(page, view="full")
+    paged.open(hospital(400))
+    more(paged).scroll_into_view_if_needed()
+    expect(loaded(paged)).to_have_text("200 of 400 shown")
+    expect(paged.cards()).to_have_count(200)
+    # Drawn, and the observers told where the button went, before the check that nothing more was asked.
+    paged.page.evaluate("() => new Promise(done => requestAnimationFrame(() => requestAnimationFrame(() => setTimeout(done, 100))))")
+    paged.socket_round_trip()
+    assert len(paged.page_requests) == 1
+    expect(loaded(paged)).to_have_text("200 of 400 shown")
+    assert paged.page_errors == []
+
+
 def test_j_past_the_last_loaded_line_loads_more(paged):
     cards = hospital(150)
     paged.open(cards)
@@ -97,19 +127,80 @@ def test_j_past_the_last_loaded_line_loads_more(paged):
     assert len(paged.page_requests) == 1
 
 
-def test_filters_and_search_apply_to_the_loaded_cards_and_say_so(paged):
+def range_text(paged):
+    return paged.page.get_by_test_id("queue-range")
+
+
+def search(paged, text: str) -> None:
+    paged.page.get_by_test_id("queue-search").fill(text)
+
+
+def test_a_patient_search_counts_every_pending_card_of_theirs_before_any_scrolling(paged):
+    cards = hospital(276)
+    # 54 cards of one patient, spread through the server's order: most are past the first page.
+    theirs = [approval_card(tier=("high", "low", None)[i % 3], expires_in=200 + i * 60, patient_ref="MRN-20417",
+                            care_unit="Ward 4") for i in range(54)]
+    paged.open(cards + theirs)
+    expect(loaded(paged)).to_have_text("100 of 330 shown")
+    first_page = {card["id"] for card in sorted(cards + theirs, key=queue_key)[:100]}
+    assert len(first_page & {card["id"] for card in theirs}) < 54
+
+    search(paged, "MRN-20417")
+
+    group = paged.page.get_by_test_id("queue-group")
+    expect(group).to_have_count(1)
+    expect(group).to_contain_text("54 requests")
+    expect(range_text(paged)).to_have_text("1–50 of 54 (filtered from 330)")
+    expect(rows(paged)).to_have_count(50)
+    assert paged.page_requests == []  # not a page of the socket's: the search's own, from the server
+    paged.page.get_by_test_id("queue-next").click()
+    expect(range_text(paged)).to_have_text("51–54 of 54 (filtered from 330)")
+    expect(group).to_contain_text("54 requests")
+
+
+def test_the_exact_patient_comes_first_then_prefix_matches_never_a_substring(paged):
+    longer = [approval_card(tier="high", expires_in=100 + i, patient_ref="MRN-70345") for i in range(3)]
+    exact = [approval_card(tier=None, expires_in=2000 + i, patient_ref="MRN-7") for i in range(2)]
+    substring = approval_card(tier="high", expires_in=50, patient_ref="MRN-17")
+    paged.open(longer + exact + [substring])
+
+    search(paged, "MRN-7")
+
+    expect(rows(paged)).to_have_count(5)
+    patients = paged.page.eval_on_selector_all('[data-testid="queue-patient"]', "els => els.map(e => e.textContent)")
+    assert patients == ["MRN-7"] * 2 + ["MRN-70345"] * 3
+    paged.page.get_by_test_id("queue-search").blur()
+    paged.page.keyboard.press("j")
+    expect(paged.card(sorted(exact, key=queue_key)[0]["id"])).to_be_visible()
+    search(paged, "RN-7")  # a substring of every ref: no match
+    expect(range_text(paged)).to_have_text("No request matches (6 waiting)")
+
+
+def test_filters_are_answered_over_every_pending_card_and_load_more_of_the_matches(paged):
     cards = hospital(500)
-    paged.open(cards)
+    # A ward none of the first page's cards is in: its option comes from the server.
+    late = [approval_card(tier="low", expires_in=3600 + i, care_unit="Maternity") for i in range(3)]
+    paged.open(cards + late)
+    loaded_wards = {c["session"]["care_unit"] for c in sorted(cards + late, key=queue_key)[:100]}
+    assert "Maternity" not in loaded_wards
+
+    paged.page.get_by_test_id("filter-ward").select_option("Maternity")
+    expect(range_text(paged)).to_have_text("1–3 of 3 (filtered from 503)")
+
     paged.page.get_by_test_id("filter-ward").select_option("ICU")
-    expect(loaded(paged)).to_have_text("100 of 500 shown · search, filters and sort apply to these 100")
-    loaded_icu = [c for c in sorted(cards, key=queue_key)[:100] if c["session"]["care_unit"] == "ICU"]
-    expect(rows(paged)).to_have_count(min(50, len(loaded_icu)))
+    icu = [c for c in sorted(cards, key=queue_key) if c["session"]["care_unit"] == "ICU"]
+    expect(range_text(paged)).to_have_text(f"1–50 of {len(icu)} (filtered from 503)")
+    expect(loaded(paged)).to_have_text(f"100 of {len(icu)} matching shown")
+    expect(rows(paged).first).to_have_attribute("data-approval-id", icu[0]["id"])
+    assert 100 < len(icu) < 200
     more(paged).click()
-    expect(loaded(paged)).to_have_text("200 of 500 shown · search, filters and sort apply to these 200")
-    wanted = [c for c in sorted(cards, key=queue_key)[:200] if c["session"]["care_unit"] == "ICU"]
-    expect(paged.page.get_by_test_id("queue-range")).to_contain_text(f"of {len(wanted)} (filtered from 200)")
-    paged.page.get_by_test_id("queue-search").fill(wanted[0]["session"]["patient_ref"])
-    expect(rows(paged).first).to_have_attribute("data-approval-id", wanted[0]["id"])
+    expect(loaded(paged)).to_be_hidden()  # every match loaded
+    expect(more(paged)).to_be_hidden()
+    assert paged.page_requests == []
+    assert [s.get("cursor") is not None for s in paged.searches if s.get("ward") == "ICU"] == [False, True]
+
+    paged.page.get_by_test_id("filter-ward").select_option("")
+    expect(loaded(paged)).to_have_text("100 of 503 shown")  # the matches past the loaded pages are let go
 
 
 def test_a_cards_full_dom_is_built_only_when_it_is_opened(paged):
