@@ -53,3 +53,54 @@ export function actionLabel(tool, op) {
   const head = OP_WORDS[verb] || capital(opWords);
   return capital([head, ...said].filter(Boolean).join(' '));
 }
+
+// ---------------------------------------------------------------- a call's leading values
+
+// Arg names that say what a call is about, in the order a clinician reads an order: the
+// thing, how much, how often. Other args follow in the card's order.
+const LEADING = [
+  /^(drug|medication|medicine|vaccine|test|tests|panel|procedure|item|product|name|title|subject)$/,
+  /^(dose|amount|strength|quantity|volume|rate)(_|$)/,
+  /^(frequency|schedule|interval|when|date)$/,
+];
+// A number whose name ends in a unit reads with it: dose_mg 500 is "500 mg".
+const UNIT = /(?:^|_)(mg|mcg|ug|g|kg|ml|l|mmol|units|iu|min|minutes|h|hours|days|weeks)$/i;
+const UNIT_TEXT = { ml: 'mL', l: 'L', ug: 'mcg', iu: 'IU' };
+// The args that name the patient (the line says who already), besides the card's locked ones.
+const PATIENT_KEYS = new Set(['patient_ref', 'patient_id', 'mrn', 'nhs_number']);
+const VALUE_MAX = 40;
+const LEADING_MAX = 3;
+
+const rankOf = (key) => {
+  const name = key.toLowerCase();
+  const at = LEADING.findIndex((re) => re.test(name));
+  return at < 0 ? LEADING.length : at;
+};
+
+function valueText(key, value) {
+  if (typeof value === 'number' && Number.isFinite(value)) {
+    const unit = key.match(UNIT);
+    return unit ? `${value} ${UNIT_TEXT[unit[1].toLowerCase()] || unit[1].toLowerCase()}` : String(value);
+  }
+  if (typeof value !== 'string') return ''; // a flag or a nested value says nothing without its name
+  const text = value.replace(/\s+/g, ' ').trim();
+  return text.length > VALUE_MAX ? `${text.slice(0, VALUE_MAX - 1)}…` : text;
+}
+
+/** The first few plain values of a call's args, as a queue line shows them ("amoxicillin", "500 mg",
+ * "8-hourly"): what it is about first, then how much and how often, then the rest in order; never
+ * the args that name the patient (`locked`, and the usual names of a patient's identifier). */
+export function leadingValues(args, locked = []) {
+  if (args === null || typeof args !== 'object' || Array.isArray(args)) return [];
+  const skip = new Set(locked);
+  const keys = Object.keys(args).filter((k) => !skip.has(k) && !PATIENT_KEYS.has(k.toLowerCase()));
+  const ordered = keys.map((key, at) => ({ key, at, rank: rankOf(key) }))
+    .sort((a, b) => a.rank - b.rank || a.at - b.at);
+  const out = [];
+  for (const { key } of ordered) {
+    const text = valueText(key, args[key]);
+    if (text) out.push(text);
+    if (out.length === LEADING_MAX) break;
+  }
+  return out;
+}

@@ -22,7 +22,9 @@ import { claimAt } from './claim.js';
 import { h } from './dom.js';
 import { listEl, root } from './page.js';
 import { dropBeyondPages, entriesOfRun, loadMore, move, orderedEntries, pagingState, reorder, select, selectedEntry, showCards, upsert } from './list.js';
-import { revealedText } from './reveal.js';
+import { actionLabel, leadingValues } from './labels.js';
+import { lockedOf } from './locked.js';
+import { revealedText, setRevealed } from './reveal.js';
 import { shortRun } from './runs.js';
 import { fetchFilterOptions, found, moreFound, runSearch } from './search.js';
 import { pageBlockedReason } from './socket.js';
@@ -64,6 +66,7 @@ function buildRow(entry) {
   const parts = {
     risk: h('span', { class: 'qrow__risk badge', 'data-testid': 'queue-risk' }),
     tool: h('span', { class: 'qrow__tool', 'data-testid': 'queue-tool' }),
+    values: h('span', { class: 'qrow__values', 'data-testid': 'queue-values' }),
     patient: h('span', { class: 'qrow__patient', 'data-testid': 'queue-patient' }),
     ward: h('span', { class: 'qrow__ward', 'data-testid': 'queue-ward' }),
     claim: h('span', { class: 'qrow__claim', 'data-testid': 'queue-claim' }),
@@ -73,7 +76,7 @@ function buildRow(entry) {
   // The line's accessible name is its visible text (axe: label-content-name-mismatch), with the
   // words a listener needs that the eye gets from the badge's colour kept visually hidden.
   const button = h('button', { type: 'button', class: 'qrow', 'data-testid': 'queue-open' },
-    parts.risk, h('span', { class: 'visually-hidden' }, ' risk,'), ' ', parts.tool, ' ', h('span', { class: 'qrow__who' }, parts.patient, ' ', parts.ward), ' ', parts.claim, ' ', parts.mine, ' ', parts.time);
+    parts.risk, h('span', { class: 'visually-hidden' }, ' risk,'), ' ', h('span', { class: 'qrow__what' }, parts.tool, ' ', parts.values), ' ', h('span', { class: 'qrow__who' }, parts.patient, ' ', parts.ward), ' ', parts.claim, ' ', parts.mine, ' ', parts.time);
   const el = h('li', { class: 'qrow-item', 'data-testid': 'queue-row', 'data-approval-id': entry.id }, button);
   const row = { el, button, parts, json: '', time: '', claimUntil: 0 };
   rows.set(entry.id, row);
@@ -90,7 +93,13 @@ function fillRow(row, entry, now) {
   row.el.dataset.tier = tier;
   parts.risk.textContent = entry.kind === 'clarification' && tier === 'none' ? 'Question' : RISK_TEXT[entry.tierRank];
   parts.risk.className = `qrow__risk badge badge--${entry.kind === 'clarification' && tier === 'none' ? 'question' : tier}`;
-  parts.tool.textContent = revealedText([str(card.tool) || 'unknown tool', str(card.op)].filter(Boolean).join(' · '));
+  // What the call does in clinical words, and its leading values (the drug, the dose): the tool's
+  // own name is in the Tool filter and on the card's technical details.
+  parts.tool.textContent = revealedText(actionLabel(str(card.tool), str(card.op)) || 'Unknown request');
+  const values = leadingValues(card.args, lockedOf(card));
+  // Revealed as nodes: a right-to-left character is boxed, so a dose's digits keep their order.
+  setRevealed(parts.values, values.length ? `· ${values.join(' · ')}` : '');
+  parts.values.hidden = !values.length;
   parts.patient.textContent = revealedText(patientOf(card) || 'No patient ref');
   const ward = wardOf(card);
   parts.ward.textContent = ward ? revealedText(ward) : '';

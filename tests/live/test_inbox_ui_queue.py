@@ -13,6 +13,7 @@ import re
 import pytest
 from playwright.sync_api import expect
 
+from tests.live.bidi import HEBREW_DOSE, TATWEEL_DOSE, assert_drawn_in_sent_order
 from tests.live.browser import ARTIFACTS_DIR
 from tests.live.inbox_harness import InboxHarness
 from tests.live.inbox_rows import approval_card, clarification_card
@@ -186,6 +187,28 @@ def test_after_a_decision_j_opens_the_line_that_took_its_place(queue):
 
     keyboard.press("j")
     expect(queue.card(cards[2]["id"])).to_be_focused()
+
+
+def test_a_line_says_what_the_call_does_and_its_leading_values(queue):
+    # As jsonb stores them: the keys by length, so the drug is not first.
+    args = {"days": 5, "mrn": "MRN-1", "route": "oral", "dose_mg": 500, "frequency": "8-hourly", "drug": "amoxicillin"}
+    card = approval_card(tool="prescribe_medication", op="create", args=args, patient_ref="MRN-1")
+    question = clarification_card(args={"clinic": "cardiology", "urgent": True})
+    queue.open([card, question])
+
+    line = row(queue, card)
+    expect(line.get_by_test_id("queue-tool")).to_have_text("New prescription")
+    expect(line.get_by_test_id("queue-values")).to_have_text("· amoxicillin · 500 mg · 8-hourly")
+    expect(line.get_by_role("button")).to_have_accessible_name(re.compile(r"New prescription · amoxicillin · 500 mg · 8-hourly"))
+    expect(row(queue, question).get_by_test_id("queue-values")).to_have_text("· cardiology")
+
+
+def test_a_lines_values_keep_their_digits_in_the_order_sent(queue):
+    card = approval_card(args={"drug": TATWEEL_DOSE, "dose": HEBREW_DOSE})
+    queue.open([card])
+    values = row(queue, card).get_by_test_id("queue-values")
+    expect(values.get_by_test_id("rtl-char").first).to_be_visible()
+    assert_drawn_in_sent_order(values, "2525" + "2525")
 
 
 def test_the_ward_and_the_claim_show_on_the_line_when_the_card_has_them(queue):
