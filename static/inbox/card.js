@@ -200,7 +200,7 @@ export function applyCard(entry, card) {
   setRevealed(r.patient, str(patientContext(card).patient_ref) || 'No patient ref');
   setRevealed(r.session, str(session.title) || 'Untitled session');
   setRevealed(r.client, str(client.name) || 'unknown client');
-  r.requested.textContent = Number.isFinite(timeOf(card.requested_at, NaN)) ? `at ${clockTime(entry.requestedMs)}` : '';
+  r.requested.textContent = Number.isFinite(timeOf(card.requested_at, NaN)) ? `asked at ${clockTime(entry.requestedMs)}` : '';
   r.requested.dateTime = str(card.requested_at);
   r.countdown.title = Number.isFinite(entry.expiresMs) ? `Expires at ${clockTime(entry.expiresMs)}` : '';
   applyWhy(r, card);

@@ -16,17 +16,22 @@ export function clockTime(ms) {
   return `${pad2(d.getHours())}:${pad2(d.getMinutes())}`;
 }
 
+/** Time left in words a reviewer reads at a glance ("12 min left"), never a stopwatch's "12:30":
+ * that read as a clock time beside the card's clock times. Under a minute it says so, without
+ * seconds that change on every tick; the card turns urgent then (URGENT_S). */
 function formatLeft(seconds) {
   if (seconds >= 3600) return `${Math.floor(seconds / 3600)} h ${pad2(Math.floor((seconds % 3600) / 60))} min left`;
-  return `${Math.floor(seconds / 60)}:${pad2(seconds % 60)} left`;
+  if (seconds >= 60) return `${Math.floor(seconds / 60)} min left`;
+  return 'under 1 min left';
 }
 
-/** What a card's countdown shows at `now`: { text, urgent, expired }. */
+/** What a card's countdown shows at `now`: { text, urgent, expired }; the deadline as a clock time
+ * ("12 min left · until 14:05"). */
 export function countdownAt(expiresMs, now) {
   const finite = Number.isFinite(expiresMs);
   const left = finite ? Math.ceil((expiresMs - now) / 1000) : Infinity;
   return {
-    text: !finite ? 'No expiry' : left <= 0 ? 'Expired' : formatLeft(left),
+    text: !finite ? 'No expiry' : left <= 0 ? 'Expired' : `${formatLeft(left)} · until ${clockTime(expiresMs)}`,
     urgent: left > 0 && left < URGENT_S,
     expired: left <= 0,
   };

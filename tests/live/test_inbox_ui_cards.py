@@ -6,6 +6,7 @@ The page is the production template and tests/live/inbox_harness.py plays the se
 from __future__ import annotations
 
 import re
+from datetime import datetime, timedelta
 
 import pytest
 from playwright.sync_api import expect
@@ -56,7 +57,7 @@ def test_card_shows_who_what_and_why(inbox):
     expect(shown.get_by_test_id("card-args")).to_contain_text("gentamicin")
     # Nested objects are an indented tree of key and value, not JSON text in a scroll box.
     expect(shown.locator(".args__tree .args__node")).to_have_text(["egfr 48"])
-    expect(shown.get_by_test_id("countdown")).to_have_text(re.compile(r"^\d+:\d\d left$"))
+    expect(shown.get_by_test_id("countdown")).to_have_text(re.compile(r"^\d+ min left · until \d\d:\d\d$"))
 
 
 def test_hidden_and_look_alike_characters_are_marked_and_the_card_warns(inbox):
@@ -210,18 +211,38 @@ def test_untrusted_args_are_shown_as_text_never_markup(inbox):
     assert inbox.page.evaluate("window.__pwned") is None
 
 
+def clock_time(page, at) -> str:
+    """`at` as the page writes a clock time: hours and minutes in the browser's time zone."""
+    return page.evaluate("ms => { const d = new Date(ms); return `${String(d.getHours()).padStart(2, '0')}:"
+                         "${String(d.getMinutes()).padStart(2, '0')}`; }", at.timestamp() * 1000)
+
+
+def test_time_left_reads_in_minutes_beside_the_deadline_as_a_clock_time(inbox):
+    frozen = inbox.open_with_clock_stopped()
+    soon, later = approval_card(expires_in=750, now=frozen), approval_card(expires_in=2 * 3600 + 5 * 60 + 30, now=frozen)
+    inbox.add(soon)
+    inbox.add(later)
+    expect(inbox.card(soon["id"]).get_by_test_id("countdown")).to_have_text(
+        f"12 min left · until {clock_time(inbox.page, frozen + timedelta(seconds=750))}")
+    expect(inbox.card(later["id"]).get_by_test_id("countdown")).to_have_text(
+        f"2 h 05 min left · until {clock_time(inbox.page, frozen + timedelta(seconds=7530))}")
+    asked = clock_time(inbox.page, datetime.fromisoformat(soon["requested_at"]))
+    expect(inbox.card(soon["id"]).locator("time.meta__time")).to_have_text(f"asked at {asked}")
+
+
 def test_countdown_turns_urgent_then_expired_disables_actions(inbox):
     # The card is parked at the instant the page's clock stands at: the countdown has one right value.
     frozen = inbox.open_with_clock_stopped()
     card = approval_card(expires_in=90, now=frozen)
     inbox.add(card)
     shown = inbox.card(card["id"])
-    expect(shown.get_by_test_id("countdown")).to_have_text("1:30 left")
+    until = clock_time(inbox.page, frozen + timedelta(seconds=90))
+    expect(shown.get_by_test_id("countdown")).to_have_text(f"1 min left · until {until}")
     expect(shown).not_to_have_class(re.compile(r"\bis-urgent\b"))
 
     inbox.page.clock.run_for(35_000)
     expect(shown).to_have_class(re.compile(r"\bis-urgent\b"))
-    expect(shown.get_by_test_id("countdown")).to_have_text("0:55 left")
+    expect(shown.get_by_test_id("countdown")).to_have_text(f"under 1 min left · until {until}")
 
     inbox.page.clock.run_for(60_000)
     expect(shown.get_by_test_id("countdown")).to_have_text("Expired")
