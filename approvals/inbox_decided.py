@@ -2,23 +2,51 @@
 
 Searchable by `patient_ref` (`?patient_ref=`, a case-insensitive substring), newest
 first, each with the args asked for and the args approved (so an edit shows), who
-decided, when, why, the four-eyes approvals, and what the run did next (its state
-and terminal reason now). Visibility is the inbox's own rule (approvals/visibility.py).
+decided, when, why, the four-eyes approvals, what the run did next (its state and
+terminal reason now) and what became of an approved call (`call_outcome`: ran, failed,
+running, waiting, withdrawn, expired), from the approval and the call's ledger row.
+Visibility is the inbox's own rule (approvals/visibility.py).
 """
 
-from datetime import timedelta
+from datetime import datetime, timedelta
 
+from django.db.models import OuterRef, Subquery
 from django.utils import timezone
-from drf_spectacular.utils import OpenApiParameter, extend_schema
+from drf_spectacular.utils import OpenApiParameter, extend_schema, extend_schema_field
 from rest_framework import serializers
 from rest_framework.pagination import LimitOffsetPagination
 
 from approvals import cards
 from approvals.inbox_cards import ReviewerList
-from approvals.models import Approval
+from approvals.models import Approval, ApprovalStatus, ToolCall
 from condor.schema import errors
 
 WINDOW = timedelta(hours=24)
+CALL_OUTCOMES = {
+    "ran": "the agent ran the approved call and reported its result",
+    "failed": "the agent ran the approved call and reported an error",
+    "running": "the agent took the approval and has not reported the call's result yet",
+    "waiting": "approved, and the agent has not used the approval yet",
+    "withdrawn": "the run ended before the agent used the approval",
+    "expired": "the approval ran out before the agent used it",
+}
+
+
+def call_outcome(approval, now=None) -> str | None:
+    """What became of an approved call, from the approval and its ledger row's result (annotated
+    as `call_reported_at` and `call_is_error`); None for a rejection."""
+    status = approval.status
+    if status == ApprovalStatus.CONSUMED:
+        if approval.call_reported_at is None:
+            return "running"
+        return "failed" if approval.call_is_error else "ran"
+    if status == ApprovalStatus.WITHDRAWN:
+        return "withdrawn"
+    if status == ApprovalStatus.EXPIRED or (status == ApprovalStatus.APPROVED and approval.expires_at <= (now or timezone.now())):
+        return "expired"  # the grant's deadline passed unused; the sweep marks it in time
+    if status == ApprovalStatus.APPROVED:
+        return "waiting"
+    return None
 
 
 class DecidedSerializer(serializers.ModelSerializer):
@@ -30,12 +58,19 @@ class DecidedSerializer(serializers.ModelSerializer):
     approvals = serializers.SerializerMethodField()
     run_state = serializers.CharField(source="run.state", help_text="What the run did next: its state now.")
     run_terminal_reason = serializers.CharField(source="run.terminal_reason")
+    call_outcome = serializers.SerializerMethodField(help_text="What became of the approved call: " + "; ".join(
+        f"`{name}`: {meaning}" for name, meaning in CALL_OUTCOMES.items()) + ". Null for a rejection.")
+    call_outcome_at = serializers.SerializerMethodField(help_text="When that happened: the result's report (ran, "
+                                                                  "failed), the agent's taking the approval "
+                                                                  "(running) or the approval's deadline (waiting, "
+                                                                  "expired); null otherwise.")
 
     class Meta:
         model = Approval
         fields = ["id", "run", "patient_ref", "care_unit", "session_title", "tool", "op", "reason_code", "status",
                   "args", "approved_args", "edited", "resume_data", "decided_by", "decided_at", "decision_reason",
-                  "approvals_required", "approvals", "run_state", "run_terminal_reason"]
+                  "approvals_required", "approvals", "run_state", "run_terminal_reason", "call_outcome",
+                  "call_outcome_at"]
         read_only_fields = fields
 
     def get_decided_by(self, approval) -> str | None:
@@ -46,6 +81,15 @@ class DecidedSerializer(serializers.ModelSerializer):
 
     def get_approvals(self, approval) -> list[dict]:
         return cards.counted_approvals(approval)
+
+    @extend_schema_field(serializers.ChoiceField(choices=list(CALL_OUTCOMES), allow_null=True))
+    def get_call_outcome(self, approval) -> str | None:
+        return call_outcome(approval)
+
+    def get_call_outcome_at(self, approval) -> datetime | None:
+        at = {"ran": approval.call_reported_at, "failed": approval.call_reported_at, "running": approval.consumed_at,
+              "waiting": approval.expires_at, "expired": approval.expires_at}.get(call_outcome(approval))
+        return serializers.DateTimeField().to_representation(at) if at else None
 
 
 class DecidedPagination(LimitOffsetPagination):
@@ -64,6 +108,10 @@ class DecidedCards(ReviewerList):
         patient_ref = self.request.query_params.get("patient_ref", "").strip()
         if patient_ref:
             decided = decided.filter(session__patient_ref__icontains=patient_ref)
+        # The call's result, from its ledger row, in the same query (not one query a decision).
+        call = ToolCall.objects.filter(run=OuterRef("run"), tool_call_id=OuterRef("tool_call_id"))
+        decided = decided.annotate(call_reported_at=Subquery(call.values("reported_at")[:1]),
+                                   call_is_error=Subquery(call.values("is_error")[:1]))
         return scope.visible(decided).select_related("session", "run", "decided_by").order_by("-decided_at", "pk")
 
     @extend_schema(responses={200: DecidedSerializer(many=True), **errors(403)}, parameters=[

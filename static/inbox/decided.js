@@ -1,7 +1,8 @@
 /* The "Decided" view (SPEC section 10): the last 24 h of decisions this reviewer can
  * see, newest first, a page at a time (GET inbox/decided/), searchable by patient_ref.
  * Each shows who decided and when, approve or reject, the reason, the edits, the
- * four-eyes approvals and what the run did next. Read-only, and built from text nodes
+ * four-eyes approvals, what became of an approved call (ran, failed, still running, waiting
+ * for the agent, withdrawn, expired) and what the run did next. Read-only, and built from text nodes
  * like every card: never innerHTML.
  *
  * The view is a second tab beside the waiting cards; it is built here, not in the
@@ -40,6 +41,25 @@ function outcome(d) {
   // A grant its run never used: the run was stopped or closed first (SPEC 4), said, not hidden.
   if (d.status === 'withdrawn') return { word: `${word}, then withdrawn`, kind: 'approved' };
   return { word, kind: 'approved' };
+}
+
+// What became of an approved call (approvals/inbox_decided.py's call_outcome), and when.
+const CALL_OUTCOMES = {
+  ran: ['Ran', (at) => `the agent reported its result${at}`],
+  failed: ['Failed', (at) => `the agent reported an error${at}`],
+  running: ['Running', (at) => `the agent took the approval${at}; no result yet`],
+  waiting: ['Waiting', (at) => `the agent has not used the approval yet${at ? ` (it lasts until${at.slice(3)})` : ''}`],
+  withdrawn: ['Withdrawn', () => 'the run ended before the agent used the approval'],
+  expired: ['Expired', (at) => `the approval ran out unused${at}`],
+};
+
+function callOutcome(d) {
+  const known = CALL_OUTCOMES[str(d.call_outcome)];
+  if (!known) return null;
+  const at = when(d.call_outcome_at);
+  const [word, says] = known;
+  return line('What became of the call', h('span', { 'data-testid': 'decided-call', 'data-outcome': str(d.call_outcome) },
+    h('strong', {}, word), ` · ${says(at ? ` at ${at}` : '')}`));
 }
 
 function line(label, ...value) {
@@ -82,6 +102,8 @@ function item(d) {
   }
   if (isObj(d.resume_data) && Object.keys(d.resume_data).length) parts.push(argsBlock('Answer', d.resume_data, 'decided-answer'));
   parts.push(argsBlock(d.edited === true ? 'Arguments as requested' : 'Arguments', d.args, 'decided-args'));
+  const call = callOutcome(d);
+  if (call) parts.push(call);
   const run = RUN_STATES[str(d.run_state)] || str(d.run_state) || 'unknown';
   const reason = str(d.run_terminal_reason).replace(/_/g, ' ');
   parts.push(line('What the run did next', h('span', { 'data-testid': 'decided-run' }, reason && reason !== run ? `${run} (${reason})` : run)));

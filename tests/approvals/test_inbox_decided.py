@@ -7,7 +7,7 @@ patient_ref, each with args, edits, who, when and what the run did next.
 from datetime import timedelta
 
 from approvals.models import Approval, ReviewTeam
-from tests.helpers.approval_loop import PRESCRIPTION, approve, decide, suspend
+from tests.helpers.approval_loop import PRESCRIPTION, approve, decide, report, resume, suspend
 from tests.helpers.runs import open_executing_run
 from tests.helpers.personas import logged_in
 
@@ -67,3 +67,61 @@ def test_only_what_the_reviewer_can_see(api, rita, rob, reviewer_http):
 
 def test_an_api_key_is_refused(api):
     assert api.get(URL).status_code == 403
+
+
+def outcome_of(http, approval_id) -> tuple:
+    [row] = [row for row in decided(http) if row["id"] == approval_id]
+    return row["call_outcome"], row["call_outcome_at"]
+
+
+def test_decided_says_what_became_of_the_approved_call(api, reviewer_http):
+    run_id = open_executing_run(api)
+    approval = suspend(api, run_id)["id"]
+    approve(reviewer_http, approval)
+    row = Approval.objects.get(pk=approval)
+    assert outcome_of(reviewer_http, approval) == ("waiting", row.expires_at.isoformat().replace("+00:00", "Z"))
+
+    assert resume(api, run_id, approval).status_code == 200
+    outcome, at = outcome_of(reviewer_http, approval)
+    assert (outcome, at is not None) == ("running", True)
+
+    assert report(api, run_id, "call-1", {"prescription_id": "rx-1"}).status_code == 200
+    assert outcome_of(reviewer_http, approval)[0] == "ran"
+
+
+def test_a_call_that_reported_an_error_failed(api, reviewer_http):
+    run_id = open_executing_run(api)
+    approval = suspend(api, run_id)["id"]
+    approve(reviewer_http, approval)
+    assert resume(api, run_id, approval).status_code == 200
+    assert report(api, run_id, "call-1", {"error": "pharmacy offline"}, is_error=True).status_code == 200
+    assert outcome_of(reviewer_http, approval)[0] == "failed"
+
+
+def test_an_unused_approval_is_withdrawn_or_expired_and_a_rejection_has_no_outcome(api, reviewer_http):
+    withdrawn, expired, rejected = (park(api) for _ in range(3))
+    for approval in (withdrawn, expired):
+        approve(reviewer_http, approval)
+    decide(reviewer_http, rejected, {"approved": False, "reason": "Duplicate."})
+    Approval.objects.filter(pk=withdrawn).update(status="withdrawn")
+    Approval.objects.filter(pk=expired).update(expires_at=Approval.objects.get(pk=expired).decided_at)
+
+    assert outcome_of(reviewer_http, withdrawn) == ("withdrawn", None)
+    assert outcome_of(reviewer_http, expired)[0] == "expired"
+    assert outcome_of(reviewer_http, rejected) == (None, None)
+
+
+def test_the_outcomes_cost_no_query_per_decision(api, reviewer_http):
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    def queries() -> int:
+        with CaptureQueriesContext(connection) as captured:
+            decided(reviewer_http)
+        return len(captured)
+
+    approve(reviewer_http, park(api))
+    one = queries()
+    for _ in range(3):
+        approve(reviewer_http, park(api))
+    assert queries() == one

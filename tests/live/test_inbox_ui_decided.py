@@ -10,11 +10,14 @@ The end-to-end test (a real decision, a real search) is test_inbox_e2e_decided.p
 from __future__ import annotations
 
 import json
+import re
 from urllib.parse import parse_qs, urlsplit
 
 import pytest
 from playwright.sync_api import expect
 from rest_framework.renderers import JSONRenderer
+
+from django.utils import timezone
 
 from approvals.inbox_decided import DecidedSerializer
 from approvals.models import ApprovalStatus
@@ -27,10 +30,11 @@ pytestmark = pytest.mark.browser
 
 def decided(*, status: str = ApprovalStatus.APPROVED, by=("rob",), reason: str = "", values=None,
             run_state: str = RunState.COMPLETED, terminal_reason: str = TerminalReason.COMPLETED,
-            card=None, then: str | None = None, **card_fields) -> dict:
+            card=None, then: str | None = None, result: str | None = None, **card_fields) -> dict:
     """A decision as inbox/decided/ sends it: DecidedSerializer over a row the harness decided
     as approvals/decisions.py would (each reviewer in `by` in turn), its run now in `run_state`;
-    `then`: what became of it afterwards (withdrawn with its run)."""
+    `then`: what became of it afterwards (withdrawn with its run, consumed by the agent);
+    `result`: the call's result the agent reported ("ok" or "error"), as the view reads it from the ledger."""
     card = card or approval_card(**card_fields)
     rows = Rows()
     rows.keep(card.row, card.context)
@@ -39,6 +43,8 @@ def decided(*, status: str = ApprovalStatus.APPROVED, by=("rob",), reason: str =
     if then is not None:
         rows.decide(card["id"], then, None)
     card.row.run = Run(pk=card.row.run_id, session=card.row.session, state=run_state, terminal_reason=terminal_reason)
+    card.row.call_reported_at = timezone.now() if result else None  # DecidedCards' annotations of the ledger row
+    card.row.call_is_error = result == "error" if result else None
     return json.loads(JSONRenderer().render(DecidedSerializer(card.row).data))
 
 
@@ -92,6 +98,32 @@ def test_a_grant_withdrawn_with_its_run_says_so(inbox, decided_view):
     inbox.open([])
     inbox.page.get_by_test_id("view-decided").click()
     expect(inbox.page.get_by_test_id("decided-outcome")).to_have_text("Approved, then withdrawn")
+
+
+def test_decided_says_what_became_of_each_approved_call(inbox, decided_view):
+    decided_view["rows"] = [
+        decided(then=ApprovalStatus.CONSUMED, result="ok", patient_ref="MRN-RAN"),
+        decided(then=ApprovalStatus.CONSUMED, result="error", patient_ref="MRN-FAILED"),
+        decided(then=ApprovalStatus.CONSUMED, patient_ref="MRN-RUNNING", run_state=RunState.EXECUTING, terminal_reason=""),
+        decided(patient_ref="MRN-WAITING", run_state=RunState.SUSPENDED, terminal_reason=""),
+        decided(then=ApprovalStatus.WITHDRAWN, patient_ref="MRN-WITHDRAWN", run_state=RunState.ABORTED,
+                terminal_reason=TerminalReason.USER_STOPPED),
+        decided(status=ApprovalStatus.REJECTED, patient_ref="MRN-REJECTED"),
+    ]
+    inbox.open([])
+    inbox.page.get_by_test_id("view-decided").click()
+    items = inbox.page.get_by_test_id("decided-item")
+    said = {
+        0: r"^Ran · the agent reported its result at \d\d:\d\d$",
+        1: r"^Failed · the agent reported an error at \d\d:\d\d$",
+        2: r"^Running · the agent took the approval at \d\d:\d\d; no result yet$",
+        3: r"^Waiting · the agent has not used the approval yet \(it lasts until \d\d:\d\d\)$",
+        4: r"^Withdrawn · the run ended before the agent used the approval$",
+    }
+    for at, text in said.items():
+        expect(items.nth(at).get_by_test_id("decided-call")).to_have_text(re.compile(text))
+    expect(items.nth(0)).to_contain_text("What became of the call: Ran")
+    expect(items.nth(5).get_by_test_id("decided-call")).to_have_count(0)
 
 
 def test_older_decisions_are_a_page_away(inbox, decided_view):
