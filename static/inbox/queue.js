@@ -327,7 +327,7 @@ function pagingNow() {
 
 /** Ask for the next page, of the search or of the pending cards; true when one is on its way (asked now or before). */
 function askMore() {
-  if (isSearching()) return moreFound({ onCards: addFound, onDone: scheduleRender }) || found.loading;
+  if (isSearching()) return moreFound({ onCards: addFound, onDone: searched }) || found.loading;
   return loadMore() || pagingState().loading;
 }
 

@@ -158,6 +158,25 @@ def test_a_patient_search_counts_every_pending_card_of_theirs_before_any_scrolli
     expect(group).to_contain_text("54 requests")
 
 
+def test_a_search_follows_the_cards_that_arrive_and_leave(paged):
+    theirs = [approval_card(tier="low", expires_in=600 + i, patient_ref="MRN-5") for i in range(3)]
+    paged.open(hospital(200) + theirs)
+    search(paged, "MRN-5")
+    group = paged.page.get_by_test_id("queue-group")
+    expect(group).to_have_count(1)
+    expect(group).to_contain_text("3 requests")
+
+    late = approval_card(tier=None, expires_in=3500, patient_ref="MRN-5")  # far past the loaded page
+    paged.add(late)
+    expect(group).to_contain_text("4 requests")
+    expect(row(paged, late)).to_be_visible()
+    expect(range_text(paged)).to_have_text("1–4 of 4 (filtered from 204)")
+
+    paged.remove(theirs[0]["id"])
+    expect(group).to_contain_text("3 requests")
+    expect(range_text(paged)).to_have_text("1–3 of 3 (filtered from 203)")
+
+
 def test_the_exact_patient_comes_first_then_prefix_matches_never_a_substring(paged):
     longer = [approval_card(tier="high", expires_in=100 + i, patient_ref="MRN-70345") for i in range(3)]
     exact = [approval_card(tier=None, expires_in=2000 + i, patient_ref="MRN-7") for i in range(2)]
