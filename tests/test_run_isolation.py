@@ -46,7 +46,7 @@ def test_two_runs_at_once_on_the_same_urls_each_keep_their_own_database_and_keys
     runs = [subprocess.Popen(command, cwd=REPO, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
             for _ in range(2)]
     outputs = [run.communicate(timeout=540)[0] for run in runs]
-    for run, output in zip(runs, outputs):
+    for run, output in zip(runs, outputs, strict=True):
         assert run.returncode == 0, output[-3000:]
     first, second = (json.loads(path.read_text()) for path in sorted(tmp_path.glob("*.json")))
     assert first["database"] != second["database"] and first["prefix"] != second["prefix"]
