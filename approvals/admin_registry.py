@@ -22,6 +22,7 @@ from approvals.four_eyes import dependence
 from approvals.admin_simulator import simulator_view
 from approvals.models import ToolChange, ToolChangeStatus, ToolDescriptor
 from condor.errors import CondorError
+from condor.json_form_field import STRICT_JSON_FIELDS
 
 
 def impact_context(name: str, before: dict | None, after: dict) -> dict:
@@ -41,6 +42,7 @@ class ToolDescriptorAdmin(admin.ModelAdmin):
     search_fields = ("name", "description")
     fields = ("name", "description", "policy_class", "hitl_tier", "trust", "allowed_hosts", "metadata",
               "approvals_required", "identity_args")
+    formfield_overrides = STRICT_JSON_FIELDS
 
     def get_urls(self):
         return [

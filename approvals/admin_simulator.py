@@ -10,6 +10,7 @@ from django.template.response import TemplateResponse
 
 from approvals import simulator
 from approvals.policy import STATIC_REGISTRY, Context, effective_spec
+from condor.json_form_field import StrictJSONField
 from sessions_app.models import AgeBandChoice, AutonomyChoice
 
 # SPEC section 2: op and tool names are plain ASCII (letters, digits, ".", "_", "-").
@@ -30,9 +31,9 @@ class SimulatorForm(forms.Form):
     tainted = forms.BooleanField(required=False, label="Session tainted")
     consent = forms.BooleanField(required=False, label="Consent granted")
     age_band = forms.ChoiceField(choices=AgeBandChoice.choices, initial=AgeBandChoice.ADULT)
-    args = forms.JSONField(required=False, initial=dict, validators=[_json_object],
+    args = StrictJSONField(required=False, initial=dict, validators=[_json_object],
                            widget=forms.Textarea(attrs={"rows": 4, "cols": 60}))
-    metadata = forms.JSONField(required=False, initial=dict, validators=[_json_object],
+    metadata = StrictJSONField(required=False, initial=dict, validators=[_json_object],
                                label="Client metadata", widget=forms.Textarea(attrs={"rows": 2, "cols": 60}),
                                help_text='Step 3 of resolution reads it: {"mutating": true} makes a would-be read a mutate.')
 

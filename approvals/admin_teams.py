@@ -11,6 +11,7 @@ from django.contrib.admin.widgets import FilteredSelectMultiple
 from approvals import audit
 from approvals.admin_audited import AuditedChangesAdmin
 from approvals.models import ReviewTeam
+from condor.json_form_field import STRICT_JSON_FIELDS
 
 
 class NamedFilteredSelectMultiple(FilteredSelectMultiple):
@@ -28,6 +29,7 @@ class ReviewTeamAdmin(AuditedChangesAdmin, admin.ModelAdmin):
     list_filter = ("is_default",)
     search_fields = ("name", "members__username")
     fields = ("name", "care_units", "is_default", "members")
+    formfield_overrides = STRICT_JSON_FIELDS
     filter_horizontal = ("members",)
 
     def formfield_for_manytomany(self, db_field, request, **kwargs):

@@ -193,7 +193,7 @@ async def one_round(condor: AsyncCondor, say, *, stagger: float) -> dict[str, st
         return await play(condor, scenario, say)
 
     outcomes = await asyncio.gather(*(started_later(i, s) for i, s in enumerate(SCENARIOS)))
-    return {scenario.name: outcome for scenario, outcome in zip(SCENARIOS, outcomes)}
+    return {scenario.name: outcome for scenario, outcome in zip(SCENARIOS, outcomes, strict=True)}
 
 
 async def wait_until_serving(base_url: str, key: str, timeout: float) -> None:

@@ -9,9 +9,7 @@ import logging
 import math
 
 from django.core.exceptions import PermissionDenied as DjangoPermissionDenied
-from django.http import Http404, JsonResponse
-from django.views.defaults import page_not_found
-from django.views.defaults import server_error as default_server_error
+from django.http import Http404
 from rest_framework import exceptions as drf
 from rest_framework.response import Response
 
@@ -303,25 +301,3 @@ def exception_handler(exc, context):
             headers["Retry-After"] = str(math.ceil(exc.wait))  # never early: 0.4 s left is 1
         return Response(error_body(code, detail), status=exc.status_code, headers=headers)
     return None  # unexpected: let Django log it and answer 500
-
-
-def not_found(request, exception):
-    """handler404: a path no route matches (or a malformed id in it) is still a JSON error under /api/."""
-    if request.path.startswith("/api/"):
-        return JsonResponse(error_body("not_found", "No such endpoint or object."), status=404)
-    return page_not_found(request, exception)
-
-
-def server_error(request):
-    """handler500: an unexpected failure (already logged by Django) keeps the error shape under /api/."""
-    from condor.db_unavailable import current_database_error, unavailable_response
-
-    # A database lost outside any view (a middleware saving the session, say) is still a 503.
-    lost = current_database_error()
-    if lost is not None:
-        return unavailable_response(request, lost)
-    if request.path.startswith("/api/"):
-        return JsonResponse(
-            error_body("server_error", "Condor could not complete the request; nothing was changed."), status=500
-        )
-    return default_server_error(request)

@@ -41,7 +41,7 @@ def configure_gc_for_serving() -> None:
 
     # Import every view, serializer and schema module now (the URLconf imports them on the first
     # request otherwise), so they are frozen with the rest.
-    get_resolver().url_patterns
+    get_resolver().url_patterns  # noqa: B018 (the access is the point: it imports the URLconf)
     gc.collect()  # what start-up already threw away is freed, not frozen
     gc.freeze()
     gc.set_threshold(YOUNGEST_THRESHOLD, *gc.get_threshold()[1:])

@@ -10,8 +10,8 @@ from condor.admin_login import CondorAdminAuthenticationForm
 
 admin.site.login_form = CondorAdminAuthenticationForm
 
-handler404 = "condor.errors.not_found"
-handler500 = "condor.errors.server_error"
+handler404 = "condor.error_pages.not_found"
+handler500 = "condor.error_pages.server_error"
 
 urlpatterns = [
     path("api/v1/", include("condor.api_urls")),  # first: the agents' calls, the most frequent by far

@@ -58,7 +58,7 @@ def listened(groups) -> set[str]:
     except redis.RedisError:
         logger.warning("could not ask Redis who listens; pushing to every group", exc_info=True)
         return set(groups)
-    return {group for group, mark in zip(groups, marks) if mark is not None}
+    return {group for group, mark in zip(groups, marks, strict=True) if mark is not None}
 
 
 class Listening:

@@ -107,7 +107,7 @@ class UsageRollup(APIView):
                     .annotate(runs=Count("pk"), input_tokens=Sum("input_tokens"), output_tokens=Sum("output_tokens"),
                               cost=Sum("cost")).order_by("model"))
         by_model = UsageSerializer(rows, many=True).data
-        for shaped, row in zip(by_model, rows):
+        for shaped, row in zip(by_model, rows, strict=True):
             shaped["model"] = row["model"]
         totals = {key: sum(row[key] for row in rows) for key in ("runs", "input_tokens", "output_tokens", "cost")}
         return Response(UsageRollupSerializer({**totals, "by_model": by_model}).data)

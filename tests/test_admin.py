@@ -121,6 +121,18 @@ def test_the_admin_refuses_a_mutate_tool_without_a_tier_in_words(gina, tool):
     assert AuditEvent.objects.count() == audited
 
 
+def test_the_admin_refuses_tool_metadata_nested_past_the_limit_as_a_form_error(gina, tool):
+    http = admin_client(gina)
+    audited, metadata = AuditEvent.objects.count(), tool.metadata
+    deep = '{"a": ' * 2000 + "1" + "}" * 2000
+    response = post(http, change_url(tool), {**TOOL_FORM, "metadata": deep})
+    assert response.status_code == 200  # the form again, with the error and the text as typed
+    assert b"nested deeper than" in response.content and b'{&quot;a&quot;: {&quot;a&quot;' in response.content
+    tool.refresh_from_db()
+    assert tool.metadata == metadata
+    assert AuditEvent.objects.count() == audited
+
+
 def test_governance_cannot_delete_a_tool_descriptor(gina, tool):
     response = post(admin_client(gina), f"/admin/approvals/tooldescriptor/{tool.pk}/delete/", {"post": "yes"})
     assert response.status_code == 403

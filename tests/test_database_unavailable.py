@@ -10,7 +10,8 @@ import pytest
 from django.db import OperationalError, connection, connections
 from django.test import RequestFactory
 
-from condor import errors
+from condor import error_pages
+from condor.errors import DatabaseUnavailable
 
 pytestmark = pytest.mark.django_db
 
@@ -64,7 +65,7 @@ def test_an_api_request_that_loses_the_database_is_503(api, monkeypatch):
     monkeypatch.setattr("condor.auth.client_for_key", lose_the_database)
     response = api.get("/api/v1/sessions/")
     assert response.status_code == 503
-    assert response.json() == {"error": "database_unavailable", "detail": errors.DatabaseUnavailable.default_detail}
+    assert response.json() == {"error": "database_unavailable", "detail": DatabaseUnavailable.default_detail}
     assert int(response["Retry-After"]) > 0
 
 
@@ -82,7 +83,7 @@ def test_a_database_error_outside_any_view_is_still_503():
     try:
         lose_the_database()
     except OperationalError:
-        response = errors.server_error(request)
+        response = error_pages.server_error(request)
     assert response.status_code == 503
     assert response["Retry-After"]
 
@@ -92,5 +93,5 @@ def test_any_other_failure_stays_a_500():
     try:
         raise ValueError("a bug")
     except ValueError:
-        response = errors.server_error(request)
+        response = error_pages.server_error(request)
     assert response.status_code == 500

@@ -111,6 +111,13 @@ def test_resume_documents_its_conflicts_and_expiry(schema):
     assert {"409", "410", "422"} <= set(responses)
 
 
+def test_opening_a_run_documents_that_it_supersedes_the_active_one(schema):
+    operation = schema["paths"]["/api/v1/sessions/{session_id}/runs/"]["post"]
+    assert "supersedes" in operation["description"] and "withdrawn" in operation["description"]
+    created = operation["responses"]["201"]["content"]["application/json"]["schema"]["$ref"].rsplit("/", 1)[-1]
+    assert "superseded_run" in schema["components"]["schemas"][created]["required"]
+
+
 def test_agent_endpoints_take_an_api_key_and_decisions_a_login(schema):
     assert schema["components"]["securitySchemes"]["ApiKeyAuth"] == {
         "type": "apiKey", "in": "header", "name": "Authorization",

@@ -74,7 +74,7 @@ def test_a_writable_field_is_refused(api, catalog):
 
     run = Run.objects.get(pk=open_executing_run(api))
     with pytest.raises(ImproperlyConfigured):
-        SummaryIn(run).data
+        _ = SummaryIn(run).data
 
 
 def fields_deep_copied(serializer_class):

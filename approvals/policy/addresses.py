@@ -2,8 +2,9 @@
 
 A value is an *address value* when it is shaped like one: a bare ``local@domain`` (no
 whitespace, something on each side of an ``@``), an angle address ``Name <local@domain>``, a
-list or group of such parts (split at ``,``, ``;`` or ``:``), any of these once comments in
-parentheses are set aside, or a ``mailto:`` URL. Other text that merely holds an ``@``
+list or group of such parts (split at ``,``, ``;`` or ``:``), words that are each a bare
+address (split at whitespace alone), any of these once comments in parentheses are set aside,
+or a ``mailto:`` URL. Other text that merely holds an ``@``
 ("see you @ 5", a letter that mentions an address) is not a destination (SPEC section 2 checks
 values that are destinations as a whole).
 
@@ -20,6 +21,8 @@ ambiguous value is a destination no allow-list holds:
   relay routing that some MTAs still honour;
 * a comment in parentheses anywhere (``dr@clinic.example (evil.example)``);
 * an IP literal as the domain (``dr@[10.0.0.7]``);
+* addresses separated by whitespace alone (``dr@clinic.example x@evil.example``): some mail
+  programs read each as a recipient, the parser reads none;
 * anything the parser reports as invalid, a control character or a backslash, no address at
   all, or a value over ``MAX_ADDRESS_VALUE`` characters or past the call's budget (not parsed).
 
@@ -87,7 +90,11 @@ def _address_shaped(text: str) -> bool:
         text = _without_comments(text).strip()
     if _BARE.fullmatch(text) or _ANGLE.search(text):
         return True
-    return any(_BARE.fullmatch(part.strip()) for part in _PART_SEPARATOR.split(text))
+    if any(_BARE.fullmatch(part.strip()) for part in _PART_SEPARATOR.split(text)):
+        return True
+    # "a@x b@y": a list to sendmail's old-style headers and to mail(1), no address to RFC 5322.
+    words = text.split()
+    return len(words) > 1 and all(_BARE.fullmatch(word) for word in words)
 
 
 def _read_list(text: str) -> Recipients:

@@ -46,7 +46,14 @@ DESTRUCTIVE_OPS = frozenset({
 # Verbs this short stand inside everyday words ("confirm", "perform", "model", "deliver"): they
 # count where they are a word part of their own, the longer ones anywhere.
 _SHORT_VERBS = frozenset(verb for verb in DESTRUCTIVE_OPS if len(verb) < 4)
-_LONG_VERBS = tuple(sorted(DESTRUCTIVE_OPS - _SHORT_VERBS))
+# A verb's other forms where its letters change: the final "e" goes ("deleting", "deletion",
+# "removal", "erasure", "revocation", "destruction"). Forms that keep the whole verb ("deleted",
+# "cancelling", "dropping", "destroying") are already found by the verb itself.
+_INFLECTED_FORMS = (
+    "deleti", "removi", "remova", "discontinui", "discontinua", "archivi", "archiva", "purgi", "erasi",
+    "erasu", "wipi", "truncati", "expungi", "revoki", "revoca", "destruct",
+)
+_LONG_VERBS = tuple(sorted(DESTRUCTIVE_OPS - _SHORT_VERBS)) + _INFLECTED_FORMS
 _SHORTEST_WORD = min(map(len, _SHORT_VERBS))
 _LONGEST_SHORT_VERB = max(map(len, _SHORT_VERBS))
 
@@ -88,7 +95,8 @@ def is_destructive(op: Any) -> bool:
 
     A verb of four letters or more counts anywhere, not only between separators or camelCase
     humps: "delete_all", "bulk-remove", "bulkDelete", "CANCELled", "DELETEall", "softdeletes",
-    "dropdown" and "swipe" are all destructive; "create" and "update" are not. Erring this way
+    "dropdown" and "swipe" are all destructive, and so are the verbs' inflected forms
+    ("deleting", "deletion", "removal", "erasure", "revocation"); "create" and "update" are not. Erring this way
     costs a reviewer a look at a harmless call ("avoid", "undelete"); erring the other way lets
     a delete through, and any rule for where a word ends is one an agent can spell around.
     Separators are removed before looking, so they split no verb, and may join one across two

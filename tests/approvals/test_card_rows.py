@@ -48,7 +48,7 @@ def approvals_in_every_state(api, ward_agent, rob) -> list:
     append(api, session_id, "assistant", [{"type": "text", "text": "Starting the bundle."}], run=tainted_run)
     tainted = suspend(api, tainted_run, tool_call_id="call-2", step_id="step-2", metadata={"rationale": "Because ✓."})
     clean = [suspend(api, open_executing_run(api), metadata={"rationale": "Because."}) for _ in range(2)]
-    for approval, why in zip(clean, ("x" * 2100, {"why": 1})):
+    for approval, why in zip(clean, ("x" * 2100, {"why": 1}), strict=True):
         ToolCall.objects.filter(run_id=approval["run"]).update(metadata={"rationale": why})
     return [a.pk for a in made if a.pk != made[3].pk] + [tainted["id"]] + [approval["id"] for approval in clean]
 

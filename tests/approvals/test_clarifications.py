@@ -120,11 +120,11 @@ HEAD = '"tool_call_id": "c", "step_id": "s", "tool": "t"'
 @pytest.mark.parametrize(
     "raw",
     [
-        '{%s, "message": "m", "missing": [{"name": "a"}], "message": "n"}' % HEAD,
-        '{%s, "message": "m", "missing": [{"name": "a", "hint": {"max": NaN}}]}' % HEAD,
-        '{%s, "message": "m", "missing": [{"name": "a"}], "args": {"n": 9007199254740992}}' % HEAD,
-        '{%s, "message": "m", "missing": [{"name": "a"}], "urgent": true}' % HEAD,
-        '{%s, "missing": [{"name": "a"}]}' % HEAD,
+        '{' + HEAD + ', "message": "m", "missing": [{"name": "a"}], "message": "n"}',
+        '{' + HEAD + ', "message": "m", "missing": [{"name": "a", "hint": {"max": NaN}}]}',
+        '{' + HEAD + ', "message": "m", "missing": [{"name": "a"}], "args": {"n": 9007199254740992}}',
+        '{' + HEAD + ', "message": "m", "missing": [{"name": "a"}], "urgent": true}',
+        '{' + HEAD + ', "missing": [{"name": "a"}]}',
         '[{"name": "a"}]',
     ],
     ids=["duplicate-key", "nan", "2**53", "unknown-field", "no-message", "non-object"],

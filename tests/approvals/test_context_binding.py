@@ -42,6 +42,16 @@ def test_an_approval_records_the_patient_context_its_card_showed(alices):
     assert approval_row(approval["id"]).bound_context == ALICE
 
 
+def test_the_reviewers_card_carries_the_context_it_binds_also_after_a_relink(alices, reviewer_http):
+    run_id, approval = alices
+    relink(run_id, patient_ref="MRN-BOB")
+
+    (card,) = [card for card in reviewer_http.get("/api/v1/inbox/cards/").json()["cards"]
+               if card["id"] == approval["id"]]
+
+    assert card["bound_context"] == ALICE  # what an approval would bind, not the session's new patient
+
+
 def test_a_resume_after_a_relink_is_refused_and_consumes_nothing(approved_for_alice, api):
     run_id, approval = approved_for_alice
     relink(run_id, patient_ref="MRN-BOB")

@@ -422,6 +422,24 @@ def test_an_address_written_with_spaces_groups_or_comments_is_still_an_address(t
     assert comms_rule({"to": to}) == "egress.host-not-allowed"
 
 
+@pytest.mark.parametrize("to", [
+    "gp@clinic.example x@evil.example",
+    "x@evil.example gp@clinic.example",
+    "gp@clinic.example\tx@evil.example",
+    "gp@clinic.example  nurse@clinic.example\nx@evil.example",
+    "gp@clinic.example nurse@clinic.example",  # no commas: a list some MTAs and mail(1) split, others refuse
+], ids=repr)
+def test_addresses_separated_only_by_whitespace_are_an_ambiguous_list(to):
+    # Sendmail's old-style lists and command-line mailers read each word as a recipient;
+    # RFC 5322 reads none: no one reading is sure, so no allow-list holds it.
+    assert comms_rule({"to": to}) == "egress.host-not-allowed"
+    assert comms_rule({"recipients": {to: {"name": "Bob"}}}) == "egress.host-not-allowed"
+
+
+def test_a_sentence_that_mentions_an_address_is_still_no_destination():
+    assert comms_rule({"body": "Reply to gp@clinic.example or x@evil.example if unsure."}) is None
+
+
 def test_text_that_merely_holds_an_at_sign_is_not_a_destination():
     assert comms_rule({"body": "Take two tablets @ 8am, and call us @ the desk."}) is None
 

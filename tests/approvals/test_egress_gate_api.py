@@ -23,6 +23,7 @@ def send(api, args):
     {"to": "\"x@evil.example\"@clinic.example"},
     {"to": "x@evil.example@clinic.example"},
     {"to": "x%evil.example@clinic.example"},
+    {"to": "dr@clinic.example x@evil.example"},
 ], ids=repr)
 def test_a_hidden_recipient_outside_the_allow_list_is_blocked(api, args):
     assert send(api, args) == ("blocked", "egress.host-not-allowed")

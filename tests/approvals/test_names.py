@@ -65,7 +65,8 @@ def test_clarifications_refuse_names_that_are_not_plain_ascii(api, run_id, field
 
 @pytest.mark.parametrize("op", ["delete_all", "bulk-remove", "remove.item", "bulkDelete", "CANCELled", "DELETEall",
                                 "de-lete", "de_lete", "d.e.l.e.t.e", "purge", "erase", "destroy", "drop", "wipe",
-                                "truncate", "expunge", "revoke", "rm", "del"])
+                                "truncate", "expunge", "revoke", "rm", "del", "deletion", "removal", "erasing",
+                                "revocation", "discontinuation", "wiping"])
 def test_a_destructive_word_part_parks_a_low_tier_write_the_clinician_typed(api, catalog, op):
     run_id = open_executing_run(api, autonomy="autonomous", age_band="adult", consent=True)
     response = gate(api, run_id, tool="record_allergy", op=op, args={"allergen": "penicillin"})

@@ -19,6 +19,7 @@ VERBS = ["create", "Delete", "VOID", "ReMove", "  cancel ", "Discontinue", "arCh
          "d\u0435lete", "delete\u200b",  # a Cyrillic е, a zero-width space
          "purge", "Erase", "DESTROY", "drop", "wipe", "truncate", "expunge", "revoke", "rm", "DEL",
          "de-lete", "de_lete", "d.e.l.e.t.e", "r-m", "bulkRm", "del_all", "confirm", "model",
+         "Deletion", "record_removal", "bulkErasing", "revocation",
          "", "  ", "-"]  # the last three name no verb
 AUTONOMIES = ["autonomous", "guarded", "ambient", "full-auto"]  # full-auto: unrecognised
 TAINTS = [False, True]
@@ -31,6 +32,10 @@ DESTRUCTIVE_VERBS = ("delete", "void", "remove", "cancel", "discontinue", "archi
                      "destroy", "drop", "wipe", "truncate", "expunge", "revoke")
 # "rm" and "del" count as a word part of their own (the engine's docstring says why); written out here
 # for the VERBS above and the examples below rather than computed.
+# The verbs' inflected forms whose letters change (the final "e" goes), written out.
+INFLECTED_FORMS = ("deleting", "deletion", "removal", "removing", "erasing", "erasure", "purging", "archiving",
+                   "archival", "revoking", "revocation", "truncating", "truncation", "expunging",
+                   "discontinuing", "discontinuation", "wiping", "destruction")
 SHORT_VERB_OPS = {"rm", "DEL", "r-m", "bulkRm", "del_all", "de_l", "rm_rf", "DELAll", "d.e.l"}
 SEPARATORS = "_-. \t\n"
 
@@ -42,7 +47,7 @@ def destructive(verb):
     if any(ch not in string.ascii_letters + string.digits + SEPARATORS for ch in verb):
         return True
     joined = "".join(ch for ch in verb if ch not in SEPARATORS).lower()
-    return any(v in joined for v in DESTRUCTIVE_VERBS) or verb in SHORT_VERB_OPS
+    return any(v in joined for v in DESTRUCTIVE_VERBS + INFLECTED_FORMS) or verb in SHORT_VERB_OPS
 
 
 def missing(verb):
@@ -261,7 +266,9 @@ def test_odd_descriptor_and_call_values_fail_closed_without_raising():
     ("CANCELled", True), ("DELETEall", True), ("softdeletes", True), ("bulkdeleteall", True),
     ("de-lete", True), ("de_lete", True), ("d.e.l.e.t.e", True), ("PURGE", True), ("wipeAll", True),
     ("dropdown", True), ("rm", True), ("r-m", True), ("de_l", True), ("rm_rf", True), ("DELAll", True),
-    ("create", False), ("update_note", False), ("sendLetter", False), ("", False),
+    *((form, True) for form in INFLECTED_FORMS), ("bulk_deletion", True), ("consentRevocation", True),
+    ("create", False), ("update_note", False), ("sendLetter", False), ("", False), ("cameras", False),
+    ("wipro_sync", False), ("purgatory", False),
     ("confirm", False), ("perform", False), ("model", False), ("deliver", False), ("rmdir", False),
 ])
 def test_the_hand_written_rule_agrees_with_the_examples(verb, want):

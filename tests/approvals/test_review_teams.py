@@ -235,6 +235,14 @@ def test_a_bad_care_unit_list_is_refused(gina):
     assert not ReviewTeam.objects.exists()
 
 
+def test_a_care_unit_list_nested_past_the_limit_is_a_form_error(gina):
+    admin = logged_in(gina)
+    response = admin.post("/admin/approvals/reviewteam/add/", {
+        "name": "ICU", "care_units": "[" * 2000 + "]" * 2000, "csrfmiddlewaretoken": admin.cookies["csrftoken"].value})
+    assert response.status_code == 200 and b"nested deeper than" in response.content
+    assert not ReviewTeam.objects.exists()
+
+
 def test_only_one_team_is_the_default(gina, rita):
     team("Triage", [], rita, default=True)
     admin = logged_in(gina)

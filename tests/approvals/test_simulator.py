@@ -8,6 +8,7 @@ import pytest
 from approvals.models import ToolDescriptor
 from approvals.policy import STATIC_REGISTRY, AgeBand, Autonomy, Context, evaluate
 from approvals.policy import ToolCall as PolicyCall
+from condor.parsers import MAX_JSON_DEPTH
 from tests.helpers.approval_loop import gate
 from tests.helpers.runs import open_executing_run
 from tests.test_admin import admin_client
@@ -107,6 +108,17 @@ def test_the_simulator_refuses_a_non_ascii_op_and_args_that_are_not_an_object(gi
     assert response.status_code == 200
     assert response.context["result"] is None
     assert set(response.context["form"].errors) == {"op", "args"}
+
+
+@pytest.mark.parametrize("field", ["args", "metadata"])
+def test_the_simulator_refuses_json_nested_past_the_limit_as_a_form_error(gina, catalog, field):
+    # Nested past Python's recursion limit, the stdlib parser raised: a 500 for a shared link.
+    deep = '{"a": ' * 2000 + "1" + "}" * 2000
+    response = admin_client(gina).get(SIMULATOR, {**query("record_vitals", "update"), field: deep})
+    assert response.status_code == 200
+    assert response.context["result"] is None
+    assert set(response.context["form"].errors) == {field}
+    assert f"deeper than {MAX_JSON_DEPTH}" in str(response.context["form"].errors[field])
 
 
 def test_the_simulator_escapes_what_it_echoes(gina, catalog):

@@ -55,7 +55,7 @@ def agents(servers, ward_agent, transactional_db, django_db_serialized_rollback)
     agents = {name: LiveAgent(host, ward_agent.raw_key) for name, host in servers.items()}
     for name, agent in agents.items():
         assert agent.get("/api/v1/sessions/").status_code == 200  # the pool opens on first use
-        wait_for(lambda: backends_of(name) >= POOL_SIZE, HANG_SECONDS, f"{name}'s pool to fill")
+        wait_for(lambda name=name: backends_of(name) >= POOL_SIZE, HANG_SECONDS, f"{name}'s pool to fill")
     return list(agents.values())
 
 

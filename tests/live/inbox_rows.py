@@ -45,7 +45,8 @@ from approvals.models import ApiClient, Approval, ApprovalStatus
 from approvals.policy import Context, Decision, ToolCall, ToolSpec, effective_spec, evaluate
 from approvals.serializers import ApprovalSerializer
 from approvals.suspend import SuspendRequest
-from condor.errors import CondorError, exception_handler, not_found
+from condor.error_pages import not_found
+from condor.errors import CondorError, exception_handler
 from runs.models import Run
 from runs.serializers import RunSerializer
 from runs.states import RunState, TerminalReason

@@ -23,6 +23,7 @@ from approvals.inbox_decided import DecidedSerializer
 from approvals.models import ApprovalStatus
 from runs.models import Run
 from runs.states import RunState, TerminalReason
+from tests.live.bidi import HEBREW_DOSE, TATWEEL_DOSE, assert_drawn_in_sent_order
 from tests.live.inbox_rows import Rows, approval_card, clarification_card
 
 pytestmark = pytest.mark.browser
@@ -74,6 +75,22 @@ def test_what_the_server_sent_is_shown_as_text(inbox, decided_view):
     expect(item.get_by_test_id("decided-reason")).to_have_text(payload)
     expect(item.get_by_test_id("decided-outcome")).to_have_text("Rejected")
     assert inbox.page.evaluate("window.__ran") is None
+
+
+@pytest.mark.parametrize("dose", [TATWEEL_DOSE, HEBREW_DOSE], ids=["tatweel", "hebrew"])
+def test_right_to_left_letters_cannot_reorder_the_digits_of_a_decided_value(inbox, decided_view, dose):
+    decided_view["rows"] = [decided(status=ApprovalStatus.REJECTED, reason=f"Not {dose} without a level",
+                                    args={"drug": "methotrexate", "dose_mg_per_week": dose})]
+    inbox.open([])
+    inbox.page.get_by_test_id("view-decided").click()
+    item = inbox.page.get_by_test_id("decided-item")
+    item.get_by_test_id("decided-args").locator("summary").click()  # a closed fold draws nothing to measure
+    value = item.get_by_test_id("decided-args").locator('.args__row[data-key="dose_mg_per_week"] dd')
+    assert_drawn_in_sent_order(value, "2525")
+    expect(value.get_by_test_id("rtl-char").first).to_be_visible()
+    reason = item.get_by_test_id("decided-reason")
+    assert_drawn_in_sent_order(reason, "2525")
+    expect(reason.get_by_test_id("rtl-char").first).to_be_visible()
 
 
 def test_a_four_eyes_decision_lists_its_approvals_and_an_answer_shows(inbox, decided_view):

@@ -274,5 +274,5 @@ def test_the_json_schema_agrees_with_the_real_zod_schema():
     )
     assert proc.returncode == 0, proc.stderr
     zod = json.loads(proc.stdout)
-    mismatches = [(c, z) for c, o, z in zip(CANDIDATES, ours, zod) if o != z]
+    mismatches = [(c, z) for c, o, z in zip(CANDIDATES, ours, zod, strict=True) if o != z]
     assert not mismatches, f"schema file disagrees with ai@6.0.0 (candidate, zod verdict): {mismatches}"

@@ -34,7 +34,7 @@ def card_events(run_id, *, drained: bool) -> dict[str, RunEvent]:
 def test_a_late_add_goes_out_only_while_its_card_is_pending_and_unexpired(api, reviewer_http,
                                                                           django_assert_num_queries):
     run_id = open_executing_run(api)
-    pending, decided, expired = park(api, run_id), park(api, run_id, args=OTHER_ARGS[0]), \
+    _pending, decided, expired = park(api, run_id), park(api, run_id, args=OTHER_ARGS[0]), \
         park(api, run_id, args=OTHER_ARGS[1])
     approve(reviewer_http, decided["id"])
     Approval.objects.filter(pk=expired["id"]).update(expires_at=timezone.now() - timedelta(seconds=1))

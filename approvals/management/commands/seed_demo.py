@@ -3,6 +3,7 @@
 import os
 from datetime import date
 
+from django.conf import settings
 from django.contrib.auth.models import Group, User
 from django.core.management.base import BaseCommand
 from django.db import transaction
@@ -13,7 +14,6 @@ from approvals.accounts import record_user_change, user_snapshot
 from approvals.management.commands.create_api_client import record_created
 from approvals.models import ApiClient, ApiClientKey, Approval, ApprovalStatus, ReviewTeam
 from approvals.suspend import SuspendRequest, persist_suspend
-from condor.settings import BASE_DIR
 from runs import spine
 from sessions_app.messages import append_message
 from sessions_app.models import Session
@@ -30,7 +30,7 @@ PEOPLE = (
 )
 # Two wards, a reviewer each, and `reviewer` in both: cards route by the session's care unit.
 TEAMS = (("Ward 4", ["Ward 4"], ("ward4", "reviewer")), ("Ward 6", ["Ward 6"], ("ward6", "reviewer")))
-KEY_FILE = BASE_DIR / "var" / "demo-agent.key"
+KEY_FILE = settings.BASE_DIR / "var" / "demo-agent.key"
 
 
 class Command(BaseCommand):
