@@ -16,7 +16,7 @@ from drf_spectacular.utils import OpenApiParameter, extend_schema, extend_schema
 from rest_framework import serializers
 from rest_framework.pagination import LimitOffsetPagination
 
-from approvals import cards
+from approvals import cards, inbox_search
 from approvals.inbox_cards import ReviewerList
 from approvals.models import Approval, ApprovalStatus, ToolCall
 from condor.schema import errors
@@ -105,7 +105,8 @@ class DecidedCards(ReviewerList):
         scope = self.reviewer_scope()
         # Decided by a person: an expiry has no decider and is not a decision.
         decided = Approval.objects.filter(decided_at__gte=timezone.now() - WINDOW, decided_by__isnull=False)
-        patient_ref = self.request.query_params.get("patient_ref", "").strip()
+        # The queue search's limits (approvals/inbox_search.py): a ref's length, no control characters.
+        patient_ref = inbox_search.parse({"patient_ref": self.request.query_params.get("patient_ref", "")}).patient_ref
         if patient_ref:
             decided = decided.filter(session__patient_ref__icontains=patient_ref)
         # The call's result, from its ledger row, in the same query (not one query a decision).
@@ -114,7 +115,10 @@ class DecidedCards(ReviewerList):
                                    call_is_error=Subquery(call.values("is_error")[:1]))
         return scope.visible(decided).select_related("session", "run", "decided_by").order_by("-decided_at", "pk")
 
-    @extend_schema(responses={200: DecidedSerializer(many=True), **errors(403)}, parameters=[
-        OpenApiParameter("patient_ref", str, description="Only decisions for patients whose ref contains this.")])
+    @extend_schema(responses={200: DecidedSerializer(many=True), **errors(
+        400, 403, e400="invalid_payload: `patient_ref` is over 120 characters or has a control character.")},
+        parameters=[OpenApiParameter(
+            "patient_ref", {"type": "string", "maxLength": inbox_search.PATIENT_REF_MAX_LENGTH},
+            description="Only decisions for patients whose ref contains this (case-insensitive).")])
     def get(self, request, *args, **kwargs):
         return super().get(request, *args, **kwargs)

@@ -125,3 +125,10 @@ def test_the_outcomes_cost_no_query_per_decision(api, reviewer_http):
     for _ in range(3):
         approve(reviewer_http, park(api))
     assert queries() == one
+
+
+def test_a_search_past_a_refs_length_is_refused(api, reviewer_http):
+    approve(reviewer_http, park(api, patient_ref="MRN-1"))
+    assert [row["patient_ref"] for row in decided(reviewer_http, patient_ref="M" * 120)] == []
+    response = reviewer_http.get(URL, {"patient_ref": "M" * 121})
+    assert (response.status_code, response.json()["error"]) == (400, "invalid_payload")
