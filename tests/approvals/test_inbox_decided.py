@@ -6,6 +6,9 @@ patient_ref, each with args, edits, who, when and what the run did next.
 
 from datetime import timedelta
 
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
+
 from approvals.models import Approval, ReviewTeam
 from tests.helpers.approval_loop import PRESCRIPTION, approve, decide, report, resume, suspend
 from tests.helpers.runs import open_executing_run
@@ -112,9 +115,6 @@ def test_an_unused_approval_is_withdrawn_or_expired_and_a_rejection_has_no_outco
 
 
 def test_the_outcomes_cost_no_query_per_decision(api, reviewer_http):
-    from django.db import connection
-    from django.test.utils import CaptureQueriesContext
-
     def queries() -> int:
         with CaptureQueriesContext(connection) as captured:
             decided(reviewer_http)

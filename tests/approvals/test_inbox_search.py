@@ -5,10 +5,13 @@ pages as the snapshot, with the total that matches and, per patient on the page,
 of theirs match. A patient search is a prefix, exact ref first; never a substring.
 """
 
+import json
+
 import pytest
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
+from approvals import inbox_pages
 from approvals.models import Approval, ApprovalStatus, ReviewTeam
 from tests.helpers.bulk import pending_cards_in_bulk
 
@@ -170,3 +173,15 @@ def test_only_a_reviewer_may_search(api, client, ward_agent, who, error):
     caller = {"api_key": api, "anonymous": client}[who]
     for response in (caller.get(URL, {"patient_ref": "MRN"}), caller.get(f"{URL}filters/")):
         assert (response.status_code, response.json()["error"]) == (403, error)
+
+
+def test_no_search_page_is_over_the_frame_limit(ward_agent, reviewer_http):
+    # Forty cards of ~15 KB each (under the card's own cut, so each is whole), of one patient: 600 KB in all.
+    pending_cards_in_bulk(ward_agent, 40, args={"note": "x" * 15000}, patient_ref="MRN-" + "4" * 116)
+    pages = [search(reviewer_http, patient_ref="MRN-4")]
+    while pages[-1]["cursor"] is not None:
+        pages.append(search(reviewer_http, patient_ref="MRN-4", cursor=pages[-1]["cursor"]))
+
+    assert len(pages) > 2
+    assert all(len(json.dumps(page).encode()) <= inbox_pages.PAGE_MAX_BYTES for page in pages)
+    assert sum(len(page["cards"]) for page in pages) == 40

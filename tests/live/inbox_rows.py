@@ -238,7 +238,7 @@ def card_page(rows: "Rows", cursor: str | None) -> tuple[int, dict]:
     return 200, json.loads(JSONRenderer().render(body))
 
 
-def search_page(rows: "Rows", params: dict) -> tuple[int, dict]:
+def search_page(rows: Rows, params: dict) -> tuple[int, dict]:
     """(status, body) of GET inbox/cards/ with a search or filters: approvals/inbox_search.py's page,
     or its 400, rendered as the API renders them."""
     try:

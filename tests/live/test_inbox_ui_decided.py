@@ -14,10 +14,9 @@ import re
 from urllib.parse import parse_qs, urlsplit
 
 import pytest
+from django.utils import timezone
 from playwright.sync_api import expect
 from rest_framework.renderers import JSONRenderer
-
-from django.utils import timezone
 
 from approvals.inbox_decided import DecidedSerializer
 from approvals.models import ApprovalStatus
