@@ -8,6 +8,7 @@ import { h, uid } from './dom.js';
 import { buildArgsForm, isFlat, prefersFields } from './edit_form.js';
 import { awaitingFullArgs } from './full_args.js';
 import { lockedMessage, lockedOf, lockedTouched } from './locked.js';
+import { nameControls } from './names.js';
 import { escapeHidden, revealedText } from './reveal.js';
 import { isObj } from './values.js';
 
@@ -123,6 +124,7 @@ export function syncControls(entry) {
     entry.form.submit.disabled = locked;
   }
   syncClaimButton(entry);
+  nameControls(entry);
   entry.el.classList.toggle('is-busy', entry.busy);
   if (entry.busy) entry.el.setAttribute('aria-busy', 'true');
   else entry.el.removeAttribute('aria-busy');

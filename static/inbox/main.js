@@ -25,6 +25,7 @@ import { askForPermissionOnce, notifyIfHidden } from './notify.js';
 import { initQueue, refreshPaging, tickQueue } from './queue.js';
 import { noteRemoved } from './runs.js';
 import { initSettings } from './settings.js';
+import { initSkipLink } from './skip.js';
 import { keepAlive, markLive, reconnectNow, startSocket } from './socket.js';
 import { isObj } from './values.js';
 
@@ -166,6 +167,7 @@ if (root) {
 
   initSettings();
   initQueue();
+  initSkipLink();
   initDecided();
   refreshSummary();
   askForPermissionOnce();
