@@ -42,7 +42,8 @@ DECISIONS = (
     "ok", "error",  # result
     "completed", "failed", "aborted",  # run_close
     "tainted",  # taint
-    "created", "updated", "deleted", "proposed", "confirmed",  # registry_change, review_team, account, access_grant
+    "created", "updated", "deleted", "proposed", "confirmed",  # registry_change, review_team, account, access_grant,
+    # quick_reason
     "password_set",  # account
     "claimed", "renewed", "released", "voided",  # claim
     "escalated", "email_failed",  # escalation
