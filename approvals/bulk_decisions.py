@@ -23,7 +23,13 @@ from dataclasses import dataclass
 from approvals import audit, decisions
 from approvals.models import Approval, ReasonCode
 from approvals.visibility import reviewer_scope
-from condor.errors import BulkHighRisk, BulkTooLarge, CondorError, InvalidPayload, NotFound
+from condor.errors import (
+    BulkHighRisk,
+    BulkTooLarge,
+    CondorError,
+    InvalidPayload,
+    NotFound,
+)
 
 BULK_MAX_CARDS = 50
 

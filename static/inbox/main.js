@@ -14,6 +14,7 @@
 import { applyCard, entryAt, showCardError, updateClock } from './card.js';
 import { confirmApprove, requestApprove, requestApproveEdited } from './confirm.js';
 import { cancelMode, openEdit, openReject, openStop, switchEditAs, syncControls, validateEdit } from './controls.js';
+import { initBulk } from './bulk.js';
 import { initDecided } from './decided.js';
 import { answer, recheckField, reject, stopRun, toggleClaim } from './decisions.js';
 import { announce, expireToasts } from './feedback.js';
@@ -168,6 +169,7 @@ if (root) {
   initSettings();
   initQueue();
   initSkipLink();
+  initBulk();
   initDecided();
   refreshSummary();
   askForPermissionOnce();
