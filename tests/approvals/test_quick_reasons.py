@@ -93,3 +93,14 @@ def test_a_reason_cannot_break_out_of_the_page(rita):
     QuickReason.objects.create(text="</script><script>alert(1)</script>")
     page = logged_in(rita).get("/inbox/").content.decode()
     assert "<script>alert(1)" not in page
+
+
+def test_the_demo_seeds_quick_reasons_once_and_audits_them(db):
+    from approvals.management.commands.seed_demo import QUICK_REASONS, Command
+
+    Command()._quick_reasons()
+    Command()._quick_reasons()
+    assert list(QuickReason.objects.values_list("text", flat=True)) == list(QUICK_REASONS)
+    rows = AuditEvent.objects.filter(kind="quick_reason")
+    assert rows.count() == len(QUICK_REASONS)
+    assert {r.actor for r in rows} == {"command:seed_demo"}

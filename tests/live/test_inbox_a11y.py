@@ -101,3 +101,19 @@ def test_a_skip_link_goes_from_the_queue_to_the_open_card(page):
     expect(harness.card(second["id"])).to_be_focused()
     page.keyboard.press("a")  # the focused card is the one a key acts on
     assert harness.wait_for_decisions(1)[0].approval_id == second["id"]
+
+
+@pytest.mark.parametrize("width", [1280, 390])
+def test_a_bulk_selection_and_its_panel_have_no_serious_violations(page, width):
+    page.set_viewport_size({"width": width, "height": 900})
+    harness = InboxHarness(page, view="queue", quick_reasons=("Duplicate of an existing order", "Wrong patient"))
+    harness.open([approval_card(tier="low", patient_ref=f"MRN-9500{i}") for i in range(3)] + [approval_card(tier="high")])
+    boxes = page.get_by_test_id("bulk-select")
+    expect(boxes).to_have_count(3)  # the high-risk line has none
+    boxes.nth(0).check()
+    boxes.nth(2).check()
+    page.get_by_test_id("bulk-reject").click()
+    expect(page.get_by_test_id("bulk-panel").get_by_test_id("quick-reason")).to_have_count(2)
+    violations = serious_violations(page)
+    assert violations == [], json.dumps(violations, indent=1)
+    assert harness.page_errors == []

@@ -133,3 +133,15 @@ def test_the_sticky_bar_never_covers_the_confirmation_summary(phone):
         part = el.get_by_test_id(testid)
         part.evaluate("el => el.scrollIntoView({block: 'end'})")
         assert part.evaluate(COVERING) == [], testid
+
+
+def test_the_bulk_selection_fits_the_phone_with_44_px_targets(phone):
+    harness = InboxHarness(phone, view="queue", quick_reasons=("Duplicate of an existing order",))
+    harness.open([approval_card(tier="low", patient_ref=f"MRN-4200{i}") for i in range(3)])
+    for box in phone.get_by_test_id("bulk-select").all()[:2]:
+        box.check()
+    phone.get_by_test_id("bulk-reject").click()
+    expect(phone.get_by_test_id("bulk-panel")).to_be_visible()
+    assert phone.evaluate(SMALL_TARGETS) == [], phone.evaluate(SMALL_TARGETS)
+    found = phone.evaluate(OVERFLOW)
+    assert found["scrollWidth"] <= found["width"] and found["out"] == [], found
