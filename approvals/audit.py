@@ -58,13 +58,13 @@ _CLOSED_BY = {"superseded": SUPERSEDE, "sweep_idle": SWEEP, "sweep_suspend_ttl":
 
 # Fields every row written inside `tagged(...)` also carries in its data: a bulk decision's id on
 # each card's own decision row, written by the single-decision service that knows nothing of bulks.
-_tags: ContextVar[dict] = ContextVar("audit_tags", default={})
+_tags: ContextVar[tuple] = ContextVar("audit_tags", default=())  # (name, value) pairs: immutable
 
 
 @contextmanager
 def tagged(**fields):
     """Add `fields` to the data of every audit row written in this block (this thread or task only)."""
-    token = _tags.set({**_tags.get(), **fields})
+    token = _tags.set(tuple({**dict(_tags.get()), **fields}.items()))
     try:
         yield
     finally:
@@ -123,7 +123,7 @@ def entry(kind: str, *, run=None, approval=None, session=None, actor_user=None, 
         rule_id=rule_id,
         # As the database will give it back (tuples as lists, enums as strings): the hash
         # is taken over what verify_audit will read.
-        data=json.loads(json.dumps({**(data or {}), **_tags.get()})),
+        data=json.loads(json.dumps({**(data or {}), **dict(_tags.get())})),
         chain=audit_chain.chain_for(session.pk if session is not None else None),
     )
 
