@@ -12,6 +12,8 @@ Condor does by itself, a named system actor (`SWEEP`, `SUPERSEDE`, `RUN_CLOSE`,
 
 import json
 from collections.abc import Sequence
+from contextlib import contextmanager
+from contextvars import ContextVar
 
 from django.db import transaction
 from django.utils import timezone
@@ -40,7 +42,8 @@ DECISIONS = (
     "ok", "error",  # result
     "completed", "failed", "aborted",  # run_close
     "tainted",  # taint
-    "created", "updated", "deleted", "proposed", "confirmed",  # registry_change, review_team, account, access_grant
+    "created", "updated", "deleted", "proposed", "confirmed",  # registry_change, review_team, account, access_grant,
+    # quick_reason
     "password_set",  # account
     "claimed", "renewed", "released", "voided",  # claim
     "escalated", "email_failed",  # escalation
@@ -51,6 +54,21 @@ DECISIONS = (
 
 # Why a run closed, when nobody in particular closed it.
 _CLOSED_BY = {"superseded": SUPERSEDE, "sweep_idle": SWEEP, "sweep_suspend_ttl": SWEEP, "approval_expired": SWEEP}
+
+
+# Fields every row written inside `tagged(...)` also carries in its data: a bulk decision's id on
+# each card's own decision row, written by the single-decision service that knows nothing of bulks.
+_tags: ContextVar[tuple] = ContextVar("audit_tags", default=())  # (name, value) pairs: immutable
+
+
+@contextmanager
+def tagged(**fields):
+    """Add `fields` to the data of every audit row written in this block (this thread or task only)."""
+    token = _tags.set(tuple({**dict(_tags.get()), **fields}.items()))
+    try:
+        yield
+    finally:
+        _tags.reset(token)
 
 
 def command(name: str) -> str:
@@ -105,7 +123,7 @@ def entry(kind: str, *, run=None, approval=None, session=None, actor_user=None, 
         rule_id=rule_id,
         # As the database will give it back (tuples as lists, enums as strings): the hash
         # is taken over what verify_audit will read.
-        data=json.loads(json.dumps(data or {})),
+        data=json.loads(json.dumps({**(data or {}), **dict(_tags.get())})),
         chain=audit_chain.chain_for(session.pk if session is not None else None),
     )
 

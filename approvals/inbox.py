@@ -5,6 +5,7 @@ from django.contrib.auth.decorators import login_required
 from django.shortcuts import render
 from django.views.decorators.csrf import ensure_csrf_cookie
 
+from approvals.models.quick_reason import offered_quick_reasons
 from condor.auth import is_reviewer
 
 
@@ -23,4 +24,5 @@ def inbox(request):
         "claim_url_template": "/api/v1/approvals/{id}/claim/",
         "decided_url": "/api/v1/inbox/decided/",
         "poll_seconds": settings.CONDOR_INBOX_POLL_SECONDS,
+        "quick_reasons": offered_quick_reasons(),
     })

@@ -1,5 +1,6 @@
 from django.urls import include, path, register_converter
 
+from approvals import bulk_views
 from approvals import claim_views as approval_claims
 from approvals import views as approvals
 from approvals.identifiers import ToolCallIdConverter
@@ -52,6 +53,7 @@ session_routes = [
 urlpatterns = [
     path("runs/<uuid:run_id>/", include(run_routes)),
     path("approvals/<uuid:approval_id>/", include(approval_routes)),
+    path("approvals/bulk-decision/", bulk_views.BulkDecision.as_view(), name="approval-bulk-decision"),
     path("sessions/", sessions.SessionListCreate.as_view(), name="session-list"),
     path("sessions/<uuid:session_id>/", include(session_routes)),
     path("inbox/cards/", PendingCards.as_view(), name="inbox-cards"),

@@ -143,6 +143,16 @@ class ResumeSchemaRejected(CondorError):
     default_detail = "The decision does not match the approval's resume schema."
 
 
+class BulkHighRisk(CondorError):
+    status, code = 422, "bulk_high_risk"
+    default_detail = "Only low-risk approval cards may be decided in bulk: decide the others one by one. Nothing was decided."
+
+
+class BulkTooLarge(CondorError):
+    status, code = 400, "bulk_too_large"
+    default_detail = "Too many cards for one bulk decision. Nothing was decided."
+
+
 class PayloadTooLarge(CondorError):
     status, code = 413, "payload_too_large"
     default_detail = "The request body is larger than this server accepts."

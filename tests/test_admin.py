@@ -7,7 +7,7 @@ from django.test import Client
 from rest_framework.test import APIClient
 
 from approvals import access_grants, registry_changes
-from approvals.models import ApiClientKey, Approval, AuditEvent, ReviewTeam, ToolDescriptor
+from approvals.models import ApiClientKey, Approval, AuditEvent, QuickReason, ReviewTeam, ToolDescriptor
 from tests.helpers.admin_forms import admin_client, post  # noqa: F401 - other admin tests import them from here
 from tests.helpers.approval_loop import gate
 from tests.helpers.runs import open_executing_run
@@ -40,6 +40,7 @@ def history(api, catalog) -> str:
     # A failed sign-in: the login lockout's rows (django-axes) are in the admin too.
     assert Client().post("/accounts/login/", {"username": "mallory", "password": "guess"}).status_code == 200
     ReviewTeam.objects.create(name="Ward 3", care_units=["W3"]).members.set([proposer])
+    QuickReason.objects.create(text="Duplicate of an existing order")
     newcomer = User.objects.create_user("newcomer")
     access_grants.propose(access_grants.Elevation(superuser=True), by=proposer, user=newcomer)
     return run_id

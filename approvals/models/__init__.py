@@ -4,6 +4,7 @@ from approvals.models.audit import AuditEvent
 from approvals.models.clients import ApiClient, ApiClientKey
 from approvals.models.heartbeat import Heartbeat
 from approvals.models.idempotency import IdempotencyRecord
+from approvals.models.quick_reason import QuickReason
 from approvals.models.review_team import ReviewTeam
 from approvals.models.tool_call import ToolCall
 from approvals.models.tool_change import ToolChange, ToolChangeStatus
@@ -19,6 +20,7 @@ __all__ = [
     "AuditEvent",
     "Heartbeat",
     "IdempotencyRecord",
+    "QuickReason",
     "ReasonCode",
     "ReviewTeam",
     "ToolCall",

@@ -38,6 +38,7 @@ class AuditKind(models.TextChoices):
     ARGS_VIEWED = "args_viewed", "Full arguments viewed"
     ACCOUNT = "account", "Account, group or permission change"
     ACCESS_GRANT = "access_grant", "Governance or superuser grant"
+    QUICK_REASON = "quick_reason", "Quick rejection reason change"
 
 
 class AuditEvent(models.Model):

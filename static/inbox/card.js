@@ -12,6 +12,7 @@ import { applyQuorum, buildQuorum, noteQuorum } from './quorum.js';
 import { clockTime, countdownAt, timeOf } from './countdown.js';
 import { h, uid } from './dom.js';
 import { argsCut, renderCutArgs, withLoadedArgs } from './full_args.js';
+import { buildTarget, setTarget } from './names.js';
 import { containsHidden, revealedText, setRevealed } from './reveal.js';
 import { buildClarificationForm } from './schema_form.js';
 import { applyTechnical, buildTechnical } from './technical.js';
@@ -137,7 +138,8 @@ function buildSkeleton(entry) {
   buildClaim(entry),
   buildQuorum(entry),
   r.body,
-  r.error);
+  r.error,
+  buildTarget(r));
   entry.el.dataset.approvalId = entry.id;
   entryOf.set(entry.el, entry);
 
@@ -200,6 +202,7 @@ export function applyCard(entry, card) {
   setRevealed(r.patient, str(patientContext(card).patient_ref) || 'No patient ref');
   setRevealed(r.session, str(session.title) || 'Untitled session');
   setRevealed(r.client, str(client.name) || 'unknown client');
+  setTarget(r, r.action.textContent, str(patientContext(card).patient_ref) ? r.patient.textContent : '', r.session.textContent);
   r.requested.textContent = Number.isFinite(timeOf(card.requested_at, NaN)) ? `asked at ${clockTime(entry.requestedMs)}` : '';
   r.requested.dateTime = str(card.requested_at);
   r.countdown.title = Number.isFinite(entry.expiresMs) ? `Expires at ${clockTime(entry.expiresMs)}` : '';

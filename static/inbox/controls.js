@@ -8,6 +8,8 @@ import { h, uid } from './dom.js';
 import { buildArgsForm, isFlat, prefersFields } from './edit_form.js';
 import { awaitingFullArgs } from './full_args.js';
 import { lockedMessage, lockedOf, lockedTouched } from './locked.js';
+import { nameControls } from './names.js';
+import { offerQuickReasons } from './quick_reasons.js';
 import { escapeHidden, revealedText } from './reveal.js';
 import { isObj } from './values.js';
 
@@ -34,8 +36,12 @@ function buildReasonPanel(entry, words) {
   // Rejecting denies this call only; the agent may try something else. Stopping is the explicit second choice.
   r.rejectStopSubmit = h('button', { type: 'button', class: 'btn btn--reject', 'data-action': 'reject-stop', 'data-testid': 'reject-stop-submit', disabled: true }, words.submitStop);
   r.rejectStopWarning = h('p', { class: 'panel__note', 'data-testid': 'reject-stop-warning' });
+  // Governance's quick reasons, for rejecting a call (a declined question says its own why).
+  r.quickReasons = h('div', { class: 'quick-reasons', 'data-testid': 'quick-reasons', hidden: true });
+  offerQuickReasons(r.quickReasons, r.reason, { shown: words === REJECT_WORDS });
   r.rejectPanel = h('div', { class: 'panel panel--reject', 'data-testid': 'reject-panel', hidden: true },
     h('label', { class: 'field__label', for: reasonId }, words.label, h('span', { class: 'field__req' }, ' (required)')),
+    r.quickReasons,
     r.reason,
     r.rejectStopWarning,
     h('div', { class: 'card__actions' }, r.rejectSubmit, r.rejectStopSubmit,
@@ -123,6 +129,7 @@ export function syncControls(entry) {
     entry.form.submit.disabled = locked;
   }
   syncClaimButton(entry);
+  nameControls(entry);
   entry.el.classList.toggle('is-busy', entry.busy);
   if (entry.busy) entry.el.setAttribute('aria-busy', 'true');
   else entry.el.removeAttribute('aria-busy');

@@ -4,6 +4,7 @@ import { cancelMode, cannotApprove, isLocked, syncControls, validateEdit } from 
 import { announce } from './feedback.js';
 import { discard, entriesOfRun, isShown, markDecidedHere, removalPhrase } from './list.js';
 import { sendJson } from './http.js';
+import { followOn } from './next_card.js';
 import { noteApprovedHere } from './quorum.js';
 import { forgetRun } from './runs.js';
 import { keepUntilTold } from './withdrawn.js';
@@ -45,6 +46,7 @@ export async function stopRun(entry) {
   }
   const runId = entry.card.run_id;
   const count = entriesOfRun(runId).length;
+  const goOn = followOn(entry, { skipRun: true });
   entry.busy = true;
   showCardError(entry, '');
   syncControls(entry);
@@ -52,6 +54,7 @@ export async function stopRun(entry) {
   entry.busy = false;
   if (res && res.ok) {
     withdrawRun(runId);
+    goOn();
     // A run that had already ended comes back unchanged: its terminal reason says how it ended.
     const ended = data && data.terminal_reason;
     if (ended && ended !== 'user_stopped') {
@@ -151,6 +154,8 @@ function keepCounted(entry, approval) {
 const stillShort = (approval) => isObj(approval) && approval.status === 'pending' && Array.isArray(approval.approvals);
 
 async function submitDecision(entry, body, successText, { endsRun = false } = {}) {
+  // Where to go next, as the reviewer sees the list now: its push may take the card off before the answer.
+  const goOn = followOn(entry, { skipRun: endsRun });
   entry.busy = true;
   entry.removedInfo = null;
   showCardError(entry, '');
@@ -168,6 +173,7 @@ async function submitDecision(entry, body, successText, { endsRun = false } = {}
     markDecidedHere(entry.id);
     discard(entry);
     if (endsRun) withdrawRun(entry.card.run_id);
+    goOn();
     announce(successText, 'success');
     return;
   }

@@ -14,6 +14,7 @@
 import { applyCard, entryAt, showCardError, updateClock } from './card.js';
 import { confirmApprove, requestApprove, requestApproveEdited } from './confirm.js';
 import { cancelMode, openEdit, openReject, openStop, switchEditAs, syncControls, validateEdit } from './controls.js';
+import { initBulk } from './bulk.js';
 import { initDecided } from './decided.js';
 import { answer, recheckField, reject, stopRun, toggleClaim } from './decisions.js';
 import { announce, expireToasts } from './feedback.js';
@@ -25,6 +26,7 @@ import { askForPermissionOnce, notifyIfHidden } from './notify.js';
 import { initQueue, refreshPaging, tickQueue } from './queue.js';
 import { noteRemoved } from './runs.js';
 import { initSettings } from './settings.js';
+import { initSkipLink } from './skip.js';
 import { keepAlive, markLive, reconnectNow, startSocket } from './socket.js';
 import { isObj } from './values.js';
 
@@ -166,6 +168,8 @@ if (root) {
 
   initSettings();
   initQueue();
+  initSkipLink();
+  initBulk();
   initDecided();
   refreshSummary();
   askForPermissionOnce();

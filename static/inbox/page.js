@@ -25,6 +25,7 @@ export const config = {
   cardsUrl: (root && root.dataset.cardsUrl) || '/api/v1/inbox/cards/',
   claimUrl: (root && root.dataset.claimUrlTemplate) || '/api/v1/approvals/{id}/claim/',
   decidedUrl: (root && root.dataset.decidedUrl) || '/api/v1/inbox/decided/',
+  bulkUrl: (root && root.dataset.bulkDecisionUrl) || '/api/v1/approvals/bulk-decision/',
   reviewer: (root && root.dataset.reviewer) || '', // the signed-in reviewer: "You are reviewing" on their claims
   pollSeconds: Math.max(1, Number(root && root.dataset.pollSeconds) || 10),
 };

@@ -105,6 +105,7 @@ class InboxHarness(InboxHttp):
     cards_served: bool = False  # GET inbox/cards/ answered (else 404, as if the page never asked)
     cards_refusal: Exception | None = None  # ...or refused with this error
     poll_seconds: int = 10
+    quick_reasons: tuple[str, ...] = ()  # governance's quick rejection reasons, as the page is given them
     polls: int = 0  # GET inbox/cards/ requests: a poll's pages and the pages asked for while polling
     polled_cursors: list[Any] = field(default_factory=list)  # the `cursor` of each (None: the first page)
     searches: list[dict] = field(default_factory=list)  # the query of each search the queue asked the server

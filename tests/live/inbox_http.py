@@ -155,7 +155,7 @@ class InboxHttp:
         self.requests.append(f"{request.method} {path}")
         if path == INBOX_PATH:
             route.fulfill(status=200, content_type="text/html; charset=utf-8",
-                          body=render_inbox(self.username, self.poll_seconds))
+                          body=render_inbox(self.username, self.poll_seconds, self.quick_reasons))
             return
         query = parse_qs(urlsplit(request.url).query, keep_blank_values=True)
         if path == CARDS_URL and request.method == "GET" and set(query) & set(inbox_search.PARAMS):

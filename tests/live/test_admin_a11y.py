@@ -1,6 +1,6 @@
 """axe-core on the admin pages compliance and governance use: the index and its dashboard, the audit log,
 approvals, tool calls, runs, sessions, the tool registry and its changes, the simulator, access grants and
-review teams; lists and records, and the forms governance edits. No serious or critical violations. Debian's
+review teams, quick rejection reasons; lists and records, and the forms governance edits. No serious or critical violations. Debian's
 Chromium on a real daphne, signed in through the admin's own login form as carl (compliance, read-only) and
 as gina (governance).
 """
@@ -13,7 +13,7 @@ import pytest
 from django.contrib.auth.models import User
 
 from approvals import access_grants, registry_changes
-from approvals.models import AccessGrant, AuditEvent, ReviewTeam, ToolCall, ToolChange, ToolDescriptor
+from approvals.models import AccessGrant, AuditEvent, QuickReason, ReviewTeam, ToolCall, ToolChange, ToolDescriptor
 from runs.models import Run
 from tests.helpers.approval_loop import approve, suspend
 from tests.helpers.runs import open_executing_run
@@ -77,6 +77,7 @@ def console(decided, catalog) -> dict[str, str]:
         "call": ToolCall.objects.filter(run=run).values_list("pk", flat=True)[0],
         "tool": ToolDescriptor.objects.get(name="prescribe_medication").pk,
         "change": ToolChange.objects.get().pk, "grant": AccessGrant.objects.get().pk, "team": team.pk,
+        "reason": QuickReason.objects.create(text="Duplicate of an existing order").pk,
     }
 
 
@@ -96,11 +97,13 @@ def console_pages(ids: dict) -> list[str]:
         f"/admin/approvals/tooldescriptor/simulator/?{urlencode(SIMULATED)}",
         "/admin/approvals/accessgrant/", f"/admin/approvals/accessgrant/{ids['grant']}/change/",
         "/admin/approvals/reviewteam/", f"/admin/approvals/reviewteam/{ids['team']}/change/",
+        "/admin/approvals/quickreason/", f"/admin/approvals/quickreason/{ids['reason']}/change/",
     ]
 
 
 # Governance edits these; compliance reads the same records through the pages above.
 GOVERNANCE_FORMS = ["/admin/approvals/reviewteam/add/", "/admin/approvals/tooldescriptor/add/",
+                    "/admin/approvals/quickreason/add/",
                     "/admin/approvals/apiclient/", "/admin/approvals/apiclient/add/"]
 
 

@@ -37,10 +37,11 @@ def test_j_and_k_move_the_selection_and_a_approves(inbox):
 
     assert inbox.wait_for_decisions(1)[0].approval_id == second["id"]
     expect(inbox.card(second["id"])).to_have_count(0)
-    # After a decision nothing is selected (no accidental second approval); j resumes in place.
-    expect(inbox.page.locator(".card.is-selected")).to_have_count(0)
-    keyboard.press("j")
+    # After a decision the next card is selected and focused (test_inbox_ui_next_card.py); k goes back up.
     expect(inbox.card(third["id"])).to_be_focused()
+    expect(inbox.page.locator(".card.is-selected")).to_have_count(1)
+    keyboard.press("k")
+    expect(inbox.card(first["id"])).to_be_focused()
 
 
 def test_r_opens_the_reason_and_typing_is_not_a_shortcut(inbox):

@@ -12,7 +12,7 @@ from approvals.gate import GateCall, gate_tool_call
 from approvals import audit
 from approvals.accounts import record_user_change, user_snapshot
 from approvals.management.commands.create_api_client import record_created
-from approvals.models import ApiClient, ApiClientKey, Approval, ApprovalStatus, ReviewTeam
+from approvals.models import ApiClient, ApiClientKey, Approval, ApprovalStatus, QuickReason, ReviewTeam
 from approvals.suspend import SuspendRequest, persist_suspend
 from runs import spine
 from sessions_app.messages import append_message
@@ -30,6 +30,9 @@ PEOPLE = (
 )
 # Two wards, a reviewer each, and `reviewer` in both: cards route by the session's care unit.
 TEAMS = (("Ward 4", ["Ward 4"], ("ward4", "reviewer")), ("Ward 6", ["Ward 6"], ("ward6", "reviewer")))
+# Governance's quick rejection reasons, offered in the inbox's reject form.
+QUICK_REASONS = ("Duplicate of an existing order", "Wrong patient or encounter", "Not indicated for this patient",
+                 "Dose outside the usual range: please review", "Needs discussion with the responsible clinician")
 KEY_FILE = settings.BASE_DIR / "var" / "demo-agent.key"
 
 
@@ -40,6 +43,7 @@ class Command(BaseCommand):
         for username, password, group, superuser in PEOPLE:
             self._person(username, password, group, superuser)
         self._teams()
+        self._quick_reasons()
         client, key = self._agent()
         if not Approval.objects.filter(session__client=client, status=ApprovalStatus.PENDING).exists():
             self._pending_cards(client)
@@ -74,6 +78,14 @@ class Command(BaseCommand):
                 team.members.set(User.objects.filter(username__in=members))
                 audit.record(audit.Kind.REVIEW_TEAM, actor_system=audit.command("seed_demo"), decision="created",
                              data={"team_id": team.pk, "before": None, "after": team.snapshot()})
+
+    @transaction.atomic
+    def _quick_reasons(self):
+        for position, text in enumerate(QUICK_REASONS):
+            reason, created = QuickReason.objects.get_or_create(text=text, defaults={"position": position})
+            if created:
+                audit.record(audit.Kind.QUICK_REASON, actor_system=audit.command("seed_demo"), decision="created",
+                             data={"quick_reason_id": reason.pk, "before": None, "after": reason.snapshot()})
 
     @transaction.atomic
     def _agent(self):
