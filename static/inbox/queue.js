@@ -164,15 +164,26 @@ function scheduleRender() {
   });
 }
 
-/** The options of a filter: every value the server has pending cards for, the loaded cards' and the chosen one. */
-function refreshOptions(select, values, allText) {
+/** The tool filter's words for `tool`: what it does in clinical words, the name itself where two read alike. */
+function toolOptionLabels(tools) {
+  const labels = new Map(tools.map((tool) => [tool, actionLabel(tool, '') || tool]));
+  const seen = new Map();
+  for (const label of labels.values()) seen.set(label, (seen.get(label) || 0) + 1);
+  for (const [tool, label] of labels) if (seen.get(label) > 1) labels.set(tool, `${label} (${tool})`);
+  return labels;
+}
+
+/** The options of a filter: every value the server has pending cards for, the loaded cards' and the chosen one,
+ * ordered by what they read as (`label` words the values; each reads as itself without it). */
+function refreshOptions(select, values, allText, label = null) {
   values.add(state[select.dataset.filter]);
   values.delete('');
-  const want = [''].concat(Array.from(values).sort());
+  const labels = label ? label(Array.from(values)) : new Map(Array.from(values, (v) => [v, v]));
+  const want = [''].concat(Array.from(values).sort((a, b) => labels.get(a).localeCompare(labels.get(b)) || a.localeCompare(b)));
   const have = Array.from(select.options, (o) => o.value);
   if (want.join('\u0000') === have.join('\u0000')) return;
   const current = select.value;
-  select.replaceChildren(...want.map((v) => h('option', { value: v }, v ? revealedText(v) : allText)));
+  select.replaceChildren(...want.map((v) => h('option', { value: v }, v ? revealedText(labels.get(v)) : allText)));
   select.value = want.includes(current) ? current : '';
   if (select.value !== current) state[select.dataset.filter] = '';
 }
@@ -183,7 +194,7 @@ export function render() {
   const known = new Set(all.map((e) => e.id));
   for (const id of Array.from(rows.keys())) if (!known.has(id)) rows.delete(id);
   refreshOptions(els.ward, new Set([...serverOptions.wards, ...all.map((e) => wardOf(e.card))]), 'All wards');
-  refreshOptions(els.tool, new Set([...serverOptions.tools, ...all.map((e) => str(e.card.tool))]), 'All tools');
+  refreshOptions(els.tool, new Set([...serverOptions.tools, ...all.map((e) => str(e.card.tool))]), 'All tools', toolOptionLabels);
   els.ward.disabled = els.ward.options.length < 2;
 
   const now = Date.now();

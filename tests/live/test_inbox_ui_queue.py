@@ -105,7 +105,9 @@ def test_search_by_patient_ref_and_filters_narrow_the_queue(queue):
     expect(page.get_by_test_id("queue-range")).to_have_text("1–4 of 4 (filtered from 200)")
 
     page.get_by_test_id("queue-search").fill("")
-    page.get_by_test_id("filter-tool").select_option("lab.order_panel")
+    # The tool filter reads as the queue lines do, in clinical words; it asks by the tool's name.
+    expect(page.get_by_test_id("filter-tool").get_by_role("option", name="Order panel", exact=True)).to_have_attribute("value", "lab.order_panel")
+    page.get_by_test_id("filter-tool").select_option(label="Order panel")
     page.get_by_test_id("filter-risk").select_option("high")
     expected = {c["id"] for c in cards if c["tool"] == "lab.order_panel" and c["hitl_tier"] == "high"}
     expect(rows(queue)).to_have_count(len(expected))
