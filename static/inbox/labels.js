@@ -63,9 +63,14 @@ const LEADING = [
   /^(dose|amount|strength|quantity|volume|rate)(_|$)/,
   /^(frequency|schedule|interval|when|date)$/,
 ];
-// A number whose name ends in a unit reads with it: dose_mg 500 is "500 mg".
-const UNIT = /(?:^|_)(mg|mcg|ug|g|kg|ml|l|mmol|units|iu|min|minutes|h|hours|days|weeks)$/i;
-const UNIT_TEXT = { ml: 'mL', l: 'L', ug: 'mcg', iu: 'IU' };
+// A number whose name ends in a unit reads with it: dose_mg 500 is "500 mg", dose_mg_per_kg 5 is
+// "5 mg/kg". A name that ends in "per" and one unit says a rate of something it does not name
+// (infusions_per_h): that number reads alone, never as "3 h".
+const UNITS = 'mg|mcg|ug|g|kg|ml|l|mmol|units|iu|min|minutes|h|hours|days|weeks';
+const UNIT = new RegExp(`(?:^|_)(${UNITS})(?:_per_(${UNITS}|m2|day|dose))?$`, 'i');
+const RATE_OF_UNNAMED = /(?:^|_)per_[^_]+$/i;
+const UNIT_TEXT = { ml: 'mL', l: 'L', ug: 'mcg', iu: 'IU', m2: 'm²' };
+const unitText = (unit) => UNIT_TEXT[unit.toLowerCase()] || unit.toLowerCase();
 // The args that name the patient (the line says who already), besides the card's locked ones.
 const PATIENT_KEYS = new Set(['patient_ref', 'patient_id', 'mrn', 'nhs_number']);
 const VALUE_MAX = 40;
@@ -77,19 +82,23 @@ const rankOf = (key) => {
   return at < 0 ? LEADING.length : at;
 };
 
-function valueText(key, value) {
+/** {text, cut}: how a value reads on a line, and whether it was cut there. The page draws a cut's
+ * ellipsis itself: in the text it would be a character the agent did not write (and one the
+ * inbox marks as a look-alike). */
+export function valueText(key, value) {
   if (typeof value === 'number' && Number.isFinite(value)) {
     const unit = key.match(UNIT);
-    return unit ? `${value} ${UNIT_TEXT[unit[1].toLowerCase()] || unit[1].toLowerCase()}` : String(value);
+    if (!unit || (!unit[2] && RATE_OF_UNNAMED.test(key))) return { text: String(value), cut: false };
+    return { text: `${value} ${unitText(unit[1])}${unit[2] ? `/${unitText(unit[2])}` : ''}`, cut: false };
   }
-  if (typeof value !== 'string') return ''; // a flag or a nested value says nothing without its name
-  const text = value.replace(/\s+/g, ' ').trim();
-  return text.length > VALUE_MAX ? `${text.slice(0, VALUE_MAX - 1)}…` : text;
+  if (typeof value !== 'string') return { text: '', cut: false }; // a flag or a nested value says nothing without its name
+  const chars = Array.from(value.replace(/\s+/g, ' ').trim()); // whole characters: a cut never splits a pair
+  return chars.length > VALUE_MAX ? { text: chars.slice(0, VALUE_MAX - 1).join(''), cut: true } : { text: chars.join(''), cut: false };
 }
 
 /** The first few plain values of a call's args, as a queue line shows them ("amoxicillin", "500 mg",
- * "8-hourly"): what it is about first, then how much and how often, then the rest in order; never
- * the args that name the patient (`locked`, and the usual names of a patient's identifier). */
+ * "8-hourly"), each as {text, cut}: what it is about first, then how much and how often, then the rest
+ * in order; never the args that name the patient (`locked`, and the usual names of a patient's identifier). */
 export function leadingValues(args, locked = []) {
   if (args === null || typeof args !== 'object' || Array.isArray(args)) return [];
   const skip = new Set(locked);
@@ -98,8 +107,8 @@ export function leadingValues(args, locked = []) {
     .sort((a, b) => a.rank - b.rank || a.at - b.at);
   const out = [];
   for (const { key } of ordered) {
-    const text = valueText(key, args[key]);
-    if (text) out.push(text);
+    const value = valueText(key, args[key]);
+    if (value.text) out.push(value);
     if (out.length === LEADING_MAX) break;
   }
   return out;

@@ -24,7 +24,7 @@ import { listEl, root } from './page.js';
 import { dropBeyondPages, entriesOfRun, loadMore, move, orderedEntries, pagingState, reorder, select, selectedEntry, showCards, upsert } from './list.js';
 import { actionLabel, leadingValues } from './labels.js';
 import { lockedOf } from './locked.js';
-import { revealedText, setRevealed } from './reveal.js';
+import { revealed, revealedText } from './reveal.js';
 import { shortRun } from './runs.js';
 import { fetchFilterOptions, found, moreFound, runSearch } from './search.js';
 import { pageBlockedReason } from './socket.js';
@@ -96,10 +96,7 @@ function fillRow(row, entry, now) {
   // What the call does in clinical words, and its leading values (the drug, the dose): the tool's
   // own name is in the Tool filter and on the card's technical details.
   parts.tool.textContent = revealedText(actionLabel(str(card.tool), str(card.op)) || 'Unknown request');
-  const values = leadingValues(card.args, lockedOf(card));
-  // Revealed as nodes: a right-to-left character is boxed, so a dose's digits keep their order.
-  setRevealed(parts.values, values.length ? `· ${values.join(' · ')}` : '');
-  parts.values.hidden = !values.length;
+  showValues(parts.values, leadingValues(card.args, lockedOf(card)));
   parts.patient.textContent = revealedText(patientOf(card) || 'No patient ref');
   const ward = wardOf(card);
   parts.ward.textContent = ward ? revealedText(ward) : '';
@@ -186,6 +183,14 @@ function refreshOptions(select, values, allText, label = null) {
   select.replaceChildren(...want.map((v) => h('option', { value: v }, v ? revealedText(labels.get(v)) : allText)));
   select.value = want.includes(current) ? current : '';
   if (select.value !== current) state[select.dataset.filter] = '';
+}
+
+/** "· amoxicillin · 500 mg · 8-hourly" into `el`, revealed as nodes judged as one line (a right-to-left
+ * character is boxed, so a dose's digits keep their order); a cut value ends in the page's own ellipsis. */
+function showValues(el, values) {
+  const line = values.map((v) => v.text).join(' · ');
+  el.replaceChildren(...values.flatMap((v, at) => [at ? ' · ' : '· ', revealed(v.text, line), v.cut ? '…' : '']));
+  el.hidden = !values.length;
 }
 
 export function render() {

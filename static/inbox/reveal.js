@@ -52,12 +52,13 @@ function foldsToAscii(ch) {
   return folded !== ch && /^[\x20-\x7e]+$/.test(folded);
 }
 
-/** Indexes (code unit offsets) of look-alike letters, by the word rules above. */
-function lookalikeLetters(text) {
+/** Indexes (code unit offsets) of look-alike letters in `text`, by the word rules above, `text` read as part of `context`. */
+function lookalikeLetters(text, context) {
   const flagged = new Set();
   const words = [...text.matchAll(WORD)];
   const foreign = (ch) => LETTER.test(ch) && !LATIN.test(ch);
-  const latinText = /[A-Za-z]/.test(text) && words.every((m) => [...m[0]].every((ch) => !foreign(ch) || MIMICS.has(ch)));
+  const latinText = /[A-Za-z]/.test(context)
+    && [...context.matchAll(WORD)].every((m) => [...m[0]].every((ch) => !foreign(ch) || MIMICS.has(ch)));
   for (const m of words) {
     const chars = [...m[0]];
     const mixed = chars.some((ch) => ASCII_ALNUM.test(ch)) && chars.some(foreign);
@@ -84,11 +85,12 @@ function mixesDirections(text) {
   return rtl && other;
 }
 
-/** [{kind: 'text'|'hidden'|'rtl'|'lookalike', text}] covering `text`. */
-function scan(text) {
+/** [{kind: 'text'|'hidden'|'rtl'|'lookalike', text}] covering `text`, read as part of `context` (the
+ * whole line it is drawn in: what mixes directions, or is otherwise Latin, is judged over all of it). */
+function scan(text, context = text) {
   if (PLAIN.test(text)) return [{ kind: 'text', text }];
-  const letters = lookalikeLetters(text);
-  const mixed = mixesDirections(text);
+  const letters = lookalikeLetters(text, context);
+  const mixed = mixesDirections(context);
   const parts = [];
   let plain = '';
   let at = 0;
@@ -136,10 +138,11 @@ const KEPT = {
   rtl: { testid: 'rtl-char', title: 'Right-to-left character' },
 };
 
-/** `text` as nodes: plain runs as text nodes, each hidden, right-to-left or look-alike character as a marked span. */
-export function revealed(text) {
+/** `text` as nodes: plain runs as text nodes, each hidden, right-to-left or look-alike character as a
+ * marked span. A piece of a longer line passes the line as `context`, so it is judged as the line is. */
+export function revealed(text, context = text) {
   const fragment = document.createDocumentFragment();
-  for (const part of scan(String(text))) {
+  for (const part of scan(String(text), String(context))) {
     if (part.kind === 'text') fragment.append(part.text);
     else if (part.kind === 'hidden') {
       fragment.append(h('span', { class: 'reveal reveal--hidden', 'data-testid': 'hidden-char', title: `Hidden character ${codeOf(part.text)}` }, marker(part.text)));

@@ -205,6 +205,22 @@ def test_a_line_says_what_the_call_does_and_its_leading_values(queue):
     expect(row(queue, question).get_by_test_id("queue-values")).to_have_text("· cardiology")
 
 
+def test_a_long_value_is_cut_with_the_pages_own_ellipsis_never_marked_as_the_agents(queue):
+    reason = "Recorded in error — tolerated amoxicillin in 2029 without a reaction"
+    card = approval_card(tool="ehr.allergy_record", op="delete", args={"substance": "penicillin", "reason": reason})
+    queue.open([card])
+    values = row(queue, card).get_by_test_id("queue-values")
+    expect(values).to_have_text(f"· penicillin · {reason[:39]}…")
+    expect(values.get_by_test_id("lookalike-char")).to_have_count(0)
+
+
+def test_a_lines_values_are_judged_as_one_line(queue):
+    # "рау" alone is a word of another script; beside Latin values it mimics "pay".
+    card = approval_card(args={"drug": "amoxicillin", "route": "\u0440\u0430\u0443"})
+    queue.open([card])
+    expect(row(queue, card).get_by_test_id("queue-values").get_by_test_id("lookalike-char")).not_to_have_count(0)
+
+
 def test_a_lines_values_keep_their_digits_in_the_order_sent(queue):
     for dose in (TATWEEL_DOSE, HEBREW_DOSE):
         card = approval_card(args={"drug": "gentamicin", "dose": dose})
@@ -395,5 +411,6 @@ def test_desktop_screenshot(queue):
     row(queue, cards[0]).click()
     expect(queue.card(cards[0]["id"])).to_be_visible()
     assert no_horizontal_scroll(page)
+    page.evaluate("window.scrollTo(0, 0)")  # the picture in docs/ starts at the page's head
     ARTIFACTS_DIR.mkdir(parents=True, exist_ok=True)
     page.screenshot(path=str(ARTIFACTS_DIR / "inbox-desktop-queue.png"))

@@ -90,6 +90,28 @@ def test_what_a_call_does_is_said_from_its_tool_and_op(inbox):
     assert said == [label for *_, label in ACTIONS]
 
 
+# How a number reads on a queue line, by its arg's name: a unit the name ends in, a rate as a rate.
+NUMBERS = [
+    ("dose_mg", 500, "500 mg"),
+    ("dose_mg_per_kg", 5, "5 mg/kg"),  # never "5 kg": a weight where a dose is meant
+    ("dose_mg_per_m2", 75, "75 mg/m²"),
+    ("rate_ml_per_h", 42, "42 mL/h"),
+    ("weight_kg", 72.4, "72.4 kg"),
+    ("infusions_per_h", 3, "3"),  # a rate of something unnamed: never "3 h"
+    ("doses_per_day", 2, "2"),
+    ("count", 7, "7"),
+]
+
+
+def test_a_number_reads_with_the_unit_its_name_says(inbox):
+    inbox.open([])
+    said = inbox.page.evaluate("""async (numbers) => {
+        const { valueText } = await import('/static/inbox/labels.js');
+        return numbers.map(([key, value]) => valueText(key, value).text);
+    }""", [[key, value] for key, value, _ in NUMBERS])
+    assert said == [text for *_, text in NUMBERS]
+
+
 def test_the_rule_tool_and_ids_are_in_a_technical_fold(inbox):
     card = approval_card(tier="high", tool="prescribe_medication", op="create",
                          run_id="7f3c2a10-0000-4000-8000-000000000001")
