@@ -11,6 +11,7 @@ import { diffArgs, renderArgs, renderDiff } from './args.js';
 import { clockTime, timeOf } from './countdown.js';
 import { h, uid } from './dom.js';
 import { sendJson } from './http.js';
+import { actionLabel } from './labels.js';
 import { config, root } from './page.js';
 import { revealed } from './reveal.js';
 import { isObj, str } from './values.js';
@@ -79,8 +80,10 @@ function item(d) {
   const parts = [
     h('h3', { class: 'decided__head' },
       h('span', { class: `badge badge--${kind}`, 'data-testid': 'decided-outcome' }, word), ' ',
-      h('span', { class: 'card__tool' }, revealed(str(d.tool) || 'unknown tool')),
-      str(d.op) ? h('span', { class: 'card__op' }, revealed(str(d.op))) : null),
+      // In clinical words as the Waiting card said it; the tool's own name beside it, small, for the audit trail.
+      h('span', { 'data-testid': 'decided-action' }, revealed(actionLabel(str(d.tool), str(d.op)) || 'Unknown request')),
+      h('span', { class: 'decided__tool', 'data-testid': 'decided-tool' },
+        revealed([str(d.tool) || 'unknown tool', str(d.op)].filter(Boolean).join(' · ')))),
     h('p', { class: 'card__meta' },
       h('span', { class: 'visually-hidden' }, 'Patient '),
       h('span', { class: 'meta__patient', 'data-testid': 'decided-patient' }, revealed(str(d.patient_ref) || 'No patient ref')),

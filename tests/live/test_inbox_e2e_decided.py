@@ -48,6 +48,8 @@ def test_the_decided_view_lists_this_reviewers_decisions_and_searches_them(inbox
     expect(inbox.page.get_by_test_id("queue")).to_be_hidden()
     newest, older = items.nth(0), items.nth(1)
     expect(newest.get_by_test_id("decided-outcome")).to_have_text("Approved")
+    expect(newest.get_by_test_id("decided-action")).to_have_text("New prescription")  # as the Waiting card said it
+    expect(newest.get_by_test_id("decided-tool")).to_have_text("prescribe_medication · create")
     expect(newest.get_by_test_id("decided-patient")).to_have_text("MRN-47555")
     expect(newest.get_by_test_id("decided-by")).to_have_text("rita")
     expect(newest.get_by_test_id("decided-edits")).to_contain_text("dose")
