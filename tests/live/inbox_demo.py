@@ -1,6 +1,7 @@
 """A realistic inbox for screenshots and manual review, in the browser harness.
 
     .venv/bin/python -m tests.live.inbox_demo test-artifacts/inbox.png
+    .venv/bin/python -m tests.live.inbox_demo --docs      # docs/inbox-desktop.png
 """
 
 from __future__ import annotations
@@ -61,7 +62,9 @@ def demo_cards() -> list[Card]:
     ]
 
 
-def save_demo_screenshot(path: str | Path, *, width: int = 1240, height: int = 1900, setup: Callable | None = None) -> Path:
+def save_demo_screenshot(path: str | Path, *, width: int = 1240, height: int = 1900, view: str = "full",
+                         setup: Callable | None = None, full_page: bool = True) -> Path:
+    """The demo cards in `view` ("full" or "queue"), after `setup(harness, cards)`, as a PNG at `path`."""
     from playwright.sync_api import sync_playwright
 
     path = Path(path)
@@ -71,17 +74,28 @@ def save_demo_screenshot(path: str | Path, *, width: int = 1240, height: int = 1
         try:
             context = browser.new_context(viewport={"width": width, "height": height})
             page = context.new_page()
-            harness = InboxHarness(page)
+            harness = InboxHarness(page, view=view)
             cards = demo_cards()
             harness.open(cards)
             if setup is not None:
                 setup(harness, cards)
             harness.frames_taken()
-            page.screenshot(path=str(path), full_page=True)
+            page.screenshot(path=str(path), full_page=full_page)
         finally:
             browser.close()
     return path
 
 
+def open_first_line(harness: InboxHarness, cards: list[Card]) -> None:
+    """Open the queue's first line, as a reviewer starting a shift would."""
+    harness.page.get_by_test_id("queue-row").first.click()
+    harness.card(cards[0]["id"]).wait_for()
+    harness.page.evaluate("window.scrollTo(0, 0)")  # from the page's head, as it opened
+
+
 if __name__ == "__main__":  # pragma: no cover - manual tool
-    print(save_demo_screenshot(sys.argv[1] if len(sys.argv) > 1 else ARTIFACTS_DIR / "inbox.png"))
+    if sys.argv[1:2] == ["--docs"]:  # the desktop picture the README links, at 1440 x 900
+        print(save_demo_screenshot(Path("docs/inbox-desktop.png"), width=1440, height=900, view="queue",
+                                   setup=open_first_line, full_page=False))
+    else:
+        print(save_demo_screenshot(sys.argv[1] if len(sys.argv) > 1 else ARTIFACTS_DIR / "inbox.png"))
