@@ -42,12 +42,16 @@ destination:
   IPv6 literals and ``localhost``. A plain word, "e.g.", "5.2" or "b.i.d." is not a host name;
 * a URL without its scheme: a host name as above followed by a path, query or fragment
   (``evil.example/inbox``, ``evil.example:8080/x``), with no whitespace: its host is checked.
+
+Each such value is checked as written and, when it differs, in its NFKC form too, and must
+pass both: a fullwidth ``＠`` or ``．`` is what a library that folds text reads as ``@`` or ``.``.
 """
 
 from __future__ import annotations
 
 import ipaddress
 import re
+import unicodedata
 from collections.abc import Mapping
 from functools import lru_cache
 from typing import Any
@@ -116,7 +120,16 @@ def _recipients_allowed(text: str, allow: _AllowList, reader: AddressReader) -> 
 
 
 def _free_value_allowed(value: str, allow: _AllowList, reader: AddressReader) -> bool:
-    """Whether a comms tool's string value is no destination, or one on the allow-list."""
+    """Whether a comms tool's string value is no destination, or one on the allow-list, as
+    written and as compatibility-folded: a mail or HTTP library that folds "dr＠evil.example"
+    (a fullwidth at sign) to "dr@evil.example" sends to evil.example."""
+    folded = unicodedata.normalize("NFKC", value)
+    if folded != value and not _free_value_as_written_allowed(folded, allow, reader):
+        return False
+    return _free_value_as_written_allowed(value, allow, reader)
+
+
+def _free_value_as_written_allowed(value: str, allow: _AllowList, reader: AddressReader) -> bool:
     text = value.strip()
     if not text:
         return True

@@ -297,6 +297,9 @@ def comms_rule(args, spec=MAILER):
     {"letter": {"delivery": {"relay": "Evil.Example."}}},
     {"relay": "évil.example"},  # IDN, checked in its punycode form
     {"relay": "evil\u3002example"},  # an ideographic full stop is a dot to IDNA
+    {"to": "dr\uff20evil.example"},  # a fullwidth at sign: dr@evil.example to whatever folds it
+    {"to": "gp@clinic.example\uff0cx@evil.example"},  # a fullwidth comma folds to a list
+    {"link": "evil\uff0eexample/inbox"},  # a fullwidth full stop
     {"relay": "10.0.0.7"},
     {"relay": "[2001:db8::1]:25"},
     {"webhook": "//evil.example/hook"},
@@ -321,6 +324,8 @@ def test_a_comms_destination_under_any_key_must_be_allowed(args):
     {"to": "GP@Clinic.Example."},
     {"to": "Dr Gray <gray@clinic.example>"},
     {"to": "gp@clinic.example; nurse@clinic.example"},
+    {"to": "gp\uff20clinic.example"},  # folded, still an allowed address
+    {"body": "Ｒｅｓｕｌｔｓ ａｒｅ ｉｎ"},  # fullwidth text that folds to no destination
     {"smtp_server": "SMTP.clinic.example"},
     {"callback": "https://hooks.clinic.example:8443/v1/delivered"},
     {"body": "Your results are in. Questions? Write to gp@clinic.example or evil.example."},
