@@ -37,7 +37,7 @@ SWEEP_COUNTS = {
 }
 TOP_RULES = 8
 # verify_audit and the audit admin's verification action each write an audit row of this
-# kind (AuditKind.VERIFY, issue 10's audit half): the log itself says when it was verified.
+# kind (AuditKind.VERIFY): the log itself says when it was verified.
 VERIFY_KIND = "verify"
 
 

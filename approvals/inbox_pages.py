@@ -1,4 +1,4 @@
-"""The inbox websocket's snapshot, a page at a time (issue 11: an inbox that holds 10,000 cards).
+"""The inbox websocket's snapshot, a page at a time, so an inbox holding thousands of cards opens at once.
 
 A page is at most PAGE_CARDS cards in the queue's default order (static/inbox/list.js:
 escalated first, then high, low, no tier, then the soonest deadline, then the id), with

@@ -1,4 +1,4 @@
-"""Hidden, look-alike and right-to-left characters, made visible in the admin (issue 9, item 1).
+"""Hidden, look-alike and right-to-left characters, made visible in the admin.
 
 The same rules as the reviewers' inbox (static/inbox/reveal.js), so compliance reads
 what the reviewer read: a hidden character (a control other than newline and tab, a

@@ -62,7 +62,7 @@ class ReadOnlyModelSerializer(serializers.ModelSerializer):
     """A ModelSerializer for answers only, whose fields are worked out once per class.
 
     DRF builds a ModelSerializer's fields afresh for every instance, from the model's
-    metadata: about 3 ms of CPU for an approval's 29 fields, on every gate suspend,
+    metadata: milliseconds of CPU for an approval's fields, on every gate suspend,
     decision and resume. The fields depend on the class alone (Meta and the declared
     fields), so they are built once and each instance binds shallow copies of them.
     A shallow copy is enough because nothing here writes to a field: every field is

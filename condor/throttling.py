@@ -1,4 +1,4 @@
-"""Per-client request rates for agent runtimes (issue 9, item 8).
+"""Per-client request rates for agent runtimes.
 
 Keyed on the API client, not the address: one agent runtime may drive many
 patients from one host, and several clients may share a NAT. Reviewers are

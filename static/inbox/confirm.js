@@ -1,4 +1,4 @@
-/* High-risk approvals ask first (issue 14): "a" or a click on Approve opens a panel that
+/* High-risk approvals ask first: "a" or a click on Approve opens a panel that
  * names the call, the patient and what it would do, with Cancel focused — so a stray
  * second key press cancels, and approving takes a deliberate Tab + Enter or a click on
  * "Yes, approve". An edited approval of a high-risk card asks the same, showing the edit

@@ -1,4 +1,4 @@
-/* Editing a card's args field by field (issue 14): where every argument is a plain
+/* Editing a card's args field by field: where every argument is a plain
  * value — a number, a boolean, a string, null — "Edit args" can show one form field per
  * argument instead of the JSON editor, typed by the value it holds (form_field.js, the
  * same controls a clarification's form uses). It opens that way on a phone, where

@@ -1,4 +1,4 @@
-/* The compact queue (issue 14): one line per card — risk, tool, patient, ward, time left,
+/* The compact queue: one line per card — risk, tool, patient, ward, time left,
  * claim — grouped by patient (a run's cards kept together inside), sortable by risk or
  * time left, filterable by ward, tool and risk, searchable by patient_ref, a page of
  * PAGE_SIZE lines at a time so 500 pending cards stay smooth. Opening a line builds and

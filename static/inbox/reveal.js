@@ -1,4 +1,4 @@
-/* Hidden and look-alike characters, made visible (issue 9: "\u202e5.2\u202c mg" must not read "2.5 mg").
+/* Hidden and look-alike characters, made visible ("\u202e5.2\u202c mg" must not read "2.5 mg").
  *
  * Hidden characters are REPLACED by a marker span "⟨U+202E⟩" and never reach the DOM: a
  * bidi control left in a text node would still reorder the text around it. They are:

@@ -1,4 +1,4 @@
-"""Dates and times as compliance reads them in the admin: ISO order, to the second (issue 10)."""
+"""Dates and times as compliance reads them in the admin: ISO order, to the second."""
 
 DATETIME_FORMAT = "Y-m-d H:i:s"
 SHORT_DATETIME_FORMAT = "Y-m-d H:i:s"
