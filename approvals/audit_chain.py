@@ -7,23 +7,20 @@ row of a session is written while its run (or session) row is already locked,
 so the session's chain head lock adds no waiting of its own; it is taken last
 (lock order: session → run → approvals → chain head). Rows without a session
 (registry changes, logins, admin exports, verifications) share GLOBAL_CHAIN;
-they are rare next to gate traffic. Cost per append on PostgreSQL: no round trip
-of its own. The head's UPDATE (its lock, its move, the new link's hash) and the
-row's INSERT ride in one statement with the caller's writes (`append`).
+they are rare next to gate traffic. An append locks the head (SELECT … FOR UPDATE),
+hashes the new links in Python, and sends the rows' INSERT and the head's move with
+the caller's own writes (`append_linked`).
 
-A row's hash (version 2, since 2026-12-03) is SHA-256 over "prev_hash:seq:body",
+A row's hash (version 2) is SHA-256 over "prev_hash:seq:body",
 where `body` is SHA-256 over the RFC 8785 canonical JSON of the rest of its
 content (every column but `id`, `hash`, `seq` and `prev_hash`) and `prev_hash`
-is the previous row's hash in the same chain (GENESIS_HASH for `seq` 1). Split
-so that the database can take the link's step in the statement that moves the
-head, from the head as locked, while the body is hashed in Python, where RFC
-8785 is. Older rows carry version 1, one digest over content and link together;
+is the previous row's hash in the same chain (GENESIS_HASH for `seq` 1). Older rows carry version 1, one digest over content and link together;
 verification accepts either (each is a deterministic digest of the same content,
 so accepting both lets nothing through that either one would not). An edited
 row no longer matches its hash; a deleted row leaves a gap in `seq` (or, for the
 newest row, a head that points past the last row); rows moved out of order break
 the `seq` order of ids, which inside one chain grow with `seq` because appends
-are serialised by the head lock (a row's id is drawn after its head's UPDATE).
+are serialised by the head lock (a row's id is drawn once its head is locked).
 What a chain cannot show by itself is a rewrite of everything from the edited
 row on, heads included: approvals/audit_checkpoints.py anchors the heads outside
 the database to catch that too.
@@ -42,8 +39,7 @@ from django.db import connection, transaction
 
 from approvals.hashing import canonical_json_fast, is_plain_json
 from approvals.models.audit import GENESIS_HASH, GLOBAL_CHAIN, AuditChainHead, AuditEvent
-from condor.bulk import insert_all
-from condor.sql import Write, insert_attnames, insert_sql, kept, run_together
+from condor.rows import Write, insert_rows_sql, run_together, update_sql
 
 # The columns a row's hash covers, in the order verify_audit reads them.
 HASHED_FIELDS = ("chain", "seq", "prev_hash", "at", "kind", "actor", "actor_user_id", "actor_client_id",
@@ -90,7 +86,7 @@ def body_hash(values: tuple) -> str:
 
 
 def link_hash(prev_hash: str, seq: int, body: str) -> str:
-    """A row's hash from its link and its body's hash, as the head's move computes it (_link_sql)."""
+    """A row's hash from its link and its body's hash."""
     return hashlib.sha256(f"{prev_hash}:{seq}:{body}".encode()).hexdigest()
 
 
@@ -113,82 +109,24 @@ def event_hash(event: AuditEvent) -> str:
     return row_hash(tuple(getattr(event, field) for field in HASHED_FIELDS))
 
 
-def _head_lock_sql(db) -> str:
-    # The ORM's own SELECT … FOR UPDATE (none on SQLite, whose transactions hold the whole
-    # database), compiled once per connection.
-    query = AuditChainHead.objects.select_for_update().filter(chain="").values_list("seq", "hash").query
-    sql, _ = query.get_compiler(connection=db).as_sql()
-    return sql
-
-
 def lock_head(chain: str) -> tuple[int, str]:
-    """(seq, hash) of the chain's head row, locked until the caller's transaction ends (created on first use)."""
-    sql = kept("audit-head-lock", _head_lock_sql, model=AuditChainHead)
-    with connection.cursor() as cursor:
-        cursor.execute(sql, [chain])
-        head = cursor.fetchone()
-        if head is None:
-            _create_heads([chain])
-            cursor.execute(sql, [chain])
-            head = cursor.fetchone()
-    return head
+    """(seq, hash) of the chain's head row, locked until the caller's transaction ends (created on first use).
+
+    SQLite takes no row lock (select_for_update is a no-op there): its write transaction
+    holds the whole database, which serialises appends just the same.
+    """
+    locked = AuditChainHead.objects.select_for_update().filter(chain=chain).values_list("seq", "hash")
+    head = list(locked)
+    if not head:
+        _create_heads([chain])
+        head = list(locked.all())  # a fresh query: the first one keeps its (empty) result
+    return head[0]
 
 
 def _create_heads(chains) -> None:
     # Two first appends may race here: the insert is a no-op for the loser, which then
     # queues on the winner's head row.
     AuditChainHead.objects.bulk_create([AuditChainHead(chain=chain) for chain in chains], ignore_conflicts=True)
-
-
-def _link_sql(prev: str, seq: str) -> str:
-    """SQL for `link_hash` of the link after `prev` (SQL of its prev_hash) at `seq`; the body is a parameter."""
-    return f"encode(sha256(convert_to({prev} || ':' || ({seq})::text || ':' || %s, 'UTF8')), 'hex')"
-
-
-def _head_move_sql(db, links: int) -> str:
-    """The head's lock, its move by `links` (one or two: a suspend's verdict and its park, which
-    migration 0017 lets one statement append) and the new links' hashes, in one statement.
-
-    An upsert, so that a chain's first append (a new session's) creates its head in the same
-    statement instead of missing it and running again: a new head is the first links (from
-    seq 1, after GENESIS_HASH), and a head that exists is moved as an UPDATE would move it.
-    DO UPDATE reads the row as locked (the latest committed version, after any wait, also for
-    two first appends racing to insert), so the links are computed from the head as it is, not
-    as the statement's snapshot saw it. `prev_hash` keeps the hash the head had before the
-    statement, because RETURNING gives new values only: it returns the first new link, computed
-    from that hash. Parameters: the chain, each row's body for a new head, again for a moved one,
-    and with two links the first body once more, for the first link's hash.
-    """
-    new_head, moved = f"'{GENESIS_HASH}'", "head.hash"
-    for n in range(1, links + 1):
-        new_head, moved = _link_sql(new_head, str(n)), _link_sql(moved, f"head.seq + {n}")
-    first = "seq, prev_hash, hash" if links == 1 else f"seq - 1 AS seq, prev_hash, {_link_sql('prev_hash', 'seq - 1')} AS hash"
-    return (f"INSERT INTO {db.ops.quote_name(AuditChainHead._meta.db_table)} AS head (chain, seq, prev_hash, hash) "
-            f"VALUES (%s, {links}, '{GENESIS_HASH}', {new_head}) "
-            f"ON CONFLICT (chain) DO UPDATE SET seq = head.seq + {links}, prev_hash = head.hash, hash = {moved} "
-            f"RETURNING {first}")
-
-
-_LINK = ("seq", "prev_hash", "hash")
-
-
-def _link_positions(db) -> frozenset[int]:
-    """Where the link's columns stand among `insert_sql`'s parameters: the database fills them in."""
-    return frozenset(n for n, name in enumerate(insert_attnames(AuditEvent)) if name in _LINK)
-
-
-def _linked_insert_sql(insert: str, db, *, after: str = "audit_head", step: bool = False) -> str:
-    """`insert` (the row's INSERT … VALUES) with its link taken from the CTE `after`: the head's
-    move (its first link), or (`step`) the row before it in the same statement, whose link
-    it follows. A following row's hash takes its body as a parameter, in the hash's place."""
-    quote = db.ops.quote_name
-    link = {name: f"{after}.{quote(name)}" for name in _LINK}
-    if step:
-        seq = f"{after}.{quote('seq')} + 1"
-        link = {"seq": seq, "prev_hash": link["hash"], "hash": _link_sql(link["hash"], seq)}
-    values = ", ".join(link.get(name, "%s") for name in insert_attnames(AuditEvent))
-    returned = ", ".join(quote(name) for name in ("id", *_LINK))
-    return f"{insert.split(' VALUES (', 1)[0]} SELECT {values} FROM {after} RETURNING {returned}"
 
 
 def append(event: AuditEvent, *, along: Sequence[Write] = ()) -> AuditEvent:
@@ -199,68 +137,32 @@ def append(event: AuditEvent, *, along: Sequence[Write] = ()) -> AuditEvent:
 def append_linked(events: Sequence[AuditEvent], *, along: Sequence[Write] = ()) -> list[AuditEvent]:
     """Link one or two `events` of one chain to it, in order, and insert them. Needs the caller's transaction.
 
-    One round trip on PostgreSQL: the head's lock and move (or, for a chain's first
-    append, its creation), the rows' INSERTs with the links they give, and `along`, the
-    caller's own writes (the gate's ledger row and outbox event), as data-modifying
-    CTEs of one statement (condor.sql.run_together). A second row selects its link
-    from the first row's RETURNING, so it is inserted after it and its id is the larger,
-    as `verify` expects of a chain. The bodies are hashed here, the links in the
-    database (`link_hash`). SQLite locks nothing (its transactions hold the whole
-    database) and links in Python, a row at a time.
+    The one way a request appends, on every database: the head is locked and read
+    (`lock_head`), the links are hashed here, then the rows' INSERT, the head's move and
+    `along` (the caller's own writes: the gate's ledger row, the outbox event) go as one
+    statement on PostgreSQL (`run_together`). The rows go in as one INSERT, in list order,
+    so a second row's id is the larger, as `verify` expects of a chain; and every id is
+    drawn under the head's lock, so ids grow with `seq` across transactions too.
     """
     if not 1 <= len(events) <= 2 or len({event.chain for event in events}) != 1:
         raise ValueError("append_linked links one or two rows of one chain")
-    if connection.vendor != "postgresql":
-        _append_here(events[0], along)
-        for event in events[1:]:
-            _append_here(event, ())
-        return list(events)
-    skipped = kept("audit-link-positions", _link_positions, model=AuditEvent)
-    hash_at = insert_attnames(AuditEvent).index("hash")
-    bodies, rows, linked = [], [], []
-    for n, event in enumerate(events):
-        event.seq, event.prev_hash, event.hash = 0, "", ""  # the database's to fill in
-        body = body_hash(tuple(getattr(event, field) for field in HASHED_FIELDS))
-        insert, params = insert_sql(event)
-        if n == 0:
-            sql = kept("audit-linked-insert", lambda db: _linked_insert_sql(insert, db), model=AuditEvent)
-            params = [param for at, param in enumerate(params) if at not in skipped]
-        else:  # its hash is computed from the first row's: the body takes the hash's place
-            sql = kept("audit-following-insert",
-                       lambda db: _linked_insert_sql(insert, db, after="audit_first", step=True), model=AuditEvent)
-            params = [body if at == hash_at else param for at, param in enumerate(params)
-                      if at not in skipped or at == hash_at]
-        bodies.append(body)
-        rows.append(Write(sql, params, done=linked.extend, returns=("id", *_LINK),
-                          name="audit_first" if n == 0 else None))
-    head_params = [events[0].chain, *bodies, *bodies, *bodies[:len(bodies) - 1]]
-    run_together([
-        Write(kept(("audit-head-move", len(events)), lambda db: _head_move_sql(db, len(events)), model=AuditChainHead),
-              head_params, name="audit_head"),
-        *rows,
-        *along,
-    ])
-    for event, (pk, seq, prev_hash, digest) in zip(events, linked, strict=True):
-        event.pk, event.seq, event.prev_hash, event.hash = pk, seq, prev_hash, digest
-        event._state.adding, event._state.db = False, connection.alias
-    return list(events)
-
-
-def _append_here(event: AuditEvent, along: Sequence[Write]) -> AuditEvent:
-    """`append` with the link computed in Python, the head read first and moved after."""
-    seq, prev_hash = lock_head(event.chain)
-    event.seq, event.prev_hash = seq + 1, prev_hash
-    event.hash = event_hash(event)
-    insert, params = insert_sql(event)
+    chain = events[0].chain
+    seq, last_hash = lock_head(chain)
+    replaced = last_hash
+    for event in events:
+        event.seq, event.prev_hash = seq + 1, last_hash
+        event.hash = event_hash(event)
+        seq, last_hash = event.seq, event.hash
 
     def inserted(ids: list) -> None:
-        event.pk = ids[0]
-        event._state.adding, event._state.db = False, connection.alias
+        for event, pk in zip(events, sorted(ids), strict=True):
+            event.pk = pk
+            event._state.adding, event._state.db = False, connection.alias
 
-    move = (f"UPDATE {AuditChainHead._meta.db_table} SET seq = %s, prev_hash = hash, hash = %s "
-            "WHERE chain = %s")
-    run_together([Write(insert, params, done=inserted), Write(move, [event.seq, event.hash, event.chain]), *along])
-    return event
+    # The head keeps the hash it replaced (migration 0018 checks the move against the rows).
+    move = update_sql(AuditChainHead, chain, seq=seq, prev_hash=replaced, hash=last_hash)
+    run_together([Write(*insert_rows_sql(list(events)), done=inserted), Write(*move), *along])
+    return list(events)
 
 
 def _lock_heads(chains: set[str]) -> dict[str, list]:
@@ -282,18 +184,21 @@ def _advance(heads: list[tuple[int, str, str]]) -> None:
 
     On PostgreSQL an UPDATE joined to the new values as arrays (a thousand chains of a
     sweep batch at the cost of one statement); elsewhere (SQLite) one UPDATE per head,
-    sent as a batch. Never bulk_update: its CASE over a thousand chains cost more Python
-    than the whole rest of a sweep batch (bench/sweep.py).
+    sent as a batch. Never bulk_update: its CASE over a thousand chains costs more
+    than the whole rest of a sweep batch.
     """
-    table = connection.ops.quote_name(AuditChainHead._meta.db_table)
+    quote, meta = connection.ops.quote_name, AuditChainHead._meta
+    table = quote(meta.db_table)
+    seq, prev_hash, digest, chain = (quote(meta.get_field(name).column) for name in ("seq", "prev_hash", "hash", "chain"))
     with connection.cursor() as cursor:
         if connection.vendor == "postgresql":
             seqs, hashes, chains = (list(column) for column in zip(*heads, strict=True))
-            cursor.execute(f"UPDATE {table} AS head SET seq = moved.seq, prev_hash = head.hash, hash = moved.hash "
-                           "FROM unnest(%s::bigint[], %s::text[], %s::text[]) AS moved (seq, hash, chain) "
-                           "WHERE head.chain = moved.chain", [seqs, hashes, chains])
+            cursor.execute(f"UPDATE {table} AS head SET {seq} = moved.seq, {prev_hash} = head.{digest}, "
+                           f"{digest} = moved.hash FROM unnest(%s::bigint[], %s::text[], %s::text[]) "
+                           f"AS moved (seq, hash, chain) WHERE head.{chain} = moved.chain", [seqs, hashes, chains])
         else:
-            cursor.executemany(f"UPDATE {table} SET seq = %s, prev_hash = hash, hash = %s WHERE chain = %s", heads)
+            cursor.executemany(f"UPDATE {table} SET {seq} = %s, {prev_hash} = {digest}, {digest} = %s "
+                               f"WHERE {chain} = %s", heads)
 
 
 def append_many(events: list[AuditEvent]) -> list[AuditEvent]:
@@ -319,7 +224,7 @@ def append_many(events: list[AuditEvent]) -> list[AuditEvent]:
         if step > len(rounds):
             rounds.append([])
         rounds[step - 1].append((event.seq, event.hash, event.chain))
-    insert_all(events)
+    AuditEvent.objects.bulk_create(events)
     for moved in rounds:
         _advance(moved)
     return events
@@ -362,12 +267,13 @@ _PG_PAGE = """
 SELECT id, hash, chain, seq, prev_hash, to_char(at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"+00:00"'),
        kind, actor, actor_user_id, actor_client_id::text, session_id::text, run_id::text, approval_id::text,
        patient_ref, tool, op, decision, rule_id, data::text
-FROM approvals_auditevent WHERE id > %s {chains} ORDER BY id LIMIT %s
+FROM {table} WHERE id > %s {chains} ORDER BY id LIMIT %s
 """
 
 
 def _pg_rows(chains: list[str] | None, batch: int):
-    sql = _PG_PAGE.format(chains="AND chain = ANY(%s)" if chains is not None else "")
+    sql = _PG_PAGE.format(table=connection.ops.quote_name(AuditEvent._meta.db_table),
+                          chains="AND chain = ANY(%s)" if chains is not None else "")
     last = 0
     with connection.cursor() as cursor:
         while True:

@@ -1,4 +1,4 @@
-"""The hot paths' SQL statements, pinned: gate allow, gate suspend, decision and resume (issue 11).
+"""The hot paths' SQL statements, pinned: gate allow, gate suspend, decision and resume.
 
 Counted through the API client on PostgreSQL from BEGIN to COMMIT, both included
 (`transactional_db`: the request's own transaction really commits); what runs
@@ -8,9 +8,8 @@ sends nothing and leaves the published mark to the drainer (runs/publish.py); wi
 listener, the mark is the one statement after COMMIT. One transaction a request, no savepoint. A change that adds a statement fails here and prints every
 statement, so the new one is easy to spot; a statement saved must lower a pin here.
 
-Issue 11 aims at 7 (allow), 9 (suspend), 8 (decision) and 8 (resume): all four
-are there (allow at 4, resume at 5, suspend and decision at 6). bench/README.md ("Hot paths")
-says what each statement is.
+The ceilings are 7 (allow), 9 (suspend), 8 (decision) and 8 (resume); the pins below
+are what the paths take today. bench/README.md ("Hot paths") says what each statement is.
 """
 
 import pytest
@@ -65,54 +64,55 @@ def warm_run(api, run_id):
     return run_id
 
 
-def test_an_allowed_gate_call_takes_four_statements(api, warm_run):
-    # BEGIN; the run's lock with its session, client and registry stamp; the audit row with the
-    # ledger row and the outbox event; COMMIT.
-    assert_statements(lambda: gate(api, warm_run, tool="get_patient_summary", op="", args=CHART_READ), 200, 4)
+def test_an_allowed_gate_call_takes_five_statements(api, warm_run):
+    # BEGIN; the run's lock with its session, client and registry stamp; the chain head's lock;
+    # the audit row with the head's move, the ledger row and the outbox event; COMMIT.
+    assert_statements(lambda: gate(api, warm_run, tool="get_patient_summary", op="", args=CHART_READ), 200, 5)
 
 
-def test_a_suspending_gate_call_takes_six_statements(api, warm_run):
+def test_a_suspending_gate_call_takes_seven_statements(api, warm_run):
     # BEGIN; the run's lock with its session; the approvals the call may meet; the conversation
     # turn (and a tainted session's taint source) for the new card (approvals/card_context.py);
-    # the chain head's move by two links with the verdict's and the suspend's audit rows, the
-    # ledger row, the approval, the run's new state and the outbox event; COMMIT.
-    assert_statements(lambda: gate(api, warm_run), 202, 6)
+    # the chain head's lock; the verdict's and the suspend's audit rows with the head's move by
+    # two links, the ledger row, the approval, the run's new state and the outbox event; COMMIT.
+    assert_statements(lambda: gate(api, warm_run), 202, 7)
 
 
 def test_a_gate_call_on_a_streamed_run_marks_its_push_with_one_statement_more(api, warm_run):
     async_to_sync(listeners.Listening(run_group(warm_run)).mark)()
-    assert_statements(lambda: gate(api, warm_run, tool="get_patient_summary", op="", args=CHART_READ), 200, 4,
+    assert_statements(lambda: gate(api, warm_run, tool="get_patient_summary", op="", args=CHART_READ), 200, 5,
                       after=1)
 
 
-def test_a_sessions_first_audited_call_takes_no_statement_more(api, warm_run):
-    # A new session's audit chain has no head yet: the head's move creates it in the same
-    # statement (approvals/audit_chain.py), where it used to cost an INSERT and the link again.
+def test_a_sessions_first_audited_call_takes_two_statements_more(api, warm_run):
+    # A new session's audit chain has no head yet: its lock finds none, the head is created
+    # (a no-op for a racing first append) and locked again (approvals/audit_chain.lock_head).
     fresh_run = open_executing_run(api)
     chain = f"session:{Run.objects.get(pk=fresh_run).session_id}"
     assert not AuditChainHead.objects.filter(chain=chain).exists()
-    assert_statements(lambda: gate(api, fresh_run), 202, 6)
+    assert_statements(lambda: gate(api, fresh_run), 202, 9)
     assert AuditChainHead.objects.get(chain=chain).seq == AuditEvent.objects.filter(chain=chain).count() > 0
 
 
-def test_a_resume_takes_five_statements(api, warm_run, reviewer_http):
+def test_a_resume_takes_six_statements(api, warm_run, reviewer_http):
     approval = suspend(api, warm_run)
     approve(reviewer_http, approval["id"])
-    assert_statements(lambda: resume(api, warm_run, approval["id"]), 200, 5)
+    assert_statements(lambda: resume(api, warm_run, approval["id"]), 200, 6)
 
 
-def test_a_decision_takes_six_statements_after_the_reviewers_two_reads(api, warm_run, reviewer_http):
+def test_a_decision_takes_seven_statements_after_the_reviewers_two_reads(api, warm_run, reviewer_http):
     # Before BEGIN: the Django session; the user with their reviewers-group membership and
     # their review teams (condor/auth_backends.py). Whether the card is theirs to see is
     # checked on the row as locked (approvals/locking.py). Then BEGIN; the run's lock; the
     # approval's; the tool's registry row (the policy in force, approvals/policy_in_force.py);
-    # the audit row with the approval's UPDATE and the outbox event; COMMIT.
+    # the chain head's lock; the audit row with the head's move, the approval's UPDATE and the
+    # outbox event; COMMIT.
     approval = suspend(api, warm_run)
-    assert_statements(lambda: decide(reviewer_http, approval["id"], {"approved": True}), 200, 6, before=2)
+    assert_statements(lambda: decide(reviewer_http, approval["id"], {"approved": True}), 200, 7, before=2)
 
 
 def test_the_hot_statements_are_prepared_once_per_connection(api, warm_run):
-    """Each kept statement text (condor/sql.py) runs as a prepared statement once the connection has run it
+    """Each kept statement text (condor/rows.py) runs as a prepared statement once the connection has run it
     a few times (condor/database_settings.py): PostgreSQL plans it once, not on every request."""
     for n in range(6):
         assert gate(api, warm_run, tool="get_patient_summary", op="", args=CHART_READ,
@@ -122,5 +122,6 @@ def test_the_hot_statements_are_prepared_once_per_connection(api, warm_run):
         prepared = [statement for (statement,) in cursor.fetchall()]
     for statement in ('WITH locked AS (UPDATE "runs_run" SET "last_activity_at"',
                       'CROSS JOIN LATERAL condor_session_as_of_now(locked.session_id)',
-                      'WITH audit_head AS (INSERT INTO "approvals_auditchainhead"'):
+                      'FROM "approvals_auditchainhead" WHERE "approvals_auditchainhead"."chain" = $1 FOR UPDATE',
+                      'WITH w0 AS (INSERT INTO "approvals_auditevent"'):
         assert any(statement in text for text in prepared), (statement, prepared)

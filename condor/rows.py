@@ -1,0 +1,294 @@
+"""Plain INSERT / UPDATE / SELECT statements built from `Model._meta`, for the writes the ORM cannot batch.
+
+The hot paths send a conditional INSERT, an UPDATE … RETURNING or several writes
+folded into one statement (`run_together`): the ORM has no way to say those. Each
+statement here is written out in full from the model's `db_table` and each field's
+`column`; values go in as the field adapts them for a save (`get_db_prep_save`), rows
+come back through `Model.from_db`. Nothing here reads what Django compiles.
+"""
+
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+from functools import cache
+
+from django.db import DEFAULT_DB_ALIAS, connection, connections
+from django.db.models import AutoField, BigAutoField, SmallAutoField
+
+_AUTO = (AutoField, BigAutoField, SmallAutoField)
+
+
+def kept(key, build: Callable, *, model=None, db=None):
+    """`build(db)` for `key`, kept on the connection `db` (default: this thread's default connection).
+
+    A statement text is the same every request; keeping it per connection keeps
+    SQLite's and PostgreSQL's apart (their quoting differs). `model`: the text is built
+    from this model's columns; a change to them (the app registry rebuilds `concrete_fields`)
+    builds it again.
+    """
+    db = connections[DEFAULT_DB_ALIAS] if db is None else db
+    try:
+        store = db.condor_kept
+    except AttributeError:
+        store = db.condor_kept = {}
+    entry = store.get(key)
+    if model is None:
+        if entry is None:
+            entry = store[key] = build(db)
+        return entry
+    meta = model._meta
+    if entry is None or entry[0] is not meta.concrete_fields or entry[1] != meta.db_table:
+        entry = store[key] = (meta.concrete_fields, meta.db_table, build(db))
+    return entry[2]
+
+
+def _quote(db, name: str) -> str:
+    return db.ops.quote_name(name)
+
+
+def insert_fields(model) -> list:
+    """The fields an INSERT of `model` writes: every concrete one but an auto-incremented pk."""
+    return [field for field in model._meta.concrete_fields if not (field.primary_key and isinstance(field, _AUTO))]
+
+
+def _saved(field, obj, db):
+    value = field.pre_save(obj, True)  # auto_now / auto_now_add, as a save sets them
+    if hasattr(value, "resolve_expression"):
+        raise ValueError(f"{field} holds an expression: save such a row with the ORM")
+    return field.get_db_prep_save(value, connection=db)
+
+
+def _insert_head(model, db) -> str:
+    names = ", ".join(_quote(db, field.column) for field in insert_fields(model))
+    return f"INSERT INTO {_quote(db, model._meta.db_table)} ({names})"
+
+
+def _returning_pk(model, db) -> str:
+    return f" RETURNING {_quote(db, model._meta.pk.column)}"
+
+
+def insert_sql(obj, *, returning: bool = True) -> tuple[str, list]:
+    """`INSERT INTO table (...) VALUES (...)` for `obj` (every concrete column but an auto pk), RETURNING its pk."""
+    return insert_rows_sql([obj], returning=returning)
+
+
+KEPT_ROWS_AT_MOST = 8
+
+
+def insert_rows_sql(objs: list, *, returning: bool = True) -> tuple[str, list]:
+    """One INSERT of several instances of one model, a VALUES row each, their pks RETURNING in list order."""
+    db, model = connection, type(objs[0])
+    fields = insert_fields(model)
+    row = f"({', '.join(['%s'] * len(fields))})"
+
+    def build(db):
+        return f"{_insert_head(model, db)} VALUES {', '.join([row] * len(objs))}" + (
+            _returning_pk(model, db) if returning else "")
+    # A text is kept for each row count up to KEPT_ROWS_AT_MOST: a request inserts two or three
+    # events at once, and a text of every length a batch ever had would live as long as the connection.
+    sql = (kept(("insert", model, len(objs), returning), build, model=model, db=db)
+           if len(objs) <= KEPT_ROWS_AT_MOST else build(db))
+    return sql, [_saved(field, obj, db) for obj in objs for field in fields]
+
+
+def insert_if_sql(obj, condition: tuple[str, list]) -> tuple[str, list]:
+    """`INSERT INTO table (...) SELECT ... WHERE condition RETURNING pk`: `obj` inserted only while `condition` holds.
+
+    The check and the insert are one statement, so nothing the condition reads can
+    change between them within this transaction's view (PostgreSQL and SQLite alike).
+    """
+    db, model = connection, type(obj)
+    fields = insert_fields(model)
+    head = kept(("insert-select", model), lambda db: f"{_insert_head(model, db)} SELECT "
+                f"{', '.join(['%s'] * len(fields))}", model=model, db=db)
+    sql = f"{head} WHERE {condition[0]}{_returning_pk(model, db)}"
+    return sql, [*(_saved(field, obj, db) for field in fields), *condition[1]]
+
+
+def update_sql(model, pk, **values) -> tuple[str, list]:
+    """`UPDATE table SET ... WHERE pk = %s`, the values (by field name or attname) adapted as a save adapts them."""
+    db = connection
+    fields = [model._meta.get_field(name) for name in values]
+
+    def build(db):
+        assignments = ", ".join(f"{_quote(db, field.column)} = %s" for field in fields)
+        return (f"UPDATE {_quote(db, model._meta.db_table)} SET {assignments} "
+                f"WHERE {_quote(db, model._meta.pk.column)} = %s")
+    sql = kept(("update", model, tuple(values)), build, model=model, db=db)
+    params = [field.get_db_prep_save(value, connection=db) for field, value in zip(fields, values.values(), strict=True)]
+    return sql, [*params, model._meta.pk.get_db_prep_value(pk, db, prepared=False)]
+
+
+def save_write(obj) -> "Write":
+    """`obj.save()`'s UPDATE of every column, as a statement for the caller to send with its own
+    (`run_together`), for a row its caller holds locked (so it is there to update)."""
+    model = type(obj)
+    values = {field.attname: field.pre_save(obj, False) for field in model._meta.concrete_fields
+              if not field.primary_key}
+    return Write(*update_sql(model, obj.pk, **values))
+
+
+def columns(model, table: str | None = None, *, db=None) -> str:
+    """`model`'s columns in field order, for a SELECT or RETURNING, each qualified by `table`
+    (default: the model's table; "": unqualified, as SQLite's RETURNING wants them).
+
+    Named rather than `*`: `*` follows the table's physical column order, which a
+    migration that adds a column can make differ from the model's.
+    """
+    def build(db):
+        name = model._meta.db_table if table is None else table
+        qualifier = f"{_quote(db, name)}." if name else ""
+        return ", ".join(f"{qualifier}{_quote(db, field.column)}" for field in model._meta.concrete_fields)
+    return kept(("columns", model, table), build, model=model, db=db)
+
+
+def reader(model, *, db=None) -> Callable[[tuple], object]:
+    """A function building a `model` instance from the values of its `columns()` (in that order), as the ORM would.
+
+    Each value goes through the converters the database backend and the field
+    apply to that column (JSON text decoded, SQLite's datetimes and UUIDs parsed),
+    then `model.from_db` (so a model's own `from_db` runs too).
+    """
+    def build(db):
+        fields = model._meta.concrete_fields
+        alias, names, converters = db.alias, [field.attname for field in fields], {}
+        for index, field in enumerate(fields):
+            column = field.get_col(model._meta.db_table)
+            functions = db.ops.get_db_converters(column) + column.get_db_converters(db)
+            if functions:
+                converters[index] = (functions, column)
+        return lambda row: model.from_db(alias, names, _converted(row, converters, db))
+    return kept(("reader", model), build, model=model, db=db)
+
+
+def _converted(row: tuple, converters: dict, db):
+    if not converters:
+        return row
+    row = list(row)
+    for index, (functions, expression) in converters.items():
+        value = row[index]
+        for function in functions:
+            value = function(value, expression, db)
+        row[index] = value
+    return row
+
+
+def first_row(sql: str, params: list) -> tuple | None:
+    """The first row `sql` returns, or None."""
+    with connection.cursor() as cursor:
+        cursor.execute(sql, params)
+        return cursor.fetchone()
+
+
+def db_value(model, field_name: str, value):
+    """`value` as `model.field_name`'s column holds it on this database, for a raw statement's parameters.
+
+    SQLite keeps a UUID as 32 hex digits and a datetime as naive UTC text; a raw
+    parameter must match that form, or its comparisons silently miss.
+    """
+    return model._meta.get_field(field_name).get_db_prep_value(value, connection, prepared=False)
+
+
+def choice_literal(value: str) -> str:
+    """A fixed choice value (a status, a reason code) written into a statement's text as a quoted literal.
+
+    PostgreSQL plans a prepared statement once for every execution (its generic plan) only
+    while that plan is expected to cost no more than one made for the values at hand. A
+    status compared with a parameter is estimated from the statistics in one plan and not in
+    the other (nor can it match a partial index on that status), so such a statement would be
+    planned anew on every execution. Only plain choice values (lowercase letters, digits,
+    underscores) can be written in.
+    """
+    if not _CHOICE.fullmatch(value):
+        raise ValueError(f"not a plain choice value: {value!r}")
+    return f"'{value}'"
+
+
+_CHOICE = re.compile(r"[a-z0-9_]+")
+
+
+def deferred_instance(model, **values):
+    """A `model` instance from some of its columns (by attname); the others load on first access.
+
+    For rows a hot path has read as a few extra columns of another statement.
+    """
+    names = [field.attname for field in model._meta.concrete_fields if field.attname in values]
+    return model.from_db(connection.alias, names, [values[name] for name in names])
+
+
+@cache
+def _attnames(model) -> list:
+    return [(field.attname, field) for field in model._meta.concrete_fields]
+
+
+def instance(model, /, **values):  # positional-only: a model may have a field named `model` (RunDispatch)
+    """`model(**values)`, with `values` named by attname (`run_id`, not `run`), built by position.
+
+    Django's keyword path checks every field against the keywords and costs twice
+    as much, which a sweep batch pays for three rows a run. Fields not named take
+    their defaults; a name that is no field is refused, as the keyword path refuses it.
+    """
+    row = [values.pop(name) if name in values else field.get_default() for name, field in _attnames(model)]
+    if values:
+        raise TypeError(f"{model.__name__} has no field (by attname) {', '.join(sorted(values))}")
+    return model(*row)
+
+
+@dataclass(frozen=True)
+class Write:
+    """One data-modifying statement to run together with others (`run_together`).
+
+    `done`, if given, is called with the values of the statement's RETURNING once it
+    has run: one value a row, or with `returns` (the RETURNING columns it reads) one
+    tuple a row. It may raise to refuse the result, which rolls the caller's
+    transaction back. `name`: the CTE's name, for a later write of the same
+    statement to select this one's RETURNING from (PostgreSQL only).
+    """
+
+    sql: str
+    params: list
+    done: Callable[[list], None] | None = None
+    name: str | None = None
+    returns: tuple[str, ...] = ()
+
+
+def run_together(writes: list[Write]) -> None:
+    """Run `writes` in one round trip on PostgreSQL: each a data-modifying CTE of one statement.
+
+    Elsewhere (SQLite has no data-modifying CTE; its transactions hold the whole
+    database, so nothing waits) they run one after another, in list order.
+    The CTEs all see the database as it was before the statement, and all of them
+    run: no write may need another's rows except through a named write's RETURNING,
+    and a write whose result is refused (its `done` raises) relies on the caller's
+    transaction rolling the others back.
+    The `done` callbacks are called in list order after everything has run.
+    """
+    returned: list[list] = []
+    with connection.cursor() as cursor:
+        if connection.vendor == "postgresql" and (len(writes) > 1 or any(write.name for write in writes)):
+            names = [write.name or f"w{n}" for n, write in enumerate(writes)]
+            ctes = ", ".join(f"{name} AS ({write.sql})" for name, write in zip(names, writes, strict=True))
+            # One array a column read (`returns`): each scans the CTE's rows, which PostgreSQL
+            # stores once and reads back in the order stored, so the arrays line up row by row.
+            outputs = ", ".join(
+                ", ".join(f"ARRAY(SELECT {column} FROM {name})" for column in write.returns or ("*",))
+                if write.done else "NULL" for name, write in zip(names, writes, strict=True))
+            cursor.execute(f"WITH {ctes} SELECT {outputs}", [param for write in writes for param in write.params])
+            arrays = iter(cursor.fetchone())
+            for write in writes:
+                if write.done and write.returns:
+                    returned.append(list(zip(*(next(arrays) for _ in write.returns), strict=True)))
+                else:
+                    returned.append(next(arrays))
+        else:
+            for write in writes:
+                cursor.execute(write.sql, write.params)
+                if not write.done:
+                    returned.append(None)
+                elif write.returns:
+                    returned.append([tuple(row) for row in cursor.fetchall()])
+                else:
+                    returned.append([row[0] for row in cursor.fetchall()])
+    for write, values in zip(writes, returned, strict=True):
+        if write.done is not None:
+            write.done(values)
