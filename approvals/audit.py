@@ -20,8 +20,7 @@ from django.utils import timezone
 
 from approvals import audit_chain
 from approvals.models.audit import AuditEvent, AuditKind
-from condor.bulk import instance
-from condor.sql import Write
+from condor.rows import Write, instance
 
 Kind = AuditKind
 
@@ -105,7 +104,7 @@ def entry(kind: str, *, run=None, approval=None, session=None, actor_user=None, 
     if session is None:
         # A locked run carries its session already (spine.lock_run joins it).
         session = run.session if run is not None else (approval.session if approval is not None else None)
-    # Built by position (condor/bulk.instance): a sweep batch builds a thousand.
+    # Built by position (condor/rows.instance): a sweep batch builds a thousand.
     return instance(
         AuditEvent,
         at=timezone.now(),
@@ -131,7 +130,7 @@ def entry(kind: str, *, run=None, approval=None, session=None, actor_user=None, 
 def record(kind: str, *, along: Sequence[Write] = (), **fields) -> AuditEvent:
     """Append an audit row (`entry`'s fields) inside the caller's transaction (or its own, outside one).
 
-    `along`: the caller's own writes (condor.sql.Write), sent in the same statement as the row.
+    `along`: the caller's own writes (condor.rows.Write), sent in the same statement as the row.
     """
     event = entry(kind, **fields)
     # savepoint=False: inside the caller's transaction this adds no SAVEPOINT round trips.

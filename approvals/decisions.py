@@ -44,8 +44,8 @@ from approvals.resume_validation import validate_resume_data
 from approvals.suspend import unpark_if_nothing_open
 from approvals.visibility import sees_approval
 from condor.errors import InvalidPayload, ResumeSchemaRejected
+from condor.rows import save_write
 from condor.text_limits import has_control_characters
-from condor.sql import save_write
 from runs import spine
 from runs.outbox import event_write
 from runs.states import RunState, TerminalReason
@@ -218,7 +218,7 @@ def _reject(approval: Approval, run, reason: str, *, user, stop_run: bool) -> Ap
 
 
 def _audit_decision(approval: Approval, user, decision: str, *, along: tuple = (), **data) -> None:
-    """The decision's audit row; `along`: its outbox event, sent in the same statement (condor.sql.run_together)."""
+    """The decision's audit row; `along`: its outbox event, sent in the same statement (condor.rows.run_together)."""
     audit.record(
         audit.Kind.DECISION, approval=approval, actor_user=user, decision=decision, rule_id=approval.rule_id,
         data={"reason": approval.decision_reason, "payload_hash": approval.payload_hash,

@@ -37,7 +37,6 @@ from approvals.suspend import (
     read_known,
     suspend_frames,
 )
-from condor.bulk import instance
 from condor.errors import (
     ApprovalConsumed,
     ApprovalExpired,
@@ -49,7 +48,7 @@ from condor.errors import (
     ToolCallConflict,
     TooManyPending,
 )
-from condor.sql import Write, columns, db_value, first_row, insert_sql, kept, reader
+from condor.rows import Write, columns, db_value, first_row, insert_sql, instance, kept, reader
 from runs import frames, spine
 from runs.models import Run
 from runs.outbox import event_write

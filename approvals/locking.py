@@ -1,16 +1,14 @@
 """Locking a pending approval for a reviewer's act on it (decision, claim)."""
 
-import uuid
 from collections.abc import Callable
 
+from django.db import connection
 from django.utils import timezone
 
 from approvals.models import Approval, ApprovalStatus
 from condor.errors import ApprovalNotPending, NotFound
-from condor.sql import compiled, db_value, first_row
+from condor.rows import db_value
 from runs import spine
-
-_ANY = uuid.UUID(int=0)  # the approval id lock_pending's statement is compiled with
 
 
 def lock_pending(approval_id, *, touch: bool = False, visible: Callable[[Approval], bool] | None = None):
@@ -24,8 +22,10 @@ def lock_pending(approval_id, *, touch: bool = False, visible: Callable[[Approva
     """
     if touch:
         # An approval's run never changes, so reading it inside the locking statement is safe.
+        quote, meta = connection.ops.quote_name, Approval._meta
         run = spine.lock_touched_run(None, id_sql=(
-            f"SELECT run_id FROM {Approval._meta.db_table} WHERE id = %s", [db_value(Approval, "id", approval_id)]))
+            f"SELECT {quote(meta.get_field('run').column)} FROM {quote(meta.db_table)} "
+            f"WHERE {quote(meta.pk.column)} = %s", [db_value(Approval, "id", approval_id)]))
         if run is None:
             raise NotFound("No such approval.")
     else:
@@ -33,12 +33,10 @@ def lock_pending(approval_id, *, touch: bool = False, visible: Callable[[Approva
         if run_id is None:
             raise NotFound("No such approval.")
         run = spine.lock_run(run_id)
-    locking = compiled("lock_pending", lambda: Approval.objects.select_for_update(of=("self",)).select_related(
-        "session", "decided_by", "claimed_by").filter(pk=_ANY), model=Approval)
-    row = first_row(locking.sql, locking.params({db_value(Approval, "id", _ANY): db_value(Approval, "id", approval_id)}))
-    if row is None:
+    approval = (Approval.objects.select_for_update(of=("self",)).select_related("session", "decided_by", "claimed_by")
+                .filter(pk=approval_id).first())
+    if approval is None:
         raise NotFound("No such approval.")
-    approval = locking.read(row)
     # Read after the run's lock was granted: the session as it is now.
     run.session = approval.session
     if visible is not None and not visible(approval):

@@ -21,7 +21,7 @@ from condor.errors import (
     PayloadMismatch,
     RunNotSuspendedError,
 )
-from condor.sql import choice_literal, columns, db_value, deferred_instance, first_row, kept, reader
+from condor.rows import choice_literal, columns, db_value, deferred_instance, first_row, kept, reader
 from runs import outbox, spine
 from runs.states import RunState
 from sessions_app.models import Session

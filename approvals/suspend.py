@@ -31,7 +31,7 @@ from condor.errors import (
     RunNotActiveError,
     TooManyPending,
 )
-from condor.sql import Write, choice_literal, columns, db_value, insert_if_sql, kept, reader, run_together
+from condor.rows import Write, choice_literal, columns, db_value, insert_if_sql, kept, reader, run_together
 from runs import frames, spine
 from runs.outbox import event_write, events_write
 from runs.states import RunState
@@ -223,13 +223,16 @@ def _insert_under_pending_limit(approval: Approval, run, now) -> Write:
 def _open_cards(client_id, now, limit: int, db) -> tuple[str, list]:
     """The client's open cards, at most `limit` of them; its parameters: the client, the status, now.
 
-    One filter a clause, so the parameters come in that order. Past their deadline
-    they are no longer open, whether or not the sweep has marked them yet.
+    Past their deadline they are no longer open, whether or not the sweep has marked them yet.
     """
-    open_cards = (Approval.objects.filter(client_id=client_id).filter(status=ApprovalStatus.PENDING)
-                  .filter(expires_at__gt=now).order_by().values("pk")[:limit])
-    sql, params = open_cards.query.get_compiler(connection=db).as_sql()
-    return sql, list(params)
+    quote = db.ops.quote_name
+
+    def column(name):
+        return quote(Approval._meta.get_field(name).column)
+
+    sql = (f"SELECT {column('id')} FROM {quote(Approval._meta.db_table)} WHERE {column('client')} = %s "
+           f"AND {column('status')} = %s AND {column('expires_at')} > %s LIMIT {int(limit)}")
+    return sql, [db_value(Approval, "client", client_id), ApprovalStatus.PENDING, db_value(Approval, "expires_at", now)]
 
 
 def persist_suspend(run_id, request: SuspendRequest, *, client=None) -> tuple[Approval, bool]:
@@ -259,7 +262,7 @@ def park_locked(run, request: SuspendRequest, schema: dict, *, client=None, writ
     Round trips on PostgreSQL: one statement with both audit rows (their chain head's
     lock and move by two links, approvals/audit_chain.py), the caller's writes, the
     approval's INSERT with the pending count, the run's new state and the outbox event
-    (condor.sql.run_together). The new approval row is taken
+    (condor.rows.run_together). The new approval row is taken
     after the head: no other transaction can wait on a row not yet committed, and the
     run lock keeps another insert of the same suspend away, so the lock order (run →
     approvals → head) still holds for every row anyone can wait on.
@@ -343,7 +346,7 @@ def unpark_if_nothing_open(run, *, step_id: str, now=None, touched: bool = False
 
 def unpark_writes(run, *, step_id: str, now=None, touched: bool = False, others_open: bool | None = None,
                   events: list[dict] | tuple = ()) -> list[Write]:
-    """`unpark_if_nothing_open` as statements for the caller to send with its own (condor.sql.run_together)."""
+    """`unpark_if_nothing_open` as statements for the caller to send with its own (condor.rows.run_together)."""
     if run.state == RunState.SUSPENDED and others_open is None:
         others_open = Approval.objects.filter(
             run=run, status__in=OPEN_STATUSES, expires_at__gt=now or timezone.now()).exists()

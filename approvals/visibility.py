@@ -22,14 +22,12 @@ import json
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from django.db import connection
 from django.db.models import Exists, OuterRef, Q
 from django.utils import timezone
 
 from approvals.models import Approval, ApprovalStatus, ReviewTeam
 from condor.auth import is_reviewer
 from condor.errors import NotFound
-from condor.sql import compiled
 
 
 @dataclass(frozen=True)
@@ -78,9 +76,6 @@ class ReviewerScope:
         return self.sees_unit(message.get("care_unit"))
 
 
-_ANY_USER = -1  # the user id the teams' statement is compiled with: no user has it
-
-
 def _teams(user_id):
     """Every team as (care_units, is_default, mine): whether `user_id` is one of its members."""
     membership = ReviewTeam.members.through.objects.filter(reviewteam_id=OuterRef("pk"), user_id=user_id)
@@ -110,11 +105,8 @@ def teams_from_column(value) -> list[tuple]:
 
 
 def _read_teams(user_id) -> list[tuple]:
-    # One query: every team, and whether this reviewer is in it (compiled once per connection).
-    query = compiled("reviewer-teams", lambda: _teams(_ANY_USER), model=ReviewTeam)
-    with connection.cursor() as cursor:
-        cursor.execute(query.sql, query.params({_ANY_USER: user_id}))
-        return [query.read(row) for row in cursor.fetchall()]
+    # One query: every team, and whether this reviewer is in it.
+    return list(_teams(user_id))
 
 
 def reviewer_scope(user) -> ReviewerScope | None:

@@ -7,7 +7,7 @@ from django.core.exceptions import ValidationError
 
 from approvals.visibility import teams_column_sql, teams_from_column
 from condor.auth import REVIEWERS
-from condor.sql import columns, db_value, first_row, kept, reader
+from condor.rows import columns, db_value, first_row, kept, reader
 
 
 class ReviewerAwareModelBackend(ModelBackend):
@@ -15,8 +15,8 @@ class ReviewerAwareModelBackend(ModelBackend):
     reviewers-group membership in the same query as the user, where `condor.auth.is_reviewer` finds
     it, and the review teams, where `approvals.visibility.reviewer_scope` finds them: a reviewer's
     request asks the database once, not three times, and the answers are as of this load,
-    as before (a change of groups applies from the next request on). The statement is compiled once
-    per connection (condor/sql.py `kept`), not by the ORM on every request."""
+    as before (a change of groups applies from the next request on). The statement is plain SQL
+    from the models' `_meta`, its text kept per connection (condor/rows.py `kept`)."""
 
     def get_user(self, user_id):
         model = get_user_model()

@@ -1,32 +1,10 @@
 """Writing outbox events: always inside the caller's transaction, pushed after its commit (runs/publish.py)."""
 
-from contextlib import contextmanager
-from contextvars import ContextVar
-
 from django.db import connection, transaction
 
-from condor.bulk import insert_all, instance
-from condor.sql import Write, insert_rows_sql
+from condor.rows import Write, insert_rows_sql, instance
 from runs.models import RunEvent
 from runs.publish import publish
-
-# Set while a sweep walks its batches (runs/sweep_batches.py): see `sweep_batches`.
-_in_sweep_batches: ContextVar[bool] = ContextVar("condor_sweep_batches", default=False)
-
-
-@contextmanager
-def sweep_batches():
-    """Inside, events are written the way a batch of a thousand is best served.
-
-    Written with COPY (PostgreSQL), their ids drawn from the sequence first: one
-    statement more than a request's INSERT … RETURNING, so only worth it at a
-    batch's size.
-    """
-    token = _in_sweep_batches.set(True)
-    try:
-        yield
-    finally:
-        _in_sweep_batches.reset(token)
 
 
 def record_event(run, kind: str, *, step_id: str = "", data: dict | None = None,
@@ -42,12 +20,12 @@ def record_event(run, kind: str, *, step_id: str = "", data: dict | None = None,
 
 def event_write(run, kind: str, *, step_id: str = "", data: dict | None = None,
                 frames: list | None = None, inbox: dict | None = None) -> Write:
-    """`record_event` as a statement to fold into another (condor.sql.run_together): same row, same push."""
+    """`record_event` as a statement to fold into another (condor.rows.run_together): same row, same push."""
     return events_write([event(run, kind, step_id=step_id, data=data, frames=frames, inbox=inbox)])
 
 
 def events_write(rows: list[RunEvent]) -> Write:
-    """`record_events` as one statement to fold into another (condor.sql.run_together): one INSERT of
+    """`record_events` as one statement to fold into another (condor.rows.run_together): one INSERT of
     them all, so their ids follow the list's order (two INSERTs in one statement would not say which
     runs first), and one push after the commit."""
     sql, params = insert_rows_sql(rows)
@@ -75,11 +53,8 @@ def event(run, kind: str, *, step_id: str = "", data: dict | None = None,
 
 
 def record_events(events: list[RunEvent]) -> list[RunEvent]:
-    """`record_event` for many at once: one INSERT (in a sweep batch a COPY), one push of them all after the commit."""
+    """`record_event` for many at once: one INSERT, one push of them all after the commit."""
     if events:
-        if _in_sweep_batches.get():
-            insert_all(events, ids=True)  # the pushes name the events by id
-        else:
-            RunEvent.objects.bulk_create(events)
+        RunEvent.objects.bulk_create(events)  # its ids come back with it: the pushes name the events by id
         _push_on_commit(events)
     return events

@@ -6,7 +6,6 @@ Installed from RunsConfig.ready(), so sessions_app reads runs without importing 
 from django.db.models import Exists, Min, OuterRef, Subquery, TextField
 from django.db.models.functions import Cast
 
-from condor.sql import rows_of
 from runs.models import Run, RunEvent
 from runs.spine import close_active_run
 from runs.states import RunState, TerminalReason
@@ -18,9 +17,7 @@ def run_frames(session) -> list[tuple]:
     # parse (a run's rows in one go: Django's JSON converter costs more per row than the parse), the run
     # id as the database writes it (UUID objects cost more to build and to hash than the rest), and
     # no times, whose parsing costs as much.
-    # Compiled once (condor.sql.rows_of): the ORM's building and compiling were a tenth of a
-    # long history's CPU.
-    return rows_of(_frames_of, Run, "session", session.pk)
+    return list(_frames_of(session.pk))
 
 
 def _frames_of(session_id):

@@ -15,7 +15,7 @@ from django_fsm import TransitionNotAllowed
 
 from approvals import audit
 from condor.errors import InvalidPayload, NotFound, RunStateTransitionError
-from condor.sql import Write, columns, db_value, first_row, kept, reader, run_together, update_sql
+from condor.rows import Write, columns, db_value, first_row, kept, reader, run_together, update_sql
 from runs import telemetry
 from runs.closing import ClosingRun
 from runs.models import Run
@@ -246,7 +246,7 @@ def _suspend(run: Run) -> Write:
     """Park a locked executing run (one already suspended by parallel calls stays so).
 
     Returns the UPDATE that saves it, for the caller to send with its own writes
-    (condor.sql.run_together) in the same transaction. The suspend TTL counts from
+    (condor.rows.run_together) in the same transaction. The suspend TTL counts from
     the park that suspended it: a second card on a parked run does not restart it.
     """
     if run.state != RunState.SUSPENDED:
@@ -269,7 +269,7 @@ def _resume(run: Run, *, step_id: str = "", along: list | tuple = ()) -> None:
 
 
 def _resume_writes(run: Run, *, step_id: str = "", along: list | tuple = ()) -> list[Write]:
-    """`_resume` as statements for the caller to send with its own (condor.sql.run_together): the
+    """`_resume` as statements for the caller to send with its own (condor.rows.run_together): the
     run's UPDATE, and one INSERT of `along` and then `run.resumed`."""
     run.resume()
     run.suspended_at = None
@@ -283,6 +283,6 @@ def touch(run_id) -> None:
 
 
 def touch_write(run: Run) -> Write:
-    """`touch` as a statement for the caller to send with its own (condor.sql.run_together)."""
+    """`touch` as a statement for the caller to send with its own (condor.rows.run_together)."""
     _touch(run)
     return Write(*update_sql(Run, run.pk, last_activity_at=run.last_activity_at))

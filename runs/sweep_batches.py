@@ -11,8 +11,8 @@ still due; two beats leapfrog each other's batches instead of queueing.
 
 A batch that fails is rolled back whole and retried row by row, each in its own
 transaction, so one bad row is logged and skipped and never holds back the rest.
-Each batch's events are written with COPY and pushed after its commit in the batch
-form (runs/outbox.sweep_batches); the walk waits for that push before the next batch.
+Each batch's events are written with one INSERT and pushed after its commit; the walk
+waits for that push before the next batch.
 """
 
 import logging
@@ -23,8 +23,6 @@ from typing import NamedTuple
 
 from django.conf import settings
 from django.db import transaction
-
-from runs import outbox
 
 logger = logging.getLogger(__name__)
 
@@ -64,8 +62,7 @@ def walk(due, close_batch: Callable[[list], int], *, until: float, what: str, sh
 
     At least one batch runs however late it is, so no step starves behind another's backlog.
     """
-    with outbox.sweep_batches():
-        return _walk(share.of(due), close_batch, until, what)
+    return _walk(share.of(due), close_batch, until, what)
 
 
 def _walk(due, close_batch: Callable[[list], int], until: float, what: str) -> int:

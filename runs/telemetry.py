@@ -11,7 +11,7 @@ from decimal import Decimal, InvalidOperation
 from django.db import transaction
 from django.db.models import Count, Sum
 
-from condor.bulk import insert_all, instance
+from condor.rows import instance
 from runs.models import RunDispatch
 
 logger = logging.getLogger(__name__)
@@ -61,7 +61,8 @@ def record_dispatches(runs: list) -> bool:
     """Write the closed runs' dispatch rows at once; never raises. Returns whether they were written."""
     try:
         with transaction.atomic():  # a savepoint: a failure here leaves the close intact
-            insert_all([instance(RunDispatch, run_id=run.pk, **dispatch_fields(run)) for run in runs])
+            RunDispatch.objects.bulk_create([instance(RunDispatch, run_id=run.pk, **dispatch_fields(run))
+                                             for run in runs])
         return True
     except Exception:
         logger.warning("telemetry: no dispatch rows for %d runs (%s, ...)", len(runs), runs[0].pk, exc_info=True)

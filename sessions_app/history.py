@@ -20,17 +20,15 @@ text keeps its own spacing inside the parts).
 
 import json
 from bisect import bisect_right
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from uuid import UUID
 
 from django.db.models import TextField
 from django.db.models.functions import Cast
 
-from condor.sql import rows_of
 from sessions_app import extensions
 from sessions_app.models import Message
 from sessions_app.ui_parts import fold
-
 
 # As DRF's JSONRenderer writes (compact, UTF-8 rather than \u escapes, no NaN); what it encodes
 # here comes from json.loads, so it cannot hold a cycle. A str comes out as a JSON string.
@@ -44,7 +42,7 @@ def history_json(session) -> bytes:
     # Parts, run ids and times as text: Django's converters (JSON, timestamptz) and UUID objects cost
     # more per row than the rest of the request; the times are needed only to place runs without a
     # message. A run id is text here as in extensions.run_frames, so the two match as dict keys.
-    rows = rows_of(_messages, Message, "session", session.pk)
+    rows = list(_messages(session.pk))
     owner = {run_id: index for index, (_, role, _, run_id, _) in enumerate(rows)
              if role == "assistant" and run_id is not None}  # the last one linked to a run wins
     runs = _frames_by_run(session)
@@ -156,4 +154,4 @@ def _placed(pieces: list[str], times: list[str], unowned: dict[str, str]) -> lis
 def _moment(text: str) -> datetime:
     # PostgreSQL writes the offset ('…+00'); SQLite holds Django's naive UTC text.
     moment = datetime.fromisoformat(text)
-    return moment if moment.tzinfo else moment.replace(tzinfo=timezone.utc)
+    return moment if moment.tzinfo else moment.replace(tzinfo=UTC)

@@ -13,15 +13,6 @@ from tests.helpers.private_names import load, offences
 
 REPO = Path(__file__).resolve().parent.parent
 
-# The core files the approval-path rewrite turns into plain Django and documented calls: until
-# then they may still offend. The rewrite empties this list; a file that no longer offends must
-# leave it (test_every_allowed_file_still_offends).
-NOT_YET_REWRITTEN = {
-    "approvals/suspend.py",
-    "condor/bulk.py",
-    "condor/sql.py",
-}
-
 
 def test_the_scan_covers_every_first_party_package():
     packages = {module.name.split(".")[0] for module in load(REPO)}
@@ -30,13 +21,8 @@ def test_the_scan_covers_every_first_party_package():
 
 
 def test_first_party_code_uses_no_private_library_name():
-    found = [offence for offence in offences(REPO) if offence.path not in NOT_YET_REWRITTEN]
+    found = offences(REPO)
     assert not found, "private or undocumented library names, or monkeypatches:\n" + "\n".join(map(str, found))
-
-
-def test_every_allowed_file_still_offends():
-    fixed = sorted(NOT_YET_REWRITTEN - {offence.path for offence in offences(REPO)})
-    assert not fixed, f"these no longer offend: take them off NOT_YET_REWRITTEN: {fixed}"
 
 
 # --- what the scan catches, on a repository of one new app ---------------------------------

@@ -19,11 +19,10 @@ from django.db import connection, models
 from django.utils import timezone
 
 from approvals.models import Approval, ApprovalStatus
-from condor.bulk import insert_all, instance
-from runs.models import Run, RunEvent
+from condor.rows import instance
+from runs.models import RunEvent
 from runs.publish import mark_published
 from runs.states import RunState
-from sessions_app.models import Session
 from tests.helpers.approval_loop import approve, park, resume, suspend
 from tests.helpers.runs import open_executing_run
 
@@ -32,6 +31,10 @@ pytestmark = pytest.mark.django_db(transaction=True, serialized_rollback=True)
 EXECUTIONS = 14  # the driver's 5 before it prepares, PostgreSQL's 5 custom plans after that, and some more
 ENCOUNTERS = 300  # past sessions, each with a closed run, five events and two cards left past their deadline
 LONG_RUNS, LONG_RUN_CARDS = 5, 3000
+
+
+def insert_all(objs: list) -> list:
+    return type(objs[0]).objects.bulk_create(objs, batch_size=1000)
 
 
 def copies(template, count: int, **changes) -> list:

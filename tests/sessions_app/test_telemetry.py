@@ -55,7 +55,7 @@ def test_a_failing_telemetry_write_does_not_fail_the_close(api, session, monkeyp
     def broken(*args, **kwargs):
         raise DatabaseError("telemetry table is gone")
 
-    monkeypatch.setattr(telemetry, "insert_all", broken)  # the write: a COPY on PostgreSQL, bulk_create elsewhere
+    monkeypatch.setattr(RunDispatch.objects, "bulk_create", broken)
     run = open_run(api, session["id"])
 
     response = close(api, run["id"], "completed")
