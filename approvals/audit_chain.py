@@ -39,7 +39,7 @@ from django.db import connection, transaction
 
 from approvals.hashing import canonical_json_fast, is_plain_json
 from approvals.models.audit import GENESIS_HASH, GLOBAL_CHAIN, AuditChainHead, AuditEvent
-from condor.rows import Write, insert_rows_sql, run_together, update_sql
+from condor.rows import Write, column, insert_rows_sql, run_together, table, update_sql
 
 # The columns a row's hash covers, in the order verify_audit reads them.
 HASHED_FIELDS = ("chain", "seq", "prev_hash", "at", "kind", "actor", "actor_user_id", "actor_client_id",
@@ -264,16 +264,20 @@ BATCH = 5000
 # PostgreSQL hands ids and times over as the text the hash takes, with no Python objects
 # built per column: verify_audit's fast path (a million rows in well under a minute).
 _PG_PAGE = """
-SELECT id, hash, chain, seq, prev_hash, to_char(at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"+00:00"'),
-       kind, actor, actor_user_id, actor_client_id::text, session_id::text, run_id::text, approval_id::text,
-       patient_ref, tool, op, decision, rule_id, data::text
-FROM {table} WHERE id > %s {chains} ORDER BY id LIMIT %s
+SELECT {id}, {hash}, {chain}, {seq}, {prev_hash},
+       to_char({at} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"+00:00"'),
+       {kind}, {actor}, {actor_user}, {actor_client}::text, {session_id}::text, {run_id}::text, {approval_id}::text,
+       {patient_ref}, {tool}, {op}, {decision}, {rule_id}, {data}::text
+FROM {table} WHERE {id} > %s {chains} ORDER BY {id} LIMIT %s
 """
+_PG_PAGE_COLUMNS = ("id", "hash", "chain", "seq", "prev_hash", "at", "kind", "actor", "actor_user", "actor_client",
+                    "session_id", "run_id", "approval_id", "patient_ref", "tool", "op", "decision", "rule_id", "data")
 
 
 def _pg_rows(chains: list[str] | None, batch: int):
-    sql = _PG_PAGE.format(table=connection.ops.quote_name(AuditEvent._meta.db_table),
-                          chains="AND chain = ANY(%s)" if chains is not None else "")
+    names = {name: column(AuditEvent, name) for name in _PG_PAGE_COLUMNS}
+    sql = _PG_PAGE.format(table=table(AuditEvent), **names,
+                          chains=f"AND {names['chain']} = ANY(%s)" if chains is not None else "")
     last = 0
     with connection.cursor() as cursor:
         while True:

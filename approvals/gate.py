@@ -48,7 +48,7 @@ from condor.errors import (
     ToolCallConflict,
     TooManyPending,
 )
-from condor.rows import Write, columns, db_value, first_row, insert_sql, instance, kept, reader
+from condor.rows import Write, column, columns, db_value, first_row, insert_sql, instance, kept, reader, table
 from runs import frames, spine
 from runs.models import Run
 from runs.outbox import event_write
@@ -233,9 +233,10 @@ def _session_and_client(db, sessions: str) -> str:
     """The columns and joins after the run's: the session (`sessions`: its table or row source), its client, the stamp."""
     from sessions_app.models import Session
 
-    clients = db.ops.quote_name(ApiClient._meta.db_table)
+    clients = table(ApiClient, db=db)
     return (f"{columns(Session, table='s', db=db)}, {columns(ApiClient, db=db)}, ({registry_cache.stamp_sql()}) "
-            f"FROM {sessions} AS s INNER JOIN {clients} ON (s.client_id = {clients}.id)")
+            f"FROM {sessions} AS s INNER JOIN {clients} ON ({column(Session, 'client', 's', db=db)} = "
+            f"{column(ApiClient, 'id', clients, db=db)})")
 
 
 def _locked_with_session_sql(db, lock_sql: str) -> str:
@@ -247,7 +248,7 @@ def _session_sql(db) -> str:
     """The session, its client and the registry's stamp: select_related("client") and the stamp, as one text."""
     from sessions_app.models import Session
 
-    return f"SELECT {_session_and_client(db, db.ops.quote_name(Session._meta.db_table))} WHERE s.id = %s"
+    return f"SELECT {_session_and_client(db, table(Session, db=db))} WHERE {column(Session, 'id', 's', db=db)} = %s"
 
 
 _LEDGER_UPDATE = ("step_id", "args", "metadata", "decision", "rule_id", "untrusted_tool")
@@ -285,14 +286,17 @@ def _ledger(run, call: GateCall, *, decision: str, rule_id: str, untrusted: bool
 
 
 def _upsert_sql(db, *, settles: bool) -> str:
-    quote = db.ops.quote_name
-    table = quote(ToolCall._meta.db_table)
-    updates = ", ".join(f"{quote(column)} = EXCLUDED.{quote(column)}" for column in _LEDGER_UPDATE)
-    same_call = " AND ".join(f"{table}.{quote(column)} = EXCLUDED.{quote(column)}"
-                             for column in ("tool", "op", "args"))
+    calls = table(ToolCall, db=db)
+
+    def own(name):
+        return column(ToolCall, name, db=db)
+
+    updates = ", ".join(f"{own(name)} = {column(ToolCall, name, 'EXCLUDED', db=db)}" for name in _LEDGER_UPDATE)
+    same_call = " AND ".join(f"{column(ToolCall, name, calls, db=db)} = {column(ToolCall, name, 'EXCLUDED', db=db)}"
+                             for name in ("tool", "op", "args"))
     if settles:
-        same_call += f" AND {table}.{quote('decision')} <> '{PARKED}'"
-    return (f" ON CONFLICT ({quote('run_id')}, {quote('tool_call_id')}) DO UPDATE SET {updates} "
+        same_call += f" AND {column(ToolCall, 'decision', calls, db=db)} <> '{PARKED}'"
+    return (f" ON CONFLICT ({own('run')}, {own('tool_call_id')}) DO UPDATE SET {updates} "
             f"WHERE {same_call} RETURNING 1")
 
 

@@ -21,17 +21,19 @@ import threading
 from django.db import connection
 
 from approvals.models import ToolDescriptor
+from condor.rows import column, table
 
 # One scalar for an annotation; the table holds a few dozen rows, so the scan is microseconds.
 _STAMP_SQL = {
-    "postgresql": "SELECT md5(COALESCE(string_agg(xmin::text, ',' ORDER BY id), '')) FROM approvals_tooldescriptor",
-    "sqlite": "SELECT COALESCE(group_concat(id || ':' || updated_at, ','), '') "
-              "FROM (SELECT id, updated_at FROM approvals_tooldescriptor ORDER BY id)",
+    "postgresql": "SELECT md5(COALESCE(string_agg(xmin::text, ',' ORDER BY {id}), '')) FROM {table}",
+    "sqlite": "SELECT COALESCE(group_concat({id} || ':' || {updated_at}, ','), '') "
+              "FROM (SELECT {id}, {updated_at} FROM {table} ORDER BY {id})",
 }
 
 
 def stamp_sql() -> str:
-    return _STAMP_SQL[connection.vendor]
+    return _STAMP_SQL[connection.vendor].format(table=table(ToolDescriptor), id=column(ToolDescriptor, "id"),
+                                                updated_at=column(ToolDescriptor, "updated_at"))
 
 
 _lock = threading.Lock()

@@ -21,7 +21,7 @@ from condor.errors import (
     PayloadMismatch,
     RunNotSuspendedError,
 )
-from condor.rows import choice_literal, columns, db_value, deferred_instance, first_row, kept, reader
+from condor.rows import choice_literal, column, columns, db_value, deferred_instance, first_row, kept, reader, table
 from runs import outbox, spine
 from runs.states import RunState
 from sessions_app.models import Session
@@ -147,29 +147,39 @@ _SESSION_NOW = ("patient_ref", "care_unit", "age_band", "consent", "tainted")
 
 
 def _consume_sql(db) -> str:
-    quote = db.ops.quote_name
-    table, sessions, users, calls = (quote(Approval._meta.db_table), quote(Session._meta.db_table),
-                                     quote(User._meta.db_table), quote(ToolCall._meta.db_table))
-    update = (f"UPDATE {table} SET status = %s, consumed_at = %s WHERE id = %s AND run_id = %s "
-              "AND status = %s AND payload_hash = %s AND expires_at > %s")
+    approvals, sessions, users, calls = (table(Approval, db=db), table(Session, db=db), table(User, db=db),
+                                         table(ToolCall, db=db))
+
+    def approval(name, qualifier=""):
+        return column(Approval, name, qualifier, db=db)
+
+    update = (f"UPDATE {approvals} SET {approval('status')} = %s, {approval('consumed_at')} = %s "
+              f"WHERE {approval('id')} = %s AND {approval('run')} = %s AND {approval('status')} = %s "
+              f"AND {approval('payload_hash')} = %s AND {approval('expires_at')} > %s")
 
     def extras(row: str) -> str:
         # The run's other open cards, the unexpired ones counted: with the statuses as parameters
         # and the expiry in the WHERE, PostgreSQL re-planned this statement on every resume (its
         # plan for the values at hand looked cheaper than one for any values).
         open_statuses = ", ".join(choice_literal(status) for status in OPEN_STATUSES)
-        return (f"(SELECT count(*) FILTER (WHERE other.expires_at > %s) FROM {table} other "
-                f"WHERE other.run_id = {row}.run_id AND other.id <> {row}.id AND other.status IN ({open_statuses})) "
-                f"AS others_open, "
-                f"(SELECT username FROM {users} WHERE {users}.id = {row}.decided_by_id) AS decided_by_username, "
+        return (f"(SELECT count(*) FILTER (WHERE {approval('expires_at', 'other')} > %s) FROM {approvals} other "
+                f"WHERE {approval('run', 'other')} = {approval('run', row)} AND {approval('id', 'other')} <> "
+                f"{approval('id', row)} AND {approval('status', 'other')} IN ({open_statuses})) AS others_open, "
+                f"(SELECT {column(User, 'username', db=db)} FROM {users} WHERE {column(User, 'id', users, db=db)} = "
+                f"{approval('decided_by', row)}) AS decided_by_username, "
                 f"({registry_cache.stamp_sql()}) AS registry_stamp, "
-                + ", ".join(f"(SELECT {quote(name)} FROM {sessions} WHERE {sessions}.id = {row}.session_id) "
+                + ", ".join(f"(SELECT {column(Session, name, db=db)} FROM {sessions} "
+                            f"WHERE {column(Session, 'id', sessions, db=db)} = {approval('session', row)}) "
                             f"AS session_{name}" for name in _SESSION_NOW))
 
     # The approval's columns named, in the model's order (`*` would follow the table's).
     if db.vendor == "postgresql":
+        def call(name, qualifier=calls):
+            return column(ToolCall, name, qualifier, db=db)
         return (f"WITH consumed AS ({update} RETURNING *), "
-                f"ledger AS (UPDATE {calls} SET decision = %s FROM consumed WHERE {calls}.run_id = consumed.run_id "
-                f"AND {calls}.tool_call_id = consumed.tool_call_id AND consumed.reason_code = %s) "
+                f"ledger AS (UPDATE {calls} SET {call('decision', '')} = %s FROM consumed "
+                f"WHERE {call('run')} = {approval('run', 'consumed')} "
+                f"AND {call('tool_call_id')} = {approval('tool_call_id', 'consumed')} "
+                f"AND {approval('reason_code', 'consumed')} = %s) "
                 f"SELECT {columns(Approval, 'consumed', db=db)}, {extras('consumed')} FROM consumed")
-    return f"{update} RETURNING {columns(Approval, '', db=db)}, {extras(table)}"
+    return f"{update} RETURNING {columns(Approval, '', db=db)}, {extras(approvals)}"

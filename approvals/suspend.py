@@ -31,7 +31,18 @@ from condor.errors import (
     RunNotActiveError,
     TooManyPending,
 )
-from condor.rows import Write, choice_literal, columns, db_value, insert_if_sql, kept, reader, run_together
+from condor.rows import (
+    Write,
+    choice_literal,
+    column,
+    columns,
+    db_value,
+    insert_if_sql,
+    kept,
+    reader,
+    run_together,
+    table,
+)
 from runs import frames, spine
 from runs.outbox import event_write, events_write
 from runs.states import RunState
@@ -156,11 +167,10 @@ def read_known(run, request: SuspendRequest, now, *, prior_grants: bool = False)
 def _known_sql(db, prior_grants: bool) -> str:
     """read_known's statement: each approval the park asks about, its decider (select_related), and which
     question it answers; the ORM compiled the same query, with these questions as annotations, every call."""
-    quote = db.ops.quote_name
-    approvals, users = quote(Approval._meta.db_table), quote(User._meta.db_table)
+    approvals, users = table(Approval, db=db), table(User, db=db)
 
-    def column(name):
-        return f"{approvals}.{quote(name)}"
+    def col(name):
+        return column(Approval, name, approvals, db=db)
 
     # The WHERE names the rows that may answer a question, and the SELECT which one each answers.
     # The WHERE's estimates must not depend on the values, or PostgreSQL plans this statement
@@ -168,25 +178,25 @@ def _known_sql(db, prior_grants: bool) -> str:
     # it leaves out the expiry, writes the statuses in, and hands the run and the session over
     # as subqueries, whose values the planner does not look at (a run that parked a thousand
     # cards would otherwise make every other run's estimate differ from the average).
-    granted = f"{column('status')} = {choice_literal(ApprovalStatus.APPROVED)}"
-    live = f"{granted} AND {column('expires_at')} > %s"
+    granted = f"{col('status')} = {choice_literal(ApprovalStatus.APPROVED)}"
+    live = f"{granted} AND {col('expires_at')} > %s"
 
     def same_suspend(run):
-        return f"({column('run_id')} = {run} AND {column('step_id')} = %s AND {column('contract_hash')} = %s)"
+        return f"({col('run_id')} = {run} AND {col('step_id')} = %s AND {col('contract_hash')} = %s)"
 
     def grant(session):
-        return (f"{column('session_id')} = {session} AND {column('tool')} = %s AND {column('op')} = %s AND "
-                f"{column('reason_code')} = {choice_literal(ReasonCode.APPROVAL)} AND {column('payload_hash')} = %s")
+        return (f"{col('session_id')} = {session} AND {col('tool')} = %s AND {col('op')} = %s AND "
+                f"{col('reason_code')} = {choice_literal(ReasonCode.APPROVAL)} AND {col('payload_hash')} = %s")
 
     unseen = _unseen_uuid(db)
-    questions = [same_suspend("%s"), f"({column('run_id')} = %s AND {live})"]  # same_suspend, run_grant
-    candidates = [same_suspend(unseen), f"({column('run_id')} = {unseen} AND {granted})"]
+    questions = [same_suspend("%s"), f"({col('run_id')} = %s AND {live})"]  # same_suspend, run_grant
+    candidates = [same_suspend(unseen), f"({col('run_id')} = {unseen} AND {granted})"]
     if prior_grants:
         questions.append(f"({live} AND {grant('%s')})")  # prior_grant
         candidates.append(f"({granted} AND {grant(unseen)})")
     return (f"SELECT {columns(Approval, db=db)}, {columns(User, db=db)}, {', '.join(questions)} "
-            f"FROM {approvals} LEFT OUTER JOIN {users} ON ({column('decided_by_id')} = {users}.{quote('id')}) "
-            f"WHERE {' OR '.join(candidates)} ORDER BY {column('decided_at')} ASC")
+            f"FROM {approvals} LEFT OUTER JOIN {users} ON ({col('decided_by')} = {column(User, 'id', users, db=db)}) "
+            f"WHERE {' OR '.join(candidates)} ORDER BY {col('decided_at')} ASC")
 
 
 def _unseen_uuid(db) -> str:
@@ -225,13 +235,11 @@ def _open_cards(client_id, now, limit: int, db) -> tuple[str, list]:
 
     Past their deadline they are no longer open, whether or not the sweep has marked them yet.
     """
-    quote = db.ops.quote_name
+    def col(name):
+        return column(Approval, name, db=db)
 
-    def column(name):
-        return quote(Approval._meta.get_field(name).column)
-
-    sql = (f"SELECT {column('id')} FROM {quote(Approval._meta.db_table)} WHERE {column('client')} = %s "
-           f"AND {column('status')} = %s AND {column('expires_at')} > %s LIMIT {int(limit)}")
+    sql = (f"SELECT {col('id')} FROM {table(Approval, db=db)} WHERE {col('client')} = %s "
+           f"AND {col('status')} = %s AND {col('expires_at')} > %s LIMIT {int(limit)}")
     return sql, [db_value(Approval, "client", client_id), ApprovalStatus.PENDING, db_value(Approval, "expires_at", now)]
 
 

@@ -28,6 +28,7 @@ from django.utils import timezone
 from approvals.models import Approval, ApprovalStatus, ReviewTeam
 from condor.auth import is_reviewer
 from condor.errors import NotFound
+from condor.rows import column, table
 
 
 @dataclass(frozen=True)
@@ -86,11 +87,11 @@ def teams_column_sql(db, user_id_sql: str) -> str:
     """A scalar subquery giving `_teams` of the user `user_id_sql` names as one JSON array of
     [care_units, is_default, mine], for a statement that loads the user (condor/auth_backends.py):
     a reviewer's request then reads their teams in the same round trip as themselves."""
-    quote = db.ops.quote_name
-    teams, members = quote(ReviewTeam._meta.db_table), quote(ReviewTeam.members.through._meta.db_table)
-    mine = (f"EXISTS(SELECT 1 FROM {members} WHERE {members}.{quote('reviewteam_id')} = {teams}.{quote('id')} "
-            f"AND {members}.{quote('user_id')} = {user_id_sql})")
-    units, default = f"{teams}.{quote('care_units')}", f"{teams}.{quote('is_default')}"
+    membership = ReviewTeam.members.through
+    teams, members = table(ReviewTeam, db=db), table(membership, db=db)
+    mine = (f"EXISTS(SELECT 1 FROM {members} WHERE {column(membership, 'reviewteam', members, db=db)} = "
+            f"{column(ReviewTeam, 'id', teams, db=db)} AND {column(membership, 'user', members, db=db)} = {user_id_sql})")
+    units, default = column(ReviewTeam, "care_units", teams, db=db), column(ReviewTeam, "is_default", teams, db=db)
     if db.vendor == "postgresql":
         rows = f"COALESCE(json_agg(json_build_array({units}, {default}, {mine})), '[]'::json)"
     else:  # SQLite keeps JSON as text: json() embeds it as JSON, not as a string

@@ -7,7 +7,7 @@ from django.core.exceptions import ValidationError
 
 from approvals.visibility import teams_column_sql, teams_from_column
 from condor.auth import REVIEWERS
-from condor.rows import columns, db_value, first_row, kept, reader
+from condor.rows import column, columns, db_value, first_row, kept, reader, table
 
 
 class ReviewerAwareModelBackend(ModelBackend):
@@ -34,12 +34,11 @@ class ReviewerAwareModelBackend(ModelBackend):
 
 
 def _user_sql(model, db) -> str:
-    quote = db.ops.quote_name
-    users, groups = quote(model._meta.db_table), quote(Group._meta.db_table)
-    memberships = quote(model.groups.through._meta.db_table)
-    reviewer = (f"EXISTS(SELECT 1 FROM {memberships} INNER JOIN {groups} ON ({groups}.{quote('id')} = "
-                f"{memberships}.{quote('group_id')}) WHERE {memberships}.{quote('user_id')} = {users}.{quote('id')} "
-                f"AND {groups}.{quote('name')} = %s)")
-    user_id = f"{users}.{quote(model._meta.pk.column)}"
+    membership = model.groups.through
+    users, groups, memberships = table(model, db=db), table(Group, db=db), table(membership, db=db)
+    user_id = column(model, model._meta.pk.name, users, db=db)
+    reviewer = (f"EXISTS(SELECT 1 FROM {memberships} INNER JOIN {groups} ON ({column(Group, 'id', groups, db=db)} = "
+                f"{column(membership, 'group', memberships, db=db)}) WHERE {column(membership, 'user', memberships, db=db)} "
+                f"= {user_id} AND {column(Group, 'name', groups, db=db)} = %s)")
     teams = teams_column_sql(db, user_id)
     return f"SELECT {columns(model, db=db)}, {reviewer}, {teams} FROM {users} WHERE {user_id} = %s"

@@ -46,6 +46,19 @@ def _quote(db, name: str) -> str:
     return db.ops.quote_name(name)
 
 
+def column(model, name: str, qualifier: str = "", *, db=None) -> str:
+    """The quoted column of `model`'s field `name` (a field name or attname), after `qualifier.` if given
+    (a table or an alias, as the statement writes it)."""
+    db = connection if db is None else db
+    quoted = db.ops.quote_name(model._meta.get_field(name).column)
+    return f"{qualifier}.{quoted}" if qualifier else quoted
+
+
+def table(model, *, db=None) -> str:
+    """`model`'s table, quoted."""
+    return (connection if db is None else db).ops.quote_name(model._meta.db_table)
+
+
 def insert_fields(model) -> list:
     """The fields an INSERT of `model` writes: every concrete one but an auto-incremented pk."""
     return [field for field in model._meta.concrete_fields if not (field.primary_key and isinstance(field, _AUTO))]

@@ -15,7 +15,7 @@ from django_fsm import TransitionNotAllowed
 
 from approvals import audit
 from condor.errors import InvalidPayload, NotFound, RunStateTransitionError
-from condor.rows import Write, columns, db_value, first_row, kept, reader, run_together, update_sql
+from condor.rows import Write, column, columns, db_value, first_row, kept, reader, run_together, table, update_sql
 from runs import telemetry
 from runs.closing import ClosingRun
 from runs.models import Run
@@ -58,16 +58,16 @@ def lock_touched_statement(run_id, *, client=None, id_sql: tuple[str, list] | No
 def _lock_touched_sql(db, where: str | None, owned: bool) -> str:
     from sessions_app.models import Session
 
-    quote = db.ops.quote_name
     # A touch within activity_resolution() of the last one keeps the value: the UPDATE then changes
     # no indexed column, so PostgreSQL writes it as a HOT update (no new entry in any of the run's
     # indexes, run_state_activity among them) while it still takes the row lock.
-    activity = quote("last_activity_at")
-    sql = (f"UPDATE {quote(Run._meta.db_table)} SET {activity} = CASE WHEN {activity} >= %s THEN {activity} "
-           f"ELSE %s END WHERE {quote('id')} = {'(' + where + ')' if where else '%s'}")
+    activity = column(Run, "last_activity_at", db=db)
+    sql = (f"UPDATE {table(Run, db=db)} SET {activity} = CASE WHEN {activity} >= %s THEN {activity} "
+           f"ELSE %s END WHERE {column(Run, 'id', db=db)} = {'(' + where + ')' if where else '%s'}")
     if owned:
-        sql += (f" AND {quote('session_id')} IN (SELECT {quote('id')} FROM {quote(Session._meta.db_table)}"
-                f" WHERE {quote('client_id')} = %s AND {quote('deleted_at')} IS NULL)")
+        sql += (f" AND {column(Run, 'session', db=db)} IN (SELECT {column(Session, 'id', db=db)} "
+                f"FROM {table(Session, db=db)} WHERE {column(Session, 'client', db=db)} = %s "
+                f"AND {column(Session, 'deleted_at', db=db)} IS NULL)")
     return f"{sql} RETURNING {columns(Run, table='', db=db)}"
 
 

@@ -7,6 +7,7 @@ from django.test.utils import CaptureQueriesContext
 
 from condor.rows import (
     Write,
+    column,
     columns,
     db_value,
     first_row,
@@ -17,6 +18,7 @@ from condor.rows import (
     reader,
     run_together,
     save_write,
+    table,
     update_sql,
 )
 from runs.models import Run, RunEvent
@@ -113,6 +115,13 @@ def test_writes_run_together_hand_each_its_own_returning_in_one_statement(api):
                       Write(*insert_sql(_events(run_id)[2]), done=b.extend)])
     assert len(a) == 2 and len(b) == 1
     assert len(queries) == (1 if connection.vendor == "postgresql" else 2)
+
+
+def test_names_come_from_the_models_meta():
+    quote = connection.ops.quote_name
+    assert table(Run) == quote(Run._meta.db_table)
+    assert column(Run, "session") == column(Run, "session_id") == quote(Run._meta.get_field("session").column)
+    assert column(Run, "state", "r") == f"r.{quote('state')}"
 
 
 def test_an_instance_by_position_refuses_a_name_that_is_no_field():
