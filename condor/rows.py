@@ -64,16 +64,20 @@ def insert_fields(model) -> list:
     return [field for field in model._meta.concrete_fields if not (field.primary_key and isinstance(field, _AUTO))]
 
 
-def _saved(field, obj, db):
-    value = field.pre_save(obj, True)  # auto_now / auto_now_add, as a save sets them
+def _prepared(field, value, db):
+    # A value goes in as a parameter: an expression (F(), a DatabaseDefault) would need SQL of its own.
     if hasattr(value, "resolve_expression"):
-        raise ValueError(f"{field} holds an expression: save such a row with the ORM")
+        raise ValueError(f"{field} holds an expression: write such a row with the ORM")
     return field.get_db_prep_save(value, connection=db)
+
+
+def _saved(field, obj, db):
+    return _prepared(field, field.pre_save(obj, True), db)  # auto_now / auto_now_add, as a save sets them
 
 
 def _insert_head(model, db) -> str:
     names = ", ".join(_quote(db, field.column) for field in insert_fields(model))
-    return f"INSERT INTO {_quote(db, model._meta.db_table)} ({names})"
+    return f"INSERT INTO {table(model, db=db)} ({names})"
 
 
 def _returning_pk(model, db) -> str:
@@ -125,10 +129,10 @@ def update_sql(model, pk, **values) -> tuple[str, list]:
 
     def build(db):
         assignments = ", ".join(f"{_quote(db, field.column)} = %s" for field in fields)
-        return (f"UPDATE {_quote(db, model._meta.db_table)} SET {assignments} "
+        return (f"UPDATE {table(model, db=db)} SET {assignments} "
                 f"WHERE {_quote(db, model._meta.pk.column)} = %s")
     sql = kept(("update", model, tuple(values)), build, model=model, db=db)
-    params = [field.get_db_prep_save(value, connection=db) for field, value in zip(fields, values.values(), strict=True)]
+    params = [_prepared(field, value, db) for field, value in zip(fields, values.values(), strict=True)]
     return sql, [*params, model._meta.pk.get_db_prep_value(pk, db, prepared=False)]
 
 
