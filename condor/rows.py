@@ -8,6 +8,7 @@ come back through `Model.from_db`. Nothing here reads what Django compiles.
 """
 
 import re
+import weakref
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cache
@@ -18,19 +19,25 @@ from django.db.models import AutoField, BigAutoField, SmallAutoField
 _AUTO = (AutoField, BigAutoField, SmallAutoField)
 
 
+# Statement texts and row readers by connection, then key. Kept here, not on Django's connection
+# objects, which are not ours to add attributes to; an entry goes with its connection.
+_KEPT: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
 def kept(key, build: Callable, *, model=None, db=None):
-    """`build(db)` for `key`, kept on the connection `db` (default: this thread's default connection).
+    """`build(db)` for `key`, kept for the connection `db` (default: this thread's default connection).
 
     A statement text is the same every request; keeping it per connection keeps
-    SQLite's and PostgreSQL's apart (their quoting differs). `model`: the text is built
-    from this model's columns; a change to them (the app registry rebuilds `concrete_fields`)
+    SQLite's and PostgreSQL's apart (their quoting differs), and a reader's converters
+    bound to the connection that reads with them. `model`: the text is built from this
+    model's columns; a change to them (the app registry rebuilds `concrete_fields`)
     builds it again.
     """
-    db = connections[DEFAULT_DB_ALIAS] if db is None else db
-    try:
-        store = db.condor_kept
-    except AttributeError:
-        store = db.condor_kept = {}
+    # The thread's own wrapper, also for `django.db.connection` (a proxy to it, and no key).
+    db = connections[DEFAULT_DB_ALIAS if db is None else db.alias]
+    store = _KEPT.get(db)
+    if store is None:
+        store = _KEPT[db] = {}
     entry = store.get(key)
     if model is None:
         if entry is None:
