@@ -55,8 +55,7 @@ class Approval(models.Model):
     # The patient context the card showed, {patient_ref, age_band, consent}, copied from the session
     # when the call parked (the suspend funnel): a resume or cold replay in a session whose context has
     # changed since is refused (approvals/bound_context.py). care_unit routes a card; it binds nothing.
-    # One column, not three: the suspend's folded statement stays short enough for psycopg to keep
-    # its conversion (condor/psycopg_queries.py).
+    # One column, not three: the suspend's statement keeps few parameters.
     bound_context = models.JSONField(default=dict, blank=True)
     tool = models.CharField(max_length=120)
     op = models.CharField(max_length=60, blank=True)
