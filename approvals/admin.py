@@ -5,8 +5,7 @@ from rest_framework_api_key.admin import APIKeyModelAdmin
 from rest_framework_api_key.models import APIKey
 
 # The console's pages live in small modules; importing them registers them.
-from approvals import admin_accounts, admin_approvals, admin_quick_reasons, admin_registry, admin_teams  # noqa: F401
-from approvals import audit
+from approvals import admin_accounts, admin_approvals, admin_quick_reasons, admin_registry, admin_teams, audit  # noqa: F401
 from approvals.admin_audited import AuditedChangesAdmin
 from approvals.audit_admin import AuditEventAdmin
 from approvals.models import ApiClient, ApiClientKey, AuditEvent

@@ -7,11 +7,11 @@ the user admin: people are shown by name).
 
 from django.contrib import admin
 
-from condor import admin_display as show
-from condor.display import HiddenCharactersWarningMixin
 from approvals import bound_context
 from approvals.models import Approval, ToolCall
+from condor import admin_display as show
 from condor.admin_search import UUIDSearchMixin
+from condor.display import HiddenCharactersWarningMixin
 from condor.readonly_admin import ReadOnlyModelAdmin
 
 

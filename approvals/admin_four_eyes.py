@@ -11,8 +11,8 @@ from django.http import HttpResponseNotAllowed, HttpResponseRedirect
 from django.shortcuts import get_object_or_404
 from django.urls import path, reverse
 
-from condor import admin_display as show
 from approvals.four_eyes import is_governance_admin
+from condor import admin_display as show
 from condor.errors import CondorError
 from condor.readonly_admin import ReadOnlyModelAdmin
 

@@ -15,12 +15,12 @@ from django.core.exceptions import PermissionDenied
 from django.http import HttpResponseRedirect
 from django.urls import path, reverse
 
-from condor import admin_display as show
 from approvals import registry, registry_changes, simulator
 from approvals.admin_four_eyes import ProposalAdmin
-from approvals.four_eyes import dependence
 from approvals.admin_simulator import simulator_view
+from approvals.four_eyes import dependence
 from approvals.models import ToolChange, ToolChangeStatus, ToolDescriptor
+from condor import admin_display as show
 from condor.errors import CondorError
 from condor.json_form_field import STRICT_JSON_FIELDS
 

@@ -7,9 +7,9 @@ class ApprovalsConfig(AppConfig):
 
     def ready(self):
         # Registers the API-key scheme with drf-spectacular before any schema is built.
-        import condor.schema  # noqa: F401
         # Logins and failed logins are audited (signal receivers).
         import approvals.audit_logins  # noqa: F401
+        import condor.schema  # noqa: F401
         from approvals import audit, bound_context, claim_voids, socket_signals
         from condor import audit as front_door
 

@@ -22,10 +22,6 @@ from django.utils.functional import cached_property
 from django.utils.html import format_html, format_html_join
 
 from approvals import audit, audit_chain, audit_search
-from approvals.models import Approval
-from condor import admin_display as show
-from condor.admin_search import SearchTooLong, search_words
-from condor.display import HiddenCharactersWarningMixin, reveal
 from approvals.audit_filters import (
     ActorFilter,
     DateRangeFilter,
@@ -34,7 +30,11 @@ from approvals.audit_filters import (
     RuleFilter,
     ToolFilter,
 )
+from approvals.models import Approval
+from condor import admin_display as show
 from condor import csv_export
+from condor.admin_search import SearchTooLong, search_words
+from condor.display import HiddenCharactersWarningMixin, reveal
 from condor.readonly_admin import ReadOnlyModelAdmin
 
 COUNT_THRESHOLD = 10_000

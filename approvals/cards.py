@@ -10,14 +10,12 @@ name the run, tool and op for that reason).
 
 from collections import defaultdict
 
+from django.conf import settings
 from django.utils import timezone
 
 from approvals.card_context import contexts_for, contexts_for_calls, empty_context
-from approvals.models import Approval, ApprovalStatus
-
-from django.conf import settings
-
 from approvals.hashing import canonical_json_fast
+from approvals.models import Approval, ApprovalStatus
 
 
 def _args(args) -> dict:

@@ -14,8 +14,8 @@ from __future__ import annotations
 
 import asyncio
 import itertools
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import Awaitable, Callable
 
 from condor_client import AsyncCondor, AsyncRun, CondorError
 

@@ -16,7 +16,6 @@ from datetime import date, datetime
 from jsonschema import Draft202012Validator, FormatChecker, ValidationError
 from jsonschema.validators import extend
 
-
 # --- dates: one parser for the format check and for the bounds -------------------
 
 _DATE_RE = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}")

@@ -6,8 +6,8 @@ from rest_framework.views import APIView
 from approvals import decisions, idempotency, seen
 from approvals.gate import GateCall, gate_tool_call, request_clarification
 from approvals.models import Approval
-from approvals.resume import resume
 from approvals.results import report_result
+from approvals.resume import resume
 from approvals.resume_schemas import InvalidClarificationRequest
 from approvals.serializers import (
     ApprovalSerializer,

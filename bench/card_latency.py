@@ -46,6 +46,7 @@ sys.path.insert(0, str(ROOT))
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "condor.settings")
 os.environ.setdefault("LOG_LEVEL", "WARNING")
 from bench.scratch_db import ensure_database, setup_django  # noqa: E402
+
 # This bench's pushes stay apart from anything else on the same Redis.
 os.environ.setdefault("CONDOR_CHANNEL_PREFIX", f"condor-bench-{os.getpid()}")
 

@@ -53,8 +53,8 @@ def seed(sessions_count: int = 10_000, messages: int = 100_000, long_messages: i
     from django.utils import timezone
 
     from approvals.models import ApiClient, ApiClientKey
-    from runs.models import Run, RunEvent
     from runs import frames
+    from runs.models import Run, RunEvent
     from sessions_app.models import Message, Session
 
     client = ApiClient.objects.filter(name=CLIENT_NAME).first()

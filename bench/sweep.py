@@ -46,6 +46,7 @@ os.environ.setdefault("LOG_LEVEL", "WARNING")
 from bench.scratch_db import ensure_database, setup_django  # noqa: E402
 from bench.server_cpu import cpu_seconds  # noqa: E402
 
+
 def seed(count: int, client_id: int) -> None:
     """`count` idle executing runs, one per session, with the rows a real run has by then.
 

@@ -9,9 +9,9 @@ from approvals.inbox_decided import DecidedCards
 from runs import session_views as session_runs
 from runs import views as runs
 from runs.stream import run_stream
-from sessions_app import views as sessions
 from sessions_app import card_views as pinned
 from sessions_app import message_views as session_messages
+from sessions_app import views as sessions
 
 register_converter(ToolCallIdConverter, "tool_call_id")
 

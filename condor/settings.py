@@ -12,7 +12,16 @@ from csp.constants import NONE, SELF
 
 from condor.database_settings import database
 from condor.env import (
-    env_bool, env_email, env_fraction, env_header, env_int, env_list, env_rate, env_str, env_url, local_secret_key,
+    env_bool,
+    env_email,
+    env_fraction,
+    env_header,
+    env_int,
+    env_list,
+    env_rate,
+    env_str,
+    env_url,
+    local_secret_key,
 )
 
 BASE_DIR = Path(__file__).resolve().parent.parent

@@ -5,8 +5,8 @@ from django.views.generic import RedirectView
 from drf_spectacular.views import SpectacularAPIView
 
 from approvals.inbox import inbox
-from condor.api_docs import Redoc, SwaggerUI
 from condor.admin_login import CondorAdminAuthenticationForm
+from condor.api_docs import Redoc, SwaggerUI
 
 admin.site.login_form = CondorAdminAuthenticationForm
 

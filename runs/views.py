@@ -4,8 +4,8 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from condor.auth import ReviewerOnly, calling_client
-from condor.schema import errors
 from condor.errors import NotFound
+from condor.schema import errors
 from condor.scoping import owned_run, owned_session
 from condor.serializers import validated
 from runs import spine

@@ -13,7 +13,7 @@ costs the page what a short one does, and its text is cut where the read stopped
 """
 
 import json
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from uuid import UUID
 
 from django.db.models import JSONField, Q, Subquery, TextField
@@ -107,4 +107,4 @@ def _iso(value) -> str | None:
         moment = datetime.fromisoformat(str(value))
     except ValueError:
         return None
-    return (moment if moment.tzinfo else moment.replace(tzinfo=timezone.utc)).isoformat()
+    return (moment if moment.tzinfo else moment.replace(tzinfo=UTC)).isoformat()

@@ -27,8 +27,8 @@ from schemathesis.specs.openapi.checks import (
 
 from tests.helpers.approval_loop import CHART_READ, PRESCRIPTION, approve, clarify, gate, suspend
 from tests.helpers.http import post
-from tests.helpers.runs import close, make_session, open_run, transition
 from tests.helpers.personas import logged_in
+from tests.helpers.runs import close, make_session, open_run, transition
 
 CHECKS = [not_a_server_error, status_code_conformance, content_type_conformance, response_schema_conformance]
 

@@ -2,8 +2,8 @@
 
 import django.core.validators
 import django.db.models.deletion
-from django.conf import settings
 from django.apps import apps as global_apps
+from django.conf import settings
 from django.contrib.auth.management import create_permissions
 from django.db import migrations, models
 

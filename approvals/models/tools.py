@@ -6,7 +6,6 @@ from approvals.hashing import beyond_safe_numbers
 from approvals.identifiers import TOOL_NAME_RULE, is_tool_name
 from approvals.policy import ToolSpec
 
-
 # The limits of a descriptor's identity_args: how many, and how long a name.
 MAX_IDENTITY_ARGS = 20
 MAX_ARG_NAME_CHARS = 120

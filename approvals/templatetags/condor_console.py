@@ -2,8 +2,8 @@
 
 from django import template
 
-from condor import admin_display
 from approvals.admin_dashboard import dashboard
+from condor import admin_display
 
 register = template.Library()
 

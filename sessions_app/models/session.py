@@ -4,7 +4,6 @@ import pgtrigger
 from django.db import models
 
 
-
 # The policy engine's Autonomy and AgeBand (approvals/policy/types.py), spelled out here because
 # sessions_app comes before approvals; tests/sessions_app/test_policy_context.py holds them equal.
 class AutonomyChoice(models.TextChoices):

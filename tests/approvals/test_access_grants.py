@@ -13,7 +13,7 @@ from approvals.four_eyes import is_governance_admin
 from approvals.models import AccessGrant, AuditEvent, ToolChange, ToolDescriptor
 from condor.errors import GrantAlreadyPending, GrantNeedsSecondAdmin, NotGovernanceAdmin, ToolChangeNeedsSecondAdmin
 from tests.helpers.admin_forms import admin_client, post, user_form, user_url
-from tests.helpers.personas import PASSWORD, group, person
+from tests.helpers.personas import PASSWORD, group
 
 
 @pytest.fixture

@@ -13,10 +13,10 @@ from approvals.hashing import canonical_json, canonical_json_fast
 from approvals.models import AuditEvent
 from runs.models import Run
 from runs.sweep import abort_idle_runs
-from tests.helpers.approval_loop import approve, gate, resume, suspend
-from tests.helpers.runs import open_executing_run
 from tests.approvals.hint_strategies import json_values
+from tests.helpers.approval_loop import approve, gate, resume, suspend
 from tests.helpers.personas import PASSWORD, logged_in
+from tests.helpers.runs import open_executing_run
 
 MRN = "MRN-30001"
 

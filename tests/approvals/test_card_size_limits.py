@@ -12,9 +12,9 @@ import pytest
 from django.contrib.auth.models import User
 
 from approvals import inbox_pages
+from approvals.decisions import REASON_MAX_CHARS
 from approvals.models import Approval, AuditEvent
 from approvals.resume_schemas import FORM_MAX_BYTES
-from approvals.decisions import REASON_MAX_CHARS
 from approvals.visibility import reviewer_scope
 from runs.models import RunEvent
 from tests.helpers.approval_loop import approval_row, assert_still_waiting, clarify, decide, parked_run

@@ -18,9 +18,9 @@ from runs.models import RunEvent
 from tests.helpers.approval_loop import approval_row, approve, decide, parked_run, suspend
 from tests.helpers.clock import frozen_clock
 from tests.helpers.http import post_json
+from tests.helpers.personas import logged_in
 from tests.helpers.races import all_at_once
 from tests.helpers.runs import open_executing_run
-from tests.helpers.personas import logged_in
 
 
 @pytest.fixture

@@ -6,8 +6,8 @@ from approvals.models import Approval, AuditEvent
 from runs.models import RunEvent
 from tests.helpers.approval_loop import approval_row, asked_run, clarify, decide, resume, suspend
 from tests.helpers.http import raw_post
-from tests.helpers.runs import open_executing_run, run_state
 from tests.helpers.personas import agent, api_for
+from tests.helpers.runs import open_executing_run, run_state
 
 ROUTE = {"name": "route", "hint": {"options": ["oral", "iv"], "radio": True, "label": "Route"}}
 START = {"name": "start", "type": "date", "hint": {"min": "2025-01-01", "max": "2025-12-31"}}

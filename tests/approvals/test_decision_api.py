@@ -6,12 +6,19 @@ import pytest
 
 from approvals.models import AuditEvent
 from runs.models import RunEvent
-from tests.helpers.approval_loop import (PRESCRIPTION, approval_row, approve, assert_still_waiting, decide, parked_run,
-                                         suspend)
+from tests.helpers.approval_loop import (
+    PRESCRIPTION,
+    approval_row,
+    approve,
+    assert_still_waiting,
+    decide,
+    parked_run,
+    suspend,
+)
 from tests.helpers.clock import frozen_clock, later
 from tests.helpers.http import error_of, raw_post
-from tests.helpers.runs import open_executing_run, run_state
 from tests.helpers.personas import logged_in
+from tests.helpers.runs import open_executing_run, run_state
 
 EDITED = {**PRESCRIPTION, "dose": "250 mg"}
 

@@ -13,8 +13,8 @@ from approvals import hashing
 from approvals.hashing import payload_hash
 from approvals.models import Approval, AuditEvent
 from tests.helpers.approval_loop import approval_row, approve, decide, suspend
-from tests.helpers.runs import open_executing_run
 from tests.helpers.personas import logged_in
+from tests.helpers.runs import open_executing_run
 
 SIGNATURE = {"document_id": "d-7", "signer": "Dr. Okafor"}
 EDITED = {"document_id": "d-7", "signer": "Dr. Mensah"}

@@ -5,8 +5,8 @@ import pytest
 from approvals.models import AuditEvent
 from runs.models import RunEvent
 from tests.helpers.approval_loop import approval_row, asked_run, assert_still_waiting, clarify, decide, resume, suspend
-from tests.helpers.runs import open_executing_run, run_state
 from tests.helpers.http import error_of
+from tests.helpers.runs import open_executing_run, run_state
 
 ROUTE = [{"name": "route", "hint": {"options": ["oral", "iv"], "label": "Route"}}]
 DECLINE = {"approved": False, "reason": "Route is for the prescriber to decide, not the ward."}

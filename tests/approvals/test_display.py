@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from condor.display import contains_hidden, has_hidden, reveal
 from approvals.models import Approval, ToolCall
+from condor.display import contains_hidden, has_hidden, reveal
 from runs.models import Run
 from tests.helpers.approval_loop import suspend
 from tests.helpers.runs import open_executing_run

@@ -17,9 +17,9 @@ from approvals.models import AuditEvent, ReviewTeam
 from runs.models import RunEvent
 from runs.sweep import sweep
 from tests.helpers.approval_loop import approval_row, approve, parked_run, suspend
+from tests.helpers.personas import person
 from tests.helpers.races import all_at_once
 from tests.helpers.runs import open_executing_run
-from tests.helpers.personas import person
 
 
 @pytest.fixture

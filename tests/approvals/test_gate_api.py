@@ -6,8 +6,8 @@ from approvals.models import ApiClientKey, Approval, AuditEvent, ToolCall
 from runs.models import RunEvent
 from tests.helpers.approval_loop import CHART_READ, PRESCRIPTION, gate
 from tests.helpers.http import raw_post
-from tests.helpers.runs import open_executing_run, run_state
 from tests.helpers.personas import agent, api_for
+from tests.helpers.runs import open_executing_run, run_state
 
 EMAIL = {"host": "smtp.clinic.example", "to": "pt@example.org", "body": "Your results are in."}
 

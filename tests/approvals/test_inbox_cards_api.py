@@ -18,8 +18,8 @@ from approvals.visibility import ReviewerScope, reviewer_scope
 from tests.helpers.approval_loop import approve, suspend
 from tests.helpers.bulk import pending_cards_in_bulk
 from tests.helpers.clock import later
-from tests.helpers.runs import open_executing_run
 from tests.helpers.personas import logged_in
+from tests.helpers.runs import open_executing_run
 
 URL = "/api/v1/inbox/cards/"
 

@@ -11,8 +11,8 @@ from django.test.utils import CaptureQueriesContext
 
 from approvals.models import Approval, ReviewTeam
 from tests.helpers.approval_loop import PRESCRIPTION, approve, decide, report, resume, suspend
-from tests.helpers.runs import open_executing_run
 from tests.helpers.personas import logged_in
+from tests.helpers.runs import open_executing_run
 
 URL = "/api/v1/inbox/decided/"
 

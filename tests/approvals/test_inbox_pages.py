@@ -5,15 +5,13 @@ Over the real websocket consumer: tests/live/test_inbox_socket_pages.py.
 """
 
 import json
+from datetime import timedelta
 
 import pytest
 from django.contrib.auth.models import User
 from django.core import signing
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
-
-from datetime import timedelta
-
 from django.utils import timezone
 
 from approvals import cards, inbox_pages

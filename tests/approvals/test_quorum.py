@@ -13,9 +13,9 @@ from approvals.hashing import payload_hash
 from approvals.models import Approval, AuditEvent, ToolDescriptor
 from runs.models import RunEvent
 from tests.helpers.approval_loop import approval_row, approve, decide, resume, suspend
+from tests.helpers.personas import logged_in, person
 from tests.helpers.races import all_at_once
 from tests.helpers.runs import open_executing_run, run_state
-from tests.helpers.personas import logged_in, person
 
 SIGNATURE = {"document_id": "d-7", "signer": "Dr. Okafor"}
 

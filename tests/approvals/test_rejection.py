@@ -8,8 +8,8 @@ import pytest
 from approvals.models import AuditEvent
 from runs.models import RunEvent
 from tests.helpers.approval_loop import PRESCRIPTION, approval_row, approve, clarify, decide, gate, resume, suspend
-from tests.helpers.runs import open_executing_run, run_state
 from tests.helpers.personas import logged_in
+from tests.helpers.runs import open_executing_run, run_state
 
 REASON = "Penicillin allergy on file; propose an alternative."
 OTHER = {"drug": "metformin", "dose": "500 mg", "route": "oral", "days": 30}

@@ -14,8 +14,8 @@ from approvals.resume import resume as resume_service
 from condor.errors import CondorError
 from runs.models import Run, RunEvent
 from tests.helpers.approval_loop import PRESCRIPTION, approve, parked_run, resume
-from tests.helpers.races import all_at_once, wait_until_queued
 from tests.helpers.personas import api_for
+from tests.helpers.races import all_at_once, wait_until_queued
 
 pytestmark = pytest.mark.django_db(transaction=True, serialized_rollback=True)
 

@@ -7,7 +7,6 @@ from approvals.resume_schemas import approval_resume_schema, clarification_resum
 from approvals.resume_validation import validate_resume_data
 from tests.approvals.hint_strategies import forms, json_values
 
-
 # --- approval decisions -------------------------------------------------------------
 
 

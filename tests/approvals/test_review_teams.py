@@ -17,8 +17,8 @@ from sessions_app.models import CARE_UNIT_MAX_LENGTH, Session
 from sessions_app.serializers import SessionCreateSerializer, SessionUpdateSerializer
 from tests.helpers.approval_loop import approval_row, decide, suspend
 from tests.helpers.http import post_json
-from tests.helpers.runs import open_executing_run, run_state
 from tests.helpers.personas import logged_in
+from tests.helpers.runs import open_executing_run, run_state
 
 CARDS = "/api/v1/inbox/cards/"
 

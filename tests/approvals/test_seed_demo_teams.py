@@ -5,7 +5,7 @@ from django.contrib.auth.models import User
 
 from approvals.four_eyes import is_governance_admin
 from approvals.management.commands.seed_demo import PEOPLE, Command
-from approvals.models import Approval, ApiClient, AuditEvent, ReviewTeam
+from approvals.models import ApiClient, Approval, AuditEvent, ReviewTeam
 from approvals.visibility import pending_approvals, reviewer_scope
 
 

@@ -12,8 +12,8 @@ from sessions_app.models import Session
 from tests.helpers.approval_loop import CHART_READ, approval_row, approve, gate, resume
 from tests.helpers.clock import frozen_clock
 from tests.helpers.http import raw_post
-from tests.helpers.runs import open_executing_run, run_state
 from tests.helpers.personas import agent, api_for
+from tests.helpers.runs import open_executing_run, run_state
 
 SEARCH = {"query": "apixaban renal dosing"}
 EMAIL = {"host": "smtp.clinic.example", "to": "gp@example.org", "body": "Discharge letter attached."}

@@ -8,6 +8,7 @@ managers), whatever the test did.
 
 import pytest
 
+
 @pytest.fixture
 def shared_env(transactional_db, django_db_serialized_rollback):
     """The environment that puts a subprocess on this test's database, Redis and secret key."""

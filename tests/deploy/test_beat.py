@@ -7,9 +7,9 @@ from django.utils import timezone
 
 from approvals.models import Approval, AuditEvent, Heartbeat
 from runs.models import Run, RunEvent
+from tests.deploy.processes import celery_worker, passes
 from tests.helpers.approval_loop import suspend
 from tests.helpers.runs import open_executing_run
-from tests.deploy.processes import celery_worker, passes
 from tests.helpers.waits import wait_for
 
 pytestmark = [pytest.mark.usefixtures("catalog", "empty_task_queue")]

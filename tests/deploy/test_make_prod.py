@@ -8,11 +8,11 @@ from pathlib import Path
 import pytest
 
 from approvals.models import Heartbeat
-from tests.helpers.approval_loop import suspend
-from tests.helpers.runs import open_executing_run
-from tests.helpers.processes import REPO, Service, alive, descendants
-from tests.helpers.waits import wait_for
 from tests.deploy.websocket import WebSocket
+from tests.helpers.approval_loop import suspend
+from tests.helpers.processes import REPO, Service, alive, descendants
+from tests.helpers.runs import open_executing_run
+from tests.helpers.waits import wait_for
 from tests.live.wire import LiveAgent, LiveBrowser, SSEStream, chunk_type
 
 pytestmark = pytest.mark.usefixtures("catalog")

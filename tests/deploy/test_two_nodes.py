@@ -9,10 +9,10 @@ import contextlib
 
 import pytest
 
-from tests.helpers.approval_loop import approve, resume, suspend
-from tests.helpers.runs import open_executing_run
 from tests.deploy.processes import gunicorn
 from tests.deploy.websocket import WebSocket
+from tests.helpers.approval_loop import approve, resume, suspend
+from tests.helpers.runs import open_executing_run
 from tests.live.server import DaphneServer
 from tests.live.wire import LiveAgent, LiveBrowser, SSEStream, chunk_type
 

@@ -35,7 +35,7 @@ class Service:
     def log(self) -> str:
         return Path(self._log.name).read_text(errors="replace")
 
-    def start(self) -> "Service":
+    def start(self) -> Service:
         self.process = subprocess.Popen(self.argv, cwd=REPO, env=self.env, stdout=self._log,
                                         stderr=subprocess.STDOUT, start_new_session=True)
         try:
@@ -76,7 +76,7 @@ class Service:
         self._log.close()
         os.unlink(self._log.name)
 
-    def __enter__(self) -> "Service":
+    def __enter__(self) -> Service:
         return self.start()
 
     def __exit__(self, *exc) -> None:

@@ -12,8 +12,8 @@ from django.db import connections
 from playwright.sync_api import sync_playwright
 
 from tests.helpers.waits import HANG_MS
-from tests.live.e2e_helpers import InboxPage
 from tests.live.browser import launch_chromium
+from tests.live.e2e_helpers import InboxPage
 
 
 @pytest.fixture

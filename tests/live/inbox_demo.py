@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import os
 import sys
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
 
 if __name__ == "__main__":  # pragma: no cover - run by hand: the project's settings, as under pytest
     import django

@@ -20,9 +20,10 @@ from __future__ import annotations
 import json
 import re
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
-from typing import Any, Callable
+from typing import Any
 from urllib.parse import urlsplit
 
 from approvals.consumers import COUNTED_PUSHES

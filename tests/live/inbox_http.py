@@ -6,8 +6,9 @@ from __future__ import annotations
 
 import json
 import mimetypes
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
 from django.utils import timezone
@@ -18,7 +19,13 @@ from condor.errors import ApprovalNotPending, CondorError, NotFound
 from tests.helpers.waits import HANG_SECONDS
 from tests.live.inbox_page import CARDS_URL, INBOX_PATH, STATIC_DIR, render_inbox
 from tests.live.inbox_rows import (
-    approval_body, card_page, error_response, reviewer, search_page, stopped_run_body, unrouted_response,
+    approval_body,
+    card_page,
+    error_response,
+    reviewer,
+    search_page,
+    stopped_run_body,
+    unrouted_response,
 )
 
 

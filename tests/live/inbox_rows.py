@@ -31,10 +31,10 @@ from datetime import datetime, timedelta
 from unittest import mock
 
 from django.conf import settings
-from django.http import Http404
 from django.contrib.auth import get_user_model
-from django.utils import timezone
+from django.http import Http404
 from django.test import RequestFactory
+from django.utils import timezone
 from rest_framework.renderers import JSONRenderer
 
 from approvals import cards, claims, identifiers, inbox_pages, inbox_search, locked_args, quorum
@@ -228,7 +228,7 @@ def approval_body(row: Approval) -> dict:
     return json.loads(JSONRenderer().render(ApprovalSerializer(row).data))
 
 
-def card_page(rows: "Rows", cursor: str | None) -> tuple[int, dict]:
+def card_page(rows: Rows, cursor: str | None) -> tuple[int, dict]:
     """(status, body) of GET inbox/cards/?cursor=: approvals/inbox_cards.py answers inbox_pages.page,
     or a bad cursor's 400, rendered as the API renders them."""
     try:

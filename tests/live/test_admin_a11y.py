@@ -18,9 +18,9 @@ from runs.models import Run
 from tests.helpers.approval_loop import approve, suspend
 from tests.helpers.runs import open_executing_run
 from tests.live.axe_scan import serious_violations
+from tests.live.browser import CHROMIUM
 from tests.live.e2e_fixtures import browser_page, chromium  # noqa: F401 - a browser per test, the live page
 from tests.live.e2e_helpers import PASSWORD
-from tests.live.browser import CHROMIUM
 
 pytestmark = [
     pytest.mark.browser,

@@ -14,9 +14,9 @@ from playwright.sync_api import expect
 
 from tests.helpers.approval_loop import PRESCRIPTION, suspend
 from tests.helpers.runs import open_executing_run
+from tests.live.browser import CHROMIUM
 from tests.live.e2e_fixtures import browser_page, chromium  # noqa: F401 - a browser per test, the live page
 from tests.live.e2e_helpers import PASSWORD
-from tests.live.browser import CHROMIUM
 
 pytestmark = [
     pytest.mark.browser,

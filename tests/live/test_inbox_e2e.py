@@ -15,13 +15,13 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import expect
 
-from tests.helpers.approval_loop import PRESCRIPTION, approve, asked_run, resume, suspend
 from runs.models import Run
+from tests.helpers.approval_loop import PRESCRIPTION, approve, asked_run, resume, suspend
 from tests.helpers.runs import append, open_executing_run
-from tests.live.e2e_fixtures import browser_page, chromium  # noqa: F401 - a browser per test, the live page
-from tests.live.card_actions import reject
-from tests.live.e2e_helpers import INBOX_PATH
 from tests.live.browser import CHROMIUM
+from tests.live.card_actions import reject
+from tests.live.e2e_fixtures import browser_page, chromium  # noqa: F401 - a browser per test, the live page
+from tests.live.e2e_helpers import INBOX_PATH
 
 pytestmark = [
     pytest.mark.browser,

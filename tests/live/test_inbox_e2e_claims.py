@@ -15,10 +15,14 @@ from playwright.sync_api import expect
 from approvals.models import Approval
 from tests.helpers.approval_loop import suspend
 from tests.helpers.runs import open_executing_run
-from tests.live.e2e_fixtures import signed_in
 from tests.live.browser import CHROMIUM
+from tests.live.e2e_fixtures import signed_in
 from tests.live.test_inbox_e2e import (  # noqa: F401 - fixtures
-    WARD_SESSION, browser_page, chromium, inbox, park_prescription,
+    WARD_SESSION,
+    browser_page,
+    chromium,
+    inbox,
+    park_prescription,
 )
 
 pytestmark = [

@@ -13,8 +13,8 @@ from playwright.sync_api import expect
 from tests.helpers.approval_loop import PRESCRIPTION, suspend
 from tests.helpers.runs import open_executing_run
 from tests.live.axe_scan import serious_violations
-from tests.live.card_actions import reject
 from tests.live.browser import ARTIFACTS_DIR, CHROMIUM
+from tests.live.card_actions import reject
 from tests.live.test_inbox_e2e import WARD_SESSION, browser_page, chromium, inbox  # noqa: F401 - fixtures
 
 pytestmark = [

@@ -14,8 +14,8 @@ from playwright.sync_api import expect
 from approvals.models import Approval
 from tests.helpers.approval_loop import PRESCRIPTION, resume
 from tests.live.axe_scan import serious_violations
-from tests.live.e2e_fixtures import signed_in
 from tests.live.browser import ARTIFACTS_DIR, CHROMIUM
+from tests.live.e2e_fixtures import signed_in
 from tests.live.test_inbox_e2e import chromium, park_prescription  # noqa: F401 - fixtures
 
 pytestmark = [

@@ -15,8 +15,8 @@ from approvals import socket_signals
 from approvals.consumers import NOT_A_REVIEWER, SIGNED_OUT
 from approvals.visibility import ReviewerScope
 from tests.helpers.approval_loop import suspend
-from tests.helpers.runs import open_executing_run
 from tests.helpers.personas import logged_in
+from tests.helpers.runs import open_executing_run
 from tests.live.sockets import PUSH_TIMEOUT, connected_inbox, in_event_loop, next_message, pong_is_next, refused, sync
 
 pytestmark = [

@@ -12,10 +12,18 @@ from django.contrib.auth.models import User
 from approvals.models import ReviewTeam
 from tests.helpers.approval_loop import approve, suspend
 from tests.helpers.bulk import pending_cards_in_bulk
-from tests.helpers.runs import open_executing_run
 from tests.helpers.personas import logged_in
-from tests.live.sockets import (PUSH_TIMEOUT, all_pages, connected_inbox, in_event_loop, inbox_socket, next_message,
-                                pong_is_next, sync)
+from tests.helpers.runs import open_executing_run
+from tests.live.sockets import (
+    PUSH_TIMEOUT,
+    all_pages,
+    connected_inbox,
+    in_event_loop,
+    inbox_socket,
+    next_message,
+    pong_is_next,
+    sync,
+)
 
 pytestmark = [
     pytest.mark.django_db(transaction=True, serialized_rollback=True),

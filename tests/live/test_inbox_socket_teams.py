@@ -15,8 +15,8 @@ from approvals.models import ReviewTeam
 from runs.models import Run
 from tests.helpers.approval_loop import approve, suspend
 from tests.helpers.http import post_json
-from tests.helpers.runs import open_executing_run
 from tests.helpers.personas import logged_in
+from tests.helpers.runs import open_executing_run
 from tests.live.sockets import connected_inbox, in_event_loop, next_message, pong_is_next, sync
 
 pytestmark = [

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import pytest
 from playwright.sync_api import expect
-
 from rest_framework.exceptions import NotAuthenticated, PermissionDenied
 
 from condor.auth import IsReviewer

@@ -8,9 +8,8 @@ until the drainer delivers it once Redis answers again.
 import time
 
 import pytest
-from django.test import override_settings
-
 from asgiref.sync import async_to_sync
+from django.test import override_settings
 
 from approvals.models import ApprovalStatus
 from runs import publish

@@ -10,9 +10,8 @@ from django.utils import timezone
 
 from approvals import audit_chain
 from approvals.models import Approval, AuditEvent
-from runs import spine
+from runs import spine, sweep_batches
 from runs import sweep as sweeps
-from runs import sweep_batches
 from runs.models import Run, RunEvent
 from tests.helpers.approval_loop import park
 from tests.helpers.runs import make_run, stored_state

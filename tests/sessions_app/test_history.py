@@ -21,7 +21,6 @@ from tests.helpers.node import NODE, TESTS_DIR, needs_ai_client
 from tests.helpers.runs import append, open_executing_run, open_run
 
 
-
 def validate_with_ai(messages):
     proc = subprocess.run([NODE, str(TESTS_DIR / "js" / "validate_messages.mjs")], input=json.dumps(messages),
                           capture_output=True, text=True, timeout=60)

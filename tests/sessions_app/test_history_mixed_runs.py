@@ -12,7 +12,7 @@ and a run whose only event has no frames.
 
 import json
 import uuid
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 from runs import frames
@@ -20,7 +20,7 @@ from tests.helpers.node import needs_ai_client
 from tests.sessions_app.test_history import validate_with_ai
 
 FIXTURE = Path(__file__).parent / "fixtures" / "history_mixed_runs.json"
-T0 = datetime(2026, 11, 30, 9, 0, tzinfo=timezone.utc)
+T0 = datetime(2026, 11, 30, 9, 0, tzinfo=UTC)
 
 
 def run_id(n: int) -> uuid.UUID:

@@ -152,8 +152,8 @@ def test_after_delete_the_session_and_its_runs_are_404_but_the_audit_log_keeps_e
 
 
 def test_a_run_cannot_open_in_a_session_deleted_after_the_lookup(api):
-    from runs import spine
     from condor.errors import NotFound
+    from runs import spine
 
     session = Session.objects.get(pk=make_session(api)["id"])
     Session.objects.filter(pk=session.pk).update(deleted_at=timezone.now())

@@ -8,9 +8,9 @@ from django.contrib.auth.models import Group, User
 from django.core.management.base import BaseCommand
 from django.db import transaction
 
-from approvals.gate import GateCall, gate_tool_call
 from approvals import audit
 from approvals.accounts import record_user_change, user_snapshot
+from approvals.gate import GateCall, gate_tool_call
 from approvals.management.commands.create_api_client import record_created
 from approvals.models import ApiClient, ApiClientKey, Approval, ApprovalStatus, QuickReason, ReviewTeam
 from approvals.suspend import SuspendRequest, persist_suspend

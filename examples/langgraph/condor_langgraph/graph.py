@@ -18,14 +18,16 @@ as tool messages, what ran and what was refused and why.
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any
 
-from condor_client import Blocked, Denied, Expired, Parked, Run
 from langchain_core.messages import AIMessage, AnyMessage, ToolMessage
 from langgraph.graph import END, START, MessagesState, StateGraph
 from langgraph.runtime import Runtime
 from langgraph.types import interrupt
+
+from condor_client import Blocked, Denied, Expired, Parked, Run
 
 # What the reviewer sees on the card, handed to whoever drives the graph.
 CARD_FIELDS = ("id", "tool", "op", "args", "rule_id", "explanation", "reason_code", "hitl_tier", "expires_at")

@@ -12,10 +12,10 @@ import itertools
 import uuid
 from pathlib import Path
 
-from condor_client import Condor
 from langchain_core.messages import AIMessage, AnyMessage, ToolMessage
 from langgraph.checkpoint.memory import InMemorySaver
 
+from condor_client import Condor
 from condor_langgraph.driver import converse
 from condor_langgraph.graph import Tool, Wiring, build_graph
 

@@ -8,8 +8,9 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
-from typing import Any, AsyncIterator
+from typing import Any
 
 import httpx
 
@@ -31,7 +32,7 @@ class AsyncCondor:
 
     async def session(self, *, title: str | None = None, patient_ref: str | None = None,
                       care_unit: str | None = None, autonomy: str | None = None, consent: bool | None = None,
-                      age_band: str | None = None) -> "AsyncSession":
+                      age_band: str | None = None) -> AsyncSession:
         data = await self.drive(protocol.open_session(title=title, patient_ref=patient_ref, care_unit=care_unit,
                                                       autonomy=autonomy, consent=consent, age_band=age_band))
         return AsyncSession(self, data)
@@ -42,7 +43,7 @@ class AsyncCondor:
     async def aclose(self) -> None:
         await self._http.aclose()
 
-    async def __aenter__(self) -> "AsyncCondor":
+    async def __aenter__(self) -> AsyncCondor:
         return self
 
     async def __aexit__(self, *exc) -> None:
@@ -113,14 +114,14 @@ class AsyncSession:
         self.condor, self.data, self.id = condor, data, str(data["id"])
 
     async def add_message(self, role: str, text: str | None = None, *, parts: list | None = None,
-                          run: "AsyncRun | None" = None, message_id: str | None = None) -> dict:
+                          run: AsyncRun | None = None, message_id: str | None = None) -> dict:
         return await self.condor.drive(protocol.append_message(
             self.id, role, protocol.message_parts(text, parts), run_id=run.id if run is not None else None,
             message_id=message_id))
 
     @asynccontextmanager
     async def run(self, *, autonomy: str | None = None, flow_key: str | None = None,
-                  engine: str | None = None) -> AsyncIterator["AsyncRun"]:
+                  engine: str | None = None) -> AsyncIterator[AsyncRun]:
         data = await self.condor.drive(protocol.open_run(self.id, autonomy=autonomy, flow_key=flow_key,
                                                          engine=engine))
         run = AsyncRun(self, data)

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import logging
 import time
+from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import Any, Iterator
+from typing import Any
 
 import httpx
 
@@ -35,7 +36,7 @@ class Condor:
         self._http = httpx.Client(**policy.client_options(base_url, api_key, timeout), transport=transport)
 
     def session(self, *, title: str | None = None, patient_ref: str | None = None, care_unit: str | None = None,
-                autonomy: str | None = None, consent: bool | None = None, age_band: str | None = None) -> "Session":
+                autonomy: str | None = None, consent: bool | None = None, age_band: str | None = None) -> Session:
         """Open a session (a conversation about one patient); unset fields keep the server's defaults."""
         data = self.drive(protocol.open_session(title=title, patient_ref=patient_ref, care_unit=care_unit,
                                                 autonomy=autonomy, consent=consent, age_band=age_band))
@@ -47,7 +48,7 @@ class Condor:
     def close(self) -> None:
         self._http.close()
 
-    def __enter__(self) -> "Condor":
+    def __enter__(self) -> Condor:
         return self
 
     def __exit__(self, *exc) -> None:
@@ -120,7 +121,7 @@ class Session:
         self.condor, self.data, self.id = condor, data, str(data["id"])
 
     def add_message(self, role: str, text: str | None = None, *, parts: list | None = None,
-                    run: "Run | None" = None, message_id: str | None = None) -> dict:
+                    run: Run | None = None, message_id: str | None = None) -> dict:
         """Store a message of the conversation (``user`` or ``assistant``): ``text``, or AI SDK ``parts``.
 
         A card shows the turn that led to its call: the last user message, and the agent's
@@ -132,7 +133,7 @@ class Session:
 
     @contextmanager
     def run(self, *, autonomy: str | None = None, flow_key: str | None = None,
-            engine: str | None = None) -> Iterator["Run"]:
+            engine: str | None = None) -> Iterator[Run]:
         """Open a run and set it executing; close it ``completed``, or ``error`` / ``timeout`` on an exception."""
         data = self.condor.drive(protocol.open_run(self.id, autonomy=autonomy, flow_key=flow_key, engine=engine))
         run = Run(self, data)
