@@ -43,6 +43,7 @@ run: $(VENV)/.installed
 	PY=$(PY) PORT=$(PORT) scripts/serve.sh
 
 test: $(VENV)/.installed node browser tools proxy services
+	$(VENV)/bin/ruff check .
 	DATABASE_URL=$(TEST_DATABASE_URL) REDIS_URL=$(TEST_REDIS_URL) $(PY) -m pytest $(PYTEST_ARGS)
 
 clean:
