@@ -7,14 +7,18 @@ statement here is written out in full from the model's `db_table` and each field
 come back through `Model.from_db`. Nothing here reads what Django compiles.
 """
 
+import datetime
 import re
 import weakref
+import zoneinfo
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cache
 
+from django.conf import settings
 from django.db import DEFAULT_DB_ALIAS, connection, connections
 from django.db.models import AutoField, BigAutoField, SmallAutoField
+from django.utils import timezone
 
 _AUTO = (AutoField, BigAutoField, SmallAutoField)
 
@@ -28,7 +32,7 @@ def kept(key, build: Callable, *, model=None, db=None):
     """`build(db)` for `key`, kept for the connection `db` (default: this thread's default connection).
 
     A statement text is the same every request; keeping it per connection keeps
-    SQLite's and PostgreSQL's apart (their quoting differs), and a reader's converters
+    SQLite's and PostgreSQL's apart (their quoting differs), and a reader's conversions
     bound to the connection that reads with them. `model`: the text is built from this
     model's columns; a change to them (the app registry rebuilds `concrete_fields`)
     builds it again.
@@ -169,31 +173,101 @@ def columns(model, table: str | None = None, *, db=None) -> str:
 def reader(model, *, db=None) -> Callable[[tuple], object]:
     """A function building a `model` instance from the values of its `columns()` (in that order), as the ORM would.
 
-    Each value goes through the converters the database backend and the field
-    apply to that column (JSON text decoded, SQLite's datetimes and UUIDs parsed),
-    then `model.from_db` (so a model's own `from_db` runs too).
+    Each value is converted as the ORM converts that column (`_conversions`: JSON text
+    decoded, SQLite's datetimes and UUIDs parsed), then goes to `model.from_db` (so a
+    model's own `from_db` runs too).
     """
     def build(db):
-        fields = model._meta.concrete_fields
-        alias, names, converters = db.alias, [field.attname for field in fields], {}
-        for index, field in enumerate(fields):
-            column = field.get_col(model._meta.db_table)
-            functions = db.ops.get_db_converters(column) + column.get_db_converters(db)
-            if functions:
-                converters[index] = (functions, column)
-        return lambda row: model.from_db(alias, names, _converted(row, converters, db))
+        alias, names = db.alias, [field.attname for field in model._meta.concrete_fields]
+        conversions = _conversions(model, db)
+        return lambda row: model.from_db(alias, names, _converted(row, conversions))
     return kept(("reader", model), build, model=model, db=db)
 
 
-def _converted(row: tuple, converters: dict, db):
-    if not converters:
+# What SQLite hands back as text or a number where the ORM hands back a Python value, by the
+# field's internal type: the SQLite backend converts these columns, and a field's documented
+# `to_python` parses the same values the same way (a UUID from its 32 hex digits, a boolean from
+# 0 or 1, a date or a time from its text). A foreign key's `to_python` is its target's (a UUID
+# parsed, an integer kept). A datetime comes back naive, in the database's time zone
+# (`_naive_datetimes_zone`). The backend's own converters are no documented API, so they are not
+# called; the fields' are.
+_SQLITE_TO_PYTHON = frozenset({"DateTimeField", "DateField", "TimeField", "UUIDField", "BooleanField",
+                               "ForeignKey", "OneToOneField"})
+# Converted by the SQLite backend in ways no documented API repeats (a decimal rounded to
+# SQLite's 15 significant digits, a duration counted in microseconds): read such a model with the ORM.
+_SQLITE_UNREAD = frozenset({"DecimalField", "DurationField"})
+
+
+def _conversions(model, db) -> dict[int, Callable]:
+    """One function a column that needs converting (by its index in `columns()`), from the value
+    the database driver returns to the one the ORM sets on an instance, through documented APIs only.
+
+    PostgreSQL: psycopg returns the Python values (UUID, aware datetime, bool) and only the
+    field's `from_db_value` has work to do (a JSONField decodes its text: Django has psycopg
+    hand jsonb over as text). SQLite: its values are parsed first (`_SQLITE_TO_PYTHON`), then
+    `from_db_value`. Called with None for the expression: there is none (no annotation, no key
+    transform), only the column.
+    """
+    if db.vendor not in ("postgresql", "sqlite"):
+        raise NotImplementedError(f"reader() converts PostgreSQL's and SQLite's values, not {db.vendor}'s")
+    conversions = {}
+    for index, field in enumerate(model._meta.concrete_fields):
+        steps = []
+        if db.vendor == "sqlite":
+            kind = field.get_internal_type()
+            if kind in _SQLITE_UNREAD:
+                raise NotImplementedError(f"reader() cannot convert {model.__name__}.{field.name} ({kind}) on SQLite")
+            if kind in _SQLITE_TO_PYTHON:
+                steps.append(_parsed(field))
+            if kind == "DateTimeField" and (zone := _naive_datetimes_zone(db)) is not None:
+                steps.append(_aware(zone))
+        if hasattr(field, "from_db_value"):
+            steps.append(_from_db_value(field, db))
+        if steps:
+            conversions[index] = _chain(steps)
+    return conversions
+
+
+def _naive_datetimes_zone(db):
+    """The zone SQLite's naive datetimes are in, while USE_TZ: the database's TIME_ZONE setting, UTC if unset."""
+    if not settings.USE_TZ:
+        return None
+    name = settings.DATABASES[db.alias].get("TIME_ZONE")
+    return zoneinfo.ZoneInfo(name) if name else datetime.UTC
+
+
+def _parsed(field):
+    # NULL stays None, as the backend leaves it (a non-null BooleanField's `to_python` would refuse None).
+    return lambda value: value if value is None else field.to_python(value)
+
+
+def _aware(zone):
+    def aware(value):
+        return value if value is None or timezone.is_aware(value) else timezone.make_aware(value, zone)
+    return aware
+
+
+def _from_db_value(field, db):
+    return lambda value: field.from_db_value(value, None, db)
+
+
+def _chain(steps: list) -> Callable:
+    if len(steps) == 1:
+        return steps[0]
+
+    def chained(value):
+        for step in steps:
+            value = step(value)
+        return value
+    return chained
+
+
+def _converted(row: tuple, conversions: dict):
+    if not conversions:
         return row
     row = list(row)
-    for index, (functions, expression) in converters.items():
-        value = row[index]
-        for function in functions:
-            value = function(value, expression, db)
-        row[index] = value
+    for index, convert in conversions.items():
+        row[index] = convert(row[index])
     return row
 
 

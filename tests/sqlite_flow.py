@@ -14,7 +14,7 @@ approval loop over HTTP, and prints what it saw as JSON on its last line.
 import json
 import os
 import sys
-from datetime import timedelta
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
@@ -155,7 +155,24 @@ def main(key_file: str) -> dict:
     seen["escalated"] = escalated_by_time(agent)
     seen["audit_intact"] = verify().intact
     seen["guards"] = guards_hold(session["id"])
+    seen["read_as_loaded"] = read_as_loaded(approval_id)
     return seen
+
+
+def read_as_loaded(approval_id) -> list:
+    """Every row of each model a hot path reads with `reader`, selected by its columns and built by it,
+    against the ORM's instance: the fields that differ ([] when none). SQLite hands back text for
+    UUIDs, datetimes (naive) and JSON, and 0 or 1 for booleans; a decided card adds non-ASCII,
+    nested JSON and a datetime with microseconds, and a deleted session its time."""
+    from tests.helpers.rows import models_read_by_reader, unlike_the_orm
+
+    at = datetime(2026, 3, 4, 5, 6, 7, 890123, tzinfo=UTC)
+    Approval.objects.filter(pk=approval_id).update(
+        resume_data={"note": "naïve café ✓ 日本", "nested": {"deep": [1, 2.5, None, True]}}, escalated_at=at)
+    Session.objects.filter(pk=Approval.objects.get(pk=approval_id).session_id).update(deleted_at=at)
+    return [[model.__name__, str(pk), repr(unlike)]
+            for model in models_read_by_reader() for pk in model._base_manager.values_list("pk", flat=True)
+            for unlike in [unlike_the_orm(model, pk)] if unlike]
 
 
 def escalated_by_time(agent) -> list[bool]:

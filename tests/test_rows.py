@@ -1,10 +1,15 @@
 """condor/rows.py: plain statements from `Model._meta` write and read what the ORM writes and reads;
 `__any` finds what `__in` does."""
 
+import datetime
+
 import pytest
+from django.contrib.auth import get_user_model
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
+from django.utils import timezone
 
+from approvals.models import ApiClient, Approval
 from condor.rows import (
     Write,
     column,
@@ -22,6 +27,10 @@ from condor.rows import (
     update_sql,
 )
 from runs.models import Run, RunEvent
+from sessions_app.models import Session
+from tests.helpers.approval_loop import approve, parked_run
+from tests.helpers.personas import agent
+from tests.helpers.rows import models_read_by_reader, unlike_the_orm
 from tests.helpers.runs import make_run
 
 pytestmark = pytest.mark.usefixtures("catalog")
@@ -105,6 +114,36 @@ def test_a_row_read_by_its_columns_is_the_instance_the_orm_reads(api):
 
     assert [getattr(read, field.attname) for field in Run._meta.concrete_fields] == \
         [getattr(orm, field.attname) for field in Run._meta.concrete_fields]
+
+
+def test_every_model_read_by_its_columns_is_the_instance_the_orm_loads(api, ward_agent, parked, rita, carl,
+                                                                      reviewer_http):
+    # Rows of every model a hot path reads with `reader`, with NULLs and without: a pending card (no
+    # decider, claim or resume data) and an approved one (an integer key to its decider, nested and
+    # non-ASCII JSON), a run suspended and one closed, a session with consent and deleted, a client
+    # that cannot park, a reviewer signed in and one who never was.
+    run_id, pending = parked
+    closed_run, decided = parked_run(api)
+    approve(reviewer_http, decided["id"])
+    at = datetime.datetime(2026, 3, 4, 5, 6, 7, 890123, tzinfo=datetime.UTC)
+    Approval.objects.filter(pk=decided["id"]).update(
+        approved_args={"drug": "amoxicilline", "note": "naïve café ✓ 日本", "nested": {"deep": [1, 2.5, None, True]}},
+        resume_data=[{"k": []}, "ü", 0, False, None], escalated_at=at)
+    Run.objects.filter(pk=closed_run).update(usage={"tokens": {"in": 12, "out": 3}, "tools": ["a", "ß"]},
+                                             closed_at=at)
+    gone = Run.objects.get(pk=closed_run).session_id
+    Session.objects.filter(pk=gone).update(consent=True, deleted_at=timezone.now())
+    parkless = agent("parkless-agent", can_park=False)
+
+    rows = [(Run, run_id), (Run, closed_run), (Session, Run.objects.get(pk=run_id).session_id), (Session, gone),
+            (ApiClient, ward_agent.pk), (ApiClient, parkless.pk), (Approval, pending["id"]),
+            (Approval, decided["id"]), (get_user_model(), rita.pk), (get_user_model(), carl.pk)]
+
+    assert {model for model, _ in rows} == set(models_read_by_reader())
+    assert get_user_model().objects.get(pk=rita.pk).last_login is not None  # signed in: an aware datetime
+    assert Approval.objects.get(pk=decided["id"]).decided_by_id == rita.pk
+    for model, pk in rows:
+        assert unlike_the_orm(model, pk) == [], (model.__name__, pk)
 
 
 def test_writes_run_together_hand_each_its_own_returning_in_one_statement(api):

@@ -7,7 +7,8 @@ park (still that card), one refused over the pending
 limit, a re-link refused while the card is open, a reviewer's approval, a resume refused once the
 session's patient changed (context_changed, audited) and then one that proceeds, and its replay, a cold replay of another
 approved call, a card escalated at 0.6 of its TTL and not at 0.4, verify_audit, the session's history (read as text: ids, times and
-parts), and the database guards (append-only audit, monotone taint) after every migration.
+parts), the database guards (append-only audit, monotone taint) after every migration, and every
+row a hot path reads with condor/rows.py's `reader` built as the ORM loads it.
 """
 
 import json
@@ -51,4 +52,5 @@ def test_the_approval_loop_runs_on_sqlite(tmp_path):
                    ["a1", ["text", "input-available", "approval-responded", "data-approval-decision",
                            "approval-responded", "data-approval-decision", "input-available"]]],
         "guards": {"audit_update": "refused", "audit_delete": "refused", "taint_cleared": "refused"},
+        "read_as_loaded": [],
     }

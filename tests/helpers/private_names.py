@@ -43,7 +43,9 @@ DOCUMENTED_UNDERSCORE = {
 DOCUMENTED_STATE = {"adding", "db"}
 
 # Undocumented though without an underscore: CPython's json internals behind JSONEncoder and
-# JSONDecoder, and Django's SQL compiler (its queries are written with the ORM or as plain SQL).
+# JSONDecoder, Django's SQL compiler (its queries are written with the ORM or as plain SQL), and
+# the column expressions and backend converters it reads rows with (condor/rows.py's `reader`
+# converts through the fields' documented `to_python` and `from_db_value`).
 DENIED_NAMES = {
     "json.encoder": {"c_make_encoder", "encode_basestring", "encode_basestring_ascii", "py_encode_basestring",
                      "py_encode_basestring_ascii", "c_encode_basestring", "c_encode_basestring_ascii"},
@@ -53,7 +55,7 @@ DENIED_NAMES = {
 }
 DENIED_MODULES = {"django.db.models.sql"}  # and everything under it
 DENIED_ATTRIBUTES = set().union(*DENIED_NAMES.values()) | {
-    "get_compiler", "klass_info", "related_klass_infos", "returning_fields"}
+    "get_compiler", "klass_info", "related_klass_infos", "returning_fields", "get_col", "get_db_converters"}
 
 
 @dataclass(frozen=True)
