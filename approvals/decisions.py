@@ -210,7 +210,7 @@ def _reject(approval: Approval, run, reason: str, *, user, stop_run: bool) -> Ap
                     frames=decision_frames(approval), inbox=cards.removed(approval)),))
     if stop_run:
         # The reviewer ends the run: its other open approvals, granted ones too, are withdrawn.
-        spine._close(run, TerminalReason.APPROVAL_DENIED, actor_user=user, step_id=approval.step_id,
+        spine.close_locked_run(run, TerminalReason.APPROVAL_DENIED, actor_user=user, step_id=approval.step_id,
                      withdraw_grants=True, stop_reason=reason)
     else:
         unpark_if_nothing_open(run, step_id=approval.step_id, touched=True)
@@ -241,4 +241,4 @@ def _fail_on_schema(approval_id, errors: list[str], *, user, visible) -> None:
                     data={"approval_id": str(approval.pk), "schema_errors": errors},
                     frames=decision_frames(approval), inbox=cards.removed(approval)),))
     if run.state == RunState.SUSPENDED:
-        spine._close(run, TerminalReason.RESUME_SCHEMA_REJECTED, actor_user=user, step_id=approval.step_id)
+        spine.close_locked_run(run, TerminalReason.RESUME_SCHEMA_REJECTED, actor_user=user, step_id=approval.step_id)

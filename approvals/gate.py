@@ -373,7 +373,7 @@ def _consume_prior_grant(run, call, verdict, untrusted, *, client, candidates, n
         run=run, status__in=OPEN_STATUSES, expires_at__gt=now
     ).exists():
         # The grant was this run's last open gate: using it unparks the run, as a resume would.
-        spine._resume(run, step_id=call.step_id)
+        spine.resume_locked(run, step_id=call.step_id)
     return GateResult(200, {"decision": str(Decision.ALLOW), "rule_id": PRIOR_GRANT,
                             "explanation": EXPLANATIONS[PRIOR_GRANT], "tool_call_id": call.tool_call_id,
                             "args": grant.approved_args, "approval_id": str(grant.pk)})

@@ -315,7 +315,7 @@ def park_locked(run, request: SuspendRequest, schema: dict, *, client=None, writ
         requested_at=now,
         expires_at=now + timedelta(seconds=settings.CONDOR_APPROVAL_TTL_SECONDS),
     )
-    parked = spine._suspend(run)
+    parked = spine.suspend_locked(run)
     park = [
         *writes, _insert_under_pending_limit(approval, run, now), parked,
         event_write(run, "approval.suspended", step_id=request.step_id,
@@ -359,7 +359,7 @@ def unpark_writes(run, *, step_id: str, now=None, touched: bool = False, others_
         others_open = Approval.objects.filter(
             run=run, status__in=OPEN_STATUSES, expires_at__gt=now or timezone.now()).exists()
     if run.state == RunState.SUSPENDED and not others_open:
-        return spine._resume_writes(run, step_id=step_id, along=list(events))
+        return spine.resume_locked_writes(run, step_id=step_id, along=list(events))
     writes = [events_write(list(events))] if events else []
     if run.state == RunState.SUSPENDED and not touched:
         writes.append(spine.touch_write(run))

@@ -131,7 +131,7 @@ def close_active_run(session, reason: TerminalReason, *, actor_client=None) -> R
     )
     if active is not None:
         active.session = session
-        _close(active, reason, actor_client=actor_client)
+        close_locked_run(active, reason, actor_client=actor_client)
     return active
 
 
@@ -162,7 +162,7 @@ def close(run_id, reason: str, *, summary: str = "", usage: dict | None = None, 
     run = lock_run(run_id)
     if run.is_terminal:
         return run  # a second terminal write is an idempotent no-op
-    _close(run, reason, summary=summary, usage=usage, actor_client=actor_client)
+    close_locked_run(run, reason, summary=summary, usage=usage, actor_client=actor_client)
     return run
 
 
@@ -186,12 +186,14 @@ def stop(run_id, reason: str, *, user) -> Run:
     if run.is_terminal:
         return run
     refuse_if_run_claimed_by_other(run, user, timezone.now())
-    _close(run, TerminalReason.USER_STOPPED, actor_user=user, withdraw_grants=True, stop_reason=reason)
+    close_locked_run(run, TerminalReason.USER_STOPPED, actor_user=user, withdraw_grants=True, stop_reason=reason)
     return run
 
 
-def _close(run: Run, reason: TerminalReason, **options) -> None:
-    """Close one locked active run: a batch of one (`close_locked`), so every close takes one path."""
+def close_locked_run(run: Run, reason: TerminalReason, **options) -> None:
+    """Close one active run: a batch of one (`close_locked`), so every close takes one path.
+
+    Call inside the transaction that locked `run` (`lock_run`, or the caller's own row lock)."""
     close_locked([run], reason, **options)
 
 
@@ -242,8 +244,9 @@ def close_locked(runs: list[Run | ClosingRun], reason: TerminalReason, *, summar
     telemetry.record_dispatches(runs)
 
 
-def _suspend(run: Run) -> Write:
-    """Park a locked executing run (one already suspended by parallel calls stays so).
+def suspend_locked(run: Run) -> Write:
+    """Park an executing run, inside the transaction that locked it (one already suspended by
+    parallel calls stays so).
 
     Returns the UPDATE that saves it, for the caller to send with its own writes
     (condor.rows.run_together) in the same transaction. The suspend TTL counts from
@@ -262,14 +265,14 @@ def _state_write(run: Run) -> Write:
                              suspended_at=run.suspended_at))
 
 
-def _resume(run: Run, *, step_id: str = "", along: list | tuple = ()) -> None:
-    """Unpark a locked suspended run. `along`: the caller's unsaved events (outbox.event), written
-    first, in the same INSERT."""
-    run_together(_resume_writes(run, step_id=step_id, along=along))
+def resume_locked(run: Run, *, step_id: str = "", along: list | tuple = ()) -> None:
+    """Unpark a suspended run, inside the transaction that locked it. `along`: the caller's unsaved
+    events (outbox.event), written first, in the same INSERT."""
+    run_together(resume_locked_writes(run, step_id=step_id, along=along))
 
 
-def _resume_writes(run: Run, *, step_id: str = "", along: list | tuple = ()) -> list[Write]:
-    """`_resume` as statements for the caller to send with its own (condor.rows.run_together): the
+def resume_locked_writes(run: Run, *, step_id: str = "", along: list | tuple = ()) -> list[Write]:
+    """`resume_locked` as statements for the caller to send with its own (condor.rows.run_together): the
     run's UPDATE, and one INSERT of `along` and then `run.resumed`."""
     run.resume()
     run.suspended_at = None

@@ -163,7 +163,7 @@ def outcome_beside_a_stop(run_id, presenter: Contender, rita):
         run = spine.lock_run(run_id)
         presenter.start()
         wait_until_queued(presenter)  # queued on the run's lock: it cannot answer before the stop commits
-        spine._close(run, TerminalReason.USER_STOPPED, actor_user=rita, withdraw_grants=True,
+        spine.close_locked_run(run, TerminalReason.USER_STOPPED, actor_user=rita, withdraw_grants=True,
                      stop_reason="wrong patient")
     presenter.join(timeout=10)
     assert Run.objects.get(pk=run_id).terminal_reason == "user_stopped"
