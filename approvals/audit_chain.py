@@ -109,24 +109,32 @@ def event_hash(event: AuditEvent) -> str:
     return row_hash(tuple(getattr(event, field) for field in HASHED_FIELDS))
 
 
-def lock_head(chain: str) -> tuple[int, str]:
-    """(seq, hash) of the chain's head row, locked until the caller's transaction ends (created on first use).
+def lock_head(chain: str) -> list:
+    """[seq, hash] of the chain's head row, locked until the caller's transaction ends (created on first use).
 
     SQLite takes no row lock (select_for_update is a no-op there): its write transaction
-    holds the whole database, which serialises appends just the same.
+    holds the whole database, which serialises appends just the same. A statement of its own,
+    not `_lock_heads` of one: a request's text stays the one PostgreSQL keeps prepared.
     """
     locked = AuditChainHead.objects.select_for_update().filter(chain=chain).values_list("seq", "hash")
     head = list(locked)
     if not head:
         _create_heads([chain])
         head = list(locked.all())  # a fresh query: the first one keeps its (empty) result
-    return head[0]
+    return list(head[0])
 
 
 def _create_heads(chains) -> None:
     # Two first appends may race here: the insert is a no-op for the loser, which then
     # queues on the winner's head row.
     AuditChainHead.objects.bulk_create([AuditChainHead(chain=chain) for chain in chains], ignore_conflicts=True)
+
+
+def _link(event: AuditEvent, head: list) -> None:
+    """Make `event` the chain's next row after `head` ([seq, hash]), and move `head` on to it."""
+    event.seq, event.prev_hash = head[0] + 1, head[1]
+    event.hash = event_hash(event)
+    head[0], head[1] = event.seq, event.hash
 
 
 def append(event: AuditEvent, *, along: Sequence[Write] = ()) -> AuditEvent:
@@ -147,12 +155,10 @@ def append_linked(events: Sequence[AuditEvent], *, along: Sequence[Write] = ()) 
     if not 1 <= len(events) <= 2 or len({event.chain for event in events}) != 1:
         raise ValueError("append_linked links one or two rows of one chain")
     chain = events[0].chain
-    seq, last_hash = lock_head(chain)
-    replaced = last_hash
+    head = lock_head(chain)
+    replaced = head[1]
     for event in events:
-        event.seq, event.prev_hash = seq + 1, last_hash
-        event.hash = event_hash(event)
-        seq, last_hash = event.seq, event.hash
+        _link(event, head)
 
     def inserted(ids: list) -> None:
         for event, pk in zip(events, sorted(ids), strict=True):
@@ -160,7 +166,7 @@ def append_linked(events: Sequence[AuditEvent], *, along: Sequence[Write] = ()) 
             event._state.adding, event._state.db = False, connection.alias
 
     # The head keeps the hash it replaced (migration 0018 checks the move against the rows).
-    move = update_sql(AuditChainHead, chain, seq=seq, prev_hash=replaced, hash=last_hash)
+    move = update_sql(AuditChainHead, chain, seq=head[0], prev_hash=replaced, hash=head[1])
     run_together([Write(*insert_rows_sql(list(events)), done=inserted), Write(*move), *along])
     return list(events)
 
@@ -216,10 +222,7 @@ def append_many(events: list[AuditEvent]) -> list[AuditEvent]:
     rounds: list[list[tuple[int, str, str]]] = []
     gained: dict[str, int] = {}
     for event in events:
-        head = heads[event.chain]
-        event.seq, event.prev_hash = head[0] + 1, head[1]
-        event.hash = head[1] = event_hash(event)
-        head[0] = event.seq
+        _link(event, heads[event.chain])
         step = gained[event.chain] = gained.get(event.chain, 0) + 1
         if step > len(rounds):
             rounds.append([])
