@@ -2,12 +2,11 @@
 
 from collections.abc import Callable
 
-from django.db import connection
 from django.utils import timezone
 
 from approvals.models import Approval, ApprovalStatus
 from condor.errors import ApprovalNotPending, NotFound
-from condor.rows import db_value
+from condor.rows import column, db_value, table
 from runs import spine
 
 
@@ -22,10 +21,9 @@ def lock_pending(approval_id, *, touch: bool = False, visible: Callable[[Approva
     """
     if touch:
         # An approval's run never changes, so reading it inside the locking statement is safe.
-        quote, meta = connection.ops.quote_name, Approval._meta
         run = spine.lock_touched_run(None, id_sql=(
-            f"SELECT {quote(meta.get_field('run').column)} FROM {quote(meta.db_table)} "
-            f"WHERE {quote(meta.pk.column)} = %s", [db_value(Approval, "id", approval_id)]))
+            f"SELECT {column(Approval, 'run')} FROM {table(Approval)} WHERE {column(Approval, 'id')} = %s",
+            [db_value(Approval, "id", approval_id)]))
         if run is None:
             raise NotFound("No such approval.")
     else:
