@@ -15,7 +15,7 @@ from django.utils import timezone
 
 from approvals.models import Approval
 from approvals.models.approval import OPEN_STATUSES
-from condor.errors import ContextChanged
+from core.errors import ContextChanged
 
 FIELDS = ("patient_ref", "age_band", "consent")
 

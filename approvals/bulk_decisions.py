@@ -20,16 +20,11 @@ with its error code, and the others are decided all the same.
 import uuid
 from dataclasses import dataclass
 
-from approvals import audit, decisions
+from approvals import decisions
 from approvals.models import Approval, ReasonCode
 from approvals.visibility import reviewer_scope
-from condor.errors import (
-    BulkHighRisk,
-    BulkTooLarge,
-    CondorError,
-    InvalidPayload,
-    NotFound,
-)
+from audit import trail as audit
+from core.errors import BulkHighRisk, BulkTooLarge, CondorError, InvalidPayload, NotFound
 
 BULK_MAX_CARDS = 50
 

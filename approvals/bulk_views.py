@@ -6,11 +6,11 @@ from rest_framework import serializers
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from agents.auth import ReviewerOnly
 from approvals import bulk_decisions
 from approvals.serializers import ApprovalSerializer
-from condor.auth import ReviewerOnly
-from condor.schema import errors
-from condor.serializers import StrictSerializer, validated
+from core.schema import errors
+from core.serializers import StrictSerializer, validated
 
 
 class BulkCardSerializer(StrictSerializer):

@@ -14,8 +14,8 @@ from django.conf import settings
 from django.utils import timezone
 
 from approvals.card_context import contexts_for, contexts_for_calls, empty_context
-from approvals.hashing import canonical_json_fast
 from approvals.models import Approval, ApprovalStatus
+from core.hashing import canonical_json_fast
 
 
 def _args(args) -> dict:

@@ -5,9 +5,9 @@ from rest_framework import serializers
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from agents.auth import ReviewerOnly
 from approvals import claims
-from condor.auth import ReviewerOnly
-from condor.schema import errors
+from core.schema import errors
 
 
 class ClaimSerializer(serializers.Serializer):

@@ -20,10 +20,11 @@ from django.db import transaction
 from django.db.models.signals import m2m_changed, post_delete, post_save
 from django.utils import timezone
 
-from approvals import audit, cards
+from approvals import cards
 from approvals.claims import end_claim
 from approvals.models import Approval, ApprovalStatus, ReviewTeam
 from approvals.visibility import reviewer_scope
+from audit import trail as audit
 from runs.models import Run
 from runs.outbox import record_event
 from sessions_app.signals import care_unit_changed

@@ -16,11 +16,12 @@ from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
-from approvals import audit, cards
+from approvals import cards
 from approvals.locking import lock_pending
 from approvals.models import Approval, ApprovalStatus
 from approvals.visibility import sees_approval
-from condor.errors import ApprovalClaimed
+from audit import trail as audit
+from core.errors import ApprovalClaimed
 from runs.outbox import record_event
 
 

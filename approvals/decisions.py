@@ -32,20 +32,22 @@ from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
-from approvals import audit, bound_context, cards, claims, locked_args, policy_in_force, quorum, seen
+from approvals import bound_context, cards, claims, locked_args, quorum, seen
 from approvals.decision_frames import decision_frames
-from approvals.hashing import canonical
 from approvals.locking import lock_pending
 from approvals.models import Approval, ReasonCode
-from approvals.policy import effective_spec
 from approvals.refusals import Refused, audited, refuse_if_changed
 from approvals.resume_schemas import approval_resume_schema
 from approvals.resume_validation import validate_resume_data
 from approvals.suspend import unpark_if_nothing_open
 from approvals.visibility import sees_approval
-from condor.errors import InvalidPayload, ResumeSchemaRejected
-from condor.rows import save_write
-from condor.text_limits import has_control_characters
+from audit import trail as audit
+from core.errors import InvalidPayload, ResumeSchemaRejected
+from core.hashing import canonical
+from core.rows import save_write
+from core.text_limits import has_control_characters
+from registry import policy_in_force
+from registry.policy import effective_spec
 from runs import spine
 from runs.outbox import event_write
 from runs.states import RunState, TerminalReason
@@ -218,7 +220,7 @@ def _reject(approval: Approval, run, reason: str, *, user, stop_run: bool) -> Ap
 
 
 def _audit_decision(approval: Approval, user, decision: str, *, along: tuple = (), **data) -> None:
-    """The decision's audit row; `along`: its outbox event, sent in the same statement (condor.rows.run_together)."""
+    """The decision's audit row; `along`: its outbox event, sent in the same statement (core.rows.run_together)."""
     audit.record(
         audit.Kind.DECISION, approval=approval, actor_user=user, decision=decision, rule_id=approval.rule_id,
         data={"reason": approval.decision_reason, "payload_hash": approval.payload_hash,

@@ -22,10 +22,11 @@ from django.db import transaction
 from django.db.models import BooleanField, DateTimeField, F, FloatField, Func, Value
 from django.utils import timezone
 
-from approvals import audit, cards
+from agents.auth import REVIEWERS
+from approvals import cards
 from approvals.models import Approval, ApprovalStatus
 from approvals.visibility import reviewer_scope
-from condor.auth import REVIEWERS
+from audit import trail as audit
 from runs.models import Run
 from runs.outbox import record_event
 

@@ -4,10 +4,11 @@ from django.db.models import Value
 from django.db.models.functions import Coalesce
 from django.utils import timezone
 
-from approvals import audit, cards
+from approvals import cards
 from approvals.decision_frames import decision_frames
 from approvals.models import Approval, ApprovalStatus
 from approvals.models.approval import OPEN_STATUSES
+from audit import trail as audit
 from runs.models import Run
 from runs.outbox import event, record_events
 from runs.sweep_batches import WHOLE, Share, budget_deadline, walk

@@ -11,21 +11,11 @@ from dataclasses import dataclass
 from django.db import connection, transaction
 from django.utils import timezone
 
-from approvals import audit, bound_context, registry_cache
+from agents.models import ApiClient
+from approvals import bound_context
 from approvals.card_context import parked_context
-from approvals.hashing import canonical_json, payload_hash
-from approvals.models import ApiClient, Approval, ApprovalStatus, ReasonCode, ToolCall
+from approvals.models import Approval, ApprovalStatus, ReasonCode, ToolCall
 from approvals.models.approval import OPEN_STATUSES
-from approvals.models.audit import AuditEvent
-from approvals.policy import (
-    Decision,
-    Trust,
-    Verdict,
-    effective_spec,
-    evaluate,
-)
-from approvals.policy import ToolCall as PolicyCall
-from approvals.policy_in_force import context_of, registered
 from approvals.suspend import (
     GATEABLE_STATES,
     KnownApprovals,
@@ -37,7 +27,9 @@ from approvals.suspend import (
     read_known,
     suspend_frames,
 )
-from condor.errors import (
+from audit import trail as audit
+from audit.models import AuditEvent
+from core.errors import (
     ApprovalConsumed,
     ApprovalExpired,
     ApprovalRejected,
@@ -48,7 +40,12 @@ from condor.errors import (
     ToolCallConflict,
     TooManyPending,
 )
-from condor.rows import Write, column, columns, db_value, first_row, insert_sql, instance, kept, reader, table
+from core.hashing import canonical_json, payload_hash
+from core.rows import Write, column, columns, db_value, first_row, insert_sql, instance, kept, reader, table
+from registry import cache as registry_cache
+from registry.policy import Decision, Trust, Verdict, effective_spec, evaluate
+from registry.policy import ToolCall as PolicyCall
+from registry.policy_in_force import context_of, registered
 from runs import frames, spine
 from runs.models import Run
 from runs.outbox import event_write

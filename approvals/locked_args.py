@@ -15,8 +15,8 @@ change, and so is adding a patient-naming key the original args did not have.
 
 import re
 
-from approvals.hashing import canonical_json_fast
-from condor.errors import LockedArg
+from core.errors import LockedArg
+from core.hashing import canonical_json_fast
 
 PATIENT_KEYS = frozenset({"patientref", "patientid", "mrn"})
 # The card carries at most this many locked paths (a list of a thousand MRNs would otherwise

@@ -5,8 +5,8 @@ from collections.abc import Callable
 from django.utils import timezone
 
 from approvals.models import Approval, ApprovalStatus
-from condor.errors import ApprovalNotPending, NotFound
-from condor.rows import column, db_value, table
+from core.errors import ApprovalNotPending, NotFound
+from core.rows import column, db_value, table
 from runs import spine
 
 

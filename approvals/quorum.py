@@ -8,9 +8,9 @@ edit changes the payload hash, so it restarts the count with the editor's approv
 (the edited args then stay on the table, in `approved_args`, while it is pending).
 """
 
-from approvals.hashing import Canonical
 from approvals.models import Approval
-from condor.errors import AlreadyApprovedByYou
+from core.errors import AlreadyApprovedByYou
+from core.hashing import Canonical
 
 
 def proposal(approval: Approval) -> dict:

@@ -3,7 +3,7 @@
 An approval may not be used (resumed, or approved by a reviewer) once the session's
 patient context is not the one its card showed (409 `context_changed`,
 approvals/bound_context.py) or the policy in force would block the call (409
-`policy_changed`, approvals/policy_in_force.py). Such a refusal must leave a trace,
+`policy_changed`, registry/policy_in_force.py). Such a refusal must leave a trace,
 yet nothing of the refused request may stay: the run lock's activity touch, a
 consume, a decision. The service raises `Refused` inside its transaction, so all of
 that rolls back; `audited` then writes the refusal's audit row in a transaction of
@@ -14,10 +14,12 @@ its refused verdicts (approvals/gate.py REFUSED_VERDICTS).
 
 from django.db import transaction
 
-from approvals import audit, bound_context, policy_in_force
+from approvals import bound_context
 from approvals.models import ReasonCode
-from approvals.models.audit import AuditEvent
-from condor.errors import CondorError
+from audit import trail as audit
+from audit.models import AuditEvent
+from core.errors import CondorError
+from registry import policy_in_force
 
 
 class Refused(Exception):

@@ -3,19 +3,19 @@
 from django.db import transaction
 from django.utils import timezone
 
-from approvals import audit
-from approvals.hashing import payload_hash
 from approvals.models import Approval, ToolCall
 from approvals.models.approval import OPEN_STATUSES
-from approvals.policy import Decision
 from approvals.suspend import GATEABLE_STATES
-from condor.errors import (
+from audit import trail as audit
+from core.errors import (
     ApprovalPending,
     NotFound,
     RunNotActiveError,
     ToolCallNotAllowed,
     ToolResultAlreadyReported,
 )
+from core.hashing import payload_hash
+from registry.policy import Decision
 from runs import frames, spine
 from runs.outbox import record_event
 from sessions_app.entities import promote_latest

@@ -4,14 +4,13 @@ from django.contrib.auth.models import User
 from django.db import connection, transaction
 from django.utils import timezone
 
-from approvals import audit, cards, registry_cache
-from approvals.hashing import payload_hash
+from approvals import cards
 from approvals.models import Approval, ApprovalStatus, ReasonCode, ToolCall
 from approvals.models.approval import OPEN_STATUSES
-from approvals.policy import Decision
 from approvals.refusals import Refused, audited, refuse_if_changed
 from approvals.suspend import unpark_writes
-from condor.errors import (
+from audit import trail as audit
+from core.errors import (
     ApprovalConsumed,
     ApprovalExpired,
     ApprovalPending,
@@ -21,7 +20,20 @@ from condor.errors import (
     PayloadMismatch,
     RunNotSuspendedError,
 )
-from condor.rows import choice_literal, column, columns, db_value, deferred_instance, first_row, kept, reader, table
+from core.hashing import payload_hash
+from core.rows import (
+    choice_literal,
+    column,
+    columns,
+    db_value,
+    deferred_instance,
+    first_row,
+    kept,
+    reader,
+    table,
+)
+from registry import cache as registry_cache
+from registry.policy import Decision
 from runs import outbox, spine
 from runs.states import RunState
 from sessions_app.models import Session

@@ -37,7 +37,7 @@ max, a flag that does not fit (radio on a multi select, textarea on a date) --
 degrades THAT field to free text keeping only a well-typed label, description and
 required. That never raises: a text box beats a broken picker. Bad or duplicate
 names do raise ``InvalidClarificationRequest``: without a name there is no field. A
-name must be an identifier (approvals/identifiers.py): the reviewer's browser builds
+name must be an identifier (core/identifiers.py): the reviewer's browser builds
 the answers object keyed by it, where ``__proto__`` and friends are not plain keys.
 """
 
@@ -46,8 +46,8 @@ from __future__ import annotations
 import json
 import math
 
-from approvals.identifiers import FIELD_NAME_RULE, is_field_name
 from approvals.resume_validation import DATE_PARSERS
+from core.identifiers import FIELD_NAME_RULE, is_field_name
 
 WIDGET_KEY = "x-condor-widget"
 
@@ -57,7 +57,7 @@ class InvalidClarificationRequest(ValueError):
 
 
 # A form goes out on its card to every inbox that may see it, and a card must fit one
-# websocket frame (approvals/inbox_pages.py PAGE_MAX_BYTES, 256 KB, args aside): the
+# websocket frame (inbox/pages.py PAGE_MAX_BYTES, 256 KB, args aside): the
 # form built from the agent's fields is capped well below that.
 FORM_MAX_BYTES = 64 * 1024
 

@@ -16,10 +16,12 @@ Two ways the card and the approved payload could part, both refused here:
 
 import re
 
-from approvals import audit, cards, quorum
-from approvals.hashing import Canonical
-from approvals.models import Approval, ApprovalStatus, AuditEvent
-from condor.errors import FullArgsNotViewed, InvalidPayload, PayloadChanged
+from approvals import cards, quorum
+from approvals.models import Approval, ApprovalStatus
+from audit import trail as audit
+from audit.models import AuditEvent
+from core.errors import FullArgsNotViewed, InvalidPayload, PayloadChanged
+from core.hashing import Canonical
 
 _HASH = re.compile(r"[0-9a-f]{64}")
 

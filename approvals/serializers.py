@@ -3,10 +3,11 @@ from django.core.validators import RegexValidator
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
-from approvals import bound_context, cards, identifiers
+from approvals import bound_context, cards
 from approvals.card_context import RATIONALE_MAX_CHARS
 from approvals.models import Approval, ReasonCode
-from condor.serializers import JSONObjectField, ReadOnlyModelSerializer, StrictSerializer
+from core import identifiers
+from core.serializers import JSONObjectField, ReadOnlyModelSerializer, StrictSerializer
 from runs.serializers import RunSerializer
 
 

@@ -16,14 +16,14 @@ from django.contrib.auth.models import User
 from django.db import connection, transaction
 from django.utils import timezone
 
-from approvals import audit, bound_context, cards, locked_args
+from approvals import bound_context, cards, locked_args
 from approvals.card_context import parked_context
-from approvals.hashing import payload_hash
 from approvals.models import Approval, ApprovalStatus, ReasonCode
 from approvals.models.approval import OPEN_STATUSES
-from approvals.models.audit import AuditEvent
 from approvals.resume_schemas import approval_resume_schema, clarification_resume_schema
-from condor.errors import (
+from audit import trail as audit
+from audit.models import AuditEvent
+from core.errors import (
     ApprovalConsumed,
     ApprovalExpired,
     ApprovalRejected,
@@ -31,7 +31,8 @@ from condor.errors import (
     RunNotActiveError,
     TooManyPending,
 )
-from condor.rows import (
+from core.hashing import payload_hash
+from core.rows import (
     Write,
     choice_literal,
     column,
@@ -59,7 +60,7 @@ def contract_hash(tool: str, op: str, args: dict, reason_code: str, missing=()) 
     """What makes a suspend the same suspend (with its run and step): the call, why it parked, what it asks."""
     # A plain str for the reason, not the enum: the bytes are the same (RFC 8785 writes a str
     # subclass as its text), but an enum sends the whole value to the slow reference encoder
-    # (approvals/hashing.py `_plain_json`).
+    # (core/hashing.py `_plain_json`).
     return payload_hash({"tool": tool, "op": op, "args": args, "reason_code": str(reason_code),
                          "missing": list(missing)})
 
@@ -268,9 +269,9 @@ def park_locked(run, request: SuspendRequest, schema: dict, *, client=None, writ
     without one (a clarification) reads it with card_context.parked_context.
 
     Round trips on PostgreSQL: one statement with both audit rows (their chain head's
-    lock and move by two links, approvals/audit_chain.py), the caller's writes, the
+    lock and move by two links, audit/chain.py), the caller's writes, the
     approval's INSERT with the pending count, the run's new state and the outbox event
-    (condor.rows.run_together). The new approval row is taken
+    (core.rows.run_together). The new approval row is taken
     after the head: no other transaction can wait on a row not yet committed, and the
     run lock keeps another insert of the same suspend away, so the lock order (run →
     approvals → head) still holds for every row anyone can wait on.
@@ -354,7 +355,7 @@ def unpark_if_nothing_open(run, *, step_id: str, now=None, touched: bool = False
 
 def unpark_writes(run, *, step_id: str, now=None, touched: bool = False, others_open: bool | None = None,
                   events: list[dict] | tuple = ()) -> list[Write]:
-    """`unpark_if_nothing_open` as statements for the caller to send with its own (condor.rows.run_together)."""
+    """`unpark_if_nothing_open` as statements for the caller to send with its own (core.rows.run_together)."""
     if run.state == RunState.SUSPENDED and others_open is None:
         others_open = Approval.objects.filter(
             run=run, status__in=OPEN_STATUSES, expires_at__gt=now or timezone.now()).exists()

@@ -3,7 +3,9 @@ from rest_framework.exceptions import ValidationError
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from approvals import decisions, idempotency, seen
+from agents import idempotency
+from agents.auth import IsAgent, IsReviewer, ReviewerOnly, calling_client
+from approvals import decisions, seen
 from approvals.gate import GateCall, gate_tool_call, request_clarification
 from approvals.models import Approval
 from approvals.results import report_result
@@ -22,11 +24,10 @@ from approvals.serializers import (
     ToolResultSerializer,
 )
 from approvals.visibility import reviewer_scope
-from condor.auth import IsAgent, IsReviewer, ReviewerOnly, calling_client
-from condor.errors import InvalidPayload, NotFound
-from condor.schema import errors
-from condor.scoping import owned_run
-from condor.serializers import validated
+from core.errors import InvalidPayload, NotFound
+from core.schema import errors
+from core.serializers import validated
+from runs.scoping import owned_run
 from runs.serializers import RunSerializer
 
 

@@ -25,10 +25,10 @@ from dataclasses import dataclass
 from django.db.models import Exists, OuterRef, Q
 from django.utils import timezone
 
+from agents.auth import is_reviewer
 from approvals.models import Approval, ApprovalStatus, ReviewTeam
-from condor.auth import is_reviewer
-from condor.errors import NotFound
-from condor.rows import column, table
+from core.errors import NotFound
+from core.rows import column, table
 
 
 @dataclass(frozen=True)
@@ -85,7 +85,7 @@ def _teams(user_id):
 
 def teams_column_sql(db, user_id_sql: str) -> str:
     """A scalar subquery giving `_teams` of the user `user_id_sql` names as one JSON array of
-    [care_units, is_default, mine], for a statement that loads the user (condor/auth_backends.py):
+    [care_units, is_default, mine], for a statement that loads the user (approvals/auth_backends.py):
     a reviewer's request then reads their teams in the same round trip as themselves."""
     membership = ReviewTeam.members.through
     teams, members = table(ReviewTeam, db=db), table(membership, db=db)

@@ -120,7 +120,7 @@ def main() -> None:
     http = Client(HTTP_HOST="127.0.0.1")
     http.force_login(user)
     print(f"load average before: {os.getloadavg()}")
-    log, approvals = "/admin/approvals/auditevent/", "/admin/approvals/approval/"
+    log, approvals = "/admin/audit/auditevent/", "/admin/approvals/approval/"
     for label, page, q in (
         ("audit log, first page", log, ""), ("audit log, `MRN-10417`", log, "MRN-10417"),
         ("audit log, `amoxicillin MRN-10417`", log, "amoxicillin MRN-10417"),

@@ -59,7 +59,7 @@ def actors(tag: str) -> tuple[object, str, str]:
     from django.contrib.auth.models import Group, User
     from django.test import Client
 
-    from approvals.models import ApiClient, ApiClientKey
+    from agents.models import ApiClient, ApiClientKey
 
     client = ApiClient.objects.create(name=f"bench-cards-{tag}")
     _, key = ApiClientKey.objects.create_key(name="bench", client=client)

@@ -43,7 +43,8 @@ def fill(target: int) -> int:
     """Pending cards (and their calls) until `target` wait. Returns how many were added."""
     from django.utils import timezone
 
-    from approvals.models import ApiClient, Approval, ApprovalStatus, ToolCall
+    from agents.models import ApiClient
+    from approvals.models import Approval, ApprovalStatus, ToolCall
     from runs.models import Run
     from sessions_app.models import Session
 
@@ -121,7 +122,7 @@ def reference_pages(rev: str):
 
 def message(pages, scope, cursor) -> str:
     """The text the inbox socket sends for the page after `cursor`, as `pages` (a version of
-    approvals/inbox_pages.py) and its consumer make it: `frame`, or json.dumps of `page`'s body."""
+    inbox/pages.py) and its consumer make it: `frame`, or json.dumps of `page`'s body."""
     if hasattr(pages, "frame"):
         return pages.frame(scope, cursor)
     head = {"type": "snapshot"} if cursor is None else {"type": "page", "after": cursor}
@@ -172,8 +173,8 @@ def main() -> None:
 
     ensure_database(os.environ.get("DATABASE_URL", ""))
     setup_django()
-    from approvals import inbox_pages
     from approvals.models import Approval, ApprovalStatus
+    from inbox import pages as inbox_pages
 
     added = fill(options.pending)
     user = reviewer()

@@ -21,7 +21,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from approvals.policy import Context, ToolCall, ToolSpec, evaluate  # noqa: E402
+from registry.policy import Context, ToolCall, ToolSpec, evaluate  # noqa: E402
 
 TARGET = 200_000
 

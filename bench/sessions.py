@@ -52,7 +52,7 @@ CLIENT_NAME = "bench-sessions"
 def seed(sessions_count: int = 10_000, messages: int = 100_000, long_messages: int = 500):
     from django.utils import timezone
 
-    from approvals.models import ApiClient, ApiClientKey
+    from agents.models import ApiClient, ApiClientKey
     from runs import frames
     from runs.models import Run, RunEvent
     from sessions_app.models import Message, Session

@@ -1,4 +1,4 @@
-"""Strict JSON parsing cost: condor.parsers.loads_strict against plain json.loads.
+"""Strict JSON parsing cost: core.parsers.loads_strict against plain json.loads.
 
 Run by hand from the repository root:  .venv/bin/python bench/strict_json.py [--rounds N]
 
@@ -18,7 +18,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from condor.parsers import loads_strict  # noqa: E402
+from core.parsers import loads_strict  # noqa: E402
 
 
 def gate_call() -> bytes:

@@ -57,8 +57,8 @@ def seed(count: int, client_id: int) -> None:
     from django.db import connection, transaction
     from django.utils import timezone
 
-    from approvals.audit_chain import HASHED_FIELDS, row_hash
-    from approvals.models.audit import GENESIS_HASH
+    from audit.chain import HASHED_FIELDS, row_hash
+    from audit.models import GENESIS_HASH
 
     idle_since = timezone.now() - timedelta(hours=1)
     sessions = [uuid.uuid4() for _ in range(count)]
@@ -158,7 +158,7 @@ def run_children(batch: int, workers: int) -> dict:
 
 
 def verify_sample(sample: int) -> str:
-    from approvals import audit_chain
+    from audit import chain as audit_chain
     from runs.models import Run
 
     sessions = list(Run.objects.filter(terminal_reason="sweep_idle").order_by("?")
@@ -191,7 +191,7 @@ def main() -> None:
     from django.conf import settings
     from django.db import connection
 
-    from approvals.models import ApiClient
+    from agents.models import ApiClient
     from runs.sweep import sweep
 
     client, _ = ApiClient.objects.get_or_create(name="bench-sweep")

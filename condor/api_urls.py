@@ -3,9 +3,9 @@ from django.urls import include, path, register_converter
 from approvals import bulk_views
 from approvals import claim_views as approval_claims
 from approvals import views as approvals
-from approvals.identifiers import ToolCallIdConverter
-from approvals.inbox_cards import FilterOptions, PendingCards
-from approvals.inbox_decided import DecidedCards
+from core.identifiers import ToolCallIdConverter
+from inbox.card_views import FilterOptions, PendingCards
+from inbox.decided import DecidedCards
 from runs import session_views as session_runs
 from runs import views as runs
 from runs.stream import run_stream

@@ -12,10 +12,10 @@ from channels.auth import AuthMiddlewareStack  # noqa: E402
 from channels.routing import ProtocolTypeRouter, URLRouter  # noqa: E402
 from django.urls import path  # noqa: E402
 
-from approvals.consumers import InboxConsumer  # noqa: E402
-from condor.body_limit import BodySizeLimit  # noqa: E402
 from condor.gc_settings import configure_gc_for_serving  # noqa: E402
-from condor.ws_origin import SameOriginValidator  # noqa: E402
+from core.body_limit import BodySizeLimit  # noqa: E402
+from core.ws_origin import SameOriginValidator  # noqa: E402
+from inbox.consumers import InboxConsumer  # noqa: E402
 from runs.inprocess import start_if_configured  # noqa: E402
 
 application = ProtocolTypeRouter({

@@ -5,10 +5,10 @@ from pathlib import Path
 
 import dj_database_url
 
-from condor.env import env_int
+from core.env import env_int
 
 # psycopg prepares a statement on a connection once it has run this many times there
-# (psycopg's own default). Condor's hot statements keep one text each (condor/rows.py
+# (psycopg's own default). Condor's hot statements keep one text each (core/rows.py
 # `kept`), so a gate call's are planned once per pooled connection instead of on every
 # request (bench/README.md, "Prepared statements"). 0 turns preparing off: needed behind
 # a pooler that hands a connection to another client mid-session (PgBouncer in

@@ -11,7 +11,7 @@ from pathlib import Path
 from csp.constants import NONE, SELF
 
 from condor.database_settings import database
-from condor.env import (
+from core.env import (
     env_bool,
     env_email,
     env_fraction,
@@ -52,29 +52,36 @@ INSTALLED_APPS = [
     "pgtrigger",
     "axes",
     "csp",
+    # Condor's apps, from the top layer down (STYLE.md): each imports only those below it.
+    "demo",
+    "governance",
+    "inbox",
     "approvals",
     "runs",
     "sessions_app",
+    "registry",
+    "audit",
+    "agents",
 ]
 
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     # Django's session, auth and messages middleware, passed over by an agent's API call (API key,
-    # no cookie), which has no use for them (condor/browser_middleware.py).
-    "condor.browser_middleware.SessionMiddleware",
+    # no cookie), which has no use for them (core/browser_middleware.py).
+    "core.browser_middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
-    "condor.browser_middleware.AuthenticationMiddleware",
-    "condor.browser_middleware.MessageMiddleware",
+    "core.browser_middleware.AuthenticationMiddleware",
+    "core.browser_middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "csp.middleware.CSPMiddleware",
     # A control character in the path or a query parameter: 400 before any view or query sees it.
-    "condor.request_limits.ControlCharactersMiddleware",
+    "core.request_limits.ControlCharactersMiddleware",
     # Spans around gate, clarification, decision and resume (a no-op without an OpenTelemetry SDK).
-    "condor.tracing.TracingMiddleware",
+    "core.tracing.TracingMiddleware",
     # Last, so it sees a view's database error first: 503 with Retry-After instead of 500.
-    "condor.db_unavailable.DatabaseUnavailableMiddleware",
+    "core.db_unavailable.DatabaseUnavailableMiddleware",
     # After the others, as django-axes asks: turns a locked-out login into its lockout page.
     "axes.middleware.AxesMiddleware",
 ]
@@ -146,7 +153,7 @@ CHANNEL_LAYER_SOCKET_TIMEOUT_SECONDS = 15
 if REDIS_URL:
     CHANNEL_LAYERS = {
         "default": {
-            "BACKEND": "condor.channel_layer.RedisLayer",  # channels_redis, a lost cancel honoured
+            "BACKEND": "core.channel_layer.RedisLayer",  # channels_redis, a lost cancel honoured
             "CONFIG": {
                 "hosts": [{"address": REDIS_URL, "socket_timeout": CHANNEL_LAYER_SOCKET_TIMEOUT_SECONDS}],
                 "capacity": 1500, "expiry": 30, "prefix": REDIS_PREFIX,
@@ -172,7 +179,7 @@ AUTHENTICATION_BACKENDS = [
     # First: refuses a locked-out login (inbox and admin alike) before any password is checked.
     "axes.backends.AxesStandaloneBackend",
     # Django's ModelBackend; a signed-in user is loaded with their reviewers-group membership.
-    "condor.auth_backends.ReviewerAwareModelBackend",
+    "approvals.auth_backends.ReviewerAwareModelBackend",
 ]
 AXES_FAILURE_LIMIT = env_int("CONDOR_LOGIN_FAILURE_LIMIT", 5)
 AXES_COOLOFF_TIME = timedelta(seconds=env_int("CONDOR_LOGIN_COOLOFF_SECONDS", 900))
@@ -182,8 +189,8 @@ AXES_COOLOFF_TIME = timedelta(seconds=env_int("CONDOR_LOGIN_COOLOFF_SECONDS", 90
 AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"]]
 AXES_RESET_ON_SUCCESS = True
 AXES_ENABLE_ACCESS_FAILURE_LOG = True  # every failed sign-in stays visible in the admin
-AXES_LOCKOUT_CALLABLE = "condor.lockout.locked_out"
-# Requests per client and scope (condor/throttling.py); a rate is `N/second|minute|hour|day` or `off`.
+AXES_LOCKOUT_CALLABLE = "audit.lockout.locked_out"
+# Requests per client and scope (agents/throttling.py); a rate is `N/second|minute|hour|day` or `off`.
 CONDOR_THROTTLE_RATES = {
     "default": env_rate("CONDOR_THROTTLE_RATE", "1200/minute"),
     "gate": env_rate("CONDOR_THROTTLE_RATE_GATE", "3000/minute"),  # tool calls and clarifications
@@ -200,7 +207,7 @@ if REDIS_URL:
     # Shared by every web process: the throttle's counters, and the checked API keys, so a
     # revocation strikes them everywhere at once. Short timeouts and no retries: while Redis
     # is out the throttle lets requests through and keys are checked in the database
-    # (condor/throttling.py, condor/api_key_cache.py).
+    # (agents/throttling.py, agents/api_key_cache.py).
     for name in ("throttle", "api_keys"):
         CACHES[name] = {
             "BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": REDIS_URL,
@@ -230,19 +237,19 @@ WHITENOISE_USE_FINDERS = True  # serve straight from static/ without collectstat
 
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": [
-        "condor.auth.ApiKeyAuthentication",
+        "agents.auth.ApiKeyAuthentication",
         "rest_framework.authentication.SessionAuthentication",
     ],
-    "DEFAULT_PERMISSION_CLASSES": ["condor.auth.IsAgent"],
-    "DEFAULT_PARSER_CLASSES": ["condor.parsers.StrictJSONParser"],
+    "DEFAULT_PERMISSION_CLASSES": ["agents.auth.IsAgent"],
+    "DEFAULT_PARSER_CLASSES": ["core.parsers.StrictJSONParser"],
     "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
-    "DEFAULT_CONTENT_NEGOTIATION_CLASS": "condor.negotiation.ContentNegotiation",
+    "DEFAULT_CONTENT_NEGOTIATION_CLASS": "core.negotiation.ContentNegotiation",
     "DEFAULT_PAGINATION_CLASS": "rest_framework.pagination.LimitOffsetPagination",
     "PAGE_SIZE": 50,
     "DEFAULT_FILTER_BACKENDS": ["django_filters.rest_framework.DjangoFilterBackend"],
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
-    "EXCEPTION_HANDLER": "condor.errors.exception_handler",
-    "DEFAULT_THROTTLE_CLASSES": ["condor.throttling.ClientRateThrottle"],
+    "EXCEPTION_HANDLER": "core.errors.exception_handler",
+    "DEFAULT_THROTTLE_CLASSES": ["agents.throttling.ClientRateThrottle"],
     "UNAUTHENTICATED_USER": "django.contrib.auth.models.AnonymousUser",
 }
 SPECTACULAR_SETTINGS = {
@@ -250,7 +257,7 @@ SPECTACULAR_SETTINGS = {
     "DESCRIPTION": "Human approval between clinical AI agents and the patient data they would change.",
     "VERSION": "1.0.0",
     "SERVE_INCLUDE_SCHEMA": False,
-    # /api/docs/ and /api/redoc/ (condor/api_docs.py) from the bundles drf-spectacular-sidecar ships.
+    # /api/docs/ and /api/redoc/ (core/api_docs.py) from the bundles drf-spectacular-sidecar ships.
     "SWAGGER_UI_DIST": "SIDECAR",
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
     "REDOC_DIST": "SIDECAR",
@@ -259,19 +266,19 @@ SPECTACULAR_SETTINGS = {
     "SCHEMA_PATH_PREFIX": r"/api/v1",
     "POSTPROCESSING_HOOKS": [
         "drf_spectacular.hooks.postprocess_schema_enums",
-        "condor.schema.document_run_stream",
-        "condor.schema.document_not_authenticated",
-        "condor.schema.document_payload_too_large",
-        "condor.schema.document_control_characters",
-        "condor.schema.document_limits",
+        "core.schema.document_run_stream",
+        "core.schema.document_not_authenticated",
+        "core.schema.document_payload_too_large",
+        "core.schema.document_control_characters",
+        "core.schema.document_limits",
     ],
     # One name per choice set that several serializers share.
     "ENUM_NAME_OVERRIDES": {
-        "RunStateEnum": "condor.schema.RUN_STATES",
-        "TerminalReasonEnum": "condor.schema.TERMINAL_REASONS",
+        "RunStateEnum": "core.schema.RUN_STATES",
+        "TerminalReasonEnum": "core.schema.TERMINAL_REASONS",
         "GateDecisionEnum": ["allow", "blocked"],
         "ApprovalStatusEnum": "approvals.models.ApprovalStatus",
-        "ErrorCodeEnum": "condor.errors.STABLE_CODES",
+        "ErrorCodeEnum": "core.errors.STABLE_CODES",
     },
 }
 
@@ -307,10 +314,10 @@ CONDOR_SWEEP_BUDGET_SECONDS = env_int("CONDOR_SWEEP_BUDGET_SECONDS", 20)
 # key space. Up to the worker's --concurrency; a large backlog drains that many times faster.
 CONDOR_SWEEP_PARTS = env_int("CONDOR_SWEEP_PARTS", 1)
 CONDOR_IDEMPOTENCY_TTL_SECONDS = env_int("CONDOR_IDEMPOTENCY_TTL_SECONDS", 86400)
-# Largest request body accepted (413 payload_too_large beyond it); see condor/body_limit.py.
+# Largest request body accepted (413 payload_too_large beyond it); see core/body_limit.py.
 CONDOR_MAX_BODY_BYTES = env_int("CONDOR_MAX_BODY_BYTES", 1024 * 1024)
 # Django's own form and upload parsing (the login page, the admin) stops at the same size; the
-# servers' wrappers (condor/body_limit.py) refuse a bigger body before Django reads any of it.
+# servers' wrappers (core/body_limit.py) refuse a bigger body before Django reads any of it.
 DATA_UPLOAD_MAX_MEMORY_SIZE = CONDOR_MAX_BODY_BYTES
 FILE_UPLOAD_MAX_MEMORY_SIZE = CONDOR_MAX_BODY_BYTES
 # Seconds between SSE heartbeat comments, so proxies keep an idle stream open.
@@ -336,7 +343,7 @@ CELERY_BEAT_SCHEDULE = {
                      "options": {"expires": float(CONDOR_SWEEP_INTERVAL_SECONDS)}},
 }
 # The audit chains' heads, signed with a key the database never sees, appended to a file the
-# deployment keeps append-only (approvals/audit_checkpoints.py); beat writes one every interval.
+# deployment keeps append-only (audit/checkpoints.py); beat writes one every interval.
 CONDOR_AUDIT_KEY = env_str("CONDOR_AUDIT_KEY")
 CONDOR_AUDIT_CHECKPOINT_FILE = env_str("CONDOR_AUDIT_CHECKPOINT_FILE") or None
 CONDOR_AUDIT_CHECKPOINT_SECONDS = env_int("CONDOR_AUDIT_CHECKPOINT_SECONDS", 300)
@@ -348,7 +355,7 @@ if CONDOR_AUDIT_CHECKPOINT_FILE:
 # condor/asgi.py; not a management command) sweeps on a thread of its own, unless this says otherwise.
 CONDOR_INPROCESS_SWEEPS = env_bool("CONDOR_INPROCESS_SWEEPS", not REDIS_URL)
 
-# How long a checked API key is trusted without asking the database (condor/api_key_cache.py): a
+# How long a checked API key is trusted without asking the database (agents/api_key_cache.py): a
 # revocation the ORM does not see (a bulk update, SQL) applies within it.
 CONDOR_API_KEY_CACHE_SECONDS = env_int("CONDOR_API_KEY_CACHE_SECONDS", 5)
 # While the inbox websocket is down, the page re-reads the pending cards this often.

@@ -4,14 +4,14 @@ from django.urls import include, path
 from django.views.generic import RedirectView
 from drf_spectacular.views import SpectacularAPIView
 
-from approvals.inbox import inbox
-from condor.admin_login import CondorAdminAuthenticationForm
-from condor.api_docs import Redoc, SwaggerUI
+from core.api_docs import Redoc, SwaggerUI
+from governance.admin_login import CondorAdminAuthenticationForm
+from inbox.views import inbox
 
 admin.site.login_form = CondorAdminAuthenticationForm
 
-handler404 = "condor.error_pages.not_found"
-handler500 = "condor.error_pages.server_error"
+handler404 = "core.error_pages.not_found"
+handler500 = "core.error_pages.server_error"
 
 urlpatterns = [
     path("api/v1/", include("condor.api_urls")),  # first: the agents' calls, the most frequent by far

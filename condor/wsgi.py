@@ -7,7 +7,7 @@ from django.core.wsgi import get_wsgi_application
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "condor.settings")
 django_wsgi_app = get_wsgi_application()
 
-from condor.body_limit import WSGIBodySizeLimit  # noqa: E402  (after set-up, as the imports below)
+from core.body_limit import WSGIBodySizeLimit  # noqa: E402  (after set-up, as the imports below)
 
 application = WSGIBodySizeLimit(django_wsgi_app)  # the body limit, before Django reads a byte
 

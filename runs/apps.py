@@ -8,7 +8,7 @@ class RunsConfig(AppConfig):
     def ready(self):
         from django.db.models import Field, ForeignObject
 
-        from condor.lookups import AnyOf
+        from core.lookups import AnyOf
         from runs import session_hooks
 
         # `pk__any=ids`: the sweep's batches filter by a thousand ids at once. Related

@@ -2,7 +2,7 @@
 
 from django.db import connection, transaction
 
-from condor.rows import Write, insert_rows_sql, instance
+from core.rows import Write, insert_rows_sql, instance
 from runs.models import RunEvent
 from runs.publish import publish
 
@@ -20,12 +20,12 @@ def record_event(run, kind: str, *, step_id: str = "", data: dict | None = None,
 
 def event_write(run, kind: str, *, step_id: str = "", data: dict | None = None,
                 frames: list | None = None, inbox: dict | None = None) -> Write:
-    """`record_event` as a statement to fold into another (condor.rows.run_together): same row, same push."""
+    """`record_event` as a statement to fold into another (core.rows.run_together): same row, same push."""
     return events_write([event(run, kind, step_id=step_id, data=data, frames=frames, inbox=inbox)])
 
 
 def events_write(rows: list[RunEvent]) -> Write:
-    """`record_events` as one statement to fold into another (condor.rows.run_together): one INSERT of
+    """`record_events` as one statement to fold into another (core.rows.run_together): one INSERT of
     them all, so their ids follow the list's order (two INSERTs in one statement would not say which
     runs first), and one push after the commit."""
     sql, params = insert_rows_sql(rows)

@@ -2,8 +2,8 @@ import uuid
 
 from rest_framework import serializers
 
-from condor.serializers import JSONObjectField, ReadOnlyModelSerializer, StrictSerializer
-from condor.text_limits import free_text
+from core.serializers import JSONObjectField, ReadOnlyModelSerializer, StrictSerializer
+from core.text_limits import free_text
 from runs.models import Run
 from runs.states import RunState, TerminalReason
 from sessions_app.models import AutonomyChoice

@@ -9,11 +9,11 @@ from rest_framework import serializers
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from condor.errors import InvalidPayload
-from condor.query_numbers import whole_number
-from condor.schema import errors
-from condor.scoping import owned_session
+from core.errors import InvalidPayload
+from core.query_numbers import whole_number
+from core.schema import errors
 from runs.models import Run, RunDispatch, RunEvent
+from runs.scoping import owned_session
 from runs.states import ACTIVE_STATES
 from sessions_app.memory import RUN_WINDOW, rolling_memory
 

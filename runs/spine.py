@@ -13,9 +13,20 @@ from django.db import transaction
 from django.utils import timezone
 from django_fsm import TransitionNotAllowed
 
-from approvals import audit
-from condor.errors import InvalidPayload, NotFound, RunStateTransitionError
-from condor.rows import Write, column, columns, db_value, first_row, kept, reader, run_together, table, update_sql
+from audit import trail as audit
+from core.errors import InvalidPayload, NotFound, RunStateTransitionError
+from core.rows import (
+    Write,
+    column,
+    columns,
+    db_value,
+    first_row,
+    kept,
+    reader,
+    run_together,
+    table,
+    update_sql,
+)
 from runs import telemetry
 from runs.closing import ClosingRun
 from runs.models import Run
@@ -249,7 +260,7 @@ def suspend_locked(run: Run) -> Write:
     parallel calls stays so).
 
     Returns the UPDATE that saves it, for the caller to send with its own writes
-    (condor.rows.run_together) in the same transaction. The suspend TTL counts from
+    (core.rows.run_together) in the same transaction. The suspend TTL counts from
     the park that suspended it: a second card on a parked run does not restart it.
     """
     if run.state != RunState.SUSPENDED:
@@ -272,7 +283,7 @@ def resume_locked(run: Run, *, step_id: str = "", along: list | tuple = ()) -> N
 
 
 def resume_locked_writes(run: Run, *, step_id: str = "", along: list | tuple = ()) -> list[Write]:
-    """`resume_locked` as statements for the caller to send with its own (condor.rows.run_together): the
+    """`resume_locked` as statements for the caller to send with its own (core.rows.run_together): the
     run's UPDATE, and one INSERT of `along` and then `run.resumed`."""
     run.resume()
     run.suspended_at = None
@@ -286,6 +297,6 @@ def touch(run_id) -> None:
 
 
 def touch_write(run: Run) -> Write:
-    """`touch` as a statement for the caller to send with its own (condor.rows.run_together)."""
+    """`touch` as a statement for the caller to send with its own (core.rows.run_together)."""
     _touch(run)
     return Write(*update_sql(Run, run.pk, last_activity_at=run.last_activity_at))

@@ -17,8 +17,8 @@ from django.db import connection
 from django.http import JsonResponse, StreamingHttpResponse
 from rest_framework_api_key.permissions import KeyParser
 
-from condor.auth import client_for_key
-from condor.errors import StreamRequiresAsgi, error_body
+from agents.auth import client_for_key
+from core.errors import StreamRequiresAsgi, error_body
 from runs import frames, sse
 from runs.models import Run, RunEvent
 from runs.states import TERMINAL_STATES

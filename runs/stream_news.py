@@ -13,7 +13,7 @@ when daphne killed it.
 
 So the receive runs as a task of its own that outlives heartbeats; the stream waits
 on it with `asyncio.wait`, which never swallows a cancel; and leaving cancels that
-task until it has really ended (condor.channel_layer.ended, which the deployed
+task until it has really ended (core.channel_layer.ended, which the deployed
 layer's own receive also uses, for the inbox consumer's sake).
 """
 
@@ -22,7 +22,7 @@ import logging
 
 from channels.layers import get_channel_layer
 
-from condor.channel_layer import ended
+from core.channel_layer import ended
 from runs.listeners import Listening
 from runs.publish import run_group
 

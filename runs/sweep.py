@@ -19,12 +19,11 @@ from datetime import timedelta
 from django.conf import settings
 from django.utils import timezone
 
-from approvals import heartbeats
+from agents.models import IdempotencyRecord
 from approvals.escalation import escalate_due
 from approvals.expiry import expire_due
-from approvals.models import IdempotencyRecord
 from approvals.models.approval import OPEN_STATUSES
-from runs import spine
+from runs import heartbeats, spine
 from runs.closing import ClosingRun
 from runs.models import Run
 from runs.states import RunState, TerminalReason

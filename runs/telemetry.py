@@ -11,7 +11,7 @@ from decimal import Decimal, InvalidOperation
 from django.db import transaction
 from django.db.models import Count, Sum
 
-from condor.rows import instance
+from core.rows import instance
 from runs.models import RunDispatch
 
 logger = logging.getLogger(__name__)

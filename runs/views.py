@@ -3,13 +3,13 @@ from rest_framework import status
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from condor.auth import ReviewerOnly, calling_client
-from condor.errors import NotFound
-from condor.schema import errors
-from condor.scoping import owned_run, owned_session
-from condor.serializers import validated
+from agents.auth import ReviewerOnly, calling_client
+from core.errors import NotFound
+from core.schema import errors
+from core.serializers import validated
 from runs import spine
 from runs.models import Run
+from runs.scoping import owned_run, owned_session
 from runs.serializers import (
     CloseSerializer,
     OpenedRunSerializer,

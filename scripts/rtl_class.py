@@ -1,7 +1,7 @@
 """Write static/inbox/rtl.js: the right-to-left characters as a JavaScript regular expression.
 
 JavaScript has no Bidi_Class property, so the inbox's class is generated from Python's
-unicodedata (bidi classes R, AL and AN: condor/display.py's RTL_CLASSES), the admin's
+unicodedata (bidi classes R, AL and AN: core/display.py's RTL_CLASSES), the admin's
 source of truth; tests/approvals/test_display.py fails when the two disagree. Run it
 after a Python upgrade: `.venv/bin/python scripts/rtl_class.py`.
 """
@@ -10,7 +10,7 @@ import sys
 import unicodedata
 from pathlib import Path
 
-RTL_CLASSES = ("R", "AL", "AN")  # condor/display.py's, without importing Django
+RTL_CLASSES = ("R", "AL", "AN")  # core/display.py's, without importing Django
 TARGET = Path(__file__).resolve().parent.parent / "static" / "inbox" / "rtl.js"
 
 

@@ -5,10 +5,10 @@ from rest_framework import serializers, status
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from condor.schema import errors
-from condor.scoping import owned_session
-from condor.serializers import JSONObjectField, StrictSerializer, validated
-from condor.text_limits import single_line
+from core.schema import errors
+from core.serializers import JSONObjectField, StrictSerializer, validated
+from core.text_limits import single_line
+from runs.scoping import owned_session
 from sessions_app import pinned_cards
 from sessions_app.models import PinnedCard
 

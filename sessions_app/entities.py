@@ -2,7 +2,7 @@
 
 from django.utils import timezone
 
-from condor.errors import InvalidPayload
+from core.errors import InvalidPayload
 from sessions_app.models import EntityKind, LinkedEntity
 
 

@@ -3,8 +3,8 @@
 from django.db import transaction
 from django.utils import timezone
 
-from condor import audit
-from condor.errors import NotFound, SessionHasOpenApprovals
+from core import audit
+from core.errors import NotFound, SessionHasOpenApprovals
 from sessions_app import extensions
 from sessions_app.models import Session
 from sessions_app.signals import care_unit_changed

@@ -3,11 +3,11 @@ from rest_framework import generics, status
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from condor.errors import NotFound
-from condor.json_body import prebuilt_json_response
-from condor.schema import errors
-from condor.scoping import owned_session
-from condor.serializers import validated
+from core.errors import NotFound
+from core.json_body import prebuilt_json_response
+from core.schema import errors
+from core.serializers import validated
+from runs.scoping import owned_session
 from sessions_app.history import history_json
 from sessions_app.messages import append_message, drop_message
 from sessions_app.models import Message

@@ -2,7 +2,7 @@
 
 from django.db import IntegrityError, transaction
 
-from condor.errors import InvalidPayload, MessageExists, NotFound
+from core.errors import InvalidPayload, MessageExists, NotFound
 from sessions_app.models import Message
 from sessions_app.models.message import new_message_id
 

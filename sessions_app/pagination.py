@@ -4,8 +4,8 @@ from django.core.exceptions import ValidationError
 from rest_framework.exceptions import NotFound
 from rest_framework.pagination import CursorPagination
 
-from condor.errors import InvalidCursor, InvalidPayload
-from condor.query_numbers import whole_number
+from core.errors import InvalidCursor, InvalidPayload
+from core.query_numbers import whole_number
 
 GARBLED = "This page cursor is not one the server sent: follow `next` / `previous`, or ask for the first page again."
 

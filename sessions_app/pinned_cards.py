@@ -11,7 +11,7 @@ import re
 
 from django.db import transaction
 
-from condor.errors import CardNotReported, InvalidPayload, NotFound
+from core.errors import CardNotReported, InvalidPayload, NotFound
 from sessions_app.models import PinnedCard, ReportedCard, Session
 
 KIND = re.compile(r"^[a-z][a-z0-9_.-]{0,59}$")

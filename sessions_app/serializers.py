@@ -1,7 +1,7 @@
 from rest_framework import serializers
 
-from condor.serializers import JSONObjectField, StrictSerializer
-from condor.text_limits import single_line
+from core.serializers import JSONObjectField, StrictSerializer
+from core.text_limits import single_line
 from sessions_app.models import (
     CARE_UNIT_MAX_LENGTH,
     AgeBandChoice,

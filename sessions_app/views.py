@@ -2,10 +2,10 @@ from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import generics, status
 from rest_framework.response import Response
 
-from condor.auth import calling_client
-from condor.schema import errors
-from condor.scoping import owned_session
-from condor.serializers import validated
+from agents.auth import calling_client
+from core.schema import errors
+from core.serializers import validated
+from runs.scoping import owned_session
 from sessions_app import lifecycle
 from sessions_app.filters import SessionFilter
 from sessions_app.models import Session

@@ -10,8 +10,8 @@ from dataclasses import dataclass
 from django.urls import URLPattern, URLResolver
 from django.urls.resolvers import RoutePattern
 
+from agents.auth import IsReviewer
 from condor import api_urls
-from condor.auth import IsReviewer
 
 HTTP_METHODS = {"get", "post", "put", "patch", "delete"}
 _PARAMETER = re.compile(r"<(?:\w+:)?(\w+)>")

@@ -14,7 +14,7 @@ from django.contrib.auth.models import User
 from django.test import Client
 from rest_framework.test import APIClient
 
-from approvals.registry import seed_static_catalog
+from registry.descriptors import seed_static_catalog
 from tests.helpers.approval_loop import parked_run
 from tests.helpers.personas import agent, api_for, logged_in, person
 from tests.helpers.runs import open_executing_run

@@ -15,7 +15,7 @@ import redis
 from django.conf import settings
 from django.db import connection
 
-from approvals.models import ApiClient
+from agents.models import ApiClient
 
 RUNS = 2
 WAIT_SECONDS = 240

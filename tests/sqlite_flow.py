@@ -33,11 +33,12 @@ from django.utils import timezone  # noqa: E402
 from rest_framework.test import APIClient  # noqa: E402
 
 from approvals import visibility  # noqa: E402
-from approvals.audit_chain import verify  # noqa: E402
+from approvals.auth_backends import ReviewerAwareModelBackend  # noqa: E402
 from approvals.escalation import escalate_due  # noqa: E402
-from approvals.management.commands import seed_demo  # noqa: E402
-from approvals.models import Approval, AuditEvent  # noqa: E402
-from condor.auth_backends import ReviewerAwareModelBackend  # noqa: E402
+from approvals.models import Approval  # noqa: E402
+from audit.chain import verify  # noqa: E402
+from audit.models import AuditEvent  # noqa: E402
+from demo.management.commands import seed_demo  # noqa: E402
 from runs.models import Run  # noqa: E402
 from runs.sweep import sweep  # noqa: E402
 from sessions_app.models import Session  # noqa: E402

@@ -6,8 +6,12 @@ from django.contrib.auth.models import User
 from django.test import Client
 from rest_framework.test import APIClient
 
-from approvals import access_grants, registry_changes
-from approvals.models import ApiClientKey, Approval, AuditEvent, QuickReason, ReviewTeam, ToolDescriptor
+from agents.models import ApiClientKey
+from approvals.models import Approval, QuickReason, ReviewTeam
+from audit.models import AuditEvent
+from governance import access_grants
+from registry import changes as registry_changes
+from registry.models import ToolDescriptor
 from tests.helpers.admin_forms import admin_client, post  # noqa: F401 - other admin tests import them from here
 from tests.helpers.approval_loop import gate
 from tests.helpers.runs import open_executing_run
@@ -53,7 +57,7 @@ def change_url(obj) -> str:
 # --- compliance: read-only -------------------------------------------------------------------
 
 def test_compliance_can_read_the_audit_log(carl, history):
-    response = admin_client(carl).get("/admin/approvals/auditevent/")
+    response = admin_client(carl).get("/admin/audit/auditevent/")
     assert response.status_code == 200
     assert b"mutate.high-tier-always-approval" in response.content
 
@@ -66,16 +70,16 @@ def test_compliance_cannot_change_a_tool_descriptor(carl, tool):
 
 
 def test_compliance_cannot_add_a_tool_descriptor(carl, db):
-    assert admin_client(carl).get("/admin/approvals/tooldescriptor/add/").status_code == 403
+    assert admin_client(carl).get("/admin/registry/tooldescriptor/add/").status_code == 403
 
 
 def test_compliance_cannot_see_api_keys(carl, db):
-    assert admin_client(carl).get("/admin/approvals/apiclientkey/").status_code == 403
+    assert admin_client(carl).get("/admin/agents/apiclientkey/").status_code == 403
 
 
 def test_compliance_can_export_the_audit_log_as_csv(carl, history):
     ids = [str(pk) for pk in AuditEvent.objects.values_list("pk", flat=True)]
-    response = post(admin_client(carl), "/admin/approvals/auditevent/",
+    response = post(admin_client(carl), "/admin/audit/auditevent/",
                     {"action": "export_csv", "_selected_action": ids})
     assert response.status_code == 200
     assert response["Content-Type"] == "text/csv; charset=utf-8"
@@ -83,7 +87,7 @@ def test_compliance_can_export_the_audit_log_as_csv(carl, history):
 
 
 def test_a_reviewer_is_not_let_into_the_admin(rita):
-    response = admin_client(rita).get("/admin/approvals/auditevent/")
+    response = admin_client(rita).get("/admin/audit/auditevent/")
     assert response.status_code == 302
     assert response["Location"].startswith("/admin/login/")
 
@@ -103,7 +107,7 @@ def test_governance_changes_a_tool_descriptor_and_the_change_is_audited(gina, ca
 
 
 def test_governance_adds_a_tool_descriptor_and_it_is_audited(gina, db):
-    response = post(admin_client(gina), "/admin/approvals/tooldescriptor/add/",
+    response = post(admin_client(gina), "/admin/registry/tooldescriptor/add/",
                     {**TOOL_FORM, "name": "amend_allergy", "hitl_tier": "high", "metadata": '{"ward": "4"}'})
     assert response.status_code == 302
     assert ToolDescriptor.objects.get(name="amend_allergy").metadata == {"ward": "4"}
@@ -135,7 +139,7 @@ def test_the_admin_refuses_tool_metadata_nested_past_the_limit_as_a_form_error(g
 
 
 def test_governance_cannot_delete_a_tool_descriptor(gina, tool):
-    response = post(admin_client(gina), f"/admin/approvals/tooldescriptor/{tool.pk}/delete/", {"post": "yes"})
+    response = post(admin_client(gina), f"/admin/registry/tooldescriptor/{tool.pk}/delete/", {"post": "yes"})
     assert response.status_code == 403
     assert ToolDescriptor.objects.filter(pk=tool.pk).exists()
 
@@ -152,14 +156,14 @@ def test_governance_can_read_runs_but_not_change_them(gina, history):
 def test_not_even_a_superuser_can_delete_an_audit_event(sam, history):
     event = AuditEvent.objects.first()
     http = admin_client(sam)
-    assert post(http, f"/admin/approvals/auditevent/{event.pk}/delete/", {"post": "yes"}).status_code == 403
-    post(http, "/admin/approvals/auditevent/", {"action": "delete_selected", "_selected_action": [event.pk],
+    assert post(http, f"/admin/audit/auditevent/{event.pk}/delete/", {"post": "yes"}).status_code == 403
+    post(http, "/admin/audit/auditevent/", {"action": "delete_selected", "_selected_action": [event.pk],
                                                 "post": "yes"})
     assert AuditEvent.objects.filter(pk=event.pk).exists()
 
 
 def test_the_audit_changelist_offers_no_delete_action(sam, history):
-    response = admin_client(sam).get("/admin/approvals/auditevent/")
+    response = admin_client(sam).get("/admin/audit/auditevent/")
     assert b"delete_selected" not in response.content
     assert b"export_csv" in response.content
 
@@ -176,14 +180,14 @@ def test_a_superuser_cannot_edit_an_approval(sam, history):
 
 def test_a_key_created_in_the_admin_is_shown_once_and_works(sam, ward_agent):
     http = admin_client(sam)
-    shown = http.post("/admin/approvals/apiclientkey/add/", {  # the page after saving shows it...
+    shown = http.post("/admin/agents/apiclientkey/add/", {  # the page after saving shows it...
         "name": "ward-agent spare", "client": ward_agent.pk, "expiry_date": "", "_save": "Save",
         "csrfmiddlewaretoken": http.cookies["csrftoken"].value,
     }, follow=True)
     message = next(str(m) for m in shown.context["messages"])
     key = message.split("The API key for ward-agent spare is: ")[1].split(". ")[0]
     assert key.encode() in shown.content
-    assert key.encode() not in http.get("/admin/approvals/apiclientkey/").content  # ...and never again
+    assert key.encode() not in http.get("/admin/agents/apiclientkey/").content  # ...and never again
     agent = APIClient()
     agent.credentials(HTTP_AUTHORIZATION=f"Api-Key {key}")
     assert agent.get("/api/v1/sessions/").status_code == 200

@@ -8,16 +8,17 @@ from django.contrib.auth.models import Permission, User
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
-from approvals import audit_search
-from approvals.models import Approval, AuditEvent, ToolCall
-from condor.admin_display import leading_values
+from approvals.models import Approval, ToolCall
+from audit.models import AuditEvent
+from core.admin_display import leading_values
+from governance import audit_search
 from tests.helpers.approval_loop import approve, report, resume, suspend
 from tests.helpers.runs import open_executing_run
 from tests.test_admin import admin_client, change_url, sam  # noqa: F401 - sam: a superuser
 
 APPROVALS = "/admin/approvals/approval/"
 TOOL_CALLS = "/admin/approvals/toolcall/"
-AUDIT = "/admin/approvals/auditevent/"
+AUDIT = "/admin/audit/auditevent/"
 AMOXICILLIN_500 = {"drug": "amoxicillin", "dose": "500 mg", "route": "oral", "days": 7}
 
 

@@ -8,7 +8,8 @@ import pytest
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
-from approvals.models import Approval, AuditEvent, ToolCall
+from approvals.models import Approval, ToolCall
+from audit.models import AuditEvent
 from runs.models import Run
 from sessions_app.models import Session
 from tests.helpers.approval_loop import approve, gate, suspend
@@ -51,8 +52,8 @@ def pages(approval: Approval) -> list[str]:
     return [
         "/admin/", "/admin/approvals/approval/", change_url(approval), "/admin/approvals/toolcall/", change_url(call),
         "/admin/runs/run/", change_url(approval.run), "/admin/runs/runevent/", "/admin/sessions_app/session/",
-        change_url(approval.session), "/admin/approvals/auditevent/", "/admin/approvals/tooldescriptor/",
-        "/admin/approvals/toolchange/", "/admin/approvals/tooldescriptor/simulator/",
+        change_url(approval.session), "/admin/audit/auditevent/", "/admin/registry/tooldescriptor/",
+        "/admin/registry/toolchange/", "/admin/registry/tooldescriptor/simulator/",
     ]
 
 
@@ -73,10 +74,10 @@ def test_a_reviewer_is_refused_every_console_page(rita, cycle):
 
 
 @pytest.mark.parametrize(("url", "carl_status", "gina_status"), [
-    ("/admin/approvals/tooldescriptor/add/", 403, 200),
-    ("/admin/approvals/apiclient/add/", 403, 200),
-    ("/admin/approvals/apiclientkey/", 403, 200),
-    ("/admin/approvals/toolchange/add/", 403, 403),
+    ("/admin/registry/tooldescriptor/add/", 403, 200),
+    ("/admin/agents/apiclient/add/", 403, 200),
+    ("/admin/agents/apiclientkey/", 403, 200),
+    ("/admin/registry/toolchange/add/", 403, 403),
 ])
 def test_only_governance_edits_the_registry_and_api_clients(carl, gina, db, url, carl_status, gina_status):
     assert admin_client(carl).get(url).status_code == carl_status
@@ -98,7 +99,7 @@ def test_every_link_compliance_can_follow_from_the_console_opens(carl, cycle):
         for link in page_links(http.get(url).content.decode()) - seen:
             seen.add(link)
             assert http.get(link).status_code == 200, f"{link} (linked from {url})"
-    assert any("/admin/approvals/auditevent/?approval_id=" in link for link in seen)
+    assert any("/admin/audit/auditevent/?approval_id=" in link for link in seen)
 
 
 def test_decided_by_is_a_name_not_a_link_to_the_user_admin(carl, cycle):
@@ -188,7 +189,7 @@ def test_a_tainted_session_says_so_and_links_its_runs_and_approvals(carl, cycle)
 
 
 def test_the_audit_link_of_an_approval_lists_exactly_its_audit_rows(carl, cycle):
-    response = admin_client(carl).get("/admin/approvals/auditevent/", {"approval_id": str(cycle.pk)})
+    response = admin_client(carl).get("/admin/audit/auditevent/", {"approval_id": str(cycle.pk)})
     shown = {row.pk for row in response.context["cl"].result_list}
     assert shown == set(AuditEvent.objects.filter(approval_id=cycle.pk).values_list("pk", flat=True))
     assert shown

@@ -8,10 +8,12 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
-from approvals import audit, heartbeats
-from approvals.admin_dashboard import dashboard
 from approvals.expiry import expire_due
-from approvals.models import Approval, Heartbeat
+from approvals.models import Approval
+from audit import trail as audit
+from governance.admin_dashboard import dashboard
+from runs import heartbeats
+from runs.models import Heartbeat
 from runs.sweep import sweep
 from tests.helpers.approval_loop import gate, suspend
 from tests.helpers.runs import open_executing_run

@@ -14,8 +14,9 @@ from asgiref.sync import async_to_sync
 from django.contrib.admin.sites import site
 from django.test import AsyncRequestFactory
 
-from approvals.models import Approval, AuditEvent, ToolCall
-from condor import csv_export
+from approvals.models import Approval, ToolCall
+from audit.models import AuditEvent
+from governance import csv_export
 from runs.models import Run, RunEvent
 from sessions_app.models import Session
 from tests.helpers.admin_forms import admin_client, post
@@ -103,7 +104,7 @@ def test_an_export_whose_audit_row_fails_serves_nothing(carl, history, monkeypat
     def refuse(*args, **kwargs):
         raise RuntimeError("the audit log is out of reach")
 
-    monkeypatch.setattr("condor.audit.record", refuse)
+    monkeypatch.setattr("core.audit.record", refuse)
     response = export_all(http, Session)
     assert response.status_code == 500 and not hasattr(response, "streaming_content")
 

@@ -40,7 +40,7 @@ CONFIG = schemathesis.Config.from_dict({
         "max-examples": 25,
         "deterministic": True,
         "database": "none",
-        # NUL anywhere in a body is 400 invalid_payload (condor/parsers.py), so it is fuzzed too.
+        # NUL anywhere in a body is 400 invalid_payload (core/parsers.py), so it is fuzzed too.
         "allow-x00": True,
     },
 })

@@ -1,13 +1,13 @@
-"""The API-key lookup is kept in Django's cache for a window (condor/api_key_cache.py); revocation still holds."""
+"""The API-key lookup is kept in Django's cache for a window (agents/api_key_cache.py); revocation still holds."""
 
 import time
 
 import pytest
 from django.core.cache import caches
 
-from approvals.models import ApiClient, ApiClientKey
-from condor import api_key_cache
-from condor.api_key_cache import CACHE, key_hash
+from agents import api_key_cache
+from agents.api_key_cache import CACHE, key_hash
+from agents.models import ApiClient, ApiClientKey
 from tests.helpers.approval_loop import gate
 
 

@@ -1,4 +1,4 @@
-"""A key revoked through the ORM stops at once (condor/api_key_cache.py), even for a request
+"""A key revoked through the ORM stops at once (agents/api_key_cache.py), even for a request
 that looked the key up while the revocation was saved but not yet committed.
 
 The revocation strikes the cached answer when it commits; another thread reading the key
@@ -10,9 +10,9 @@ import threading
 import pytest
 from django.db import connection, transaction
 
-from approvals.models import ApiClientKey
-from condor.api_key_cache import cached_client
-from condor.auth import lookup_key
+from agents.api_key_cache import cached_client
+from agents.auth import lookup_key
+from agents.models import ApiClientKey
 from tests.helpers.personas import api_for
 
 pytestmark = pytest.mark.django_db(transaction=True, serialized_rollback=True)

@@ -2,7 +2,7 @@
 
 Under WSGI and the test client the strict JSON parser reads the body itself, so it
 checks Content-Length and caps the bytes it reads; under daphne, Django spools the
-whole body before any view, so condor/body_limit.py's ASGI wrapper counts the bytes
+whole body before any view, so core/body_limit.py's ASGI wrapper counts the bytes
 as they arrive (a chunked body has no Content-Length to check).
 """
 
@@ -17,9 +17,9 @@ from asgiref.sync import async_to_sync
 from django.conf import settings
 
 from approvals.models import ToolCall
-from condor.body_limit import BodySizeLimit, WSGIBodySizeLimit
-from condor.errors import PayloadTooLarge
-from condor.parsers import StrictJSONParser
+from core.body_limit import BodySizeLimit, WSGIBodySizeLimit
+from core.errors import PayloadTooLarge
+from core.parsers import StrictJSONParser
 from sessions_app.models import Session
 from tests.helpers.http import raw_post
 from tests.helpers.runs import open_executing_run

@@ -6,7 +6,7 @@ import pytest
 from django.http import HttpResponse
 from django.test import RequestFactory
 
-from condor.browser_middleware import AuthenticationMiddleware, MessageMiddleware, SessionMiddleware
+from core.browser_middleware import AuthenticationMiddleware, MessageMiddleware, SessionMiddleware
 
 KEY = {"HTTP_AUTHORIZATION": "Api-Key abc.def"}
 

@@ -36,7 +36,8 @@ def test_a_clean_run_passes_under_ci(tmp_path):
     assert run_pytest(tmp_path, "def test_passes():\n    pass\n", ci=True) == 0
 
 
-OUR_PACKAGES = ("condor", "approvals", "runs", "sessions_app", "tests", "condor_client")
+OUR_PACKAGES = ("condor", "demo", "governance", "inbox", "approvals", "runs", "sessions_app", "registry", "audit", "agents",
+                "core", "tests", "condor_client")
 
 
 def test_our_own_modules_are_imported_plainly():

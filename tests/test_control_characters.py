@@ -37,11 +37,11 @@ def test_a_nul_in_a_query_parameters_name_is_400(api):
 
 
 @pytest.mark.parametrize("url", [
-    "/admin/approvals/auditevent/?patient_ref=%00",
-    "/admin/approvals/auditevent/?tool=%00",
+    "/admin/audit/auditevent/?patient_ref=%00",
+    "/admin/audit/auditevent/?tool=%00",
     "/admin/approvals/approval/?status__exact=%00",
     "/admin/sessions_app/session/?care_unit=%00",
-    "/admin/approvals/auditevent/?q=a%0Db",
+    "/admin/audit/auditevent/?q=a%0Db",
 ], ids=str)
 def test_a_control_character_in_an_admin_query_is_a_plain_400_page(carl, url):
     assert_plain_refusal(admin_client(carl).get(url))
@@ -55,4 +55,4 @@ def test_ordinary_paths_and_queries_pass(api, carl, catalog):
     parked_run(api)
     assert api.get("/api/v1/sessions/?limit=5").status_code == 200
     assert admin_client(carl).get("/admin/approvals/approval/?status__exact=pending").status_code == 200
-    assert admin_client(carl).get("/admin/approvals/auditevent/?patient_ref=MRN%207").status_code == 200
+    assert admin_client(carl).get("/admin/audit/auditevent/?patient_ref=MRN%207").status_code == 200

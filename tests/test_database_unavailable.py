@@ -10,8 +10,8 @@ import pytest
 from django.db import OperationalError, connection, connections
 from django.test import RequestFactory
 
-from condor import error_pages
-from condor.errors import DatabaseUnavailable
+from core import error_pages
+from core.errors import DatabaseUnavailable
 
 pytestmark = pytest.mark.django_db
 
@@ -62,7 +62,7 @@ def test_a_database_restart_costs_no_failed_request(api):
 
 
 def test_an_api_request_that_loses_the_database_is_503(api, monkeypatch):
-    monkeypatch.setattr("condor.auth.client_for_key", lose_the_database)
+    monkeypatch.setattr("agents.auth.client_for_key", lose_the_database)
     response = api.get("/api/v1/sessions/")
     assert response.status_code == 503
     assert response.json() == {"error": "database_unavailable", "detail": DatabaseUnavailable.default_detail}
@@ -70,7 +70,7 @@ def test_an_api_request_that_loses_the_database_is_503(api, monkeypatch):
 
 
 def test_a_page_that_loses_the_database_is_a_plain_503(reviewer_http, monkeypatch):
-    monkeypatch.setattr("approvals.inbox.is_reviewer", lose_the_database)
+    monkeypatch.setattr("inbox.views.is_reviewer", lose_the_database)
     response = reviewer_http.get("/inbox/")
     assert response.status_code == 503
     assert response["Content-Type"].startswith("text/plain")

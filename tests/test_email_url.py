@@ -1,6 +1,6 @@
 """EMAIL_URL (SPEC section 10): escalation emails go through SMTP when it is set.
 
-`condor.env.env_email` reads the URL; the settings use it, or the console backend
+`core.env.env_email` reads the URL; the settings use it, or the console backend
 without it (`make run`). Start-up fails on a URL it cannot read, without echoing
 the password.
 """
@@ -10,7 +10,7 @@ import json
 import pytest
 from django.core.exceptions import ImproperlyConfigured
 
-from condor.env import env_email
+from core.env import env_email
 from tests.test_settings_env import start
 
 EMAIL_PROBE = """

@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from condor.parsers import MAX_JSON_DEPTH, StrictJSONError, loads_strict
+from core.parsers import MAX_JSON_DEPTH, StrictJSONError, loads_strict
 from tests.helpers.approval_loop import assert_nothing_gated, gate, park, report
 from tests.helpers.http import post_json, raw_post
 from tests.helpers.runs import open_executing_run

@@ -1,4 +1,4 @@
-"""Content negotiation (condor/negotiation.py) answers as DRF's own does, whatever the Accept header, but for
+"""Content negotiation (core/negotiation.py) answers as DRF's own does, whatever the Accept header, but for
 a ?format= that no renderer has: it is ignored (DRF: an undocumented 404)."""
 
 from urllib.parse import parse_qsl, urlencode
@@ -12,7 +12,7 @@ from rest_framework.renderers import BrowsableAPIRenderer, JSONRenderer
 from rest_framework.request import Request
 from rest_framework.test import APIRequestFactory
 
-from condor.negotiation import ContentNegotiation
+from core.negotiation import ContentNegotiation
 
 HEADERS = [None, "*/*", " */*", "*/*;q=0.5", "application/json", "application/json; indent=2", "text/html",
            "text/html, */*", "application/xml", "*/*, application/json; indent=4", "", "application/*"]

@@ -16,16 +16,17 @@ import ast
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-FIRST_PARTY = {"approvals", "runs", "sessions_app", "condor", "tests", "bench"}
+FIRST_PARTY = {"condor", "demo", "governance", "inbox", "approvals", "runs", "sessions_app", "registry", "audit", "agents",
+               "core", "tests", "bench"}
 SKIPPED = {"node_modules", "__pycache__", ".venv", "staticfiles", "migrations", ".git"}
 
 KNOWN_TEST_REACHES = {
     ("tests/approvals/test_escalation.py", "approvals.escalation._escalate"),
     ("tests/sqlite_flow.py", "approvals.visibility._read_teams"),
     ("tests/test_signed_in_reads.py", "approvals.visibility._read_teams"),
-    ("tests/test_api_key_cache.py", "condor.api_key_cache._paused_until"),
-    ("tests/test_error_codes_documented.py", "condor.errors._DRF_CODES"),
-    ("tests/test_serializer_fields_once.py", "condor.serializers._plan"),
+    ("tests/test_api_key_cache.py", "agents.api_key_cache._paused_until"),
+    ("tests/test_error_codes_documented.py", "core.errors._DRF_CODES"),
+    ("tests/test_serializer_fields_once.py", "core.serializers._plan"),
     ("tests/runs/test_inprocess_sweeps.py", "runs.inprocess._started"),
     ("tests/approvals/test_hot_path_queries.py", "runs.listeners._key"),
     ("tests/live/test_inbox_socket.py", "runs.listeners._key"),

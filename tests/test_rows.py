@@ -1,4 +1,4 @@
-"""condor/rows.py: plain statements from `Model._meta` write and read what the ORM writes and reads;
+"""core/rows.py: plain statements from `Model._meta` write and read what the ORM writes and reads;
 `__any` finds what `__in` does."""
 
 import datetime
@@ -9,8 +9,9 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
-from approvals.models import ApiClient, Approval
-from condor.rows import (
+from agents.models import ApiClient
+from approvals.models import Approval
+from core.rows import (
     Write,
     column,
     columns,

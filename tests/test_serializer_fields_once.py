@@ -1,4 +1,4 @@
-"""Serializers that build their fields once per class (condor/serializers.py).
+"""Serializers that build their fields once per class (core/serializers.py).
 
 Answers (ReadOnlyModelSerializer) must be exactly what DRF's ModelSerializer, building
 its fields for every instance, writes: for approvals in every state a hot path answers
@@ -13,7 +13,7 @@ from rest_framework import serializers
 
 from approvals.models import Approval
 from approvals.serializers import ApprovalSerializer, ClarificationSerializer, ResumeSerializer, ToolCallSerializer
-from condor.serializers import ReadOnlyModelSerializer
+from core.serializers import ReadOnlyModelSerializer
 from runs.models import Run
 from runs.serializers import RunSerializer
 from tests.helpers.approval_loop import approve, park, resume
@@ -113,7 +113,7 @@ def test_a_body_validates_and_fails_as_with_drfs_copies(serializer_class):
 
 
 def test_the_answers_are_read_off_a_plan_made_once_per_class(approvals_in_every_state):
-    from condor.serializers import _plan
+    from core.serializers import _plan
 
     for serializer_class, instance in ((ApprovalSerializer, approvals_in_every_state[0]),
                                        (RunSerializer, Run.objects.first())):

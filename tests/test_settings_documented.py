@@ -5,7 +5,7 @@ import re
 
 from tests.helpers.processes import REPO
 
-# The modules that read the environment, each through condor/env.py's readers.
+# The modules that read the environment, each through core/env.py's readers.
 READERS = ["condor/settings.py", "condor/database_settings.py"]
 
 

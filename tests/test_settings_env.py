@@ -81,7 +81,7 @@ def test_preparing_can_be_turned_off_for_a_pooler_that_cannot_keep_them():
 
 def test_redis_url_switches_to_the_redis_channel_layer():
     loaded = settings_from(REDIS_URL="redis://cache.internal:6379/0")
-    assert loaded["channel_layer"] == "condor.channel_layer.RedisLayer"
+    assert loaded["channel_layer"] == "core.channel_layer.RedisLayer"
 
 
 def test_environment_overrides_are_read():

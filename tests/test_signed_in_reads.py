@@ -1,13 +1,13 @@
-"""A signed-in person's user read, one kept statement (condor/auth_backends.py): it answers as
+"""A signed-in person's user read, one kept statement (approvals/auth_backends.py): it answers as
 Django's ModelBackend does, with the reviewer's membership and teams."""
 
 import pytest
 from django.contrib.auth.models import Group, User
 
+from agents.auth import is_reviewer
+from approvals.auth_backends import ReviewerAwareModelBackend
 from approvals.models import ReviewTeam
 from approvals.visibility import _read_teams, reviewer_scope
-from condor.auth import is_reviewer
-from condor.auth_backends import ReviewerAwareModelBackend
 
 pytestmark = pytest.mark.django_db
 

@@ -8,7 +8,7 @@ limit, a re-link refused while the card is open, a reviewer's approval, a resume
 session's patient changed (context_changed, audited) and then one that proceeds, and its replay, a cold replay of another
 approved call, a card escalated at 0.6 of its TTL and not at 0.4, verify_audit, the session's history (read as text: ids, times and
 parts), the database guards (append-only audit, monotone taint) after every migration, and every
-row a hot path reads with condor/rows.py's `reader` built as the ORM loads it.
+row a hot path reads with core/rows.py's `reader` built as the ORM loads it.
 """
 
 import json

@@ -8,7 +8,7 @@ surrogates) must never reach a service.
 import pytest
 
 from approvals.models import ToolCall
-from condor.parsers import MAX_SAFE_INTEGER, StrictJSONError, loads_strict
+from core.parsers import MAX_SAFE_INTEGER, StrictJSONError, loads_strict
 from sessions_app.models import Session
 from tests.helpers.approval_loop import assert_nothing_gated, gate, raw_gate
 from tests.helpers.http import raw_post

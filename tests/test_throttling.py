@@ -11,7 +11,7 @@ from types import SimpleNamespace
 import pytest
 from django.core.cache import caches
 
-from condor import throttling
+from agents import throttling
 from tests.helpers.approval_loop import clarify, gate, suspend
 from tests.helpers.runs import open_executing_run
 

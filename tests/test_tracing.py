@@ -70,7 +70,7 @@ def test_other_endpoints_are_not_traced(api, catalog, spans):
 
 def test_without_a_tracer_provider_no_span_is_opened(api, catalog, monkeypatch):
     """No SDK configured: the middleware lets the request by without resolving its path for a span."""
-    from condor import tracing
+    from core import tracing
 
     def no_resolving(*args, **kwargs):
         raise AssertionError("resolved a path for a span nothing would record")

@@ -3,7 +3,7 @@
 compliance: view everything that records what happened (read-only audit work).
 governance: the same, plus adding and changing tool descriptors (the registry).
 Nobody gets a delete permission here: audit rows are append-only and the
-registry's one write path (approvals.registry.register) has no delete.
+registry's one write path (registry.descriptors.register) has no delete.
 """
 
 from django.apps import apps as global_apps

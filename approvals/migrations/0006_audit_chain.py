@@ -57,8 +57,8 @@ def _on_postgresql(sql):
 
 def link_existing_rows(apps, schema_editor):
     """Give rows written before the chain existed their patient_ref, chain, seq and hashes."""
-    from approvals.audit_chain import HASHED_FIELDS, chain_for, v1_hash
-    from approvals.models.audit import GENESIS_HASH
+    from audit.chain import HASHED_FIELDS, chain_for, v1_hash
+    from audit.models import GENESIS_HASH
 
     AuditEvent = apps.get_model("approvals", "AuditEvent")
     AuditChainHead = apps.get_model("approvals", "AuditChainHead")

@@ -51,7 +51,7 @@ class Approval(models.Model):
     # pending limit counts a client's open cards off approval_client_pending alone, not
     # through every session the client ever had. No index of its own: only a client's
     # delete (a rare admin act) looks approvals up by client alone.
-    client = models.ForeignKey("approvals.ApiClient", on_delete=models.CASCADE, related_name="+", db_index=False)
+    client = models.ForeignKey("agents.ApiClient", on_delete=models.CASCADE, related_name="+", db_index=False)
     # The patient context the card showed, {patient_ref, age_band, consent}, copied from the session
     # when the call parked (the suspend funnel): a resume or cold replay in a session whose context has
     # changed since is refused (approvals/bound_context.py). care_unit routes a card; it binds nothing.
@@ -115,7 +115,7 @@ class Approval(models.Model):
         indexes = [
             # Inbox snapshot and the expiry sweep: open approvals by deadline.
             models.Index(fields=["status", "expires_at"], name="approval_status_expiry"),
-            # The inbox snapshot's pages (approvals/inbox_pages.py): pending cards in queue order,
+            # The inbox snapshot's pages (inbox/pages.py): pending cards in queue order,
             # so a page of 100 reads 100 index entries instead of sorting every pending card.
             models.Index(ESCALATION_RANK, RISK_RANK, models.F("expires_at"), models.F("id"),
                          name="approval_inbox_queue", condition=models.Q(status="pending")),

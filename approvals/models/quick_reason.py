@@ -1,7 +1,7 @@
 from django.core.exceptions import ValidationError
 from django.db import models
 
-from condor.text_limits import has_control_characters
+from core.text_limits import has_control_characters
 
 
 class QuickReason(models.Model):

@@ -1,7 +1,7 @@
 import django.db.models.deletion
 from django.db import migrations, models
 
-from condor.migration_ops import drop_covered_fk_index
+from core.migration_ops import drop_covered_fk_index
 
 
 class Migration(migrations.Migration):

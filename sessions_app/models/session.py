@@ -4,7 +4,7 @@ import pgtrigger
 from django.db import models
 
 
-# The policy engine's Autonomy and AgeBand (approvals/policy/types.py), spelled out here because
+# The policy engine's Autonomy and AgeBand (registry/policy/types.py), spelled out here because
 # sessions_app comes before approvals; tests/sessions_app/test_policy_context.py holds them equal.
 class AutonomyChoice(models.TextChoices):
     AUTONOMOUS = "autonomous", "Autonomous (the clinician typed the request)"
@@ -43,7 +43,7 @@ class Session(models.Model):
     """
 
     id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
-    client = models.ForeignKey("approvals.ApiClient", on_delete=models.CASCADE, related_name="sessions")
+    client = models.ForeignKey("agents.ApiClient", on_delete=models.CASCADE, related_name="sessions")
     title = models.CharField(max_length=200, blank=True)
     patient_ref = models.CharField(max_length=120, blank=True)
     # The ward that owns the patient: routes the session's cards to its review team (SPEC section 10).

@@ -44,7 +44,7 @@ function outcome(d) {
   return { word, kind: 'approved' };
 }
 
-// What became of an approved call (approvals/inbox_decided.py's call_outcome), and when.
+// What became of an approved call (inbox/decided.py's call_outcome), and when.
 const CALL_OUTCOMES = {
   ran: ['Ran', (at) => `the agent reported its result${at}`],
   failed: ['Failed', (at) => `the agent reported an error${at}`],

@@ -13,7 +13,7 @@ export const argsCut = (card) => isObj(card) && card.args_truncated === true;
 export const awaitingFullArgs = (entry) => entry.kind === 'approval' && argsCut(entry.card);
 
 /* What a card too big for a websocket frame may go without besides its args, loaded from the
- * approval with them (approvals/inbox_pages.py _LAST_RESORT; the card names them in `cut_fields`). */
+ * approval with them (inbox/pages.py _LAST_RESORT; the card names them in `cut_fields`). */
 const FROM_APPROVAL = ['message', 'explanation', 'resume_schema', 'approvals'];
 
 /** `card`, with the full args "Show all" loaded for this same payload put back in (and any other cut field). */

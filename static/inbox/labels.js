@@ -8,7 +8,7 @@
  * of the built-in catalog read better said outright (WORDED). The tool and op themselves
  * stay on the card, in its technical details. */
 
-// Tools of the built-in catalog (approvals/policy/catalog.py) whose name says it less well.
+// Tools of the built-in catalog (registry/policy/catalog.py) whose name says it less well.
 const WORDED = {
   'prescribe_medication create': 'New prescription',
   'record_vitals': 'Record vital signs',

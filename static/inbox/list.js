@@ -2,7 +2,7 @@
  * is first shown: card.js), a change touches only that node, and reordering moves only
  * the nodes that are out of place. Also the selection that j/k move.
  *
- * The server sends the pending cards in pages (approvals/inbox_pages.py): the snapshot
+ * The server sends the pending cards in pages (inbox/pages.py): the snapshot
  * is the first page, with the total and a cursor; loadMore() asks for the next. Each
  * page covers a stretch of the server's order (after the last card of the page before,
  * up to its own last card), so a loaded card in that stretch that the page lacks is
@@ -241,7 +241,7 @@ function dropEntry(entry) {
   if (hadFocus) listEl.focus({ preventScroll: true });
 }
 
-/** The server's order (approvals/inbox_pages.py): escalated first, then risk, then the soonest deadline, then the id. */
+/** The server's order (inbox/pages.py): escalated first, then risk, then the soonest deadline, then the id. */
 function compareEntries(a, b) {
   return (b.escalated === true) - (a.escalated === true) || a.tierRank - b.tierRank
     || (a.expiresMs === b.expiresMs ? 0 : a.expiresMs < b.expiresMs ? -1 : 1)

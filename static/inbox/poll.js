@@ -1,6 +1,6 @@
 /* The polling fallback: while the inbox websocket is down (Redis out, a proxy in the way)
  * the page reads the pending cards from the REST snapshot instead, in the pages the socket
- * sends (approvals/inbox_pages.py: at most 100 cards each, a total, a signed cursor). */
+ * sends (inbox/pages.py: at most 100 cards each, a total, a signed cursor). */
 import { config } from './page.js';
 import { isObj } from './values.js';
 

@@ -363,7 +363,7 @@ function renderPaging() {
   els.more.disabled = blocked !== '';
   els.moreWhy.textContent = blocked;
   els.moreWhy.hidden = !blocked;
-  const next = Math.min(100, total - shown); // a page is 100 cards (approvals/inbox_pages.py)
+  const next = Math.min(100, total - shown); // a page is 100 cards (inbox/pages.py)
   els.more.textContent = loading ? 'Loading…' : `Load ${next > 0 ? `${count(next)} ` : ''}more`;
 }
 
@@ -455,7 +455,7 @@ export function initQueue() {
     moreWhy: part('queue-more-why'),
   });
   if (!els.rows) return;
-  els.search.maxLength = 120; // a patient ref's longest (approvals/inbox_search.py)
+  els.search.maxLength = 120; // a patient ref's longest (inbox/search.py)
   els.search.addEventListener('input', () => {
     state.patient_ref = els.search.value.trim();
     clearTimeout(searchTimer);

@@ -21,7 +21,7 @@
  * neutral character to the text around it, so no such character is left outside a box
  * and nothing is reordered. A text of one script (a name in Hebrew) is left as written.
  *
- * condor/display.py applies the same rules in the admin. All output is text nodes
+ * core/display.py applies the same rules in the admin. All output is text nodes
  * and spans built by dom.js: never HTML.
  */
 import { h } from './dom.js';

@@ -1,5 +1,5 @@
 /* The queue's search and filters, answered by the server over every pending card the reviewer
- * may see (approvals/inbox_search.py), not over the pages loaded so far: the queue says how
+ * may see (inbox/search.py), not over the pages loaded so far: the queue says how
  * many match in all, and a patient's header how many of theirs, before any scrolling.
  *
  * A search is asked again from its first page whenever it changes; an answer to an older
@@ -11,7 +11,7 @@ import { sendJson } from './http.js';
 import { config } from './page.js';
 import { isObj } from './values.js';
 
-const LIMITS = { patient_ref: 120, ward: 64, tool: 100 }; // the server's (approvals/inbox_search.py)
+const LIMITS = { patient_ref: 120, ward: 64, tool: 100 }; // the server's (inbox/search.py)
 // A refresh re-reads the matches the reviewer has loaded, a page at a time; this bounds its requests.
 const MAX_PAGES_PER_REFRESH = 20;
 

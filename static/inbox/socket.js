@@ -14,7 +14,7 @@ import { isObj } from './values.js';
 const BACKOFF_MIN_MS = 500;
 const BACKOFF_MAX_MS = 10000;
 const PING_EVERY_S = 25;
-// Close codes from approvals/consumers.py: signed out / no longer a reviewer.
+// Close codes from inbox/consumers.py: signed out / no longer a reviewer.
 const REVOKED = new Set([4401, 4403]);
 const STATE_TEXT = {
   connecting: 'Connecting…', live: 'Live', reconnecting: 'Reconnecting…',
@@ -77,7 +77,7 @@ export function keepAlive() {
 const pagesBySocket = () => conn.live && conn.ws && conn.ws.readyState === WebSocket.OPEN;
 const pagesByHttp = () => !conn.live && !conn.revoked && conn.pollOk;
 
-/** Ask the server for the page after `cursor`: over the socket (approvals/consumers.py), or while
+/** Ask the server for the page after `cursor`: over the socket (inbox/consumers.py), or while
  * polling over HTTP; false when neither works now. The answer comes to onFrame as a page or error frame. */
 export function requestPage(cursor) {
   if (pagesBySocket()) {

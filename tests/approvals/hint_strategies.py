@@ -6,7 +6,7 @@ Shared by the builder tests (test_resume_schemas.py) and the validator tests
 
 from hypothesis import strategies as st
 
-from approvals.identifiers import is_field_name
+from core.identifiers import is_field_name
 
 # Any JSON value: the odd hint an agent might send, or an answer a reviewer's client might.
 json_values = st.recursive(
@@ -61,7 +61,7 @@ hints = st.integers(0, 7).flatmap(
     else structured_hints
 )
 types = near(st.sampled_from(["string", "number", "integer", "boolean", "date", "date-time", "array", "object"]))
-# Identifiers only (approvals/identifiers.py).
+# Identifiers only (core/identifiers.py).
 names = st.from_regex(r"[A-Za-z][A-Za-z0-9_]{0,9}", fullmatch=True).filter(is_field_name)
 items = st.one_of(
     st.fixed_dictionaries({"name": names}, optional={"type": types, "hint": hints}),

@@ -8,10 +8,17 @@ import pytest
 from django.contrib.auth.models import Group, Permission, User
 from django.db import IntegrityError, transaction
 
-from approvals import access_grants, registry_changes
-from approvals.four_eyes import is_governance_admin
-from approvals.models import AccessGrant, AuditEvent, ToolChange, ToolDescriptor
-from condor.errors import GrantAlreadyPending, GrantNeedsSecondAdmin, NotGovernanceAdmin, ToolChangeNeedsSecondAdmin
+from audit.models import AuditEvent
+from core.errors import (
+    GrantAlreadyPending,
+    GrantNeedsSecondAdmin,
+    NotGovernanceAdmin,
+    ToolChangeNeedsSecondAdmin,
+)
+from governance import access_grants
+from registry import changes as registry_changes
+from registry.four_eyes import is_governance_admin
+from registry.models import AccessGrant, ToolChange, ToolDescriptor
 from tests.helpers.admin_forms import admin_client, post, user_form, user_url
 from tests.helpers.personas import PASSWORD, group
 
@@ -65,7 +72,7 @@ def test_the_admin_says_the_grant_waits_and_shows_it(sam, db):
     newcomer = User.objects.create_user("newcomer", password=PASSWORD)
     response = post(http, user_url(newcomer), user_form(newcomer, groups=[group("governance")]))
     grant = AccessGrant.objects.get()
-    assert response["Location"] == f"/admin/approvals/accessgrant/{grant.pk}/change/"
+    assert response["Location"] == f"/admin/registry/accessgrant/{grant.pk}/change/"
     page = http.get(response["Location"]).content.decode()
     assert "takes effect when a second governance admin confirms it" in page
     assert "you may withdraw it by rejecting it" in page and "Confirm: grant it" not in page
@@ -75,7 +82,7 @@ def test_before_the_grant_the_grantee_cannot_confirm_a_registry_change(sam, gov2
     change = pending_change(sam)
     with pytest.raises(NotGovernanceAdmin):
         registry_changes.confirm(change.pk, user=gov2)
-    refused = post(admin_client(gov2), f"/admin/approvals/toolchange/{change.pk}/confirm/", {})
+    refused = post(admin_client(gov2), f"/admin/registry/toolchange/{change.pk}/confirm/", {})
     assert refused.status_code in (302, 403)
     assert ToolDescriptor.objects.get(name="prescribe_medication").hitl_tier == "high"
 
@@ -120,7 +127,7 @@ def test_an_admin_whose_grant_the_proposer_made_is_not_a_second_pair_of_eyes(sam
 def test_the_confirm_button_is_not_offered_to_a_dependent_admin(sam, gov2, gina, catalog):
     access_grants.confirm(AccessGrant.objects.get(user=gov2).pk, user=gina)
     change = pending_change(sam)
-    page = admin_client(User.objects.get(pk=gov2.pk)).get(f"/admin/approvals/toolchange/{change.pk}/change/")
+    page = admin_client(User.objects.get(pk=gov2.pk)).get(f"/admin/registry/toolchange/{change.pk}/change/")
     assert b"Confirm: apply this change" not in page.content
     assert b"your own grant was proposed or confirmed by sam" in page.content
 
@@ -136,7 +143,7 @@ def test_the_governance_permission_given_directly_is_held_back(sam, rita):
     governance = Permission.objects.get(codename="change_tooldescriptor")
     post(admin_client(sam), user_url(rita), user_form(rita, permissions=[governance]))
     assert not User.objects.get(pk=rita.pk).user_permissions.exists()
-    assert AccessGrant.objects.get(user=rita).parts() == ["permission approvals.change_tooldescriptor"]
+    assert AccessGrant.objects.get(user=rita).parts() == ["permission registry.change_tooldescriptor"]
 
 
 def test_reactivating_a_governance_admin_is_held_back(sam, gina):
@@ -153,7 +160,7 @@ def test_giving_a_group_the_governance_permission_is_held_back(sam, db):
     form = {"name": "reviewers", "permissions": [*reviewers.permissions.values_list("pk", flat=True), governance.pk]}
     assert post(admin_client(sam), f"/admin/auth/group/{reviewers.pk}/change/", form).status_code == 302
     assert not reviewers.permissions.filter(pk=governance.pk).exists()
-    assert AccessGrant.objects.get(group=reviewers).parts() == ["permission approvals.change_tooldescriptor"]
+    assert AccessGrant.objects.get(group=reviewers).parts() == ["permission registry.change_tooldescriptor"]
 
 
 def test_an_account_admin_who_is_not_governance_cannot_give_it(rita, db):
@@ -191,11 +198,11 @@ def test_the_database_refuses_a_grant_confirmed_by_its_proposer_or_grantee(sam, 
 
 def test_a_second_admin_confirms_in_the_admin_and_compliance_cannot(gov2, gina, carl):
     grant = AccessGrant.objects.get(user=gov2)
-    assert admin_client(carl).get(f"/admin/approvals/accessgrant/{grant.pk}/change/").status_code == 200
-    assert post(admin_client(carl), f"/admin/approvals/accessgrant/{grant.pk}/confirm/", {}).status_code == 403
+    assert admin_client(carl).get(f"/admin/registry/accessgrant/{grant.pk}/change/").status_code == 200
+    assert post(admin_client(carl), f"/admin/registry/accessgrant/{grant.pk}/confirm/", {}).status_code == 403
     http = admin_client(gina)
-    assert b"Confirm: grant it" in http.get(f"/admin/approvals/accessgrant/{grant.pk}/change/").content
-    response = post(http, f"/admin/approvals/accessgrant/{grant.pk}/confirm/", {})
+    assert b"Confirm: grant it" in http.get(f"/admin/registry/accessgrant/{grant.pk}/change/").content
+    response = post(http, f"/admin/registry/accessgrant/{grant.pk}/confirm/", {})
     assert response.status_code == 302
     assert User.objects.get(pk=gov2.pk).groups.filter(name="governance").exists()
 

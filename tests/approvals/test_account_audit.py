@@ -8,8 +8,9 @@ import pytest
 from django.contrib.auth.models import Permission, User
 from django.core.management import call_command
 
-from approvals import audit
-from approvals.models import ApiClient, ApiClientKey, AuditEvent
+from agents.models import ApiClient, ApiClientKey
+from audit import trail as audit
+from audit.models import AuditEvent
 from tests.helpers.admin_forms import admin_client, post, user_form, user_url
 from tests.helpers.personas import PASSWORD, group
 
@@ -65,7 +66,7 @@ def test_a_group_whose_permissions_change_is_audited(sam, db):
     (row,) = account_rows()
     assert (row.data["group_id"], row.decision) == (compliance.pk, "updated")
     assert set(row.data["after"]["permissions"]) - set(row.data["before"]["permissions"]) == {
-        "approvals.view_apiclientkey"}
+        "agents.view_apiclientkey"}
 
 
 def test_an_account_change_whose_audit_row_fails_does_not_happen(sam, rita, monkeypatch):
@@ -102,7 +103,7 @@ def test_create_api_client_audits_the_client_and_its_key_without_the_key(db, cap
 
 
 def test_the_demo_people_are_audited_as_seed_demo(db):
-    from approvals.management.commands.seed_demo import PEOPLE, Command
+    from demo.management.commands.seed_demo import PEOPLE, Command
 
     for person in PEOPLE:
         Command()._person(*person)

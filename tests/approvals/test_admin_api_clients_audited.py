@@ -5,7 +5,8 @@ lets a runtime act for the client; compliance reads every such change back from 
 audit log, with the object before and after, and never the key or its hash.
 """
 
-from approvals.models import ApiClient, ApiClientKey, AuditEvent
+from agents.models import ApiClient, ApiClientKey
+from audit.models import AuditEvent
 from tests.helpers.personas import logged_in
 
 
@@ -26,9 +27,9 @@ def rows() -> list[AuditEvent]:
 
 def test_creating_and_changing_a_client_is_audited_with_before_and_after(gina):
     admin = logged_in(gina)
-    assert post_form(admin, "/admin/approvals/apiclient/add/", client_form("ward-bot", True)).status_code == 302
+    assert post_form(admin, "/admin/agents/apiclient/add/", client_form("ward-bot", True)).status_code == 302
     client = ApiClient.objects.get(name="ward-bot")
-    changed = post_form(admin, f"/admin/approvals/apiclient/{client.pk}/change/", client_form("ward-bot", False))
+    changed = post_form(admin, f"/admin/agents/apiclient/{client.pk}/change/", client_form("ward-bot", False))
     assert changed.status_code == 302
 
     created, updated = rows()
@@ -41,7 +42,7 @@ def test_creating_and_changing_a_client_is_audited_with_before_and_after(gina):
 def test_saving_a_client_unchanged_writes_no_row(gina):
     client = ApiClient.objects.create(name="ward-bot", can_park=True)
     admin = logged_in(gina)
-    assert post_form(admin, f"/admin/approvals/apiclient/{client.pk}/change/",
+    assert post_form(admin, f"/admin/agents/apiclient/{client.pk}/change/",
                      client_form("ward-bot", True)).status_code == 302
     assert rows() == []
 
@@ -49,10 +50,10 @@ def test_saving_a_client_unchanged_writes_no_row(gina):
 def test_issuing_and_revoking_a_key_is_audited_without_the_secret(gina):
     client = ApiClient.objects.create(name="ward-bot")
     admin = logged_in(gina)
-    issued = post_form(admin, "/admin/approvals/apiclientkey/add/", {"name": "prod", "client": str(client.pk)})
+    issued = post_form(admin, "/admin/agents/apiclientkey/add/", {"name": "prod", "client": str(client.pk)})
     assert issued.status_code == 302
     key = ApiClientKey.objects.get(client=client)
-    revoked = post_form(admin, f"/admin/approvals/apiclientkey/{key.pk}/change/",
+    revoked = post_form(admin, f"/admin/agents/apiclientkey/{key.pk}/change/",
                         {"name": "prod", "client": str(client.pk), "revoked": "on"})
     assert revoked.status_code == 302
 
@@ -67,7 +68,7 @@ def test_governance_cannot_delete_a_client(gina):
     # Deleting a client would take its sessions' history with it: nobody does that from the admin.
     client = ApiClient.objects.create(name="ward-bot")
     admin = logged_in(gina)
-    assert post_form(admin, f"/admin/approvals/apiclient/{client.pk}/delete/", {"post": "yes"}).status_code == 403
+    assert post_form(admin, f"/admin/agents/apiclient/{client.pk}/delete/", {"post": "yes"}).status_code == 403
     assert ApiClient.objects.filter(pk=client.pk).exists()
     assert rows() == []
 
@@ -75,7 +76,7 @@ def test_governance_cannot_delete_a_client(gina):
 def test_compliance_cannot_change_a_client(carl):
     client = ApiClient.objects.create(name="ward-bot", can_park=True)
     admin = logged_in(carl)
-    refused = post_form(admin, f"/admin/approvals/apiclient/{client.pk}/change/", client_form("ward-bot", False))
+    refused = post_form(admin, f"/admin/agents/apiclient/{client.pk}/change/", client_form("ward-bot", False))
     assert refused.status_code == 403
     assert ApiClient.objects.get().can_park is True
     assert rows() == []

@@ -11,12 +11,13 @@ from django.db import connection
 from django.test import Client
 from django.test.utils import CaptureQueriesContext
 
-from approvals import audit_admin
-from approvals.models import Approval, AuditEvent
+from approvals.models import Approval
+from audit.models import AuditEvent
+from governance import audit_admin
 from tests.helpers.approval_loop import approval_row, parked_run
 from tests.test_admin import admin_client, post
 
-PAGE = "/admin/approvals/auditevent/"
+PAGE = "/admin/audit/auditevent/"
 
 
 @pytest.fixture
@@ -142,7 +143,7 @@ def test_the_export_is_the_filtered_set_on_every_page_and_is_audited(carl, parke
     rows = rows_of(response)
     assert len(rows) == 251 and {row["kind"] for row in rows} == {"verdict"}
     export = AuditEvent.objects.filter(kind="export").get()
-    assert (export.actor, export.data) == ("user:carl", {"list": "approvals.AuditEvent", "scope": "filtered",
+    assert (export.actor, export.data) == ("user:carl", {"list": "audit.AuditEvent", "scope": "filtered",
                                                          "filter": {"kind": "verdict"}, "rows": 251})
 
 

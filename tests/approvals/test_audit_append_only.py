@@ -10,10 +10,9 @@ from django.core.management.color import no_style
 from django.db import connection, transaction
 from django.db.utils import DatabaseError
 
-from approvals import audit
-from approvals.db_roles import grant_statements
-from approvals.models import AuditEvent
-from approvals.models.audit import GENESIS_HASH, AuditChainHead
+from audit import trail as audit
+from audit.db_roles import grant_statements
+from audit.models import GENESIS_HASH, AuditChainHead, AuditEvent
 
 pytestmark = pytest.mark.skipif(os.environ.get("DATABASE_URL", "").startswith("sqlite") or
                                 not os.environ.get("DATABASE_URL"), reason="PostgreSQL triggers and roles")

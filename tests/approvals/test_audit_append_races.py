@@ -1,7 +1,7 @@
 """Appends racing on one chain, on real PostgreSQL: each links to the row before it.
 
 An append takes its head's lock, moves it and links its row in one statement
-(approvals/audit_chain.py), so the link is computed from the head as locked: the
+(audit/chain.py), so the link is computed from the head as locked: the
 latest committed one, even when the statement started before it committed.
 """
 
@@ -10,9 +10,9 @@ import threading
 import pytest
 from django.db import connection, transaction
 
-from approvals import audit, audit_chain
-from approvals.models import AuditEvent
-from approvals.models.audit import GENESIS_HASH, GLOBAL_CHAIN
+from audit import chain as audit_chain
+from audit import trail as audit
+from audit.models import GENESIS_HASH, GLOBAL_CHAIN, AuditEvent
 from tests.helpers.races import all_at_once, backend_pid, wait_until_queued
 
 pytestmark = pytest.mark.django_db(transaction=True, serialized_rollback=True)

@@ -11,9 +11,10 @@ import pytest
 from django.core.management import CommandError, call_command
 from django.db import connection
 
-from approvals import audit, audit_chain, audit_checkpoints
-from approvals.models import AuditEvent
-from approvals.models.audit import AuditChainHead
+from audit import chain as audit_chain
+from audit import checkpoints as audit_checkpoints
+from audit import trail as audit
+from audit.models import AuditChainHead, AuditEvent
 from runs.models import Run
 from tests.helpers.runs import open_executing_run
 
@@ -118,7 +119,7 @@ def test_a_later_checkpoint_carries_the_chains_that_gained_rows(session_rows, ch
 
 
 def test_the_beat_task_writes_a_checkpoint(session_rows, checkpoints, settings):
-    from approvals.tasks import audit_checkpoint
+    from audit.tasks import audit_checkpoint
 
     settings.CONDOR_AUDIT_CHECKPOINT_FILE = str(checkpoints)
     audit_checkpoint()

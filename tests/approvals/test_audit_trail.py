@@ -7,10 +7,11 @@ import pytest
 from django.test import Client
 from django.utils import timezone
 
-from approvals import audit, audit_chain
 from approvals.expiry import expire_due
-from approvals.hashing import canonical_json, canonical_json_fast
-from approvals.models import AuditEvent
+from audit import chain as audit_chain
+from audit import trail as audit
+from audit.models import AuditEvent
+from core.hashing import canonical_json, canonical_json_fast
 from runs.models import Run
 from runs.sweep import abort_idle_runs
 from tests.approvals.hint_strategies import json_values

@@ -8,8 +8,9 @@ import pytest
 from django.core.management import CommandError, call_command
 from django.db import connection
 
-from approvals import audit, audit_chain
-from approvals.models import AuditEvent
+from audit import chain as audit_chain
+from audit import trail as audit
+from audit.models import AuditEvent
 from runs.models import Run
 from tests.helpers.runs import open_executing_run
 from tests.test_admin import admin_client, post
@@ -58,7 +59,7 @@ def test_an_intact_log_passes(chain, capsys):
 def v1_rows(count: int) -> list[int]:
     """`count` rows appended to the global chain as they were hashed before version 2 (one digest
     over content and link), the head moved with each, as the application's role may move it."""
-    from approvals.models.audit import AuditChainHead
+    from audit.models import AuditChainHead
 
     audit.record(audit.Kind.LOGIN, actor_system=audit.ANONYMOUS, decision="succeeded")  # the head exists
     ids = []
@@ -143,13 +144,13 @@ def test_a_deleted_newest_row_is_caught_by_its_chain_head(chain):
 
 def test_the_admin_action_verifies_the_chains_of_the_selection(chain, carl):
     http = admin_client(carl)
-    response = post(http, "/admin/approvals/auditevent/", {"action": "verify_chains",
+    response = post(http, "/admin/audit/auditevent/", {"action": "verify_chains",
                                                           "_selected_action": [chain[0]]})
     assert response.status_code == 302
     page = http.get(response["Location"]).content.decode()
     assert "Intact: 5 rows in 1 chain(s) verified." in page
     as_owner_without_triggers(("UPDATE approvals_auditevent SET tool = 'x' WHERE id = %s", [chain[4]]))
-    response = post(http, "/admin/approvals/auditevent/", {"action": "verify_chains",
+    response = post(http, "/admin/audit/auditevent/", {"action": "verify_chains",
                                                           "_selected_action": [chain[0]]})
     page = http.get(response["Location"]).content.decode()
     assert f"BROKEN: row id={chain[4]} " in page

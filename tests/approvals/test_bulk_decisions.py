@@ -11,7 +11,8 @@ import uuid
 import pytest
 from django.core.management import call_command
 
-from approvals.models import Approval, ApprovalStatus, AuditEvent
+from approvals.models import Approval, ApprovalStatus
+from audit.models import AuditEvent
 from tests.helpers.approval_loop import approval_row, approve, clarify, suspend
 from tests.helpers.http import post_json
 from tests.helpers.personas import logged_in

@@ -1,4 +1,4 @@
-"""approvals.hashing.canonical_json_fast writes exactly what the rfc8785 package writes.
+"""core.hashing.canonical_json_fast writes exactly what the rfc8785 package writes.
 
 Payload hashes, the audit chain and the inbox cards' args sizes all go through the fast
 form; the reference (`canonical_json`, the rfc8785 package) is the oracle. Floats are
@@ -13,8 +13,8 @@ import rfc8785
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from approvals import audit_chain
-from approvals.hashing import canonical_json, canonical_json_fast, payload_hash
+from audit import chain as audit_chain
+from core.hashing import canonical_json, canonical_json_fast, payload_hash
 
 # Every finite double, and the ones at ECMAScript's layout boundaries written out.
 _BOUNDARIES = [1e-7, 1e-6, 9.999999999999999e-7, 1e-5, 9.99e-5, 1e-4, 0.00012, 0.1, 1.0, 1.5, 1e15, 1e16,

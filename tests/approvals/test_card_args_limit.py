@@ -9,8 +9,8 @@ whose payload hash is the card's.
 import pytest
 
 from approvals import cards
-from approvals.hashing import canonical_json, payload_hash
 from approvals.models import Approval
+from core.hashing import canonical_json, payload_hash
 from runs.models import RunEvent
 from tests.helpers.approval_loop import approval_row, parked_run
 

@@ -1,4 +1,4 @@
-"""Every part of a card has a size limit, so no card outgrows an inbox frame (approvals/inbox_pages.py).
+"""Every part of a card has a size limit, so no card outgrows an inbox frame (inbox/pages.py).
 
 The page cuts a card's args when it is too big for a frame, but nothing else: a
 clarification's form (built from the agent's hints) and a reviewer's reason (shown on a
@@ -11,11 +11,12 @@ import json
 import pytest
 from django.contrib.auth.models import User
 
-from approvals import inbox_pages
 from approvals.decisions import REASON_MAX_CHARS
-from approvals.models import Approval, AuditEvent
+from approvals.models import Approval
 from approvals.resume_schemas import FORM_MAX_BYTES
 from approvals.visibility import reviewer_scope
+from audit.models import AuditEvent
+from inbox import pages as inbox_pages
 from runs.models import RunEvent
 from tests.helpers.approval_loop import approval_row, assert_still_waiting, clarify, decide, parked_run
 from tests.helpers.runs import open_executing_run, run_state

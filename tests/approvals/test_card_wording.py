@@ -1,5 +1,5 @@
 """A card says why it needs a clinician in a clinician's words: the sentence of every rule that
-parks a call (approvals/policy/types.py) names what happens to the patient's record, not how
+parks a call (registry/policy/types.py) names what happens to the patient's record, not how
 Condor is built (its registry, tiers, tools, operations or sessions)."""
 
 import re
@@ -7,7 +7,7 @@ import re
 import pytest
 
 from approvals.gate import CLARIFICATION_RULE, EXPLANATIONS
-from approvals.policy import RULES, Decision
+from registry.policy import RULES, Decision
 
 ENGINEERING_WORDS = re.compile(r"\b(tools?|registry|tiers?|writes?|operations?|sessions?|untrusted|class|op)\b",
                                re.IGNORECASE)

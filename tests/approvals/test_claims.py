@@ -13,7 +13,8 @@ from django.test import override_settings
 from django.utils import timezone
 
 from approvals import cards
-from approvals.models import Approval, AuditEvent
+from approvals.models import Approval
+from audit.models import AuditEvent
 from runs.models import RunEvent
 from tests.helpers.approval_loop import approval_row, approve, decide, parked_run, suspend
 from tests.helpers.clock import frozen_clock

@@ -10,7 +10,8 @@ reviewers who now see the card can take it without waiting for the claim to run 
 import pytest
 from django.contrib.auth.models import Group
 
-from approvals.models import AuditEvent, ReviewTeam
+from approvals.models import ReviewTeam
+from audit.models import AuditEvent
 from runs.models import RunEvent
 from tests.helpers.approval_loop import approval_row, decide, park, suspend
 from tests.helpers.http import post_json

@@ -2,7 +2,8 @@
 
 import pytest
 
-from approvals.models import Approval, AuditEvent
+from approvals.models import Approval
+from audit.models import AuditEvent
 from runs.models import RunEvent
 from tests.helpers.approval_loop import approval_row, asked_run, clarify, decide, resume, suspend
 from tests.helpers.http import raw_post

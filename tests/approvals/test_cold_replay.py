@@ -2,7 +2,7 @@
 
 import pytest
 
-from approvals.models import AuditEvent
+from audit.models import AuditEvent
 from tests.helpers.approval_loop import PRESCRIPTION, approval_row, approve, clarify, decide, gate, resume, suspend
 from tests.helpers.clock import frozen_clock, later
 from tests.helpers.runs import open_executing_run, run_state

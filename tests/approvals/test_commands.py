@@ -10,8 +10,10 @@ from django.core.management import CommandError, call_command
 from django.test import RequestFactory
 from rest_framework.test import APIClient
 
-from approvals.management.commands import seed_demo
-from approvals.models import ApiClient, AuditEvent, ToolDescriptor
+from agents.models import ApiClient
+from audit.models import AuditEvent
+from demo.management.commands import seed_demo
+from registry.models import ToolDescriptor
 from tests.helpers.personas import PASSWORD
 
 

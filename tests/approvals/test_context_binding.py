@@ -8,7 +8,7 @@ write outside the API): with the row itself.
 
 import pytest
 
-from approvals.models import AuditEvent
+from audit.models import AuditEvent
 from runs.models import Run
 from sessions_app.models import Session
 from tests.approvals.test_cold_replay import open_next_run

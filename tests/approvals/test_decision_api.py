@@ -4,7 +4,7 @@ from datetime import timedelta
 
 import pytest
 
-from approvals.models import AuditEvent
+from audit.models import AuditEvent
 from runs.models import RunEvent
 from tests.helpers.approval_loop import (
     PRESCRIPTION,
@@ -118,7 +118,7 @@ def test_edit_then_approve_keeps_the_original_args(parked, reviewer_http):
 
 
 def test_edit_then_approve_hashes_the_approved_args(parked, reviewer_http):
-    from approvals.hashing import payload_hash
+    from core.hashing import payload_hash
 
     _, approval = parked
     body = approve(reviewer_http, approval["id"], edited_args=EDITED)

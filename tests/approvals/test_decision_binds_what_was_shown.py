@@ -9,9 +9,10 @@ approved unedited only by a reviewer who loaded its full args (recorded as an
 
 import pytest
 
-from approvals import hashing
-from approvals.hashing import payload_hash
-from approvals.models import Approval, AuditEvent
+from approvals.models import Approval
+from audit.models import AuditEvent
+from core import hashing
+from core.hashing import payload_hash
 from tests.helpers.approval_loop import approval_row, approve, decide, suspend
 from tests.helpers.personas import logged_in
 from tests.helpers.runs import open_executing_run
@@ -112,11 +113,11 @@ def test_a_short_card_needs_no_reading(api, reviewer_http):
 
 def test_a_decision_canonicalises_the_approved_args_once(cut_card, reviewer_http, monkeypatch):
     # RFC 8785 in pure Python costs milliseconds on args too long for a card: the decision takes
-    # their canonical form once, for the cut check and the hash alike (approvals/hashing.py Canonical).
+    # their canonical form once, for the cut check and the hash alike (core/hashing.py Canonical).
     reviewer_http.get(f"/api/v1/approvals/{cut_card}/")  # "Show all"
     shown = payload_hash(LONG)
     canonicalised = []
-    for name in ("canonical_json", "canonical_json_fast"):  # every way approvals.hashing writes the form
+    for name in ("canonical_json", "canonical_json_fast"):  # every way core.hashing writes the form
         real = getattr(hashing, name)
         monkeypatch.setattr(hashing, name, lambda value, *args, real=real, **kwargs:
                             (canonicalised.append(value), real(value, *args, **kwargs))[1])

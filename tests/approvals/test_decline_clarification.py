@@ -2,7 +2,7 @@
 
 import pytest
 
-from approvals.models import AuditEvent
+from audit.models import AuditEvent
 from runs.models import RunEvent
 from tests.helpers.approval_loop import approval_row, asked_run, assert_still_waiting, clarify, decide, resume, suspend
 from tests.helpers.http import error_of

@@ -13,10 +13,11 @@ from dataclasses import dataclass, field
 import pytest
 from django.core.management import call_command
 
-from approvals import cards, demo_agent
+from approvals import cards
 from approvals.card_context import RATIONALE_MAX_CHARS
-from approvals.management.commands import seed_demo
 from approvals.models import Approval, ApprovalStatus
+from demo import agent as demo_agent
+from demo.management.commands import seed_demo
 from sessions_app.models import Session
 
 BED = re.compile(r"(Ward \d+), bed (\d+)")

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from approvals.models import Approval, ToolCall
-from condor.display import contains_hidden, has_hidden, reveal
+from core.display import contains_hidden, has_hidden, reveal
 from runs.models import Run
 from tests.helpers.approval_loop import suspend
 from tests.helpers.runs import open_executing_run

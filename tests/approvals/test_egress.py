@@ -2,15 +2,7 @@
 
 import pytest
 
-from approvals.policy import (
-    STATIC_REGISTRY,
-    Context,
-    Decision,
-    ToolCall,
-    ToolSpec,
-    check_egress,
-    evaluate,
-)
+from registry.policy import STATIC_REGISTRY, Context, Decision, ToolCall, ToolSpec, check_egress, evaluate
 
 TYPED_ADULT = Context(autonomy="autonomous", tainted=False, consent=True, age_band="adult")
 

@@ -6,7 +6,7 @@ import string
 from hypothesis import given
 from hypothesis import strategies as st
 
-from approvals.policy import ToolSpec, check_egress
+from registry.policy import ToolSpec, check_egress
 
 MAILER = ToolSpec("notify", policy_class="comms", allowed_hosts=("clinic.example",))
 locals_ = st.text(alphabet=string.ascii_lowercase + string.digits + ".-+_", min_size=1, max_size=8).filter(

@@ -13,7 +13,8 @@ from django.core import mail
 from django.test import override_settings
 
 from approvals.escalation import escalate_due
-from approvals.models import AuditEvent, ReviewTeam
+from approvals.models import ReviewTeam
+from audit.models import AuditEvent
 from runs.models import RunEvent
 from runs.sweep import sweep
 from tests.helpers.approval_loop import approval_row, approve, parked_run, suspend

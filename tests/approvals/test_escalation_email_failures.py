@@ -10,9 +10,9 @@ from django.core import mail
 from django.core.mail.backends.locmem import EmailBackend
 from django.test import override_settings
 
-from approvals.admin_dashboard import dashboard
 from approvals.escalation import escalate_due
-from approvals.models import AuditEvent
+from audit.models import AuditEvent
+from governance.admin_dashboard import dashboard
 from sessions_app.models import Session
 from tests.helpers.approval_loop import approval_row, parked_run
 from tests.test_admin import admin_client

@@ -12,7 +12,7 @@ import pytest
 from django.test import override_settings
 
 from approvals.escalation import escalate_due
-from condor.env import env_email
+from core.env import env_email
 from tests.helpers.approval_loop import approval_row, suspend
 from tests.helpers.runs import open_executing_run
 

@@ -2,7 +2,9 @@
 
 import pytest
 
-from approvals.models import ApiClientKey, Approval, AuditEvent, ToolCall
+from agents.models import ApiClientKey
+from approvals.models import Approval, ToolCall
+from audit.models import AuditEvent
 from runs.models import RunEvent
 from tests.helpers.approval_loop import CHART_READ, PRESCRIPTION, gate
 from tests.helpers.http import raw_post

@@ -1,4 +1,4 @@
-"""approvals.hashing: SHA-256 over RFC 8785 canonical JSON (SPEC section 4)."""
+"""core.hashing: SHA-256 over RFC 8785 canonical JSON (SPEC section 4)."""
 
 import hashlib
 import json
@@ -6,7 +6,7 @@ import json
 import pytest
 import rfc8785
 
-from approvals.hashing import CanonicalizationError, canonical, canonical_json, payload_hash
+from core.hashing import CanonicalizationError, canonical, canonical_json, payload_hash
 
 
 def test_key_order_does_not_change_the_hash():

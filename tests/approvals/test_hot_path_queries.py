@@ -19,7 +19,7 @@ from django.conf import settings
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
-from approvals.models.audit import AuditChainHead, AuditEvent
+from audit.models import AuditChainHead, AuditEvent
 from runs import listeners
 from runs.models import Run
 from runs.publish import INBOX_GROUP, run_group
@@ -86,7 +86,7 @@ def test_a_gate_call_on_a_streamed_run_marks_its_push_with_one_statement_more(ap
 
 def test_a_sessions_first_audited_call_takes_two_statements_more(api, warm_run):
     # A new session's audit chain has no head yet: its lock finds none, the head is created
-    # (a no-op for a racing first append) and locked again (approvals/audit_chain.lock_head).
+    # (a no-op for a racing first append) and locked again (audit/chain.lock_head).
     fresh_run = open_executing_run(api)
     chain = f"session:{Run.objects.get(pk=fresh_run).session_id}"
     assert not AuditChainHead.objects.filter(chain=chain).exists()
@@ -102,9 +102,9 @@ def test_a_resume_takes_six_statements(api, warm_run, reviewer_http):
 
 def test_a_decision_takes_seven_statements_after_the_reviewers_two_reads(api, warm_run, reviewer_http):
     # Before BEGIN: the Django session; the user with their reviewers-group membership and
-    # their review teams (condor/auth_backends.py). Whether the card is theirs to see is
+    # their review teams (approvals/auth_backends.py). Whether the card is theirs to see is
     # checked on the row as locked (approvals/locking.py). Then BEGIN; the run's lock; the
-    # approval's; the tool's registry row (the policy in force, approvals/policy_in_force.py);
+    # approval's; the tool's registry row (the policy in force, registry/policy_in_force.py);
     # the chain head's lock; the audit row with the head's move, the approval's UPDATE and the
     # outbox event; COMMIT.
     approval = suspend(api, warm_run)
@@ -112,7 +112,7 @@ def test_a_decision_takes_seven_statements_after_the_reviewers_two_reads(api, wa
 
 
 def test_the_hot_statements_are_prepared_once_per_connection(api, warm_run):
-    """Each kept statement text (condor/rows.py) runs as a prepared statement once the connection has run it
+    """Each kept statement text (core/rows.py) runs as a prepared statement once the connection has run it
     a few times (condor/database_settings.py): PostgreSQL plans it once, not on every request."""
     for n in range(6):
         assert gate(api, warm_run, tool="get_patient_summary", op="", args=CHART_READ,

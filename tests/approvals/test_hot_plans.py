@@ -19,7 +19,7 @@ from django.db import connection, models
 from django.utils import timezone
 
 from approvals.models import Approval, ApprovalStatus
-from condor.rows import instance
+from core.rows import instance
 from runs.models import RunEvent
 from runs.publish import mark_published
 from runs.states import RunState

@@ -2,7 +2,8 @@
 
 import pytest
 
-from approvals.models import AuditEvent, IdempotencyRecord
+from agents.models import IdempotencyRecord
+from audit.models import AuditEvent
 from runs.models import RunEvent
 from tests.helpers.approval_loop import PRESCRIPTION, approve, resume, suspend
 from tests.helpers.http import raw_post

@@ -1,6 +1,6 @@
 """GET /api/v1/inbox/cards/: the polling fallback of the inbox when its websocket (Redis) is down.
 
-The same pages as the socket's snapshot (approvals/inbox_pages.py): at most a hundred
+The same pages as the socket's snapshot (inbox/pages.py): at most a hundred
 cards and 256 KB each, in the queue's order, with the total and a signed cursor; for
 logged-in reviewers only, and the reviewer's standing is read again on every call.
 """
@@ -12,9 +12,10 @@ from django.contrib.auth.models import Group
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
-from approvals import cards, inbox_pages
+from approvals import cards
 from approvals.models import Approval, ApprovalStatus, ReviewTeam
 from approvals.visibility import ReviewerScope, reviewer_scope
+from inbox import pages as inbox_pages
 from tests.helpers.approval_loop import approve, suspend
 from tests.helpers.bulk import pending_cards_in_bulk
 from tests.helpers.clock import later

@@ -1,6 +1,6 @@
 """A card too big for an inbox frame on its own still goes, and the frame stays under the limit
 (issue 11: no message over 256 KB): it sheds its args, then its run's grants, then what the approval
-says at length, in that order and no further than it must (approvals/inbox_pages.py _LAST_RESORT).
+says at length, in that order and no further than it must (inbox/pages.py _LAST_RESORT).
 The page loads what was shed from the approval on "Show all" (static/inbox/full_args.js)."""
 
 import json
@@ -9,9 +9,10 @@ import pytest
 from django.contrib.auth.models import User
 from django.utils import timezone
 
-from approvals import cards, inbox_pages
+from approvals import cards
 from approvals.models import Approval, ApprovalStatus
 from approvals.visibility import reviewer_scope
+from inbox import pages as inbox_pages
 from tests.helpers.bulk import pending_cards_in_bulk
 
 pytestmark = pytest.mark.django_db

@@ -14,10 +14,11 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
-from approvals import cards, inbox_pages
+from approvals import cards
 from approvals.models import Approval, ApprovalStatus, ReviewTeam
 from approvals.visibility import reviewer_scope
-from condor.errors import InvalidCursor
+from core.errors import InvalidCursor
+from inbox import pages as inbox_pages
 from tests.helpers.bulk import pending_cards_in_bulk
 
 pytestmark = pytest.mark.django_db

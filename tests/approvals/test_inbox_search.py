@@ -11,8 +11,8 @@ import pytest
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
-from approvals import inbox_pages
 from approvals.models import Approval, ApprovalStatus, ReviewTeam
+from inbox import pages as inbox_pages
 from tests.helpers.bulk import pending_cards_in_bulk
 
 URL = "/api/v1/inbox/cards/"

@@ -13,7 +13,7 @@ from approvals import decisions
 from approvals.gate import GateCall, gate_tool_call
 from approvals.models import Approval
 from approvals.resume import resume
-from condor.errors import CondorError
+from core.errors import CondorError
 from runs import spine
 from runs.models import Run
 from runs.states import ACTIVE_STATES, TerminalReason

@@ -9,7 +9,7 @@ import pytest
 from django.core.management import call_command
 
 from approvals.locked_args import card_paths
-from approvals.models import ToolDescriptor
+from registry.models import ToolDescriptor
 from tests.helpers.approval_loop import approval_row, approve, decide, parked_run
 from tests.helpers.http import error_of
 
@@ -102,7 +102,7 @@ def test_the_card_lists_the_locked_args(order):
 
 
 def test_a_registry_change_that_drops_an_identity_arg_lowers_risk():
-    from approvals.registry_changes import lowering_reasons
+    from registry.changes import lowering_reasons
 
     before = {"policy_class": "mutate", "hitl_tier": "high", "identity_args": ["subject"]}
     assert lowering_reasons("order_scan", before, {**before, "identity_args": []}) == [

@@ -3,7 +3,7 @@
 Tool names and ops are plain ASCII (SPEC section 2), so a Cyrillic "dеlete" or a
 zero-width space cannot dress a destructive call up as another; a tool call id is a
 routable path segment; a clarification field name is an identifier a browser object
-can hold; an API client name fits the model. See approvals/identifiers.py.
+can hold; an API client name fits the model. See core/identifiers.py.
 """
 
 from io import StringIO
@@ -12,7 +12,10 @@ import pytest
 from django.core.exceptions import ValidationError
 from django.core.management import CommandError, call_command
 
-from approvals.models import ApiClient, Approval, AuditEvent, ToolCall, ToolDescriptor
+from agents.models import ApiClient
+from approvals.models import Approval, ToolCall
+from audit.models import AuditEvent
+from registry.models import ToolDescriptor
 from tests.helpers.approval_loop import clarify, gate
 from tests.helpers.http import post
 from tests.helpers.runs import open_executing_run

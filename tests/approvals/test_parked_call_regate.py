@@ -12,8 +12,11 @@ from datetime import timedelta
 from django.test import override_settings
 from django.utils import timezone
 
+from agents.models import ApiClient
 from approvals.expiry import expire_due
-from approvals.models import ApiClient, Approval, AuditEvent, ToolCall, ToolDescriptor
+from approvals.models import Approval, ToolCall
+from audit.models import AuditEvent
+from registry.models import ToolDescriptor
 from runs.models import RunEvent
 from tests.helpers.approval_loop import PRESCRIPTION, approval_row, approve, decide, gate, resume
 from tests.helpers.runs import open_executing_run

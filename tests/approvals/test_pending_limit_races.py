@@ -11,8 +11,9 @@ from functools import partial
 import pytest
 
 from approvals.gate import GateCall, gate_tool_call
-from approvals.models import Approval, ApprovalStatus, AuditEvent, ToolCall
-from condor.errors import CondorError
+from approvals.models import Approval, ApprovalStatus, ToolCall
+from audit.models import AuditEvent
+from core.errors import CondorError
 from runs.models import RunEvent
 from tests.helpers.approval_loop import PRESCRIPTION, suspend
 from tests.helpers.races import all_at_once

@@ -8,8 +8,8 @@ tests/approvals/test_decision_api.py.)
 import pytest
 from django.core.management import call_command
 
-from approvals import registry
-from approvals.models import AuditEvent
+from audit.models import AuditEvent
+from registry import descriptors as registry
 from tests.approvals.test_cold_replay import open_next_run
 from tests.approvals.test_decision_api import EMAIL, parked_email  # noqa: F401 - a fixture
 from tests.helpers.approval_loop import approval_row, approve, decide, gate, parked_run, resume

@@ -9,7 +9,7 @@ import string
 
 import pytest
 
-from approvals.policy import RULE_IDS, Context, Decision, ToolCall, ToolSpec, evaluate
+from registry.policy import RULE_IDS, Context, Decision, ToolCall, ToolSpec, evaluate
 
 UNREGISTERED = object()  # a tool unknown to both registries
 CLASSES = ["read", "mutate", "exec", "comms", UNREGISTERED, "quantum"]  # quantum: unrecognised

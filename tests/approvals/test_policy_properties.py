@@ -6,7 +6,7 @@ from dataclasses import replace
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from approvals.policy import (
+from registry.policy import (
     RULE_IDS,
     RULES,
     STATIC_REGISTRY,

@@ -2,7 +2,7 @@
 
 import pytest
 
-from approvals.policy import (
+from registry.policy import (
     STATIC_REGISTRY,
     Context,
     PolicyClass,

@@ -3,7 +3,8 @@ offers the active ones, in order, in the reject form (tests/live/test_inbox_ui_q
 
 import json
 
-from approvals.models import AuditEvent, QuickReason
+from approvals.models import QuickReason
+from audit.models import AuditEvent
 from tests.helpers.personas import logged_in
 
 ADD = "/admin/approvals/quickreason/add/"
@@ -96,7 +97,7 @@ def test_a_reason_cannot_break_out_of_the_page(rita):
 
 
 def test_the_demo_seeds_quick_reasons_once_and_audits_them(db):
-    from approvals.management.commands.seed_demo import QUICK_REASONS, Command
+    from demo.management.commands.seed_demo import QUICK_REASONS, Command
 
     Command()._quick_reasons()
     Command()._quick_reasons()

@@ -9,8 +9,10 @@ resume before the quorum is 409 approval_pending. sign_document ships with 2.
 import pytest
 from django.core.management import call_command
 
-from approvals.hashing import payload_hash
-from approvals.models import Approval, AuditEvent, ToolDescriptor
+from approvals.models import Approval
+from audit.models import AuditEvent
+from core.hashing import payload_hash
+from registry.models import ToolDescriptor
 from runs.models import RunEvent
 from tests.helpers.approval_loop import approval_row, approve, decide, resume, suspend
 from tests.helpers.personas import logged_in, person

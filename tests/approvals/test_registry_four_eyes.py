@@ -9,10 +9,16 @@ import pytest
 from django.core.management import CommandError, call_command
 from django.db import IntegrityError, transaction
 
-from approvals import registry_changes
-from approvals.models import AuditEvent, ToolChange, ToolDescriptor
-from approvals.registry import register, snapshot
-from condor.errors import NotGovernanceAdmin, ToolChangeAlreadyPending, ToolChangeNeedsSecondAdmin, ToolChangeStale
+from audit.models import AuditEvent
+from core.errors import (
+    NotGovernanceAdmin,
+    ToolChangeAlreadyPending,
+    ToolChangeNeedsSecondAdmin,
+    ToolChangeStale,
+)
+from registry import changes as registry_changes
+from registry.descriptors import register, snapshot
+from registry.models import ToolChange, ToolDescriptor
 from tests.helpers.personas import person
 from tests.test_admin import TOOL_FORM, admin_client, change_url, post
 
@@ -175,7 +181,7 @@ def test_a_second_admin_confirms_in_the_admin(gina, gwen, catalog):
     change = ToolChange.objects.get()
     http = admin_client(gwen)
     assert b"Confirm: apply this change" in http.get(change_url(change)).content
-    response = post(http, f"/admin/approvals/toolchange/{change.pk}/confirm/", {})
+    response = post(http, f"/admin/registry/toolchange/{change.pk}/confirm/", {})
     assert response.status_code == 302
     assert tool_row().hitl_tier == "low"
 
@@ -184,7 +190,7 @@ def test_the_proposer_confirming_in_the_admin_changes_nothing(gina, catalog):
     http = admin_client(gina)
     post(http, change_url(tool_row()), {**TOOL_FORM, "hitl_tier": "low"})
     change = ToolChange.objects.get()
-    response = post(http, f"/admin/approvals/toolchange/{change.pk}/confirm/", {})
+    response = post(http, f"/admin/registry/toolchange/{change.pk}/confirm/", {})
     assert response.status_code == 302
     assert tool_row().hitl_tier == "high"
     assert b"other than its proposer" in http.get(change_url(change)).content
@@ -193,11 +199,11 @@ def test_the_proposer_confirming_in_the_admin_changes_nothing(gina, catalog):
 def test_compliance_reads_proposals_but_cannot_decide_them(carl, gina, catalog):
     change = registry_changes.submit(TOOL, {"hitl_tier": "low"}, user=gina).change
     http = admin_client(carl)
-    assert http.get("/admin/approvals/toolchange/").status_code == 200
+    assert http.get("/admin/registry/toolchange/").status_code == 200
     page = http.get(change_url(change))
     assert page.status_code == 200 and b"Confirm: apply" not in page.content and b"Reject" not in page.content
-    assert post(http, f"/admin/approvals/toolchange/{change.pk}/confirm/", {}).status_code == 403
-    assert post(http, f"/admin/approvals/toolchange/{change.pk}/reject/", {}).status_code == 403
+    assert post(http, f"/admin/registry/toolchange/{change.pk}/confirm/", {}).status_code == 403
+    assert post(http, f"/admin/registry/toolchange/{change.pk}/reject/", {}).status_code == 403
     assert ToolChange.objects.get().status == "pending"
 
 

@@ -5,7 +5,7 @@ Personas: the ward agent's key in `api`, rita the reviewer in `reviewer_http`.
 
 import pytest
 
-from approvals.models import AuditEvent
+from audit.models import AuditEvent
 from runs.models import RunEvent
 from tests.helpers.approval_loop import PRESCRIPTION, approval_row, approve, clarify, decide, gate, resume, suspend
 from tests.helpers.personas import logged_in

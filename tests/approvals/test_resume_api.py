@@ -4,7 +4,7 @@ from datetime import timedelta
 
 import pytest
 
-from approvals.models import AuditEvent
+from audit.models import AuditEvent
 from tests.helpers.approval_loop import PRESCRIPTION, approval_row, approve, decide, resume, suspend
 from tests.helpers.clock import frozen_clock, later
 from tests.helpers.http import error_of, raw_post

@@ -9,9 +9,10 @@ import threading
 import pytest
 from django.db import connection, transaction
 
-from approvals.models import Approval, AuditEvent
+from approvals.models import Approval
 from approvals.resume import resume as resume_service
-from condor.errors import CondorError
+from audit.models import AuditEvent
+from core.errors import CondorError
 from runs.models import Run, RunEvent
 from tests.helpers.approval_loop import PRESCRIPTION, approve, parked_run, resume
 from tests.helpers.personas import api_for

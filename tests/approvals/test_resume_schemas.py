@@ -7,12 +7,12 @@ import pytest
 from hypothesis import given, settings
 from jsonschema import Draft202012Validator
 
-from approvals.hashing import canonical_json
 from approvals.resume_schemas import (
     InvalidClarificationRequest,
     approval_resume_schema,
     clarification_resume_schema,
 )
+from core.hashing import canonical_json
 from tests.approvals.hint_strategies import forms
 
 MCP_FORM = json.loads((Path(__file__).parent / "mcp_elicitation_schema.json").read_text())

@@ -11,8 +11,9 @@ import pytest
 from django.core.exceptions import ValidationError
 
 from approvals import cards
-from approvals.models import Approval, ApprovalStatus, AuditEvent, ReviewTeam
+from approvals.models import Approval, ApprovalStatus, ReviewTeam
 from approvals.visibility import pending_approvals, reviewer_scope
+from audit.models import AuditEvent
 from sessions_app.models import CARE_UNIT_MAX_LENGTH, Session
 from sessions_app.serializers import SessionCreateSerializer, SessionUpdateSerializer
 from tests.helpers.approval_loop import approval_row, decide, suspend

@@ -1,7 +1,7 @@
-"""Whether a caller is a reviewer is asked once per request (condor/auth.py is_reviewer).
+"""Whether a caller is a reviewer is asked once per request (agents/auth.py is_reviewer).
 
 The decision's permission and its visibility check both need the answer; it comes
-with the user object Django loads for each request (condor/auth_backends.py), in the
+with the user object Django loads for each request (approvals/auth_backends.py), in the
 same query, so leaving the reviewers group takes effect on the very next request.
 """
 

@@ -3,10 +3,12 @@ and two governance admins, so a grant of governance can be proposed and confirme
 
 from django.contrib.auth.models import User
 
-from approvals.four_eyes import is_governance_admin
-from approvals.management.commands.seed_demo import PEOPLE, Command
-from approvals.models import ApiClient, Approval, AuditEvent, ReviewTeam
+from agents.models import ApiClient
+from approvals.models import Approval, ReviewTeam
 from approvals.visibility import pending_approvals, reviewer_scope
+from audit.models import AuditEvent
+from demo.management.commands.seed_demo import PEOPLE, Command
+from registry.four_eyes import is_governance_admin
 
 
 def seed():

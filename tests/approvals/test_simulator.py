@@ -5,15 +5,15 @@ from itertools import product
 
 import pytest
 
-from approvals.models import ToolDescriptor
-from approvals.policy import STATIC_REGISTRY, AgeBand, Autonomy, Context, evaluate
-from approvals.policy import ToolCall as PolicyCall
-from condor.parsers import MAX_JSON_DEPTH
+from core.parsers import MAX_JSON_DEPTH
+from registry.models import ToolDescriptor
+from registry.policy import STATIC_REGISTRY, AgeBand, Autonomy, Context, evaluate
+from registry.policy import ToolCall as PolicyCall
 from tests.helpers.approval_loop import gate
 from tests.helpers.runs import open_executing_run
 from tests.test_admin import admin_client
 
-SIMULATOR = "/admin/approvals/tooldescriptor/simulator/"
+SIMULATOR = "/admin/registry/tooldescriptor/simulator/"
 
 # Registry rows that exercise every resolution step next to the static catalog.
 EXTRA_ROWS = {

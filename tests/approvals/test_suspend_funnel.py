@@ -7,10 +7,11 @@ from datetime import timedelta
 import pytest
 import rfc8785
 
-from approvals import audit
 from approvals import suspend as suspend_module
-from approvals.models import Approval, AuditEvent, ReasonCode, ToolCall
+from approvals.models import Approval, ReasonCode, ToolCall
 from approvals.suspend import SuspendRequest, persist_suspend, read_reason_code
+from audit import trail as audit
+from audit.models import AuditEvent
 from runs.models import RunEvent
 from tests.helpers.approval_loop import PRESCRIPTION, approval_row, approve, clarify, decide, gate, resume, suspend
 from tests.helpers.clock import frozen_clock, later

@@ -4,9 +4,10 @@ import pytest
 from django.core.exceptions import ValidationError
 from django.db import IntegrityError, transaction
 
-from approvals.models import AuditEvent, ToolDescriptor
-from approvals.policy import STATIC_REGISTRY, ToolSpec
-from approvals.registry import register, seed_static_catalog
+from audit.models import AuditEvent
+from registry.descriptors import register, seed_static_catalog
+from registry.models import ToolDescriptor
+from registry.policy import STATIC_REGISTRY, ToolSpec
 
 
 def registry_changes():

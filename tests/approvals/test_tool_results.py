@@ -6,7 +6,8 @@ import pytest
 from django.utils import timezone
 
 from approvals.expiry import expire_due
-from approvals.models import AuditEvent, ToolCall
+from approvals.models import ToolCall
+from audit.models import AuditEvent
 from runs.models import RunEvent
 from sessions_app.models import Session
 from tests.helpers.approval_loop import CHART_READ, approval_row, approve, gate, resume

@@ -5,8 +5,9 @@ from datetime import timedelta
 import pytest
 from django.utils import timezone
 
-from approvals.models import Approval, AuditEvent, Heartbeat
-from runs.models import Run, RunEvent
+from approvals.models import Approval
+from audit.models import AuditEvent
+from runs.models import Heartbeat, Run, RunEvent
 from tests.deploy.processes import celery_worker, passes
 from tests.helpers.approval_loop import suspend
 from tests.helpers.runs import open_executing_run

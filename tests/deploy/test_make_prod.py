@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from approvals.models import Heartbeat
+from runs.models import Heartbeat
 from tests.deploy.websocket import WebSocket
 from tests.helpers.approval_loop import suspend
 from tests.helpers.processes import REPO, Service, alive, descendants

@@ -2,7 +2,8 @@
 
 import itertools
 
-from approvals.models import Approval, AuditEvent, ToolCall
+from approvals.models import Approval, ToolCall
+from audit.models import AuditEvent
 from tests.helpers.http import post, post_json, raw_post
 from tests.helpers.runs import open_executing_run, run_state
 

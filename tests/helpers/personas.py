@@ -8,10 +8,11 @@ from django.apps import apps
 from django.contrib.auth.hashers import make_password
 from django.contrib.auth.models import Group, User
 from django.db import connection
+from django.db.migrations.loader import MigrationLoader
 from django.test import Client
 from rest_framework.test import APIClient
 
-from approvals.models import ApiClient, ApiClientKey
+from agents.models import ApiClient, ApiClientKey
 
 PASSWORD = "correct horse battery"
 
@@ -50,9 +51,16 @@ def group(name: str) -> Group:
     """A group as the migrations made it, made again the same way if a flush emptied the table
     (a transactional test without serialized rollback, then `--reuse-db`)."""
     if not Group.objects.filter(name=name).exists():
+        # Replayed as they ran: each at its own migration's state, when the models they name
+        # were still approvals' (their content types moved to their apps after, as here).
         editor = SimpleNamespace(connection=connection)
+        states = MigrationLoader(connection)
+        moved = importlib.import_module("approvals.migrations.0024_models_move_to_their_apps")
+        moved.backwards(apps, editor)
         for migration, function in _GROUP_MIGRATIONS:
-            getattr(importlib.import_module(f"approvals.migrations.{migration}"), function)(apps, editor)
+            then = states.project_state(("approvals", migration)).apps
+            getattr(importlib.import_module(f"approvals.migrations.{migration}"), function)(then, editor)
+        moved.forwards(apps, editor)
     return Group.objects.get(name=name)
 
 

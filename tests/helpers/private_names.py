@@ -44,7 +44,7 @@ DOCUMENTED_STATE = {"adding", "db"}
 
 # Undocumented though without an underscore: CPython's json internals behind JSONEncoder and
 # JSONDecoder, Django's SQL compiler (its queries are written with the ORM or as plain SQL), and
-# the column expressions and backend converters it reads rows with (condor/rows.py's `reader`
+# the column expressions and backend converters it reads rows with (core/rows.py's `reader`
 # converts through the fields' documented `to_python` and `from_db_value`).
 DENIED_NAMES = {
     "json.encoder": {"c_make_encoder", "encode_basestring", "encode_basestring_ascii", "py_encode_basestring",

@@ -1,11 +1,12 @@
-"""A row read back through condor/rows.py's `reader`, next to the instance the ORM loads: the
+"""A row read back through core/rows.py's `reader`, next to the instance the ORM loads: the
 models the hot paths read from plain statements, on PostgreSQL (tests/test_rows.py) and on
 SQLite (tests/sqlite_flow.py)."""
 
 from django.contrib.auth import get_user_model
 
-from approvals.models import ApiClient, Approval
-from condor.rows import column, columns, db_value, first_row, reader, table
+from agents.models import ApiClient
+from approvals.models import Approval
+from core.rows import column, columns, db_value, first_row, reader, table
 from runs.models import Run
 from sessions_app.models import Session
 

@@ -26,9 +26,9 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 from urllib.parse import urlsplit
 
-from approvals.consumers import COUNTED_PUSHES
 from approvals.models import ApprovalStatus
-from condor.errors import CondorError
+from core.errors import CondorError
+from inbox.consumers import COUNTED_PUSHES
 from tests.helpers.waits import HANG_SECONDS
 from tests.live.inbox_http import Decision, InboxHttp, Reply
 from tests.live.inbox_page import (
@@ -198,7 +198,7 @@ class InboxHarness(InboxHttp):
             except (TypeError, ValueError):
                 content = message
             self.received.append(content)
-            # approvals/consumers.py answers the page's keep-alive and its page requests.
+            # inbox/consumers.py answers the page's keep-alive and its page requests.
             if content == {"type": "ping"}:
                 self._send_on(ws, {"type": "pong"})
             elif isinstance(content, dict) and content.get("type") == "page":

@@ -13,9 +13,10 @@ from urllib.parse import parse_qs, urlsplit
 
 from django.utils import timezone
 
-from approvals import claims, inbox_search
+from approvals import claims
 from approvals.models import ApprovalStatus
-from condor.errors import ApprovalNotPending, CondorError, NotFound
+from core.errors import ApprovalNotPending, CondorError, NotFound
+from inbox import search as inbox_search
 from tests.helpers.waits import HANG_SECONDS
 from tests.live.inbox_page import CARDS_URL, INBOX_PATH, STATIC_DIR, render_inbox
 from tests.live.inbox_rows import (
@@ -52,7 +53,7 @@ class InboxHttp:
     # ---- decision API
 
     def refuse_next(self, approval_id: str, error: Exception) -> None:
-        """The next decision POST for this approval raises `error` (a condor.errors or DRF exception) on the server."""
+        """The next decision POST for this approval raises `error` (a core.errors or DRF exception) on the server."""
         self.replies.setdefault(approval_id, []).append(Reply(error=error))
 
     def during_next(self, approval_id: str, before: Callable[[], None]) -> None:

@@ -5,14 +5,14 @@ but nothing it sends is written by hand:
 
 * a card is approvals/cards.py over an unsaved Approval row (with its unsaved Session,
   ApiClient and reviewers), filled in as the gate fills one in: rule, explanation and
-  tier from the policy engine (approvals/policy), resume schema and contract hash from
-  approvals/suspend.py's SuspendRequest, payload hash from approvals/hashing.py, quorum
+  tier from the policy engine (registry/policy), resume schema and contract hash from
+  approvals/suspend.py's SuspendRequest, payload hash from core/hashing.py, quorum
   from the tool's descriptor;
 * websocket messages are cards.added / updated / removed and the snapshot's pages
-  (approvals/inbox_pages.py's cursor and frame assembly over these rows), which are
+  (inbox/pages.py's cursor and frame assembly over these rows), which are
   also what the polling endpoint answers;
 * a decision changes the row through the model's own transitions and quorum.count, and
-  is answered with ApprovalSerializer; a refusal is a condor.errors exception through
+  is answered with ApprovalSerializer; a refusal is a core.errors exception through
   the API's exception handler.
 
 The builder asks the database two things (a run's grants, a call's context); `Rows`
@@ -37,16 +37,20 @@ from django.test import RequestFactory
 from django.utils import timezone
 from rest_framework.renderers import JSONRenderer
 
-from approvals import cards, claims, identifiers, inbox_pages, inbox_search, locked_args, quorum
+from agents.models import ApiClient
+from approvals import cards, claims, locked_args, quorum
 from approvals.card_context import empty_context
 from approvals.gate import CLARIFICATION_RULE, EXPLANATIONS
-from approvals.hashing import canonical, payload_hash
-from approvals.models import ApiClient, Approval, ApprovalStatus
-from approvals.policy import Context, Decision, ToolCall, ToolSpec, effective_spec, evaluate
+from approvals.models import Approval, ApprovalStatus
 from approvals.serializers import ApprovalSerializer
 from approvals.suspend import SuspendRequest
-from condor.error_pages import not_found
-from condor.errors import CondorError, exception_handler
+from core import identifiers
+from core.error_pages import not_found
+from core.errors import CondorError, exception_handler
+from core.hashing import canonical, payload_hash
+from inbox import pages as inbox_pages
+from inbox import search as inbox_search
+from registry.policy import Context, Decision, ToolCall, ToolSpec, effective_spec, evaluate
 from runs.models import Run
 from runs.serializers import RunSerializer
 from runs.states import RunState, TerminalReason
@@ -216,7 +220,7 @@ def clarification_card(
 
 
 def error_response(exc: Exception) -> tuple[int, dict]:
-    """(status, body) the API answers `exc` with: condor/errors.py's exception handler, as DRF calls it."""
+    """(status, body) the API answers `exc` with: core/errors.py's exception handler, as DRF calls it."""
     response = exception_handler(exc, {})
     if response is None:
         raise TypeError(f"{exc!r} is not an error the API maps (it would be a 500)")
@@ -229,7 +233,7 @@ def approval_body(row: Approval) -> dict:
 
 
 def card_page(rows: Rows, cursor: str | None) -> tuple[int, dict]:
-    """(status, body) of GET inbox/cards/?cursor=: approvals/inbox_cards.py answers inbox_pages.page,
+    """(status, body) of GET inbox/cards/?cursor=: inbox/card_views.py answers inbox_pages.page,
     or a bad cursor's 400, rendered as the API renders them."""
     try:
         body = rows.page(cursor)
@@ -239,7 +243,7 @@ def card_page(rows: Rows, cursor: str | None) -> tuple[int, dict]:
 
 
 def search_page(rows: Rows, params: dict) -> tuple[int, dict]:
-    """(status, body) of GET inbox/cards/ with a search or filters: approvals/inbox_search.py's page,
+    """(status, body) of GET inbox/cards/ with a search or filters: inbox/search.py's page,
     or its 400, rendered as the API renders them."""
     try:
         body = rows.search(params)
@@ -249,7 +253,7 @@ def search_page(rows: Rows, params: dict) -> tuple[int, dict]:
 
 
 def unrouted_response(path: str):
-    """What a path no route matches gets: condor/errors.py's handler404 (a JSON error under /api/)."""
+    """What a path no route matches gets: core/errors.py's handler404 (a JSON error under /api/)."""
     return not_found(RequestFactory().get(path), Http404())
 
 
@@ -267,7 +271,7 @@ def _queue_position(row: Approval) -> tuple:
 
 
 def queue_key(card: dict) -> tuple:
-    """A card's place in the server's queue order (approvals/inbox_pages.py): escalated, risk, deadline, id."""
+    """A card's place in the server's queue order (inbox/pages.py): escalated, risk, deadline, id."""
     return (0 if card.get("escalated_at") else 1, {"high": 0, "low": 1}.get(card.get("hitl_tier"), 2),
             datetime.fromisoformat(card["expires_at"]), card["id"])
 
@@ -313,7 +317,7 @@ class Rows:
     # ---- what the socket sends
 
     def page(self, cursor: str | None = None, *, whole: bool = False) -> dict:
-        """approvals/inbox_pages.page over these rows: the same order, cursor and frame assembly."""
+        """inbox/pages.page over these rows: the same order, cursor and frame assembly."""
         key = inbox_pages.decode_cursor(cursor) if cursor is not None else None
         rows = self.pending()
         for row in rows:  # the annotations of inbox_pages.queue_ordered (ESCALATION_RANK, RISK_RANK)
@@ -332,7 +336,7 @@ class Rows:
         return len(self.pending())
 
     def search(self, params: dict) -> dict:
-        """approvals/inbox_search.py's page over these rows: its filters parsed by the server's code,
+        """inbox/search.py's page over these rows: its filters parsed by the server's code,
         what the database matches said again in Python, its order, cursor and per-patient counts."""
         filters = inbox_search.parse(params)
         cursor = params.get("cursor")
@@ -361,7 +365,7 @@ class Rows:
         return {"patient_totals": totals, **body}
 
     def filter_options(self) -> dict:
-        """approvals/inbox_search.py's options over these rows: the wards and tools with pending cards."""
+        """inbox/search.py's options over these rows: the wards and tools with pending cards."""
         def counted(values) -> list[dict]:
             return [{"value": value, "count": n} for value, n in sorted(Counter(v for v in values if v).items())]
         pending = self.pending()

@@ -100,7 +100,7 @@ async def pong_is_next(socket) -> bool:
     The consumer handles its socket's messages and its channel layer's one at a time,
     so a push that reached it before the ping goes out before the pong: a "nothing
     arrives" check that ends here neither waits out a timer nor ends before a slow push.
-    The ping re-checks the reviewer's standing (approvals/consumers.py), so it is no
+    The ping re-checks the reviewer's standing (inbox/consumers.py), so it is no
     marker where the point is that nothing told the socket to. A push goes out before
     the request that made it answers (runs/publish.py), so none can come after the pong.
     """

@@ -12,8 +12,11 @@ from urllib.parse import urlencode
 import pytest
 from django.contrib.auth.models import User
 
-from approvals import access_grants, registry_changes
-from approvals.models import AccessGrant, AuditEvent, QuickReason, ReviewTeam, ToolCall, ToolChange, ToolDescriptor
+from approvals.models import QuickReason, ReviewTeam, ToolCall
+from audit.models import AuditEvent
+from governance import access_grants
+from registry import changes as registry_changes
+from registry.models import AccessGrant, ToolChange, ToolDescriptor
 from runs.models import Run
 from tests.helpers.approval_loop import approve, suspend
 from tests.helpers.runs import open_executing_run
@@ -85,26 +88,26 @@ def console_pages(ids: dict) -> list[str]:
     """The pages both groups read."""
     return [
         "/admin/",
-        "/admin/approvals/auditevent/", f"/admin/approvals/auditevent/{ids['audit']}/change/",
-        "/admin/approvals/auditevent/?q=amoxicillin",
+        "/admin/audit/auditevent/", f"/admin/audit/auditevent/{ids['audit']}/change/",
+        "/admin/audit/auditevent/?q=amoxicillin",
         "/admin/approvals/approval/", f"/admin/approvals/approval/{ids['approval']}/change/",
         "/admin/approvals/toolcall/", f"/admin/approvals/toolcall/{ids['call']}/change/",
         "/admin/runs/run/", f"/admin/runs/run/{ids['run']}/change/",
         "/admin/sessions_app/session/", f"/admin/sessions_app/session/{ids['session']}/change/",
-        "/admin/approvals/tooldescriptor/", f"/admin/approvals/tooldescriptor/{ids['tool']}/change/",
-        "/admin/approvals/toolchange/", f"/admin/approvals/toolchange/{ids['change']}/change/",
-        "/admin/approvals/tooldescriptor/simulator/",
-        f"/admin/approvals/tooldescriptor/simulator/?{urlencode(SIMULATED)}",
-        "/admin/approvals/accessgrant/", f"/admin/approvals/accessgrant/{ids['grant']}/change/",
+        "/admin/registry/tooldescriptor/", f"/admin/registry/tooldescriptor/{ids['tool']}/change/",
+        "/admin/registry/toolchange/", f"/admin/registry/toolchange/{ids['change']}/change/",
+        "/admin/registry/tooldescriptor/simulator/",
+        f"/admin/registry/tooldescriptor/simulator/?{urlencode(SIMULATED)}",
+        "/admin/registry/accessgrant/", f"/admin/registry/accessgrant/{ids['grant']}/change/",
         "/admin/approvals/reviewteam/", f"/admin/approvals/reviewteam/{ids['team']}/change/",
         "/admin/approvals/quickreason/", f"/admin/approvals/quickreason/{ids['reason']}/change/",
     ]
 
 
 # Governance edits these; compliance reads the same records through the pages above.
-GOVERNANCE_FORMS = ["/admin/approvals/reviewteam/add/", "/admin/approvals/tooldescriptor/add/",
+GOVERNANCE_FORMS = ["/admin/approvals/reviewteam/add/", "/admin/registry/tooldescriptor/add/",
                     "/admin/approvals/quickreason/add/",
-                    "/admin/approvals/apiclient/", "/admin/approvals/apiclient/add/"]
+                    "/admin/agents/apiclient/", "/admin/agents/apiclient/add/"]
 
 
 def violations_on(signed_in, paths: list[str]) -> dict:

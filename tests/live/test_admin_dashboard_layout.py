@@ -13,11 +13,12 @@ import pytest
 from django.db import transaction
 from django.utils import timezone
 
-from approvals import audit, heartbeats
-from approvals.admin_dashboard import SWEEP_COUNTS
 from approvals.escalation import EMAIL_FAILED
 from approvals.models import Approval, ReviewTeam
-from approvals.policy import RULE_IDS
+from audit import trail as audit
+from governance.admin_dashboard import SWEEP_COUNTS
+from registry.policy import RULE_IDS
+from runs import heartbeats
 from tests.helpers.approval_loop import approve, suspend
 from tests.helpers.runs import open_executing_run
 from tests.live.browser import CHROMIUM

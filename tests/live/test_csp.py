@@ -65,6 +65,6 @@ def test_the_admin_works_under_the_policy(browser_page, carl, live_agent):
     with browser_page.page.expect_navigation():
         browser_page.page.get_by_role("button", name="Log in").click()
     for path in ("/admin/", f"/admin/approvals/approval/{approval['id']}/change/",
-                 "/admin/approvals/auditevent/?kind__exact=suspend", "/admin/approvals/approval/"):
+                 "/admin/audit/auditevent/?kind__exact=suspend", "/admin/approvals/approval/"):
         assert open_page(browser_page, path).status == 200, path
     browser_page.page.get_by_role("link", name="prescribe_medication").first.wait_for()  # the changelist row

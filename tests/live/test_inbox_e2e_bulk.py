@@ -8,7 +8,8 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import expect
 
-from approvals.models import Approval, ApprovalStatus, AuditEvent, QuickReason
+from approvals.models import Approval, ApprovalStatus, QuickReason
+from audit.models import AuditEvent
 from tests.helpers.approval_loop import suspend
 from tests.helpers.runs import open_executing_run
 from tests.live.browser import CHROMIUM

@@ -1,5 +1,5 @@
 """The queue's search end to end: Debian's Chromium on a real daphne and PostgreSQL, the
-search and filters answered by approvals/inbox_search.py over every pending card, not
+search and filters answered by inbox/search.py over every pending card, not
 the first page the socket sent. As test_inbox_e2e.py.
 """
 

@@ -11,9 +11,9 @@ from django.contrib.auth.models import Group, User
 from django.contrib.sessions.models import Session
 from django.test import override_settings
 
-from approvals import socket_signals
-from approvals.consumers import NOT_A_REVIEWER, SIGNED_OUT
 from approvals.visibility import ReviewerScope
+from inbox import socket_signals
+from inbox.consumers import NOT_A_REVIEWER, SIGNED_OUT
 from tests.helpers.approval_loop import suspend
 from tests.helpers.personas import logged_in
 from tests.helpers.runs import open_executing_run

@@ -10,8 +10,8 @@ from types import SimpleNamespace
 import pytest
 from django.db import transaction
 
-from approvals import consumers
 from approvals.models import ReviewTeam
+from inbox import consumers
 from runs.models import Run
 from tests.helpers.approval_loop import approve, suspend
 from tests.helpers.http import post_json

@@ -11,7 +11,7 @@ from datetime import datetime, timedelta
 import pytest
 from playwright.sync_api import expect
 
-from approvals.policy import RULES
+from registry.policy import RULES
 from tests.approvals.test_display import HIDDEN_OR_LOOKALIKE, ORDINARY
 from tests.live.bidi import HEBREW_DOSE, TATWEEL_DOSE, assert_drawn_in_sent_order
 from tests.live.inbox_page import CSRF_TOKEN, render_template
@@ -77,7 +77,7 @@ def test_hidden_and_look_alike_characters_are_marked_and_the_card_warns(inbox):
     assert "\u202e" not in dose.evaluate("el => el.textContent")
     expect(shown.get_by_test_id("card-args").get_by_test_id("lookalike-char")).to_have_text("\u0435⟨U+0435⟩")
     expect(inbox.card(plain["id"]).get_by_test_id("card-hidden-warning")).to_be_hidden()
-    # The inbox and the admin (condor/display.py) judge text alike.
+    # The inbox and the admin (core/display.py) judge text alike.
     verdicts = inbox.page.evaluate(
         "async (texts) => { const m = await import('/static/inbox/reveal.js'); return texts.map(m.hasHidden); }",
         HIDDEN_OR_LOOKALIKE + ORDINARY)

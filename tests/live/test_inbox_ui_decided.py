@@ -18,8 +18,8 @@ from django.utils import timezone
 from playwright.sync_api import expect
 from rest_framework.renderers import JSONRenderer
 
-from approvals.inbox_decided import DecidedSerializer
 from approvals.models import ApprovalStatus
+from inbox.decided import DecidedSerializer
 from runs.models import Run
 from runs.states import RunState, TerminalReason
 from tests.live.bidi import HEBREW_DOSE, TATWEEL_DOSE, assert_drawn_in_sent_order

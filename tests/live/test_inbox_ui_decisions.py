@@ -9,9 +9,9 @@ import pytest
 from playwright.sync_api import expect
 from rest_framework.exceptions import PermissionDenied
 
+from agents.auth import IsReviewer
 from approvals.resume_validation import validate_resume_data
-from condor.auth import IsReviewer
-from condor.errors import InvalidPayload, ResumeSchemaRejected
+from core.errors import InvalidPayload, ResumeSchemaRejected
 from tests.live.card_actions import assert_decided, assert_kept_for_another_try, reason_is_required, reject
 from tests.live.inbox_page import CSRF_TOKEN
 from tests.live.inbox_rows import approval_card, clarification_card

@@ -9,8 +9,8 @@ import pytest
 from playwright.sync_api import expect
 from rest_framework.exceptions import NotAuthenticated, PermissionDenied
 
-from condor.auth import IsReviewer
-from condor.errors import DatabaseUnavailable
+from agents.auth import IsReviewer
+from core.errors import DatabaseUnavailable
 from tests.live.inbox_rows import approval_card, queue_key
 from tests.live.test_inbox_ui_paging import loaded, more, paged, why  # noqa: F401 - a pytest fixture
 from tests.live.test_inbox_ui_queue import hospital

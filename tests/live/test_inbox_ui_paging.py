@@ -1,5 +1,5 @@
 """The inbox with 500 pending cards sent in pages of 100 (issue 11, issue 14), in real
-Chromium with the server played by the harness as approvals/inbox_pages.py pages:
+Chromium with the server played by the harness as inbox/pages.py pages:
 the queue says how many of the total are loaded, loads more on "Load more" (by
 keyboard), on scrolling to the end and on j past the last line (one page for each,
 never two), has its search and filters answered by the server over every pending card,

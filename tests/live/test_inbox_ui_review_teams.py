@@ -11,7 +11,7 @@ from __future__ import annotations
 import pytest
 from playwright.sync_api import expect
 
-from condor.errors import ApprovalClaimed
+from core.errors import ApprovalClaimed
 from tests.live.inbox_rows import approval_card
 
 pytestmark = pytest.mark.browser

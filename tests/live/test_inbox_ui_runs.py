@@ -9,7 +9,7 @@ from __future__ import annotations
 import pytest
 from playwright.sync_api import expect
 
-from condor.errors import ApprovalClaimed
+from core.errors import ApprovalClaimed
 from runs.states import RunState, TerminalReason
 from tests.live.card_actions import reject
 from tests.live.inbox_http import Reply

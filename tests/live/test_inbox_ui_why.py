@@ -10,7 +10,7 @@ import re
 import pytest
 from playwright.sync_api import expect
 
-from approvals.policy import RULES
+from registry.policy import RULES
 from tests.live.axe_scan import serious_violations
 from tests.live.inbox_demo import demo_cards
 from tests.live.inbox_harness import InboxHarness

@@ -15,7 +15,7 @@ import json
 import pytest
 from playwright.sync_api import expect
 
-from condor.errors import AlreadyApprovedByYou
+from core.errors import AlreadyApprovedByYou
 from tests.live.axe_scan import serious_violations
 from tests.live.inbox_harness import InboxHarness
 from tests.live.inbox_rows import approval_card

@@ -4,7 +4,8 @@ from datetime import timedelta
 
 import pytest
 
-from approvals.models import Approval, AuditEvent
+from approvals.models import Approval
+from audit.models import AuditEvent
 from runs.models import Run, RunEvent
 from tests.helpers.approval_loop import decide, park, resume
 from tests.helpers.clock import frozen_clock

@@ -11,7 +11,7 @@ import pytest
 from asgiref.sync import async_to_sync
 from channels.layers import DEFAULT_CHANNEL_LAYER, InMemoryChannelLayer, channel_layers
 
-from condor.channel_layer import CancelSafeReceive
+from core.channel_layer import CancelSafeReceive
 from runs import stream, stream_news
 from runs.publish import run_group
 from tests.helpers.waits import HANG_SECONDS as HANG
@@ -70,7 +70,7 @@ def test_a_stream_whose_client_left_leaves_its_group_even_when_the_layer_loses_t
 
 
 class CancelSafeLosingLayer(CancelSafeReceive, CancelLosingLayer):
-    """The deployed layer's receive (condor.channel_layer.RedisLayer) over a library that loses a cancel."""
+    """The deployed layer's receive (core.channel_layer.RedisLayer) over a library that loses a cancel."""
 
 
 def test_a_receive_ends_with_its_caller_even_when_the_library_loses_the_cancel():

@@ -5,7 +5,8 @@ from datetime import timedelta
 import pytest
 from django.utils import timezone
 
-from approvals.models import Approval, IdempotencyRecord
+from agents.models import IdempotencyRecord
+from approvals.models import Approval
 from runs import sweep as sweeps
 from runs.models import Run
 from tests.helpers.approval_loop import CHART_READ, decide, gate, park, resume

@@ -8,8 +8,9 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
-from approvals import audit_chain
-from approvals.models import Approval, AuditEvent
+from approvals.models import Approval
+from audit import chain as audit_chain
+from audit.models import AuditEvent
 from runs import spine, sweep_batches
 from runs import sweep as sweeps
 from runs.models import Run, RunEvent

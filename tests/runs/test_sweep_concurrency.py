@@ -13,8 +13,8 @@ import pytest
 from django.db import connection
 from django.utils import timezone
 
-from approvals import audit_chain
-from approvals.models import AuditEvent
+from audit import chain as audit_chain
+from audit.models import AuditEvent
 from runs import spine
 from runs import sweep as sweeps
 from runs.models import Run, RunEvent

@@ -1,6 +1,6 @@
 """A session's policy context speaks the policy engine's words, though sessions_app cannot import it."""
 
-from approvals.policy import AgeBand, Autonomy
+from registry.policy import AgeBand, Autonomy
 from sessions_app.models.session import AgeBandChoice, AutonomyChoice
 
 

@@ -5,7 +5,8 @@ import datetime
 import pytest
 from django.utils import timezone
 
-from approvals.models import Approval, AuditEvent
+from approvals.models import Approval
+from audit.models import AuditEvent
 from runs.models import Run
 from sessions_app.models import Session
 from tests.helpers.approval_loop import approve, parked_run, resume
@@ -152,7 +153,7 @@ def test_after_delete_the_session_and_its_runs_are_404_but_the_audit_log_keeps_e
 
 
 def test_a_run_cannot_open_in_a_session_deleted_after_the_lookup(api):
-    from condor.errors import NotFound
+    from core.errors import NotFound
     from runs import spine
 
     session = Session.objects.get(pk=make_session(api)["id"])

@@ -1,0 +1,6 @@
+from django.apps import AppConfig
+
+
+class GovernanceConfig(AppConfig):
+    name = "governance"
+    verbose_name = "Governance"
