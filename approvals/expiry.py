@@ -11,6 +11,7 @@ from approvals.models.approval import OPEN_STATUSES
 from audit import trail as audit
 from runs.models import Run
 from runs.outbox import event, record_events
+from runs.signals import run_closing
 from runs.sweep_batches import WHOLE, Share, budget_deadline, walk
 
 
@@ -99,3 +100,13 @@ def expire_due(*, now=None, until: float | None = None, share: Share = WHOLE) ->
                             now=now, actor_system=audit.SWEEP, why={"cause": "deadline passed"})
 
     return walk(due, expire_batch, until=until or budget_deadline(), what="approvals (deadline passed)", share=share)
+
+
+def withdraw_when_runs_close(sender, *, runs, now, include_approved, actor_user, actor_client, **kwargs):
+    """`runs.signals.run_closing`'s receiver: a run that closes takes its open cards with it."""
+    withdraw_for_runs(runs, now=now, include_approved=include_approved, actor_user=actor_user,
+                      actor_client=actor_client)
+
+
+def connect() -> None:
+    run_closing.connect(withdraw_when_runs_close, dispatch_uid="approvals.expiry.withdraw_when_runs_close")

@@ -1,6 +1,6 @@
 from django.urls import include, path, register_converter
 
-from approvals import bulk_views
+from approvals import bulk_views, run_stop
 from approvals import claim_views as approval_claims
 from approvals import views as approvals
 from core.identifiers import ToolCallIdConverter
@@ -25,7 +25,7 @@ run_routes = [
     path("", runs.RunDetail.as_view(), name="run-detail"),
     path("transition/", runs.RunTransition.as_view(), name="run-transition"),
     path("close/", runs.RunClose.as_view(), name="run-close"),
-    path("stop/", runs.RunStop.as_view(), name="run-stop"),
+    path("stop/", run_stop.RunStop.as_view(), name="run-stop"),
     path("stream", run_stream, name="run-stream"),
 ]
 

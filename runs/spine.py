@@ -31,6 +31,7 @@ from runs import telemetry
 from runs.closing import ClosingRun
 from runs.models import Run
 from runs.outbox import event, events_write, record_event, record_events
+from runs.signals import run_closing
 from runs.states import ACTIVE_STATES, CLIENT_TRANSITIONS, RunState, TerminalReason
 
 
@@ -177,30 +178,6 @@ def close(run_id, reason: str, *, summary: str = "", usage: dict | None = None, 
     return run
 
 
-@transaction.atomic(durable=True)
-def stop(run_id, reason: str, *, user) -> Run:
-    """A reviewer ends the run (`user_stopped`); every approval it still holds open is withdrawn.
-
-    Unlike a close by the agent, approved-but-unused grants expire too: the
-    reviewer said the run must not go on, so nothing it was granted may run.
-    Stopping a run that has ended returns it unchanged, as a second close does
-    (SPEC 3: a second terminal write is an idempotent no-op); its terminal reason
-    says how it ended (`user_stopped`: by this stop or an earlier one). While another
-    reviewer holds a live claim on one of its cards, the stop is 409 `approval_claimed`.
-    """
-    reason = (reason or "").strip()
-    if not reason:
-        raise InvalidPayload("Stopping a run needs a reason.")
-    from approvals.claims import refuse_if_run_claimed_by_other
-
-    run = lock_run(run_id)
-    if run.is_terminal:
-        return run
-    refuse_if_run_claimed_by_other(run, user, timezone.now())
-    close_locked_run(run, TerminalReason.USER_STOPPED, actor_user=user, withdraw_grants=True, stop_reason=reason)
-    return run
-
-
 def close_locked_run(run: Run, reason: TerminalReason, **options) -> None:
     """Close one active run: a batch of one (`close_locked`), so every close takes one path.
 
@@ -220,8 +197,6 @@ def close_locked(runs: list[Run | ClosingRun], reason: TerminalReason, *, summar
     read from both. `withdraw_grants` (a reviewer's stop) withdraws approved,
     unconsumed approvals too.
     """
-    from approvals.expiry import withdraw_for_runs
-
     if not runs:
         return
     for run in runs:
@@ -242,7 +217,8 @@ def close_locked(runs: list[Run | ClosingRun], reason: TerminalReason, *, summar
     Run.objects.filter(pk__any=[run.pk for run in runs]).update(
         state=closing.state, terminal_reason=closing.terminal_reason, **changes
     )
-    withdraw_for_runs(runs, now=now, include_approved=withdraw_grants, actor_user=actor_user, actor_client=actor_client)
+    run_closing.send(Run, runs=runs, now=now, include_approved=withdraw_grants, actor_user=actor_user,
+                     actor_client=actor_client)
     details = {"terminal_reason": closing.terminal_reason, **({"stop_reason": stop_reason} if stop_reason else {})}
     record_events([event(run, "run.closed", step_id=step_id, frames=frames,
                          data={"state": run.state, "terminal": True, **details}) for run in runs])

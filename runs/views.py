@@ -3,19 +3,16 @@ from rest_framework import status
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from agents.auth import ReviewerOnly, calling_client
-from core.errors import NotFound
+from agents.auth import calling_client
 from core.schema import errors
 from core.serializers import validated
 from runs import spine
-from runs.models import Run
 from runs.scoping import owned_run, owned_session
 from runs.serializers import (
     CloseSerializer,
     OpenedRunSerializer,
     RunOpenSerializer,
     RunSerializer,
-    StopSerializer,
     TransitionSerializer,
 )
 
@@ -61,28 +58,3 @@ class RunClose(APIView):
         closed = spine.close(run.pk, body["reason"], summary=body.get("summary", ""), usage=body.get("usage"),
                              actor_client=calling_client(request))
         return Response(RunSerializer(closed).data)
-
-
-class RunStop(ReviewerOnly, APIView):
-    """A reviewer ends a run (`user_stopped`). Reviewers only, with a Django session; API keys are refused."""
-
-    @extend_schema(request=StopSerializer, description=(
-        "A run that has already ended is returned unchanged (its terminal_reason says how it ended)."),
-        responses={
-            200: RunSerializer,
-            **errors(400, 403, 404, 409,
-                     e403="permission_denied: only logged-in reviewers stop runs (not logged in, or an API key).",
-                     e409="approval_claimed: another reviewer holds a live claim on one of the run's open cards "
-                          "(the detail names them and the card); nothing was stopped."),
-        })
-    def post(self, request, run_id):
-        # Review teams (SPEC section 10): a reviewer may stop only a run whose session's
-        # cards they can see; any other run is 404 to them, as its cards are.
-        from approvals.visibility import reviewer_scope  # the reviewer's rule lives with the cards
-
-        run = Run.objects.select_related("session").filter(pk=run_id).first()
-        scope = reviewer_scope(request.user)
-        if run is None or scope is None or not scope.sees_unit(run.session.care_unit):
-            raise NotFound("No such run.")
-        body = validated(StopSerializer, request.data)
-        return Response(RunSerializer(spine.stop(run_id, body["reason"], user=request.user)).data)

@@ -28,15 +28,13 @@ KNOWN_UPWARD = {
     ("core/schema.py", "agents"),
     ("core/schema.py", "runs"),
     ("runs/publish.py", "approvals"),
-    ("runs/spine.py", "approvals"),
     ("runs/sweep.py", "approvals"),
-    ("runs/views.py", "approvals"),
     ("sessions_app/card_views.py", "runs"),
     ("sessions_app/message_views.py", "runs"),
     ("sessions_app/views.py", "runs"),
 }
 KNOWN_UPWARD_KEYS = {("sessions_app.Message.run", "runs")}
-KNOWN_CIRCLES = [{"approvals/claims.py", "approvals/locking.py", "runs/spine.py"}]
+KNOWN_CIRCLES = []
 
 
 def source_files():

@@ -1,0 +1,13 @@
+"""What the run spine tells the layers above it, which it does not import.
+
+Sent synchronously, inside the transaction that holds the runs' row locks: a receiver's
+writes commit or roll back with the close, and a receiver that raises fails the close.
+"""
+
+from django.dispatch import Signal
+
+# Locked active runs are closing, all with one terminal reason (`runs`: Run instances or
+# ClosingRun rows; `now`; `include_approved`: a reviewer's stop, which withdraws approved but
+# unused grants too; `actor_user` / `actor_client`: who closed them, when someone did).
+# The approvals app withdraws their open cards.
+run_closing = Signal()
