@@ -7,7 +7,9 @@ approved) runs again instead of hearing the old refusal for as long as the key l
 
 import hashlib
 from collections.abc import Callable
+from datetime import timedelta
 
+from django.conf import settings
 from django.db import IntegrityError, transaction
 
 from agents.models import IdempotencyRecord
@@ -60,3 +62,10 @@ def run_once(client, key: str, request_fingerprint: str, handler: Callable[[], t
     if refusal is not None:
         raise refusal
     return status, body
+
+
+def prune_expired(now) -> int:
+    """The sweep's step: delete the records older than CONDOR_IDEMPOTENCY_TTL_SECONDS; how many went."""
+    cutoff = now - timedelta(seconds=settings.CONDOR_IDEMPOTENCY_TTL_SECONDS)
+    deleted, _ = IdempotencyRecord.objects.filter(created_at__lt=cutoff).delete()
+    return deleted

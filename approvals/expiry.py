@@ -9,9 +9,11 @@ from approvals.decision_frames import decision_frames
 from approvals.models import Approval, ApprovalStatus
 from approvals.models.approval import OPEN_STATUSES
 from audit import trail as audit
+from runs import sweep
 from runs.models import Run
 from runs.outbox import event, record_events
 from runs.signals import run_closing
+from runs.states import RunState, TerminalReason
 from runs.sweep_batches import WHOLE, Share, budget_deadline, walk
 
 
@@ -110,3 +112,10 @@ def withdraw_when_runs_close(sender, *, runs, now, include_approved, actor_user,
 
 def connect() -> None:
     run_closing.connect(withdraw_when_runs_close, dispatch_uid="approvals.expiry.withdraw_when_runs_close")
+
+
+def abort_orphaned_suspends(*, until: float | None = None, share: Share = WHOLE) -> int:
+    """The sweep's step for suspended runs whose approvals have all expired (or were never created):
+    each ends `approval_expired`, in batches (runs.sweep.close_due)."""
+    due = Run.objects.filter(state=RunState.SUSPENDED).exclude(approvals__status__in=OPEN_STATUSES)
+    return sweep.close_due(due, TerminalReason.APPROVAL_EXPIRED, until, share, recheck=True)

@@ -9,7 +9,7 @@ The database is created and migrated if needed. For each size, the backlog is se
 here (sessions, executing runs last touched an hour ago, each with its opened and
 transitioned events and a verdict audit row, so every session chain exists), then one
 sweep pass runs, split over `--workers` child processes as the Celery tasks split it
-with CONDOR_SWEEP_PARTS (runs/tasks.py: each walks its slice of the key space; the
+with CONDOR_SWEEP_PARTS (condor/tasks.py: each walks its slice of the key space; the
 code the beat task runs, with a budget large enough to drain everything). Printed: the
 wall time from the first share's start to the last one's end, the CPU time of all of
 them (and of their PostgreSQL backends, read from /proc when the server is local), and
@@ -97,10 +97,10 @@ def seed(count: int, client_id: int) -> None:
 
 def sweep_child(part: int, parts: int) -> None:
     """Share `part` of `parts` of one sweep pass in this (child) process, as the Celery tasks run it
-    (runs/tasks.py: part 0 the whole pass over its slice, the others `sweep_share`); prints its
+    (condor/tasks.py: part 0 the whole pass over its slice, the others `sweep_share`); prints its
     figures as JSON on the last line. Starts when the parent says so, so the shares run at once."""
     setup_django()
-    from runs.sweep import sweep, sweep_share
+    from condor.sweeps import sweep, sweep_share
     from runs.sweep_batches import Share
 
     backend = _backend_pid()
@@ -173,7 +173,7 @@ def main() -> None:
     parser.add_argument("--batch", type=int, default=1000, help="CONDOR_SWEEP_BATCH_SIZE for the pass")
     parser.add_argument("--verify-sample", type=int, default=2000, help="closed session chains to verify")
     parser.add_argument("--workers", type=int, default=2,
-                        help="worker processes the pass is split over (CONDOR_SWEEP_PARTS, runs/tasks.py)")
+                        help="worker processes the pass is split over (CONDOR_SWEEP_PARTS, condor/tasks.py)")
     parser.add_argument("--smoke", action="store_true", help="300 runs in batches of 100: checks the bench still runs")
     parser.add_argument("--child", type=int, nargs=2, metavar=("PART", "PARTS"), help=argparse.SUPPRESS)
     args = parser.parse_args()
@@ -192,7 +192,7 @@ def main() -> None:
     from django.db import connection
 
     from agents.models import ApiClient
-    from runs.sweep import sweep
+    from condor.sweeps import sweep
 
     client, _ = ApiClient.objects.get_or_create(name="bench-sweep")
     sweep()  # a backlog left by an interrupted run would be counted in the first size

@@ -13,10 +13,10 @@ from channels.routing import ProtocolTypeRouter, URLRouter  # noqa: E402
 from django.urls import path  # noqa: E402
 
 from condor.gc_settings import configure_gc_for_serving  # noqa: E402
+from condor.inprocess import start_if_configured  # noqa: E402
 from core.body_limit import BodySizeLimit  # noqa: E402
 from core.ws_origin import SameOriginValidator  # noqa: E402
 from inbox.consumers import InboxConsumer  # noqa: E402
-from runs.inprocess import start_if_configured  # noqa: E402
 
 application = ProtocolTypeRouter({
     "http": BodySizeLimit(django_asgi_app),

@@ -53,6 +53,7 @@ INSTALLED_APPS = [
     "axes",
     "csp",
     # Condor's apps, from the top layer down (STYLE.md): each imports only those below it.
+    "condor",
     "demo",
     "governance",
     "inbox",
@@ -310,7 +311,7 @@ CONDOR_SWEEP_INTERVAL_SECONDS = env_int("CONDOR_SWEEP_INTERVAL_SECONDS", 30)
 CONDOR_SWEEP_BATCH_SIZE = env_int("CONDOR_SWEEP_BATCH_SIZE", 1000)
 # ...batch after batch until nothing is due or the pass has run this long (each step still gets one batch).
 CONDOR_SWEEP_BUDGET_SECONDS = env_int("CONDOR_SWEEP_BUDGET_SECONDS", 20)
-# Worker processes a Celery pass is split over (runs/tasks.py): each walks its own slice of the
+# Worker processes a Celery pass is split over (condor/tasks.py): each walks its own slice of the
 # key space. Up to the worker's --concurrency; a large backlog drains that many times faster.
 CONDOR_SWEEP_PARTS = env_int("CONDOR_SWEEP_PARTS", 1)
 CONDOR_IDEMPOTENCY_TTL_SECONDS = env_int("CONDOR_IDEMPOTENCY_TTL_SECONDS", 86400)

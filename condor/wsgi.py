@@ -12,7 +12,7 @@ from core.body_limit import WSGIBodySizeLimit  # noqa: E402  (after set-up, as t
 application = WSGIBodySizeLimit(django_wsgi_app)  # the body limit, before Django reads a byte
 
 from condor.gc_settings import configure_gc_for_serving  # noqa: E402  (after set-up: it freezes what is loaded)
-from runs.inprocess import start_if_configured  # noqa: E402
+from condor.inprocess import start_if_configured  # noqa: E402
 from runs.publish import keep_a_loop_per_thread  # noqa: E402
 
 keep_a_loop_per_thread()  # gunicorn's request threads live as long as the process

@@ -35,7 +35,7 @@ def budget_deadline() -> float:
 class Share(NamedTuple):
     """The slice `part` of `parts` of the key space: what one of several passes running at once walks.
 
-    A backlog too large for one process is split over worker processes (runs/tasks.py),
+    A backlog too large for one process is split over worker processes (condor/tasks.py),
     each walking the due rows whose (random, uniform) UUID key falls in its slice, so
     they never contend for the same batch; SKIP LOCKED still keeps them, and any other
     pass, from closing a row twice.

@@ -38,9 +38,9 @@ from approvals.escalation import escalate_due  # noqa: E402
 from approvals.models import Approval  # noqa: E402
 from audit.chain import verify  # noqa: E402
 from audit.models import AuditEvent  # noqa: E402
+from condor.sweeps import sweep  # noqa: E402
 from demo.management.commands import seed_demo  # noqa: E402
 from runs.models import Run  # noqa: E402
-from runs.sweep import sweep  # noqa: E402
 from sessions_app.models import Session  # noqa: E402
 
 PRESCRIPTION = {"drug": "amoxicillin", "dose": "500 mg", "route": "oral", "days": 7}

@@ -11,10 +11,10 @@ from django.utils import timezone
 from approvals.expiry import expire_due
 from approvals.models import Approval
 from audit import trail as audit
+from condor.sweeps import sweep
 from governance.admin_dashboard import dashboard
 from runs import heartbeats
 from runs.models import Heartbeat
-from runs.sweep import sweep
 from tests.helpers.approval_loop import gate, suspend
 from tests.helpers.runs import open_executing_run
 from tests.test_admin import admin_client

@@ -28,7 +28,6 @@ KNOWN_UPWARD = {
     ("core/schema.py", "agents"),
     ("core/schema.py", "runs"),
     ("runs/publish.py", "approvals"),
-    ("runs/sweep.py", "approvals"),
     ("sessions_app/card_views.py", "runs"),
     ("sessions_app/message_views.py", "runs"),
     ("sessions_app/views.py", "runs"),

@@ -27,7 +27,7 @@ KNOWN_TEST_REACHES = {
     ("tests/test_api_key_cache.py", "agents.api_key_cache._paused_until"),
     ("tests/test_error_codes_documented.py", "core.errors._DRF_CODES"),
     ("tests/test_serializer_fields_once.py", "core.serializers._plan"),
-    ("tests/runs/test_inprocess_sweeps.py", "runs.inprocess._started"),
+    ("tests/runs/test_inprocess_sweeps.py", "condor.inprocess._started"),
     ("tests/approvals/test_hot_path_queries.py", "runs.listeners._key"),
     ("tests/live/test_inbox_socket.py", "runs.listeners._key"),
     ("tests/runs/test_listeners.py", "runs.listeners._key"),

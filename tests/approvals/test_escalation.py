@@ -15,8 +15,8 @@ from django.test import override_settings
 from approvals.escalation import escalate_due
 from approvals.models import ReviewTeam
 from audit.models import AuditEvent
+from condor.sweeps import sweep
 from runs.models import RunEvent
-from runs.sweep import sweep
 from tests.helpers.approval_loop import approval_row, approve, parked_run, suspend
 from tests.helpers.personas import person
 from tests.helpers.races import all_at_once

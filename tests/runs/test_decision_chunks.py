@@ -9,8 +9,8 @@ from datetime import timedelta
 from django.utils import timezone
 
 from approvals.models import Approval
+from condor.sweeps import sweep
 from runs.models import RunEvent
-from runs.sweep import sweep
 from tests.helpers.approval_loop import PRESCRIPTION, approve, clarify, decide, suspend
 from tests.helpers.http import post_json
 from tests.helpers.runs import open_executing_run

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from django.utils import timezone
 
-from runs import inprocess
+from condor import inprocess
 from runs.models import Run
 from tests.helpers.runs import open_executing_run
 

@@ -5,8 +5,11 @@ from datetime import timedelta
 import pytest
 from django.utils import timezone
 
+from agents import idempotency
 from agents.models import IdempotencyRecord
+from approvals import expiry
 from approvals.models import Approval
+from condor import sweeps as sweep_pass
 from runs import sweep as sweeps
 from runs.models import Run
 from tests.helpers.approval_loop import CHART_READ, decide, gate, park, resume
@@ -19,7 +22,7 @@ pytestmark = pytest.mark.usefixtures("catalog")
 def test_approvals_past_their_deadline_expire(api):
     run = make_run(api, "executing")
     approval = park(api, run["id"])
-    counts = sweeps.sweep(now=later(901))
+    counts = sweep_pass.sweep(now=later(901))
     assert counts["approvals_expired"] == 1
     assert Approval.objects.get(pk=approval["id"]).status == "expired"
 
@@ -27,7 +30,7 @@ def test_approvals_past_their_deadline_expire(api):
 def test_a_suspended_run_whose_approvals_all_expired_is_aborted(api):
     run = make_run(api, "executing")
     park(api, run["id"])
-    sweeps.sweep(now=later(901))
+    sweep_pass.sweep(now=later(901))
     stored = Run.objects.get(pk=run["id"])
     assert (stored.state, stored.terminal_reason) == ("aborted", "approval_expired")
 
@@ -36,7 +39,7 @@ def test_a_run_with_an_approved_unconsumed_approval_is_not_orphaned(api, reviewe
     run = make_run(api, "executing")
     approval = park(api, run["id"])
     assert decide(reviewer_http, approval["id"], {"approved": True}).status_code == 200
-    assert sweeps.abort_orphaned_suspends() == 0
+    assert expiry.abort_orphaned_suspends() == 0
     assert stored_state(run["id"]) == "suspended"
 
 
@@ -86,7 +89,7 @@ def test_the_park_sets_suspended_at_and_the_unpark_clears_it(api, reviewer_http)
 def test_idle_active_runs_are_aborted_and_busy_ones_are_not(api):
     idle = make_run(api, "executing")
     suspended = make_run(api, "suspended")
-    counts = sweeps.sweep(now=later(601))
+    counts = sweep_pass.sweep(now=later(601))
     assert Run.objects.get(pk=idle["id"]).terminal_reason == "sweep_idle"
     assert counts["runs_idle"] == 1
     # A parked run waits for a human: the idle timeout is not its clock.
@@ -95,7 +98,7 @@ def test_idle_active_runs_are_aborted_and_busy_ones_are_not(api):
 
 def test_runs_inside_their_timeouts_are_left_alone(api):
     run = make_run(api, "executing")
-    counts = sweeps.sweep(now=later(10))
+    counts = sweep_pass.sweep(now=later(10))
     assert counts["runs_idle"] == 0
     assert stored_state(run["id"]) == "executing"
 
@@ -117,8 +120,6 @@ def test_a_failing_row_does_not_stop_the_pass(api, monkeypatch):
 
 
 def test_a_failing_approval_does_not_stop_the_expiry_of_the_others(api, monkeypatch):
-    from approvals import expiry
-
     first = park(api, make_run(api, "executing")["id"])
     second = park(api, make_run(api, "executing")["id"])
     real_frames = expiry.decision_frames
@@ -141,7 +142,7 @@ def test_old_idempotency_records_are_pruned(ward_agent):
     IdempotencyRecord.objects.create(client=ward_agent, key="new", fingerprint="y", response_status=200,
                                      response_body={})
     IdempotencyRecord.objects.filter(pk=old.pk).update(created_at=timezone.now() - timedelta(days=2))
-    assert sweeps.prune_idempotency_records(timezone.now()) == 1
+    assert idempotency.prune_expired(timezone.now()) == 1
     assert list(IdempotencyRecord.objects.values_list("key", flat=True)) == ["new"]
 
 

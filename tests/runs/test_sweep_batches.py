@@ -11,6 +11,7 @@ from django.utils import timezone
 from approvals.models import Approval
 from audit import chain as audit_chain
 from audit.models import AuditEvent
+from condor import sweeps as sweep_pass
 from runs import spine, sweep_batches
 from runs import sweep as sweeps
 from runs.models import Run, RunEvent
@@ -99,7 +100,7 @@ def test_a_pass_walks_every_batch_until_nothing_is_due(api, settings):
     settings.CONDOR_SWEEP_BATCH_SIZE = 2
     runs = make_idle(api, 5)
 
-    counts = sweeps.sweep()
+    counts = sweep_pass.sweep()
 
     assert counts["runs_idle"] == 5
     assert set(Run.objects.filter(pk__in=runs).values_list("terminal_reason", flat=True)) == {"sweep_idle"}
@@ -111,15 +112,15 @@ def test_a_spent_budget_ends_the_pass_after_one_batch(api, settings):
     settings.CONDOR_SWEEP_BUDGET_SECONDS = 0
     make_idle(api, 5)
 
-    assert sweeps.sweep()["runs_idle"] == 2
-    assert sweeps.sweep()["runs_idle"] == 2  # the next pass goes on where this one stopped
-    assert sweeps.sweep()["runs_idle"] == 1
+    assert sweep_pass.sweep()["runs_idle"] == 2
+    assert sweep_pass.sweep()["runs_idle"] == 2  # the next pass goes on where this one stopped
+    assert sweep_pass.sweep()["runs_idle"] == 1
 
 
 def pass_queries(api, runs: int) -> list[str]:
     make_idle(api, runs)
     with CaptureQueriesContext(connection) as queries:
-        assert sweeps.sweep()["runs_idle"] == runs
+        assert sweep_pass.sweep()["runs_idle"] == runs
     return [query["sql"] for query in queries.captured_queries]
 
 

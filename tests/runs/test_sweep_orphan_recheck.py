@@ -15,9 +15,9 @@ import pytest
 from django.db import connection, transaction
 from django.utils import timezone
 
+from approvals import expiry
 from approvals.expiry import expire_due
 from approvals.models import Approval
-from runs import sweep as sweeps
 from runs import sweep_batches
 from runs.models import Run
 from tests.helpers.approval_loop import park
@@ -43,7 +43,7 @@ def test_a_run_given_a_new_card_while_the_batch_waits_for_its_lock_stays_parked(
         pytest.skip("the race needs PostgreSQL's row locks and statement snapshots")
     run_id = orphaned_run(api)
     # The sweep's due rows, made to wait on GATE_KEY inside each statement that reads them.
-    monkeypatch.setattr(sweeps, "Run", SimpleNamespace(objects=SimpleNamespace(
+    monkeypatch.setattr(expiry, "Run", SimpleNamespace(objects=SimpleNamespace(
         filter=lambda *args, **kwargs: Run.objects.filter(*args, **kwargs).extra(where=[WAITS_ON_GATE],
                                                                                 params=[GATE_KEY]))))
     ids_read, gate_held, release = threading.Event(), threading.Event(), threading.Event()
@@ -60,7 +60,7 @@ def test_a_run_given_a_new_card_while_the_batch_waits_for_its_lock_stays_parked(
     def sweep_pass():
         try:
             sweep_pid.append(backend_pid())
-            closed.append(sweeps.abort_orphaned_suspends())
+            closed.append(expiry.abort_orphaned_suspends())
         finally:
             connection.close()
 

@@ -8,8 +8,8 @@ from datetime import timedelta
 import pytest
 from django.utils import timezone
 
-from runs import sweep as sweeps
-from runs import tasks
+from condor import sweeps as sweep_pass
+from condor import tasks
 from runs.models import Run, RunEvent
 from runs.sweep_batches import Share
 from tests.helpers.runs import make_run
@@ -27,8 +27,8 @@ def test_the_shares_of_a_split_pass_close_each_due_run_once(api):
     runs = make_idle(api, 12)
     upper_half = {pk for pk in runs if uuid.UUID(pk).int >= 2**127}
 
-    second = sweeps.sweep_share(Share(1, 2))
-    first = sweeps.sweep(share=Share(0, 2))
+    second = sweep_pass.sweep_share(Share(1, 2))
+    first = sweep_pass.sweep(share=Share(0, 2))
 
     assert second["runs_idle"] == len(upper_half)  # its slice of the key space, and only that
     assert first["runs_idle"] == len(runs) - len(upper_half)

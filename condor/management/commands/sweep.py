@@ -1,6 +1,6 @@
 from django.core.management.base import BaseCommand
 
-from runs.sweep import sweep
+from condor.sweeps import sweep
 
 
 class Command(BaseCommand):

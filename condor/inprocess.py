@@ -16,7 +16,7 @@ _started = threading.Event()
 
 
 def _loop(stop: threading.Event) -> None:
-    from runs.sweep import sweep
+    from condor.sweeps import sweep
 
     while not stop.wait(settings.CONDOR_SWEEP_INTERVAL_SECONDS):
         try:

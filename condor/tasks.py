@@ -1,8 +1,8 @@
 from celery import shared_task
 from django.conf import settings
 
-from runs.sweep import sweep as sweep_once
-from runs.sweep import sweep_share
+from condor.sweeps import sweep as sweep_once
+from condor.sweeps import sweep_share
 from runs.sweep_batches import Share
 
 

@@ -1,0 +1,8 @@
+from django.apps import AppConfig
+
+
+class CondorConfig(AppConfig):
+    """The project root as an app: its commands (`sweep`) and tasks (the sweep pass) compose the others'."""
+
+    name = "condor"
+    verbose_name = "Condor"
