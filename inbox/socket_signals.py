@@ -13,11 +13,13 @@ from django.contrib.auth import get_user_model
 from django.contrib.auth.signals import user_logged_out
 from django.db import transaction
 from django.db.models.signals import m2m_changed, post_delete, post_save
+from django.utils import timezone
 
-from approvals.models import Approval, ReviewTeam
+from approvals.models import Approval, ApprovalStatus, ReviewTeam
 from approvals.models.approval import OPEN_STATUSES
 from inbox.consumers import session_digest, user_group
 from runs.publish import INBOX_GROUP, send_to_group
+from runs.signals import stale_news
 from sessions_app.signals import care_unit_changed
 
 
@@ -79,6 +81,26 @@ def _care_unit_changed(sender, session, **kwargs):
         _resync_all()
 
 
+def stale_cards(sender, *, events: list, late, **kwargs) -> set[int]:
+    """Ids of the events created before `late` whose card.added would show a card that is no longer pending.
+
+    The drainer re-sends an add long after its commit (Redis was down), and a reviewer
+    may have decided the card meanwhile, from a fresh snapshot: a decided card must not
+    come back to the inbox. Checked once a drainer batch (runs.signals.stale_news), not once a socket in the consumer.
+    An add pushed by its own commit's hook is not read: its card was pending at that
+    commit, a moment ago.
+    """
+    now = timezone.now()
+    added = {event.pk: event.inbox["card"]["id"] for event in events
+             if event.inbox is not None and event.inbox.get("type") == "card.added" and event.created_at <= late}
+    if not added:
+        return set()
+    pending = {str(pk) for pk in Approval.objects.filter(
+        pk__in=set(added.values()), status=ApprovalStatus.PENDING, expires_at__gt=now,
+    ).values_list("pk", flat=True)}
+    return {event_pk for event_pk, approval_id in added.items() if approval_id not in pending}
+
+
 def connect() -> None:
     user_model = get_user_model()
     user_logged_out.connect(_logged_out, dispatch_uid="inbox-socket-logout")
@@ -90,3 +112,4 @@ def connect() -> None:
     m2m_changed.connect(_team_members_changed, sender=ReviewTeam.members.through,
                         dispatch_uid="inbox-socket-team-members")
     care_unit_changed.connect(_care_unit_changed, dispatch_uid="inbox-socket-care-unit")
+    stale_news.connect(stale_cards, dispatch_uid="inbox-stale-cards")

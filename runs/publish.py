@@ -29,6 +29,7 @@ from django.db import connection
 from django.utils import timezone
 
 from runs import listeners
+from runs.signals import stale_news
 
 logger = logging.getLogger(__name__)
 
@@ -78,7 +79,7 @@ def publish(events) -> int:
             elif event.created_at <= late:
                 unheard_and_late.append(event.pk)
         # Cards go out only to an open inbox, so only then are they checked for staleness.
-        stale = _stale_cards(heard, late) if INBOX_GROUP in listened else set()
+        stale = stale_events(heard, late) if INBOX_GROUP in listened else set()
         if heard:
             _run(_send_events, layer, heard, listened, stale, sent)
     except Exception:  # the layer is a side channel: what did not go out is the drainer's
@@ -127,26 +128,15 @@ async def _send_one(layer, group: str, message: dict) -> None:
         await layer.group_send(group, message)
 
 
-def _stale_cards(events: list, late) -> set[int]:
-    """Ids of the events created before `late` whose card.added would show a card that is no longer pending.
+def stale_events(events: list, late) -> set[int]:
+    """Pks of the `events` whose news went stale since their commit, as the apps above say
+    (runs.signals.stale_news): the drainer leaves them out."""
+    from runs.models import RunEvent
 
-    The drainer re-sends an add long after its commit (Redis was down), and a reviewer
-    may have decided the card meanwhile, from a fresh snapshot: a decided card must not
-    come back to the inbox. Checked once a batch here, not once a socket in the consumer.
-    An add pushed by its own commit's hook is not read: its card was pending at that
-    commit, a moment ago.
-    """
-    from approvals.models import Approval, ApprovalStatus
-
-    now = timezone.now()
-    added = {event.pk: event.inbox["card"]["id"] for event in events
-             if event.inbox is not None and event.inbox.get("type") == "card.added" and event.created_at <= late}
-    if not added:
-        return set()
-    pending = {str(pk) for pk in Approval.objects.filter(
-        pk__in=set(added.values()), status=ApprovalStatus.PENDING, expires_at__gt=now,
-    ).values_list("pk", flat=True)}
-    return {event_pk for event_pk, approval_id in added.items() if approval_id not in pending}
+    stale: set[int] = set()
+    for _receiver, pks in stale_news.send(RunEvent, events=events, late=late):
+        stale |= pks
+    return stale
 
 
 # Each thread's own event loop, for a process whose pushes come from long-lived threads.

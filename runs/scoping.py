@@ -1,24 +1,12 @@
-"""Owner-scoped lookups: another client's object is 404, never 403 (its existence is not ours to reveal).
-
-A deleted session, and everything in it, is 404 to its own client too.
-"""
+"""Owner-scoped run lookups, as sessions_app.scoping's: another client's run, or a run of a deleted
+session, is 404."""
 
 from agents.auth import calling_client
 from core.errors import NotFound
+from runs.models import Run
 
 
-def owned_session(request, session_id):
-    from sessions_app.models import Session
-
-    session = Session.objects.live().filter(pk=session_id, client=calling_client(request)).first()
-    if session is None:
-        raise NotFound("No such session.")
-    return session
-
-
-def owned_run(request, run_id):
-    from runs.models import Run
-
+def owned_run(request, run_id) -> Run:
     run = (
         Run.objects.select_related("session")
         .filter(pk=run_id, session__client=calling_client(request), session__deleted_at__isnull=True)

@@ -13,9 +13,9 @@ from core.errors import InvalidPayload
 from core.query_numbers import whole_number
 from core.schema import errors
 from runs.models import Run, RunDispatch, RunEvent
-from runs.scoping import owned_session
 from runs.states import ACTIVE_STATES
 from sessions_app.memory import RUN_WINDOW, rolling_memory
+from sessions_app.scoping import owned_session
 
 EVENT_PAGE = 100
 MAX_EVENT_PAGE = 500

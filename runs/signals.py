@@ -11,3 +11,8 @@ from django.dispatch import Signal
 # unused grants too; `actor_user` / `actor_client`: who closed them, when someone did).
 # The approvals app withdraws their open cards.
 run_closing = Signal()
+
+# The outbox drainer is about to push `events` again, long after their commit (`late`: what was
+# created before it is the drainer's to send). A receiver returns the pks of the events whose news
+# went stale meanwhile, and those stay out of the push. The inbox answers for its cards.
+stale_news = Signal()

@@ -7,7 +7,7 @@ from agents.auth import calling_client
 from core.schema import errors
 from core.serializers import validated
 from runs import spine
-from runs.scoping import owned_run, owned_session
+from runs.scoping import owned_run
 from runs.serializers import (
     CloseSerializer,
     OpenedRunSerializer,
@@ -15,6 +15,7 @@ from runs.serializers import (
     RunSerializer,
     TransitionSerializer,
 )
+from sessions_app.scoping import owned_session
 
 
 class RunOpen(APIView):

@@ -8,9 +8,9 @@ from rest_framework.views import APIView
 from core.schema import errors
 from core.serializers import JSONObjectField, StrictSerializer, validated
 from core.text_limits import single_line
-from runs.scoping import owned_session
 from sessions_app import pinned_cards
 from sessions_app.models import PinnedCard
+from sessions_app.scoping import owned_session
 
 
 class PinnedCardSerializer(serializers.ModelSerializer):

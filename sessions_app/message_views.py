@@ -7,11 +7,11 @@ from core.errors import NotFound
 from core.json_body import prebuilt_json_response
 from core.schema import errors
 from core.serializers import validated
-from runs.scoping import owned_session
 from sessions_app.history import history_json
 from sessions_app.messages import append_message, drop_message
 from sessions_app.models import Message
 from sessions_app.pagination import OldestFirst
+from sessions_app.scoping import owned_session
 from sessions_app.serializers import MessageCreateSerializer, MessageSerializer, UIMessageSerializer
 
 

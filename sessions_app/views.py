@@ -5,11 +5,11 @@ from rest_framework.response import Response
 from agents.auth import calling_client
 from core.schema import errors
 from core.serializers import validated
-from runs.scoping import owned_session
 from sessions_app import lifecycle
 from sessions_app.filters import SessionFilter
 from sessions_app.models import Session
 from sessions_app.pagination import NewestFirst
+from sessions_app.scoping import owned_session
 from sessions_app.serializers import (
     SessionCreateSerializer,
     SessionDetailSerializer,

@@ -27,10 +27,6 @@ SKIPPED = {"tests", "node_modules", "__pycache__", ".venv", "staticfiles", "migr
 KNOWN_UPWARD = {
     ("core/schema.py", "agents"),
     ("core/schema.py", "runs"),
-    ("runs/publish.py", "approvals"),
-    ("sessions_app/card_views.py", "runs"),
-    ("sessions_app/message_views.py", "runs"),
-    ("sessions_app/views.py", "runs"),
 }
 KNOWN_UPWARD_KEYS = {("sessions_app.Message.run", "runs")}
 KNOWN_CIRCLES = []

@@ -31,7 +31,6 @@ KNOWN_TEST_REACHES = {
     ("tests/approvals/test_hot_path_queries.py", "runs.listeners._key"),
     ("tests/live/test_inbox_socket.py", "runs.listeners._key"),
     ("tests/runs/test_listeners.py", "runs.listeners._key"),
-    ("tests/runs/test_stale_cards.py", "runs.publish._stale_cards"),
     ("tests/runs/test_push_loops.py", "runs.publish._thread_loops"),
     ("tests/runs/test_stream_news.py", "runs.stream._stream"),
     ("tests/runs/test_sweep_batches.py", "runs.sweep_batches._guarded"),

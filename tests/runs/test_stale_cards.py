@@ -1,4 +1,4 @@
-"""A late card.added push is left out of the inbox once its card is no longer pending (runs/publish._stale_cards):
+"""A late card.added push is left out of the inbox once its card is no longer pending (runs.signals.stale_news, answered by inbox/socket_signals.stale_cards):
 the drainer re-sends adds long after their commit, and a decided card must not come back."""
 
 from datetime import timedelta
@@ -41,7 +41,7 @@ def test_a_late_add_goes_out_only_while_its_card_is_pending_and_unexpired(api, r
     events = card_events(run_id, drained=True)
 
     with django_assert_num_queries(1):  # one read for the whole batch
-        stale = publish._stale_cards(list(events.values()), late())
+        stale = publish.stale_events(list(events.values()), late())
 
     assert stale == {events[decided["id"]].pk, events[expired["id"]].pk}
 
@@ -51,7 +51,7 @@ def test_an_add_pushed_by_its_own_commit_is_not_read_again(api, django_assert_nu
     park(api, run_id)
     events = list(card_events(run_id, drained=False).values())
     with django_assert_num_queries(0):
-        assert publish._stale_cards(events, late()) == set()
+        assert publish.stale_events(events, late()) == set()
 
 
 def test_a_batch_without_cards_reads_nothing(api, django_assert_num_queries):
@@ -61,4 +61,4 @@ def test_a_batch_without_cards_reads_nothing(api, django_assert_num_queries):
     for event in events:
         event.inbox = None
     with django_assert_num_queries(0):
-        assert publish._stale_cards(events, late()) == set()
+        assert publish.stale_events(events, late()) == set()
