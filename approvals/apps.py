@@ -6,8 +6,6 @@ class ApprovalsConfig(AppConfig):
     verbose_name = "Approvals"
 
     def ready(self):
-        # Registers the API-key scheme with drf-spectacular before any schema is built.
-        import core.schema  # noqa: F401
         from approvals import bound_context, claim_voids, expiry
         from audit import trail
         from core import audit as front_door

@@ -6,3 +6,7 @@ class CondorConfig(AppConfig):
 
     name = "condor"
     verbose_name = "Condor"
+
+    def ready(self):
+        # drf-spectacular's extensions register as they are defined: before any schema is built.
+        import core.schema  # noqa: F401

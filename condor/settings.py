@@ -275,8 +275,8 @@ SPECTACULAR_SETTINGS = {
     ],
     # One name per choice set that several serializers share.
     "ENUM_NAME_OVERRIDES": {
-        "RunStateEnum": "core.schema.RUN_STATES",
-        "TerminalReasonEnum": "core.schema.TERMINAL_REASONS",
+        "RunStateEnum": "runs.states.RUN_STATES",
+        "TerminalReasonEnum": "runs.states.TERMINAL_REASONS",
         "GateDecisionEnum": ["allow", "blocked"],
         "ApprovalStatusEnum": "approvals.models.ApprovalStatus",
         "ErrorCodeEnum": "core.errors.STABLE_CODES",

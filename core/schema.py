@@ -1,27 +1,16 @@
-"""OpenAPI extras for drf-spectacular: the API-key scheme, error responses, the SSE stream.
+"""OpenAPI extras for drf-spectacular: error responses, strict request bodies, the SSE stream.
 
-Imported from ApprovalsConfig.ready() so the authentication extension is registered
-before the first schema is generated.
+Imported from CondorConfig.ready(), so its extensions are registered before the first schema
+is generated. The authentication schemes are the agents app's (agents/schema.py).
 """
 
-from django.conf import settings
-from drf_spectacular.extensions import (
-    OpenApiAuthenticationExtension,
-    OpenApiSerializerExtension,
-    OpenApiSerializerFieldExtension,
-)
+from drf_spectacular.extensions import OpenApiSerializerExtension, OpenApiSerializerFieldExtension
 from drf_spectacular.utils import OpenApiResponse
 
-from agents.auth import IsAgent, IsReviewer
 from core.errors import STABLE_CODES
 from core.serializers import ErrorSerializer
-from runs.states import RunState, TerminalReason
 
 API_KEY_SCHEME = "ApiKeyAuth"
-
-# Choice sets shared by several serializers, named once (settings ENUM_NAME_OVERRIDES).
-RUN_STATES = [state.value for state in RunState]
-TERMINAL_REASONS = [reason.value for reason in TerminalReason]
 
 _ERROR_MEANINGS = {
     400: "invalid_payload: the body is not strict JSON or does not match the request schema; nothing was stored.",
@@ -38,46 +27,6 @@ _ERROR_MEANINGS = {
          "too_many_pending: it already has the most open approvals it may have.",
     503: "database_unavailable: Condor cannot reach its database; retry after `Retry-After` seconds.",
 }
-
-
-def _only(view, permission) -> bool:
-    """Whether `permission` is the view's one and only permission class."""
-    return [type(p) for p in view.get_permissions()] == [permission]
-
-
-class ApiKeyScheme(OpenApiAuthenticationExtension):
-    target_class = "agents.auth.ApiKeyAuthentication"
-    name = API_KEY_SCHEME
-
-    def get_security_definition(self, auto_schema):
-        return {
-            "type": "apiKey",
-            "in": "header",
-            "name": "Authorization",
-            "description": "Agent runtimes send `Authorization: Api-Key <key>` "
-                           "(a key printed once by `manage.py create_api_client`).",
-        }
-
-    def get_security_requirement(self, auto_schema):
-        return None if _only(auto_schema.view, IsReviewer) else {self.name: []}
-
-
-class ReviewerSessionScheme(OpenApiAuthenticationExtension):
-    target_class = "rest_framework.authentication.SessionAuthentication"
-    name = "cookieAuth"
-    priority = 1  # over drf-spectacular's own session scheme
-
-    def get_security_definition(self, auto_schema):
-        return {
-            "type": "apiKey",
-            "in": "cookie",
-            "name": settings.SESSION_COOKIE_NAME,
-            "description": "Reviewers: the Django session from /accounts/login/; "
-                           "unsafe methods also need the X-CSRFToken header.",
-        }
-
-    def get_security_requirement(self, auto_schema):
-        return None if _only(auto_schema.view, IsAgent) else {self.name: []}
 
 
 class StrictRequestSchema(OpenApiSerializerExtension):

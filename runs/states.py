@@ -61,3 +61,8 @@ CLIENT_TRANSITIONS: dict[RunState, tuple[RunState, ...]] = {
     RunState.PENDING: (RunState.PLANNING, RunState.EXECUTING),
     RunState.PLANNING: (RunState.EXECUTING,),
 }
+
+# The choice sets several serializers share, named once in the OpenAPI schema
+# (settings SPECTACULAR_SETTINGS ENUM_NAME_OVERRIDES).
+RUN_STATES = [state.value for state in RunState]
+TERMINAL_REASONS = [reason.value for reason in TerminalReason]
