@@ -19,7 +19,7 @@ The process is set up as the entry points set up a server (condor/wsgi.py and
 condor/asgi.py freeze the start-up heap and raise the youngest generation's GC
 threshold: condor/gc_settings.py); `--no-freeze` measures without that, for comparison.
 
-`--against REV` adds a row: the same 500-message history built by sessions_app/history.py
+`--against REV` adds a row: the same 500-message history built by runs/session_history.py
 as it was at the git revision REV (loaded from `git show`, swapped into the view for its
 requests), taking turns with today's in the same round-robin, after a check that both
 give the same JSON. Per history builder it also prints the allocations' peak (tracemalloc,
@@ -149,11 +149,11 @@ def measure(http, key, rows, repeat):
 
 
 def history_at(rev: str):
-    """sessions_app/history.py as it was at the git revision `rev`, loaded as a module of its own."""
-    source = subprocess.run(["git", "show", f"{rev}:sessions_app/history.py"], cwd=ROOT, check=True,
+    """runs/session_history.py as it was at the git revision `rev`, loaded as a module of its own."""
+    source = subprocess.run(["git", "show", f"{rev}:runs/session_history.py"], cwd=ROOT, check=True,
                             capture_output=True, text=True).stdout
     module = types.ModuleType(f"history_at_{rev}")
-    exec(compile(source, f"{rev}:sessions_app/history.py", "exec"), module.__dict__)
+    exec(compile(source, f"{rev}:runs/session_history.py", "exec"), module.__dict__)
     return module.history_json
 
 
@@ -175,7 +175,7 @@ def main() -> None:
                         help="leave the collector as Python sets it (the servers freeze the start-up heap and "
                              "raise the youngest generation's threshold: condor/gc_settings.py)")
     parser.add_argument("--against", metavar="REV",
-                        help="also time the history as sessions_app/history.py built it at this git revision, "
+                        help="also time the history as runs/session_history.py built it at this git revision, "
                              "in turns with today's")
     parser.add_argument("--smoke", action="store_true",
                         help="120 sessions, a history of 20 messages, 3 requests each: checks the bench still runs")
@@ -191,7 +191,7 @@ def main() -> None:
     from django.test import Client
 
     key, long_id, short_id = seed(*sizes)
-    from sessions_app.history import history_json
+    from runs.session_history import history_json
     from sessions_app.models import Session
 
     builders = {"today's": history_json}

@@ -1,6 +1,6 @@
 """A JSON body built ahead of the response, answered as DRF's JSONRenderer would answer its value.
 
-The history builds its body as text (sessions_app/history.py) and skips the renderer, which would
+The history builds its body as text (runs/session_history.py) and skips the renderer, which would
 only parse it to write it out again. What the renderer also does is honour an `indent` in the
 Accept header (`application/json; indent=2`, as the browsable API and people with curl ask for it):
 then, and only then, the body is parsed and rendered by the negotiated renderer, so the default path

@@ -29,7 +29,7 @@ class SessionPanels:
 
     @admin.display(description=f"History (newest {PANEL_ROWS} messages, gated calls folded in)")
     def history_panel(self, session):
-        from sessions_app.history import build_history
+        from runs.session_history import build_history
 
         messages = build_history(session)[-PANEL_ROWS:]
         return _table(("id", "role", "parts"), [(m["id"], m["role"], show.pretty_json(m["parts"])) for m in messages])

@@ -1,21 +1,30 @@
-"""Read-only views over a session's runs: the event log, outcomes, usage and the memory their summaries make.
+"""The session endpoints that read its runs: the list (filtered by the latest run's state), the
+history (messages with the runs' gated calls folded in), the event log, outcomes, usage and the
+memory the run summaries make.
 
-Under sessions/{id}/ but the runs app's: they read runs, and sessions_app does not know them.
+Under sessions/ but the runs app's: they read runs, and sessions_app does not know them.
 """
 
 from django.db.models import Count, Sum
 from drf_spectacular.utils import OpenApiParameter, extend_schema
-from rest_framework import serializers
+from rest_framework import generics, serializers, status
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from agents.auth import calling_client
 from core.errors import InvalidPayload
+from core.json_body import prebuilt_json_response
 from core.query_numbers import whole_number
 from core.schema import errors
 from runs.models import Run, RunDispatch, RunEvent
+from runs.session_filters import SessionFilter
+from runs.session_history import history_json
 from runs.states import ACTIVE_STATES
 from sessions_app.memory import RUN_WINDOW, rolling_memory
+from sessions_app.models import Session
+from sessions_app.pagination import NewestFirst
 from sessions_app.scoping import owned_session
+from sessions_app.serializers import SessionCreateSerializer, SessionSerializer, UIMessageSerializer
 
 EVENT_PAGE = 100
 MAX_EVENT_PAGE = 500
@@ -131,3 +140,39 @@ class Memory(APIView):
         latest = list(Run.objects.filter(session=session, closed_at__isnull=False).exclude(summary="")
                       .order_by("-closed_at", "-pk").values_list("pk", "summary")[:RUN_WINDOW])
         return Response(rolling_memory(reversed(latest)))
+
+
+class SessionListCreate(generics.GenericAPIView):
+    serializer_class = SessionSerializer
+    filterset_class = SessionFilter
+    pagination_class = NewestFirst
+
+    def get_queryset(self):
+        return Session.objects.live().filter(client=calling_client(self.request))
+
+    # 400: a filter value outside its choices (tainted=maybe, autonomy=…), or a cursor the server
+    # did not send (invalid_cursor, sessions_app/pagination.py). `tainted` is
+    # the strings true/false (drf-spectacular would call it a boolean with string values).
+    @extend_schema(responses={200: SessionSerializer(many=True), **errors(400, 401)},
+                   parameters=[OpenApiParameter("tainted", str, enum=["true", "false"])])
+    def get(self, request):
+        queryset = self.filter_queryset(self.get_queryset())
+        page = self.paginate_queryset(queryset)
+        return self.get_paginated_response(SessionSerializer(page, many=True).data)
+
+    @extend_schema(request=SessionCreateSerializer, responses={201: SessionSerializer, **errors(400, 401)})
+    def post(self, request):
+        body = SessionCreateSerializer(data=request.data)
+        body.is_valid(raise_exception=True)
+        session = Session.objects.create(client=calling_client(request), **body.validated_data)
+        return Response(SessionSerializer(session).data, status=status.HTTP_201_CREATED)
+
+
+class History(APIView):
+    @extend_schema(responses={200: UIMessageSerializer(many=True), **errors(401, 404)},
+                   description="The conversation as AI SDK v6 UIMessages, gated calls included with their "
+                               "approval state, ready for `useChat({messages})`.")
+    def get(self, request, session_id):
+        # The body comes built (runs/session_history.py): a DRF Response would parse nothing, but it
+        # would hold the whole conversation as Python values only to encode them again.
+        return prebuilt_json_response(request, history_json(owned_session(request, session_id)))

@@ -4,15 +4,13 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from core.errors import NotFound
-from core.json_body import prebuilt_json_response
 from core.schema import errors
 from core.serializers import validated
-from sessions_app.history import history_json
 from sessions_app.messages import append_message, drop_message
 from sessions_app.models import Message
 from sessions_app.pagination import OldestFirst
 from sessions_app.scoping import owned_session
-from sessions_app.serializers import MessageCreateSerializer, MessageSerializer, UIMessageSerializer
+from sessions_app.serializers import MessageCreateSerializer, MessageSerializer
 
 
 class MessageListAppend(generics.GenericAPIView):
@@ -52,13 +50,3 @@ class MessageDetail(APIView):
     def delete(self, request, session_id, message_id):
         drop_message(owned_session(request, session_id), message_id)
         return Response(status=status.HTTP_204_NO_CONTENT)
-
-
-class History(APIView):
-    @extend_schema(responses={200: UIMessageSerializer(many=True), **errors(401, 404)},
-                   description="The conversation as AI SDK v6 UIMessages, gated calls included with their "
-                               "approval state, ready for `useChat({messages})`.")
-    def get(self, request, session_id):
-        # The body comes built (sessions_app/history.py): a DRF Response would parse nothing, but it
-        # would hold the whole conversation as Python values only to encode them again.
-        return prebuilt_json_response(request, history_json(owned_session(request, session_id)))

@@ -1,4 +1,4 @@
-from drf_spectacular.utils import OpenApiParameter, extend_schema
+from drf_spectacular.utils import extend_schema
 from rest_framework import generics, status
 from rest_framework.response import Response
 
@@ -6,42 +6,12 @@ from agents.auth import calling_client
 from core.schema import errors
 from core.serializers import validated
 from sessions_app import lifecycle
-from sessions_app.filters import SessionFilter
 from sessions_app.models import Session
-from sessions_app.pagination import NewestFirst
 from sessions_app.scoping import owned_session
 from sessions_app.serializers import (
-    SessionCreateSerializer,
     SessionDetailSerializer,
-    SessionSerializer,
     SessionUpdateSerializer,
 )
-
-
-class SessionListCreate(generics.GenericAPIView):
-    serializer_class = SessionSerializer
-    filterset_class = SessionFilter
-    pagination_class = NewestFirst
-
-    def get_queryset(self):
-        return Session.objects.live().filter(client=calling_client(self.request))
-
-    # 400: a filter value outside its choices (tainted=maybe, autonomy=…), or a cursor the server
-    # did not send (invalid_cursor, sessions_app/pagination.py). `tainted` is
-    # the strings true/false (drf-spectacular would call it a boolean with string values).
-    @extend_schema(responses={200: SessionSerializer(many=True), **errors(400, 401)},
-                   parameters=[OpenApiParameter("tainted", str, enum=["true", "false"])])
-    def get(self, request):
-        queryset = self.filter_queryset(self.get_queryset())
-        page = self.paginate_queryset(queryset)
-        return self.get_paginated_response(SessionSerializer(page, many=True).data)
-
-    @extend_schema(request=SessionCreateSerializer, responses={201: SessionSerializer, **errors(400, 401)})
-    def post(self, request):
-        body = SessionCreateSerializer(data=request.data)
-        body.is_valid(raise_exception=True)
-        session = Session.objects.create(client=calling_client(request), **body.validated_data)
-        return Response(SessionSerializer(session).data, status=status.HTTP_201_CREATED)
 
 
 def _detail(session_id) -> dict:

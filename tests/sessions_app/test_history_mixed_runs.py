@@ -1,7 +1,7 @@
 """History over mixed runs is the same document, byte for byte in value, as the fixture holds.
 
 The fixture (fixtures/history_mixed_runs.json) was written by the builder that held the whole
-session at once (sessions_app/history.py as of 8bb9f10); the builder that goes one run at a time
+session at once (runs/session_history.py as of 8bb9f10); the builder that goes one run at a time
 must give the same UIMessages. The conversation has a gated call in every state the stream can
 leave one in (allowed, allowed with a result or an error, pending, approved and waiting, approved
 with a result or an error, rejected, expired, a clarification asked, answered and declined), runs
@@ -128,7 +128,7 @@ def test_history_of_mixed_runs_is_the_fixture(api):
 
 
 def test_the_admin_builder_gives_the_same_history(api):
-    from sessions_app.history import build_history
+    from runs.session_history import build_history
 
     assert build_history(seed(api)) == json.loads(FIXTURE.read_text())
 
