@@ -7,10 +7,7 @@ class ApprovalsConfig(AppConfig):
 
     def ready(self):
         from approvals import bound_context, claim_voids, expiry
-        from audit import trail
-        from core import audit as front_door
 
         expiry.connect()  # a run that closes withdraws its open cards, in its close's transaction
         claim_voids.connect()  # a claim whose holder can no longer see its card ends at once
-        bound_context.install()  # a session's re-link asks whether it holds open approvals
-        front_door.install(trail.record)
+        bound_context.connect()  # a session holding open approvals keeps its patient

@@ -15,7 +15,8 @@ from django.utils import timezone
 
 from approvals.models import Approval
 from approvals.models.approval import OPEN_STATUSES
-from core.errors import ContextChanged
+from core.errors import ContextChanged, SessionHasOpenApprovals
+from sessions_app.signals import session_relinking
 
 FIELDS = ("patient_ref", "age_band", "consent")
 
@@ -61,8 +62,15 @@ def session_has_open_approvals(session) -> bool:
     return Approval.objects.filter(session=session, status__in=OPEN_STATUSES, expires_at__gt=timezone.now()).exists()
 
 
-def install() -> None:
-    """Fill sessions_app's slot (sessions_app never imports approvals)."""
-    from sessions_app import extensions
+def refuse_relink_while_open(sender, *, session, fields, **kwargs) -> None:
+    """`sessions_app.signals.session_relinking`'s receiver: a session holding open approvals keeps the
+    patient they were given for (409 session_has_open_approvals); nothing changes."""
+    if session_has_open_approvals(session):
+        raise SessionHasOpenApprovals(
+            f"This session's {', '.join(fields)} cannot change while it has approvals pending or approved and not "
+            "yet used: they were given for its current patient. Use, reject or let them expire (or close the "
+            "run) first.")
 
-    extensions.has_open_approvals.install(session_has_open_approvals)
+
+def connect() -> None:
+    session_relinking.connect(refuse_relink_while_open, dispatch_uid="approvals.bound_context.refuse_relink")

@@ -108,7 +108,7 @@ def entry(kind: str, *, run=None, approval=None, session=None, actor_user=None, 
     return instance(
         AuditEvent,
         at=timezone.now(),
-        kind=Kind(kind),  # a kind named by string (core/audit.py) must be one the log knows
+        kind=Kind(kind),  # a kind named by string must be one the log knows
         actor_user_id=actor_user.pk if actor_user is not None else None,
         actor_client_id=actor_client.pk if actor_client is not None else None,
         actor=actor,

@@ -35,7 +35,7 @@ from django.db.models import Count, Max
 from django.http import StreamingHttpResponse
 from django.utils import timezone
 
-from core import audit
+from audit import trail as audit
 from core.display import escape_marked, marked_text
 
 PAGE = 2000

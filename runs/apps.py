@@ -16,4 +16,4 @@ class RunsConfig(AppConfig):
         for field_class in (Field, ForeignObject):
             field_class.register_lookup(AnyOf)
 
-        session_hooks.install()
+        session_hooks.connect()  # a deleted session stops its active run

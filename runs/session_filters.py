@@ -1,23 +1,14 @@
 """Filters of the session list. A value a filter cannot read is a 400, never silently ignored."""
 
 import django_filters
+from django.db.models import Exists, OuterRef, Subquery
 
-from sessions_app import extensions
+from runs.models import Run
+from runs.states import RUN_STATES
 from sessions_app.models import Session
 
 # `run_state=none`: sessions that never opened a run.
 NO_RUN = "none"
-
-
-class RunStateChoices:
-    """The run states, read when iterated: they are the runs app's (sessions_app/extensions.py).
-
-    Iterated per request and by the schema, both after the apps are ready; not a
-    callable, which drf-spectacular would not call, leaving the parameter without its enum.
-    """
-
-    def __iter__(self):
-        return iter([(state, state) for state in [*extensions.run_states(), NO_RUN]])
 
 
 class SessionFilter(django_filters.FilterSet):
@@ -29,7 +20,7 @@ class SessionFilter(django_filters.FilterSet):
     q = django_filters.CharFilter(field_name="title", lookup_expr="icontains", label="Title contains")
     created_after = django_filters.IsoDateTimeFilter(field_name="created_at", lookup_expr="gte")
     created_before = django_filters.IsoDateTimeFilter(field_name="created_at", lookup_expr="lt")
-    run_state = django_filters.ChoiceFilter(choices=RunStateChoices(), method="filter_run_state",
+    run_state = django_filters.ChoiceFilter(choices=[(state, state) for state in [*RUN_STATES, NO_RUN]], method="filter_run_state",
                                             label="State of the session's latest run")
 
     class Meta:
@@ -38,5 +29,14 @@ class SessionFilter(django_filters.FilterSet):
 
     def filter_run_state(self, queryset, name, value):
         if value == NO_RUN:
-            return extensions.without_runs(queryset)
-        return extensions.latest_run_in(queryset, value)
+            return _without_runs(queryset)
+        return _latest_run_in(queryset, value)
+
+
+def _latest_run_in(sessions, state: str):
+    latest = Run.objects.filter(session=OuterRef("pk")).order_by("-created_at").values("state")[:1]
+    return sessions.annotate(latest_run_state=Subquery(latest)).filter(latest_run_state=state)
+
+
+def _without_runs(sessions):
+    return sessions.filter(~Exists(Run.objects.filter(session=OuterRef("pk"))))

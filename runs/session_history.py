@@ -5,8 +5,7 @@ the run's persisted stream frames (sessions_app/ui_parts.py): into the run's
 assistant message when the client linked one (a part the client stored for the
 same toolCallId is replaced: Condor's state of a gated call is the one that
 counts), else into an assistant message of its own, placed where its first call happened.
-At most five queries whatever the length: key, session, messages, frames (the
-runs app reads those: sessions_app/extensions.py), and the first-frame times of
+At most five queries whatever the length: key, session, messages, frames, and the first-frame times of
 runs without a message of their own, if there are any.
 
 Built as the response body, not as Python values for a renderer: a long session is
@@ -23,10 +22,10 @@ from bisect import bisect_right
 from datetime import UTC, datetime
 from uuid import UUID
 
-from django.db.models import TextField
+from django.db.models import Min, TextField
 from django.db.models.functions import Cast
 
-from sessions_app import extensions
+from runs.models import RunEvent
 from sessions_app.models import Message
 from sessions_app.ui_parts import fold
 
@@ -41,7 +40,7 @@ def history_json(session) -> bytes:
     """The history as a UTF-8 JSON array of UIMessages: the response body."""
     # Parts, run ids and times as text: Django's converters (JSON, timestamptz) and UUID objects cost
     # more per row than the rest of the request; the times are needed only to place runs without a
-    # message. A run id is text here as in extensions.run_frames, so the two match as dict keys.
+    # message. A run id is text here as in _run_frames, so the two match as dict keys.
     rows = list(_messages(session.pk))
     owner = {run_id: index for index, (_, role, _, run_id, _) in enumerate(rows)
              if role == "assistant" and run_id is not None}  # the last one linked to a run wins
@@ -76,7 +75,7 @@ def _frames_by_run(session) -> dict[str, list[str]]:
     """{run_id: its events' frames as JSON text, in commit order}, runs in the order of their first frame:
     text only, which the collector does not track."""
     runs: dict = {}
-    for run_id, text in extensions.run_frames(session):
+    for run_id, text in _run_frames(session):
         runs.setdefault(run_id, []).append(text)
     return runs
 
@@ -137,7 +136,7 @@ def _placed(pieces: list[str], times: list[str], unowned: dict[str, str]) -> lis
     by a scan per run. Only such runs need that time, so only they cost a query for it."""
     # The ids are text as the database wrote them (SQLite drops the hyphens): made UUIDs again here.
     run_ids = {run_id: UUID(run_id) for run_id in unowned}
-    first_at = extensions.first_frame_times(list(run_ids.values()))
+    first_at = _first_frame_times(list(run_ids.values()))
     written = [_moment(text) for text in times]
     placed: dict[int, list] = {}
     for run_id, message in unowned.items():
@@ -155,3 +154,26 @@ def _moment(text: str) -> datetime:
     # PostgreSQL writes the offset ('…+00'); SQLite holds Django's naive UTC text.
     moment = datetime.fromisoformat(text)
     return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
+
+
+def _run_frames(session) -> list[tuple]:
+    # Through the join rather than a list of the session's run ids: no query for the ids and no
+    # IN list of hundreds of parameters. Text columns only: the frames as JSON for the caller to
+    # parse (a run's rows in one go: Django's JSON converter costs more per row than the parse), the run
+    # id as the database writes it (UUID objects cost more to build and to hash than the rest), and
+    # no times, whose parsing costs as much.
+    return list(_frames_of(session.pk))
+
+
+def _frames_of(session_id):
+    return (_with_frames(RunEvent.objects.filter(run__session=session_id)).order_by("id")
+            .values_list(Cast("run_id", TextField()), Cast("frames", TextField())))
+
+
+def _first_frame_times(run_ids) -> dict:
+    events = _with_frames(RunEvent.objects.filter(run_id__in=run_ids)).values("run_id").annotate(at=Min("created_at"))
+    return {row["run_id"]: row["at"] for row in events.order_by()}
+
+
+def _with_frames(events):
+    return events.exclude(frames=[])

@@ -3,13 +3,10 @@
 from django.db import transaction
 from django.utils import timezone
 
-from core import audit
-from core.errors import NotFound, SessionHasOpenApprovals
-from sessions_app import extensions
+from audit import trail as audit
+from core.errors import NotFound
 from sessions_app.models import Session
-from sessions_app.signals import care_unit_changed
-
-SESSION_CHANGE = "session_change"  # the audit kind of every row written here
+from sessions_app.signals import care_unit_changed, session_deleting, session_relinking
 
 # What PATCH may change. Policy context (autonomy, consent, age band) is fixed at
 # creation: loosening it mid-conversation would change what earlier grants meant.
@@ -41,16 +38,13 @@ def update_session(session_id, changes: dict, *, client) -> Session:
     if not changed:
         return session
     bound = [name for name in BOUND_FIELDS if name in changed]
-    if bound and extensions.has_open_approvals(session):
-        raise SessionHasOpenApprovals(
-            f"This session's {', '.join(bound)} cannot change while it has approvals pending or approved and not "
-            "yet used: they were given for its current patient. Use, reject or let them expire (or close the "
-            "run) first.")
+    if bound:
+        session_relinking.send(Session, session=session, fields=bound)
     for name, value in changed.items():
         setattr(session, name, value)
     session.save(update_fields=[*changed, "updated_at"])
     # After the save: the row carries the new patient_ref, and `data` the old one.
-    audit.record(SESSION_CHANGE, session=session, actor_client=client, decision="updated",
+    audit.record(audit.Kind.SESSION_CHANGE, session=session, actor_client=client, decision="updated",
                  data={"changed": {name: {"from": before[name], "to": value} for name, value in changed.items()}})
     if "care_unit" in changed:
         care_unit_changed.send(sender=Session, session=session, by=client)
@@ -67,8 +61,9 @@ def delete_session(session_id, *, client) -> None:
     """
     # Lock order everywhere: session, then run, then approvals (then the audit chain head).
     session = lock_live_session(session_id)
-    closed = extensions.stop_active_run(session, actor_client=client)
+    stopped = [run for _receiver, run in session_deleting.send(Session, session=session, actor_client=client) if run]
+    closed = stopped[0] if stopped else None
     session.deleted_at = timezone.now()
     session.save(update_fields=["deleted_at", "updated_at"])
-    audit.record(SESSION_CHANGE, session=session, actor_client=client, decision="deleted",
+    audit.record(audit.Kind.SESSION_CHANGE, session=session, actor_client=client, decision="deleted",
                  data={"stopped_run": str(closed.pk) if closed is not None else None})

@@ -104,7 +104,7 @@ def test_an_export_whose_audit_row_fails_serves_nothing(carl, history, monkeypat
     def refuse(*args, **kwargs):
         raise RuntimeError("the audit log is out of reach")
 
-    monkeypatch.setattr("core.audit.record", refuse)
+    monkeypatch.setattr("audit.trail.record", refuse)
     response = export_all(http, Session)
     assert response.status_code == 500 and not hasattr(response, "streaming_content")
 
