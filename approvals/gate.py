@@ -16,6 +16,7 @@ from approvals import bound_context
 from approvals.card_context import parked_context
 from approvals.models import Approval, ApprovalStatus, ReasonCode, ToolCall
 from approvals.models.approval import OPEN_STATUSES
+from approvals.serializers import ApprovalSerializer
 from approvals.suspend import (
     GATEABLE_STATES,
     KnownApprovals,
@@ -50,6 +51,7 @@ from runs import frames, spine
 from runs.models import Run
 from runs.outbox import event_write
 from runs.states import RunState
+from sessions_app.models import Session
 
 PRIOR_GRANT = "approval.prior-grant"
 CANNOT_PARK = "client.cannot-park"
@@ -193,8 +195,6 @@ def _audit_refused(run_id, call: GateCall, refusal: CondorError, *, client, owne
 
 def _locked_gateable_run(run_id, *, owned_by=None):
     """The run, locked and touched, with its session (read after the lock was granted), client and registry."""
-    from sessions_app.models import Session
-
     if connection.vendor == "postgresql":
         # One statement: the lock, then the session through condor_session_as_of_now, a function
         # with a snapshot of its own (sessions_app migration 0006). Joined as a table, the session
@@ -228,8 +228,6 @@ def _locked_gateable_run(run_id, *, owned_by=None):
 
 def _session_and_client(db, sessions: str) -> str:
     """The columns and joins after the run's: the session (`sessions`: its table or row source), its client, the stamp."""
-    from sessions_app.models import Session
-
     clients = table(ApiClient, db=db)
     return (f"{columns(Session, table='s', db=db)}, {columns(ApiClient, db=db)}, ({registry_cache.stamp_sql()}) "
             f"FROM {sessions} AS s INNER JOIN {clients} ON ({column(Session, 'client', 's', db=db)} = "
@@ -243,8 +241,6 @@ def _locked_with_session_sql(db, lock_sql: str) -> str:
 
 def _session_sql(db) -> str:
     """The session, its client and the registry's stamp: select_related("client") and the stamp, as one text."""
-    from sessions_app.models import Session
-
     return f"SELECT {_session_and_client(db, table(Session, db=db))} WHERE {column(Session, 'id', 's', db=db)} = %s"
 
 
@@ -416,8 +412,6 @@ def request_clarification(run, body: dict, *, client) -> GateResult:
 
 
 def suspended_result(approval) -> GateResult:
-    from approvals.serializers import ApprovalSerializer
-
     return GateResult(202, {
         "decision": "suspended", "rule_id": approval.rule_id, "explanation": approval.explanation,
         "reason_code": approval.reason_code, "approval": ApprovalSerializer(approval).data,

@@ -11,13 +11,13 @@ import threading
 from django.conf import settings
 from django.db import close_old_connections
 
+from condor.sweeps import sweep
+
 logger = logging.getLogger(__name__)
 _started = threading.Event()
 
 
 def _loop(stop: threading.Event) -> None:
-    from condor.sweeps import sweep
-
     while not stop.wait(settings.CONDOR_SWEEP_INTERVAL_SECONDS):
         try:
             counts = sweep()

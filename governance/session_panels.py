@@ -9,6 +9,7 @@ from django.utils.html import format_html, format_html_join
 
 from core import admin_display as show
 from core.revealed_admin import revealed_value
+from runs.session_history import build_history
 
 PANEL_ROWS = 50
 
@@ -29,8 +30,6 @@ class SessionPanels:
 
     @admin.display(description=f"History (newest {PANEL_ROWS} messages, gated calls folded in)")
     def history_panel(self, session):
-        from runs.session_history import build_history
-
         messages = build_history(session)[-PANEL_ROWS:]
         return _table(("id", "role", "parts"), [(m["id"], m["role"], show.pretty_json(m["parts"])) for m in messages])
 

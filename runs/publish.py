@@ -29,6 +29,7 @@ from django.db import connection
 from django.utils import timezone
 
 from runs import listeners
+from runs.models import RunEvent
 from runs.signals import stale_news
 
 logger = logging.getLogger(__name__)
@@ -131,8 +132,6 @@ async def _send_one(layer, group: str, message: dict) -> None:
 def stale_events(events: list, late) -> set[int]:
     """Pks of the `events` whose news went stale since their commit, as the apps above say
     (runs.signals.stale_news): the drainer leaves them out."""
-    from runs.models import RunEvent
-
     stale: set[int] = set()
     for _receiver, pks in stale_news.send(RunEvent, events=events, late=late):
         stale |= pks
@@ -172,8 +171,6 @@ def _run(coroutine_function, layer, *args) -> None:
 
 def mark_published(event_ids: list[int]) -> None:
     """Record that these events are settled (pushed, or nobody listened), so the drainer leaves them alone."""
-    from runs.models import RunEvent
-
     # Only a statement in autocommit is its own transaction: inside someone's atomic
     # block, relaxing the commit would relax everything that block wrote.
     if connection.vendor == "postgresql" and connection.get_autocommit():
@@ -193,8 +190,6 @@ def _relaxed_mark_sql() -> str:
     joined to the table (`IN (SELECT unnest(…))`): with `= ANY(…)`, a plan for the array
     at hand always looked cheaper than a generic one, and PostgreSQL planned every mark afresh.
     """
-    from runs.models import RunEvent
-
     quote = connection.ops.quote_name
     table = quote(RunEvent._meta.db_table)
     pk = f"{table}.{quote(RunEvent._meta.pk.column)}"
@@ -211,8 +206,6 @@ def drain(limit: int = 500) -> int:
     reconnecting consumer sees facts in the order they happened); those nobody listens
     to are only marked. The rest stay for the next call.
     """
-    from runs.models import RunEvent
-
     settled = timezone.now() - timedelta(seconds=DRAIN_AFTER_SECONDS)
     pending = RunEvent.objects.filter(published_at__isnull=True, created_at__lt=settled).order_by("id")
     return publish(pending.defer("frames")[:limit])  # a push never carries the frames

@@ -33,6 +33,7 @@ from runs.models import Run
 from runs.outbox import event, events_write, record_event, record_events
 from runs.signals import run_closing
 from runs.states import ACTIVE_STATES, CLIENT_TRANSITIONS, RunState, TerminalReason
+from sessions_app.models import Session
 
 
 def lock_run(run_id) -> Run:
@@ -55,8 +56,6 @@ def lock_touched_run(run_id, *, client=None, id_sql: tuple[str, list] | None = N
 def lock_touched_statement(run_id, *, client=None, id_sql: tuple[str, list] | None = None) -> tuple[str, list]:
     """`lock_touched_run`'s statement (sql, params): an UPDATE … RETURNING the run's columns (`columns(Run)`),
     for a caller that reads more in the same statement (a CTE; the gate)."""
-    from sessions_app.models import Session
-
     where, where_params = id_sql if id_sql else (None, [db_value(Run, "id", run_id)])
     now = timezone.now()
     params = [db_value(Run, "last_activity_at", now - activity_resolution()), db_value(Run, "last_activity_at", now),
@@ -68,8 +67,6 @@ def lock_touched_statement(run_id, *, client=None, id_sql: tuple[str, list] | No
 
 
 def _lock_touched_sql(db, where: str | None, owned: bool) -> str:
-    from sessions_app.models import Session
-
     # A touch within activity_resolution() of the last one keeps the value: the UPDATE then changes
     # no indexed column, so PostgreSQL writes it as a HOT update (no new entry in any of the run's
     # indexes, run_state_activity among them) while it still takes the row lock.
@@ -110,8 +107,6 @@ def open_run(session, *, autonomy: str | None = None, flow_key: str = "", engine
 @transaction.atomic(durable=True)
 def open_run_superseding(session, *, autonomy: str | None = None, flow_key: str = "", engine: str = "") -> Opened:
     """`open_run`, saying which run it superseded (the API's 201 names it)."""
-    from sessions_app.models import Session
-
     # Locking the session row serialises concurrent opens on it, so the
     # supersede-then-insert below never trips the one-active-run constraint.
     session = Session.objects.select_for_update().get(pk=session.pk)

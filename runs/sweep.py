@@ -20,6 +20,7 @@ from django.conf import settings
 from runs import spine
 from runs.closing import ClosingRun
 from runs.models import Run
+from runs.publish import drain
 from runs.states import RunState, TerminalReason
 from runs.sweep_batches import WHOLE, Share, budget_deadline, walk
 
@@ -68,8 +69,6 @@ DRAIN_BATCH = 500
 
 def drain_outbox(until: float) -> int:
     """The outbox drainer, batch after batch while each is done in full and the pass has time left."""
-    from runs.publish import drain
-
     drained = 0
     while True:
         done = drain(DRAIN_BATCH)

@@ -7,6 +7,7 @@ from core.errors import CondorError
 from registry import changes as registry_changes
 from registry import simulator
 from registry.four_eyes import is_governance_admin
+from registry.models import ToolDescriptor
 from registry.models.tools import PolicyClassChoice, TierChoice, TrustChoice
 
 
@@ -61,8 +62,6 @@ class Command(BaseCommand):
         if identity_args:
             fields["identity_args"] = identity_args
         if mutating:
-            from registry.models import ToolDescriptor
-
             existing = ToolDescriptor.objects.filter(name=name).values_list("metadata", flat=True).first()
             fields["metadata"] = {**(existing or {}), "mutating": True}
         user = governance_user(by) if by else None
