@@ -19,6 +19,7 @@ urlpatterns = [
     path("inbox/", inbox, name="inbox"),
     path("accounts/login/", auth_views.LoginView.as_view(), name="login"),
     path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),
+    path("admin/approvals/", include("governance.moved_pages")),  # before the admin: old addresses
     path("admin/", admin.site.urls),
     path("api/schema/", SpectacularAPIView.as_view(), name="schema"),
     path("api/docs/", SwaggerUI.as_view(), name="api-docs"),
