@@ -68,8 +68,9 @@ def _cache_call(method: str, *args, **kwargs):
     except Exception:
         # The database answers alone meanwhile; a strike lost here ends with its window.
         _paused_until = time.monotonic() + CACHE_PAUSE_SECONDS
-        logger.warning("API-key cache unavailable; checking keys in the database for %s s", CACHE_PAUSE_SECONDS,
-                       exc_info=True)
+        logger.warning(
+            "API-key cache unavailable; checking keys in the database for %s s", CACHE_PAUSE_SECONDS, exc_info=True
+        )
         return None
 
 

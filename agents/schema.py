@@ -25,7 +25,7 @@ class ApiKeyScheme(OpenApiAuthenticationExtension):
             "in": "header",
             "name": "Authorization",
             "description": "Agent runtimes send `Authorization: Api-Key <key>` "
-                           "(a key printed once by `manage.py create_api_client`).",
+            "(a key printed once by `manage.py create_api_client`).",
         }
 
     def get_security_requirement(self, auto_schema):
@@ -43,7 +43,7 @@ class ReviewerSessionScheme(OpenApiAuthenticationExtension):
             "in": "cookie",
             "name": settings.SESSION_COOKIE_NAME,
             "description": "Reviewers: the Django session from /accounts/login/; "
-                           "unsafe methods also need the X-CSRFToken header.",
+            "unsafe methods also need the X-CSRFToken header.",
         }
 
     def get_security_requirement(self, auto_schema):

@@ -65,8 +65,7 @@ class ClientRateThrottle(BaseThrottle):
         except Exception:
             # A throttle must never take the API down with its cache (Redis out): let the request through.
             _pause_cache()
-            logger.warning("Throttle cache unavailable; not throttling for %s s", CACHE_PAUSE_SECONDS,
-                           exc_info=True)
+            logger.warning("Throttle cache unavailable; not throttling for %s s", CACHE_PAUSE_SECONDS, exc_info=True)
             return True
         self.seconds_left = (window + 1) * period - now
         return count <= limit

@@ -37,8 +37,10 @@ def _user_sql(model, db) -> str:
     membership = model.groups.through
     users, groups, memberships = table(model, db=db), table(Group, db=db), table(membership, db=db)
     user_id = column(model, model._meta.pk.name, users, db=db)
-    reviewer = (f"EXISTS(SELECT 1 FROM {memberships} INNER JOIN {groups} ON ({column(Group, 'id', groups, db=db)} = "
-                f"{column(membership, 'group', memberships, db=db)}) WHERE {column(membership, 'user', memberships, db=db)} "
-                f"= {user_id} AND {column(Group, 'name', groups, db=db)} = %s)")
+    reviewer = (
+        f"EXISTS(SELECT 1 FROM {memberships} INNER JOIN {groups} ON ({column(Group, 'id', groups, db=db)} = "
+        f"{column(membership, 'group', memberships, db=db)}) WHERE {column(membership, 'user', memberships, db=db)} "
+        f"= {user_id} AND {column(Group, 'name', groups, db=db)} = %s)"
+    )
     teams = teams_column_sql(db, user_id)
     return f"SELECT {columns(model, db=db)}, {reviewer}, {teams} FROM {users} WHERE {user_id} = %s"

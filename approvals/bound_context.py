@@ -47,10 +47,14 @@ def refusal(bound: dict, now: dict) -> ContextChanged | None:
     changed = changes(bound, now)
     if not changed:
         return None
-    said = "; ".join(f"{name} was {_shown(values['bound'])} on the card, is {_shown(values['now'])} now"
-                     for name, values in changed.items())
-    return ContextChanged(f"The session's patient context changed since this approval was given ({said}): "
-                          "it may not be used. Gate the call again for a reviewer to see it.")
+    said = "; ".join(
+        f"{name} was {_shown(values['bound'])} on the card, is {_shown(values['now'])} now"
+        for name, values in changed.items()
+    )
+    return ContextChanged(
+        f"The session's patient context changed since this approval was given ({said}): "
+        "it may not be used. Gate the call again for a reviewer to see it."
+    )
 
 
 def _shown(value) -> str:
@@ -69,7 +73,8 @@ def refuse_relink_while_open(sender, *, session, fields, **kwargs) -> None:
         raise SessionHasOpenApprovals(
             f"This session's {', '.join(fields)} cannot change while it has approvals pending or approved and not "
             "yet used: they were given for its current patient. Use, reject or let them expire (or close the "
-            "run) first.")
+            "run) first."
+        )
 
 
 def connect() -> None:

@@ -46,22 +46,29 @@ class CardOutcome:
 def _check(cards: list[BulkCard], user) -> None:
     """Refuse a bulk that may not be decided at all; nothing is written."""
     if len(cards) > BULK_MAX_CARDS:
-        raise BulkTooLarge(f"A bulk decision takes at most {BULK_MAX_CARDS} cards ({len(cards)} sent). "
-                           "Nothing was decided.")
+        raise BulkTooLarge(
+            f"A bulk decision takes at most {BULK_MAX_CARDS} cards ({len(cards)} sent). Nothing was decided."
+        )
     scope = reviewer_scope(user)
     if scope is None:
         raise NotFound("No such approval.")
     ids = [card.id for card in cards]
-    found = {a.pk: a for a in scope.visible(Approval.objects.select_related("session")).filter(pk__in=ids)
-             .only("pk", "hitl_tier", "reason_code", "tool", "op", "session__care_unit")}
+    found = {
+        a.pk: a
+        for a in scope.visible(Approval.objects.select_related("session"))
+        .filter(pk__in=ids)
+        .only("pk", "hitl_tier", "reason_code", "tool", "op", "session__care_unit")
+    }
     missing = [str(i) for i in ids if i not in found]
     if missing:
         raise NotFound(f"No such approval: {', '.join(missing)}.")
     refused = [a for a in (found[i] for i in ids) if a.reason_code != ReasonCode.APPROVAL or a.hitl_tier != "low"]
     if refused:
         named = "; ".join(f"{a.pk} ({a.tool} · {a.op}, {_risk(a)})" for a in refused)
-        raise BulkHighRisk(f"Only low-risk approval cards may be decided in bulk; decide these one by one: {named}. "
-                           "Nothing was decided.")
+        raise BulkHighRisk(
+            f"Only low-risk approval cards may be decided in bulk; decide these one by one: {named}. "
+            "Nothing was decided."
+        )
 
 
 def _risk(approval: Approval) -> str:

@@ -29,8 +29,11 @@ RATIONALE_MAX_CHARS = 2000
 
 
 def _tainting_results(session):
-    return (ToolCall.objects.filter(run__session_id=session, reported_at__isnull=False)
-            .filter(Q(untrusted_tool=True) | Q(untrusted_result=True)).order_by("reported_at", "pk"))
+    return (
+        ToolCall.objects.filter(run__session_id=session, reported_at__isnull=False)
+        .filter(Q(untrusted_tool=True) | Q(untrusted_result=True))
+        .order_by("reported_at", "pk")
+    )
 
 
 def _taint_columns(session, when=None) -> dict:
@@ -55,7 +58,8 @@ def contexts_for_calls(calls) -> dict:
     the_call = ToolCall.objects.filter(run_id=OuterRef("run_id"), tool_call_id=OuterRef("tool_call_id"))
     rows = Approval.objects.filter(pk__in=[approval for approval, *_ in calls]).annotate(
         call_rationale=Subquery(the_call.values(text=Left(KT("metadata__rationale"), RATIONALE_MAX_CHARS + 1))[:1]),
-        **turn_columns(session=OuterRef("session_id"), run=OuterRef("run_id"), at=OuterRef("requested_at")))
+        **turn_columns(session=OuterRef("session_id"), run=OuterRef("run_id"), at=OuterRef("requested_at")),
+    )
     columns = ["run_id", "tool_call_id", "run__autonomy", "call_rationale", "turn_asked", "turn_answered"]
     if tainted_runs:
         # Most pages have none: their query is built and run without the two subqueries. With some, the
@@ -66,8 +70,9 @@ def contexts_for_calls(calls) -> dict:
     for row in rows.values(*columns).order_by():  # read into a dict by key: an order would only add a sort
         found[(row["run_id"], row["tool_call_id"])] = {
             "rationale": _rationale(row["call_rationale"]),
-            "turn": turn(row["turn_asked"], row["turn_answered"], run_id=row["run_id"],
-                         tool_call_id=row["tool_call_id"]),
+            "turn": turn(
+                row["turn_asked"], row["turn_answered"], run_id=row["run_id"], tool_call_id=row["tool_call_id"]
+            ),
             "autonomy": row["run__autonomy"],
             "tainted_by": _taint(row) if row["run_id"] in tainted_runs else None,
         }

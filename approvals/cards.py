@@ -52,11 +52,39 @@ def cut_at(size: int) -> bool:
 # no model instances (inbox_pages.py), and `row_of` reads the same from an approval in hand,
 # so one builder (`card_of_row`) writes both the page's cards and the pushed ones.
 CARD_ROW = (
-    "id", "run_id", "session_id", "tool", "op", "tool_call_id", "reason_code", "rule_id", "explanation",
-    "hitl_tier", "args", "approved_args", "payload_hash", "message", "resume_schema", "requested_at",
-    "expires_at", "status", "claimed_by_id", "claim_expires_at", "approvals_required", "approvals",
-    "escalated_at", "bound_context", "locked_args", "session__title", "session__patient_ref", "session__age_band", "session__consent",
-    "session__tainted", "session__care_unit", "session__client__name", "claimed_by__username",
+    "id",
+    "run_id",
+    "session_id",
+    "tool",
+    "op",
+    "tool_call_id",
+    "reason_code",
+    "rule_id",
+    "explanation",
+    "hitl_tier",
+    "args",
+    "approved_args",
+    "payload_hash",
+    "message",
+    "resume_schema",
+    "requested_at",
+    "expires_at",
+    "status",
+    "claimed_by_id",
+    "claim_expires_at",
+    "approvals_required",
+    "approvals",
+    "escalated_at",
+    "bound_context",
+    "locked_args",
+    "session__title",
+    "session__patient_ref",
+    "session__age_band",
+    "session__consent",
+    "session__tainted",
+    "session__care_unit",
+    "session__client__name",
+    "claimed_by__username",
 )
 
 
@@ -64,16 +92,32 @@ def row_of(approval, now=None) -> dict:
     """An approval (and its session, client and claimant) as the `CARD_ROW` row of it."""
     session = approval.session
     return {
-        "id": approval.pk, "run_id": approval.run_id, "session_id": session.pk, "tool": approval.tool,
-        "op": approval.op, "tool_call_id": approval.tool_call_id, "reason_code": approval.reason_code,
-        "rule_id": approval.rule_id, "explanation": approval.explanation, "hitl_tier": approval.hitl_tier,
-        "args": approval.args, "approved_args": approval.approved_args, "payload_hash": approval.payload_hash,
-        "message": approval.message, "resume_schema": approval.resume_schema,
-        "bound_context": approval.bound_context, "locked_args": approval.locked_args,
-        "requested_at": approval.requested_at, "expires_at": approval.expires_at, "status": approval.status,
-        "session__title": session.title, "session__patient_ref": session.patient_ref,
-        "session__age_band": session.age_band, "session__consent": session.consent,
-        "session__tainted": session.tainted, "session__care_unit": session.care_unit,
+        "id": approval.pk,
+        "run_id": approval.run_id,
+        "session_id": session.pk,
+        "tool": approval.tool,
+        "op": approval.op,
+        "tool_call_id": approval.tool_call_id,
+        "reason_code": approval.reason_code,
+        "rule_id": approval.rule_id,
+        "explanation": approval.explanation,
+        "hitl_tier": approval.hitl_tier,
+        "args": approval.args,
+        "approved_args": approval.approved_args,
+        "payload_hash": approval.payload_hash,
+        "message": approval.message,
+        "resume_schema": approval.resume_schema,
+        "bound_context": approval.bound_context,
+        "locked_args": approval.locked_args,
+        "requested_at": approval.requested_at,
+        "expires_at": approval.expires_at,
+        "status": approval.status,
+        "session__title": session.title,
+        "session__patient_ref": session.patient_ref,
+        "session__age_band": session.age_band,
+        "session__consent": session.consent,
+        "session__tainted": session.tainted,
+        "session__care_unit": session.care_unit,
         "session__client__name": session.client.name,
         **_claim_row(approval, timezone.now() if now is None else now),
     }
@@ -84,10 +128,13 @@ def _claim_row(approval, now) -> dict:
     (an expired one shows no name, and reading it would be a query for nothing)."""
     live = _live(approval.claimed_by_id, approval.claim_expires_at, now)
     return {
-        "claimed_by_id": approval.claimed_by_id, "claim_expires_at": approval.claim_expires_at,
+        "claimed_by_id": approval.claimed_by_id,
+        "claim_expires_at": approval.claim_expires_at,
         "claimed_by__username": approval.claimed_by.get_username() if live else None,
-        "approvals_required": approval.approvals_required, "approvals": approval.approvals,
-        "payload_hash": approval.payload_hash, "escalated_at": approval.escalated_at,
+        "approvals_required": approval.approvals_required,
+        "approvals": approval.approvals,
+        "payload_hash": approval.payload_hash,
+        "escalated_at": approval.escalated_at,
     }
 
 
@@ -111,10 +158,15 @@ def card_of_row(row: dict, *, run_granted: list[dict], context: dict, now=None) 
     return {
         "id": str(row["id"]),
         "run_id": str(row["run_id"]),
-        "session": {"id": str(row["session_id"]), "title": row["session__title"],
-                    "patient_ref": row["session__patient_ref"], "age_band": row["session__age_band"],
-                    "consent": row["session__consent"], "tainted": row["session__tainted"],
-                    "care_unit": row["session__care_unit"]},
+        "session": {
+            "id": str(row["session_id"]),
+            "title": row["session__title"],
+            "patient_ref": row["session__patient_ref"],
+            "age_band": row["session__age_band"],
+            "consent": row["session__consent"],
+            "tainted": row["session__tainted"],
+            "care_unit": row["session__care_unit"],
+        },
         # The patient context this card shows and binds (approvals/bound_context.py): the session's when it parked.
         "bound_context": row["bound_context"],
         # Why the agent asked (its own words: plain text), what was said before it asked (the
@@ -166,8 +218,11 @@ def counted_approvals(approval) -> list[dict]:
 
 
 def _counted(votes, payload_hash: str) -> list[dict]:
-    return [{"reviewer": vote["reviewer"], "at": vote["at"], "reason": vote["reason"]}
-            for vote in votes or () if vote.get("payload_hash") == payload_hash]
+    return [
+        {"reviewer": vote["reviewer"], "at": vote["at"], "reason": vote["reason"]}
+        for vote in votes or ()
+        if vote.get("payload_hash") == payload_hash
+    ]
 
 
 def cards_for(approvals) -> list[dict]:
@@ -185,17 +240,24 @@ def cards_for_rows(rows: list[dict]) -> list[dict]:
 
 def _cards(rows: list[dict], contexts: dict, now) -> list[dict]:
     granted = granted_in_runs({row["run_id"] for row in rows})
-    return [card_of_row(row, run_granted=granted[row["run_id"]], now=now,
-                        context=contexts.get((row["run_id"], row["tool_call_id"])) or empty_context())
-            for row in rows]
+    return [
+        card_of_row(
+            row,
+            run_granted=granted[row["run_id"]],
+            now=now,
+            context=contexts.get((row["run_id"], row["tool_call_id"])) or empty_context(),
+        )
+        for row in rows
+    ]
 
 
 def granted_in_runs(run_ids) -> dict:
     """run id → the grants it holds that an agent could still use: approved, unconsumed, unexpired."""
     rows = (
-        Approval.objects.filter(run_id__in=list(run_ids), status=ApprovalStatus.APPROVED,
-                                expires_at__gt=timezone.now())
-        .select_related("decided_by").only(*_SIBLING_FIELDS).order_by("decided_at")
+        Approval.objects.filter(run_id__in=list(run_ids), status=ApprovalStatus.APPROVED, expires_at__gt=timezone.now())
+        .select_related("decided_by")
+        .only(*_SIBLING_FIELDS)
+        .order_by("decided_at")
     )
     granted = defaultdict(list)
     for approval in rows:
@@ -208,8 +270,13 @@ _SIBLING_FIELDS = ("id", "run_id", "tool", "op", "status", "decided_by_id", "dec
 
 
 def sibling(approval) -> dict:
-    return {"id": str(approval.pk), "tool": approval.tool, "op": approval.op, "status": approval.status,
-            "decided_by": _decided_by(approval)}
+    return {
+        "id": str(approval.pk),
+        "tool": approval.tool,
+        "op": approval.op,
+        "status": approval.status,
+        "decided_by": _decided_by(approval),
+    }
 
 
 def _decided_by(approval) -> str | None:
@@ -227,10 +294,16 @@ def updated(approval) -> dict:
 
 def removed(approval) -> dict:
     # care_unit: the inbox socket drops the notice for reviewers who never saw the card (visibility.py).
-    return {"type": "card.removed", "id": str(approval.pk), "status": approval.status,
-            "care_unit": approval.session.care_unit,
-            "decided_by": _decided_by(approval), "run_id": str(approval.run_id),
-            "tool": approval.tool, "op": approval.op}
+    return {
+        "type": "card.removed",
+        "id": str(approval.pk),
+        "status": approval.status,
+        "care_unit": approval.session.care_unit,
+        "decided_by": _decided_by(approval),
+        "run_id": str(approval.run_id),
+        "tool": approval.tool,
+        "op": approval.op,
+    }
 
 
 def withdrawn(approval, *, cause: str, stopped_by: str | None) -> dict:

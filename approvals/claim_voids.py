@@ -40,13 +40,15 @@ def void_blind_claims(approvals, *, cause: str, actor_client=None) -> int:
     the lock order everywhere, and the claims read again under the lock.
     """
     with transaction.atomic():
-        held = approvals.filter(status=ApprovalStatus.PENDING, claimed_by__isnull=False,
-                                claim_expires_at__gt=timezone.now())
+        held = approvals.filter(
+            status=ApprovalStatus.PENDING, claimed_by__isnull=False, claim_expires_at__gt=timezone.now()
+        )
         run_ids = sorted(set(held.values_list("run_id", flat=True)))
         if not run_ids:
             return 0
-        runs = {run.pk: run for run in Run.objects.select_for_update(of=("self",)).filter(pk__in=run_ids)
-                .order_by("pk")}
+        runs = {
+            run.pk: run for run in Run.objects.select_for_update(of=("self",)).filter(pk__in=run_ids).order_by("pk")
+        }
         locked = held.select_for_update(of=("self",)).select_related("session", "claimed_by").order_by("pk")
         scopes, voided = {}, 0
         for approval in locked.filter(run_id__in=list(runs)):
@@ -63,16 +65,28 @@ def void_blind_claims(approvals, *, cause: str, actor_client=None) -> int:
 def _void(approval: Approval, run: Run, holder, *, cause: str, actor_client) -> None:
     end_claim(approval)
     approval.save(update_fields=["claimed_by", "claim_expires_at"])
-    record_event(run, "approval.claim_voided", step_id=approval.step_id,
-                 data={"approval_id": str(approval.pk), "claimed_by": holder.get_username()},
-                 inbox=cards.updated(approval))
-    audit.record(audit.Kind.CLAIM, approval=approval, session=approval.session, actor_client=actor_client,
-                 actor_system=VISIBILITY, decision="voided", rule_id=approval.rule_id,
-                 data={"holder": holder.get_username(), "cause": cause, "care_unit": approval.session.care_unit})
+    record_event(
+        run,
+        "approval.claim_voided",
+        step_id=approval.step_id,
+        data={"approval_id": str(approval.pk), "claimed_by": holder.get_username()},
+        inbox=cards.updated(approval),
+    )
+    audit.record(
+        audit.Kind.CLAIM,
+        approval=approval,
+        session=approval.session,
+        actor_client=actor_client,
+        actor_system=VISIBILITY,
+        decision="voided",
+        rule_id=approval.rule_id,
+        data={"holder": holder.get_username(), "cause": cause, "care_unit": approval.session.care_unit},
+    )
 
 
 def _after_commit(cause: str, holder_ids=None) -> None:
     """Look at the live claims once the edit commits (only those held by `holder_ids`, when given)."""
+
     def void():
         approvals = Approval.objects.all()
         if holder_ids is not None:
@@ -115,7 +129,8 @@ def connect() -> None:
     care_unit_changed.connect(_care_unit_changed, dispatch_uid="claims-void-care-unit")
     post_save.connect(_team_changed, sender=ReviewTeam, dispatch_uid="claims-void-team-saved")
     post_delete.connect(_team_changed, sender=ReviewTeam, dispatch_uid="claims-void-team-deleted")
-    m2m_changed.connect(_team_members_changed, sender=ReviewTeam.members.through,
-                        dispatch_uid="claims-void-team-members")
+    m2m_changed.connect(
+        _team_members_changed, sender=ReviewTeam.members.through, dispatch_uid="claims-void-team-members"
+    )
     m2m_changed.connect(_groups_changed, sender=user_model.groups.through, dispatch_uid="claims-void-groups")
     post_save.connect(_user_saved, sender=user_model, dispatch_uid="claims-void-user-saved")

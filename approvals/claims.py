@@ -35,8 +35,10 @@ def live_holder(approval: Approval, now):
 def refuse_if_claimed_by_other(approval: Approval, user, now) -> None:
     holder = live_holder(approval, now)
     if holder is not None and holder.pk != user.pk:
-        raise ApprovalClaimed(f"{holder.get_username()} is reviewing this approval "
-                              f"(claimed until {approval.claim_expires_at.isoformat()}).")
+        raise ApprovalClaimed(
+            f"{holder.get_username()} is reviewing this approval "
+            f"(claimed until {approval.claim_expires_at.isoformat()})."
+        )
 
 
 def refuse_if_run_claimed_by_other(run, user, now, *, besides: Approval | None = None) -> None:
@@ -45,15 +47,21 @@ def refuse_if_run_claimed_by_other(run, user, now, *, besides: Approval | None =
 
     The caller holds the run's lock, which every claim takes first: none can start meanwhile.
     """
-    held = (Approval.objects.filter(run_id=run.pk, status=ApprovalStatus.PENDING, claim_expires_at__gt=now)
-            .exclude(claimed_by=user).exclude(claimed_by__isnull=True).select_related("claimed_by"))
+    held = (
+        Approval.objects.filter(run_id=run.pk, status=ApprovalStatus.PENDING, claim_expires_at__gt=now)
+        .exclude(claimed_by=user)
+        .exclude(claimed_by__isnull=True)
+        .select_related("claimed_by")
+    )
     if besides is not None:
         held = held.exclude(pk=besides.pk)
     other = held.order_by("claim_expires_at").first()
     if other is not None:
-        raise ApprovalClaimed(f"{other.claimed_by.get_username()} is reviewing a card of this run "
-                              f"({' · '.join(filter(None, (other.tool, other.op)))}, claimed until "
-                              f"{other.claim_expires_at.isoformat()}); ending the run would withdraw it.")
+        raise ApprovalClaimed(
+            f"{other.claimed_by.get_username()} is reviewing a card of this run "
+            f"({' · '.join(filter(None, (other.tool, other.op)))}, claimed until "
+            f"{other.claim_expires_at.isoformat()}); ending the run would withdraw it."
+        )
 
 
 def end_claim(approval: Approval) -> None:
@@ -93,10 +101,19 @@ def release(approval_id, *, user) -> None:
 
 
 def _publish(approval: Approval, run, user, what: str) -> None:
-    record_event(run, f"approval.claim_{what}", step_id=approval.step_id,
-                 data={"approval_id": str(approval.pk), "claimed_by": user.get_username()},
-                 inbox=cards.updated(approval))
-    audit.record(audit.Kind.CLAIM, approval=approval, run=run, actor_user=user, decision=what,
-                 rule_id=approval.rule_id,
-                 data={"claim_expires_at": approval.claim_expires_at.isoformat()
-                       if approval.claim_expires_at else None})
+    record_event(
+        run,
+        f"approval.claim_{what}",
+        step_id=approval.step_id,
+        data={"approval_id": str(approval.pk), "claimed_by": user.get_username()},
+        inbox=cards.updated(approval),
+    )
+    audit.record(
+        audit.Kind.CLAIM,
+        approval=approval,
+        run=run,
+        actor_user=user,
+        decision=what,
+        rule_id=approval.rule_id,
+        data={"claim_expires_at": approval.claim_expires_at.isoformat() if approval.claim_expires_at else None},
+    )

@@ -141,21 +141,40 @@ def _decide(approval_id, body: dict, *, user, visible) -> Approval:
     now = timezone.now()
     reason = (payload.get("reason") or "") if approval.reason_code == ReasonCode.APPROVAL else ""
     if approval.reason_code == ReasonCode.APPROVAL and not quorum.count(
-        approval, user=user, approved=approved, reason=reason, now=now,
+        approval,
+        user=user,
+        approved=approved,
+        reason=reason,
+        now=now,
     ):
         return _count_towards_quorum(approval, run, user, edited=edited_args is not None)
     approval.approve(
-        by=user, at=now, approved_args=approved_args, payload_hash=approved.hash,
+        by=user,
+        at=now,
+        approved_args=approved_args,
+        payload_hash=approved.hash,
         expires_at=now + timedelta(seconds=settings.CONDOR_APPROVAL_TTL_SECONDS),
         resume_data=payload if approval.reason_code == ReasonCode.CLARIFICATION else None,
         reason=reason,
     )
     # The approval's UPDATE and its event go in the audit row's statement (the row is locked already).
-    _audit_decision(approval, user, "approved", edited=edited_args is not None, along=(
-        save_write(approval),
-        event_write(run, "approval.approved", step_id=approval.step_id,
-                    data={"approval_id": str(approval.pk), "edited": edited_args is not None},
-                    frames=decision_frames(approval), inbox=cards.removed(approval)),))
+    _audit_decision(
+        approval,
+        user,
+        "approved",
+        edited=edited_args is not None,
+        along=(
+            save_write(approval),
+            event_write(
+                run,
+                "approval.approved",
+                step_id=approval.step_id,
+                data={"approval_id": str(approval.pk), "edited": edited_args is not None},
+                frames=decision_frames(approval),
+                inbox=cards.removed(approval),
+            ),
+        ),
+    )
     return approval
 
 
@@ -172,14 +191,20 @@ def _check_in_force(approval: Approval, run, edited_args: dict | None, approved_
     spec = policy_in_force.registered(approval.tool)
     if edited_args is not None:
         identity = effective_spec(approval.tool, spec)
-        locked_args.refuse_retargeting(approval.args, edited_args,
-                                       patient_ref=bound_context.bound(approval)["patient_ref"] or "",
-                                       identity_args=identity.identity_args if identity is not None else (),
-                                       card_locked=approval.locked_args)
+        locked_args.refuse_retargeting(
+            approval.args,
+            edited_args,
+            patient_ref=bound_context.bound(approval)["patient_ref"] or "",
+            identity_args=identity.identity_args if identity is not None else (),
+            card_locked=approval.locked_args,
+        )
         context = policy_in_force.context_of(run, run.session)
         blocked = policy_in_force.blocking_verdict(approval.tool, approval.op, edited_args, context, spec)
-        if blocked is not None and policy_in_force.blocking_verdict(
-                approval.tool, approval.op, quorum.proposal(approval), context, spec) is None:
+        if (
+            blocked is not None
+            and policy_in_force.blocking_verdict(approval.tool, approval.op, quorum.proposal(approval), context, spec)
+            is None
+        ):
             raise InvalidPayload(f"The edited arguments are not allowed: {blocked.explanation}")
     refuse_if_changed(approval, run, approved_args, spec, kind=audit.Kind.DECISION, actor_user=user)
 
@@ -188,12 +213,24 @@ def _count_towards_quorum(approval: Approval, run, user, *, edited: bool) -> App
     """One approval of several: the card stays pending (no decision chunk yet) and shows the count."""
     claims.end_claim(approval)
     counted = len(approval.approvals)
-    _audit_decision(approval, user, "approval_counted", edited=edited, approvals=counted,
-                    approvals_required=approval.approvals_required, along=(
-                        save_write(approval),
-                        event_write(run, "approval.counted", step_id=approval.step_id,
-                                    data={"approval_id": str(approval.pk), "edited": edited, "approvals": counted},
-                                    inbox=cards.updated(approval)),))
+    _audit_decision(
+        approval,
+        user,
+        "approval_counted",
+        edited=edited,
+        approvals=counted,
+        approvals_required=approval.approvals_required,
+        along=(
+            save_write(approval),
+            event_write(
+                run,
+                "approval.counted",
+                step_id=approval.step_id,
+                data={"approval_id": str(approval.pk), "edited": edited, "approvals": counted},
+                inbox=cards.updated(approval),
+            ),
+        ),
+    )
     return approval
 
 
@@ -205,15 +242,33 @@ def _reject(approval: Approval, run, reason: str, *, user, stop_run: bool) -> Ap
     if stop_run:
         claims.refuse_if_run_claimed_by_other(run, user, now, besides=approval)
     approval.reject(by=user, at=now, reason=reason)
-    _audit_decision(approval, user, "rejected", stop_run=stop_run, along=(
-        save_write(approval),
-        event_write(run, "approval.rejected", step_id=approval.step_id,
-                    data={"approval_id": str(approval.pk), "stop_run": stop_run},
-                    frames=decision_frames(approval), inbox=cards.removed(approval)),))
+    _audit_decision(
+        approval,
+        user,
+        "rejected",
+        stop_run=stop_run,
+        along=(
+            save_write(approval),
+            event_write(
+                run,
+                "approval.rejected",
+                step_id=approval.step_id,
+                data={"approval_id": str(approval.pk), "stop_run": stop_run},
+                frames=decision_frames(approval),
+                inbox=cards.removed(approval),
+            ),
+        ),
+    )
     if stop_run:
         # The reviewer ends the run: its other open approvals, granted ones too, are withdrawn.
-        spine.close_locked_run(run, TerminalReason.APPROVAL_DENIED, actor_user=user, step_id=approval.step_id,
-                     withdraw_grants=True, stop_reason=reason)
+        spine.close_locked_run(
+            run,
+            TerminalReason.APPROVAL_DENIED,
+            actor_user=user,
+            step_id=approval.step_id,
+            withdraw_grants=True,
+            stop_reason=reason,
+        )
     else:
         unpark_if_nothing_open(run, step_id=approval.step_id, touched=True)
     return approval
@@ -222,9 +277,17 @@ def _reject(approval: Approval, run, reason: str, *, user, stop_run: bool) -> Ap
 def _audit_decision(approval: Approval, user, decision: str, *, along: tuple = (), **data) -> None:
     """The decision's audit row; `along`: its outbox event, sent in the same statement (core.rows.run_together)."""
     audit.record(
-        audit.Kind.DECISION, approval=approval, actor_user=user, decision=decision, rule_id=approval.rule_id,
-        data={"reason": approval.decision_reason, "payload_hash": approval.payload_hash,
-              "reason_code": approval.reason_code, **data},
+        audit.Kind.DECISION,
+        approval=approval,
+        actor_user=user,
+        decision=decision,
+        rule_id=approval.rule_id,
+        data={
+            "reason": approval.decision_reason,
+            "payload_hash": approval.payload_hash,
+            "reason_code": approval.reason_code,
+            **data,
+        },
         along=along,
     )
 
@@ -238,9 +301,21 @@ def _fail_on_schema(approval_id, errors: list[str], *, user, visible) -> None:
         claims.refuse_if_run_claimed_by_other(run, user, now)  # failing the run withdraws its other cards
     approval.reject(by=user, at=now, reason="resume schema rejected: " + " ".join(errors))
     approval.save()
-    _audit_decision(approval, user, "resume_schema_rejected", errors=errors, along=(
-        event_write(run, "approval.rejected", step_id=approval.step_id,
-                    data={"approval_id": str(approval.pk), "schema_errors": errors},
-                    frames=decision_frames(approval), inbox=cards.removed(approval)),))
+    _audit_decision(
+        approval,
+        user,
+        "resume_schema_rejected",
+        errors=errors,
+        along=(
+            event_write(
+                run,
+                "approval.rejected",
+                step_id=approval.step_id,
+                data={"approval_id": str(approval.pk), "schema_errors": errors},
+                frames=decision_frames(approval),
+                inbox=cards.removed(approval),
+            ),
+        ),
+    )
     if run.state == RunState.SUSPENDED:
         spine.close_locked_run(run, TerminalReason.RESUME_SCHEMA_REJECTED, actor_user=user, step_id=approval.step_id)

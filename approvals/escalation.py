@@ -46,13 +46,18 @@ class _PastFractionOfTtl(Func):
     output_field = BooleanField()
 
     def __init__(self, now, fraction: float):
-        super().__init__(F("requested_at"), F("expires_at"), Value(now, output_field=DateTimeField()),
-                         Value(fraction, output_field=FloatField()))
+        super().__init__(
+            F("requested_at"),
+            F("expires_at"),
+            Value(now, output_field=DateTimeField()),
+            Value(fraction, output_field=FloatField()),
+        )
 
     def _condition(self, compiler, connection, day):
         (requested, requested_params), (expires, expires_params), (now, now_params), (fraction, fraction_params) = (
-            compiler.compile(expression) for expression in self.source_expressions)
-        sql = (f"({day(requested)} + ({day(expires)} - {day(requested)}) * {fraction}) <= {day(now)}")
+            compiler.compile(expression) for expression in self.source_expressions
+        )
+        sql = f"({day(requested)} + ({day(expires)} - {day(requested)}) * {fraction}) <= {day(now)}"
         return sql, [*requested_params, *expires_params, *requested_params, *fraction_params, *now_params]
 
     def as_sql(self, compiler, connection, **extra):
@@ -64,8 +69,12 @@ class _PastFractionOfTtl(Func):
 
 def _due(now):
     """Pending, never escalated, not yet expired, and past the fraction of their TTL."""
-    return Approval.objects.filter(_PastFractionOfTtl(now, settings.CONDOR_ESCALATE_AFTER_FRACTION),
-                                   status=ApprovalStatus.PENDING, escalated_at__isnull=True, expires_at__gt=now)
+    return Approval.objects.filter(
+        _PastFractionOfTtl(now, settings.CONDOR_ESCALATE_AFTER_FRACTION),
+        status=ApprovalStatus.PENDING,
+        escalated_at__isnull=True,
+        expires_at__gt=now,
+    )
 
 
 def escalate_due(*, now=None, batch: int = 500) -> int:
@@ -91,18 +100,34 @@ def _escalate(pk, run_id, now) -> int:
         run = Run.objects.select_for_update(skip_locked=True).select_related("session").filter(pk=run_id).first()
         if run is None:
             return 0
-        approval = (_due(now).select_for_update(skip_locked=True, of=("self",))
-                    .select_related("session__client", "claimed_by").filter(pk=pk).first())
+        approval = (
+            _due(now)
+            .select_for_update(skip_locked=True, of=("self",))
+            .select_related("session__client", "claimed_by")
+            .filter(pk=pk)
+            .first()
+        )
         if approval is None:
             return 0  # decided, or escalated by another beat, meanwhile
         approval.escalated_at = now
         approval.save(update_fields=["escalated_at"])
-        record_event(run, "approval.escalated", step_id=approval.step_id,
-                     data={"approval_id": str(approval.pk)}, inbox=cards.updated(approval))
+        record_event(
+            run,
+            "approval.escalated",
+            step_id=approval.step_id,
+            data={"approval_id": str(approval.pk)},
+            inbox=cards.updated(approval),
+        )
         recipients = reviewers_who_see(approval)
-        audit.record(audit.Kind.ESCALATION, approval=approval, run=run, actor_system=audit.SWEEP,
-                     decision="escalated", rule_id=approval.rule_id,
-                     data={"expires_at": approval.expires_at.isoformat(), "recipients": len(recipients)})
+        audit.record(
+            audit.Kind.ESCALATION,
+            approval=approval,
+            run=run,
+            actor_system=audit.SWEEP,
+            decision="escalated",
+            rule_id=approval.rule_id,
+            data={"expires_at": approval.expires_at.isoformat(), "recipients": len(recipients)},
+        )
         if recipients:
             message = _message(approval, recipients)
             try:
@@ -118,24 +143,37 @@ def reviewers_who_see(approval: Approval) -> list[str]:
     """The email addresses of the active reviewers whose teams show this card."""
     unit = approval.session.care_unit
     reviewers = get_user_model().objects.filter(groups__name=REVIEWERS, is_active=True).exclude(email="")
-    return sorted({user.email for user in reviewers.distinct()
-                   if (scope := reviewer_scope(user)) is not None and scope.sees_unit(unit)})
+    return sorted(
+        {
+            user.email
+            for user in reviewers.distinct()
+            if (scope := reviewer_scope(user)) is not None and scope.sees_unit(unit)
+        }
+    )
 
 
 def _message(approval: Approval, recipients: list[str]) -> EmailMessage:
     session = approval.session
     subject = f"Escalated: {approval.tool} for {session.patient_ref or 'a patient'} is still waiting"
-    body = (f"An approval is still undecided and expires at {approval.expires_at.isoformat()}.\n\n"
-            f"Tool: {approval.tool} {approval.op}\nPatient: {session.patient_ref}\n"
-            f"Care unit: {session.care_unit or '-'}\nRule: {approval.rule_id}\n\nOpen the inbox: /inbox/\n")
+    body = (
+        f"An approval is still undecided and expires at {approval.expires_at.isoformat()}.\n\n"
+        f"Tool: {approval.tool} {approval.op}\nPatient: {session.patient_ref}\n"
+        f"Care unit: {session.care_unit or '-'}\nRule: {approval.rule_id}\n\nOpen the inbox: /inbox/\n"
+    )
     return EmailMessage(subject, body, None, recipients)
 
 
 def _record_email_failure(approval: Approval, run, recipients: list[str], error: Exception) -> None:
     logger.warning("could not email the escalation of approval %s", approval.pk, exc_info=error)
-    audit.record(audit.Kind.ESCALATION, approval=approval, run=run, actor_system=audit.SWEEP,
-                 decision=EMAIL_FAILED, rule_id=approval.rule_id,
-                 data={"recipients": len(recipients), "error": f"{type(error).__name__}: {error}"[:500]})
+    audit.record(
+        audit.Kind.ESCALATION,
+        approval=approval,
+        run=run,
+        actor_system=audit.SWEEP,
+        decision=EMAIL_FAILED,
+        rule_id=approval.rule_id,
+        data={"recipients": len(recipients), "error": f"{type(error).__name__}: {error}"[:500]},
+    )
 
 
 def _send(approval: Approval, message: EmailMessage) -> None:

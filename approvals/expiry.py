@@ -17,8 +17,17 @@ from runs.states import RunState, TerminalReason
 from runs.sweep_batches import WHOLE, Share, budget_deadline, walk
 
 
-def _close_cards(approvals, runs: dict, status: ApprovalStatus, *, now, actor_system: str, why: dict,
-                 actor_user=None, actor_client=None) -> int:
+def _close_cards(
+    approvals,
+    runs: dict,
+    status: ApprovalStatus,
+    *,
+    now,
+    actor_system: str,
+    why: dict,
+    actor_user=None,
+    actor_client=None,
+) -> int:
     """Expire or withdraw `approvals`, locked by the caller, with one UPDATE; their events and audit rows go in at once.
 
     `runs`: each approval's run by id (a Run, or the ClosingRun a sweep batch is closing).
@@ -39,17 +48,34 @@ def _close_cards(approvals, runs: dict, status: ApprovalStatus, *, now, actor_sy
         return cards.removed(approval)
 
     # The agent hears it like any decision: approved false, reason "expired" or "withdrawn", then the denial.
-    record_events([
-        event(runs[approval.run_id], f"approval.{status}", step_id=approval.step_id,
-              data={"approval_id": str(approval.pk)}, frames=decision_frames(approval), inbox=notice(approval))
-        for approval in approvals
-    ])
-    audit.record_all([
-        audit.entry(audit.Kind.WITHDRAWAL if withdrawn else audit.Kind.EXPIRY, approval=approval,
-                    actor_system=actor_system, actor_user=actor_user, actor_client=actor_client,
-                    decision=str(status), rule_id=approval.rule_id, data=why)
-        for approval in approvals
-    ])
+    record_events(
+        [
+            event(
+                runs[approval.run_id],
+                f"approval.{status}",
+                step_id=approval.step_id,
+                data={"approval_id": str(approval.pk)},
+                frames=decision_frames(approval),
+                inbox=notice(approval),
+            )
+            for approval in approvals
+        ]
+    )
+    audit.record_all(
+        [
+            audit.entry(
+                audit.Kind.WITHDRAWAL if withdrawn else audit.Kind.EXPIRY,
+                approval=approval,
+                actor_system=actor_system,
+                actor_user=actor_user,
+                actor_client=actor_client,
+                decision=str(status),
+                rule_id=approval.rule_id,
+                data=why,
+            )
+            for approval in approvals
+        ]
+    )
     return len(approvals)
 
 
@@ -70,17 +96,30 @@ def withdraw_for_runs(runs, *, now=None, include_approved: bool = False, actor_u
     open_approvals = list(
         Approval.objects.select_for_update(of=("self",))
         .select_related("session", "decided_by")
-        .filter(run_id__any=list(by_id), status__in=statuses).order_by("requested_at", "pk")
+        .filter(run_id__any=list(by_id), status__in=statuses)
+        .order_by("requested_at", "pk")
     )
     reason = str(runs[0].terminal_reason)
     actor = audit.closing_actor(reason)
     ran_out = [approval for approval in open_approvals if approval.expires_at <= now]
     still_open = [approval for approval in open_approvals if approval.expires_at > now]
-    return (_close_cards(ran_out, by_id, ApprovalStatus.EXPIRED, now=now, actor_system=actor,
-                         why={"cause": "deadline passed", "terminal_reason": reason})
-            + _close_cards(still_open, by_id, ApprovalStatus.WITHDRAWN, now=now, actor_system=actor,
-                           actor_user=actor_user, actor_client=actor_client,
-                           why={"cause": "run ended", "terminal_reason": reason}))
+    return _close_cards(
+        ran_out,
+        by_id,
+        ApprovalStatus.EXPIRED,
+        now=now,
+        actor_system=actor,
+        why={"cause": "deadline passed", "terminal_reason": reason},
+    ) + _close_cards(
+        still_open,
+        by_id,
+        ApprovalStatus.WITHDRAWN,
+        now=now,
+        actor_system=actor,
+        actor_user=actor_user,
+        actor_client=actor_client,
+        why={"cause": "run ended", "terminal_reason": reason},
+    )
 
 
 def expire_due(*, now=None, until: float | None = None, share: Share = WHOLE) -> int:
@@ -92,22 +131,31 @@ def expire_due(*, now=None, until: float | None = None, share: Share = WHOLE) ->
         # The lock order everywhere: runs, then approvals, then (in the audit append) the
         # chain heads. A run busy elsewhere is skipped with its approvals; the next pass gets them.
         runs = Run.objects.select_for_update(skip_locked=True, of=("self",)).filter(
-            pk__in=Approval.objects.filter(pk__in=ids).values("run_id"))
+            pk__in=Approval.objects.filter(pk__in=ids).values("run_id")
+        )
         rows = list(
             due.select_for_update(skip_locked=True, of=("self",))
             .select_related("run", "session", "decided_by")
-            .filter(pk__in=ids, run_id__in=list(runs.values_list("pk", flat=True))).order_by("requested_at", "pk")
+            .filter(pk__in=ids, run_id__in=list(runs.values_list("pk", flat=True)))
+            .order_by("requested_at", "pk")
         )
-        return _close_cards(rows, {approval.run_id: approval.run for approval in rows}, ApprovalStatus.EXPIRED,
-                            now=now, actor_system=audit.SWEEP, why={"cause": "deadline passed"})
+        return _close_cards(
+            rows,
+            {approval.run_id: approval.run for approval in rows},
+            ApprovalStatus.EXPIRED,
+            now=now,
+            actor_system=audit.SWEEP,
+            why={"cause": "deadline passed"},
+        )
 
     return walk(due, expire_batch, until=until or budget_deadline(), what="approvals (deadline passed)", share=share)
 
 
 def withdraw_when_runs_close(sender, *, runs, now, include_approved, actor_user, actor_client, **kwargs):
     """`runs.signals.run_closing`'s receiver: a run that closes takes its open cards with it."""
-    withdraw_for_runs(runs, now=now, include_approved=include_approved, actor_user=actor_user,
-                      actor_client=actor_client)
+    withdraw_for_runs(
+        runs, now=now, include_approved=include_approved, actor_user=actor_user, actor_client=actor_client
+    )
 
 
 def connect() -> None:

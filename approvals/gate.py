@@ -102,8 +102,9 @@ def judge(run, call: GateCall) -> tuple[Verdict, bool]:
     # A run locked by the gate carries the registry as of its lock (registry_cache).
     registry = getattr(run, "registry", None)
     row = registry.get(call.tool) if registry is not None else registered(call.tool)
-    verdict = evaluate(PolicyCall(tool=call.tool, op=call.op, args=call.args, metadata=call.metadata),
-                       context_of(run, session), row)
+    verdict = evaluate(
+        PolicyCall(tool=call.tool, op=call.op, args=call.args, metadata=call.metadata), context_of(run, session), row
+    )
     spec = effective_spec(call.tool, row)
     untrusted = spec is not None and spec.trust == Trust.UNTRUSTED
     return verdict, untrusted
@@ -136,25 +137,32 @@ def _judged(run_id, call: GateCall, *, client, owned_by) -> GateResult:
         # A reused tool_call_id is refused by the ledger's upsert (_ledger), which rolls all of this back.
         verdict, untrusted = judge(run, call)
         if verdict.decision != Decision.REQUIRE_APPROVAL:
-            return _settle(run, call, verdict, untrusted, client=client,
-                           decision=verdict.decision, rule_id=verdict.rule_id)
+            return _settle(
+                run, call, verdict, untrusted, client=client, decision=verdict.decision, rule_id=verdict.rule_id
+            )
         spec = _effective(run, call.tool)
         request = SuspendRequest(
-            tool_call_id=call.tool_call_id, step_id=call.step_id, tool=call.tool, op=call.op, args=call.args,
-            rule_id=verdict.rule_id, explanation=verdict.explanation, hitl_tier=verdict.effective_tier,
+            tool_call_id=call.tool_call_id,
+            step_id=call.step_id,
+            tool=call.tool,
+            op=call.op,
+            args=call.args,
+            rule_id=verdict.rule_id,
+            explanation=verdict.explanation,
+            hitl_tier=verdict.effective_tier,
             approvals_required=spec.approvals_required if spec is not None else 1,
             identity_args=spec.identity_args if spec is not None else (),
         )
         now = timezone.now()
         # One read for the cold replay and, if there is none to use, the park.
         known = read_known(run, request, now, prior_grants=True)
-        grant = _consume_prior_grant(run, call, verdict, untrusted, client=client, candidates=known.prior_grants,
-                                     now=now)
+        grant = _consume_prior_grant(
+            run, call, verdict, untrusted, client=client, candidates=known.prior_grants, now=now
+        )
         if grant is not None:
             return grant
         if not client.can_park:
-            return _settle(run, call, verdict, untrusted, client=client,
-                           decision=Decision.BLOCKED, rule_id=CANNOT_PARK)
+            return _settle(run, call, verdict, untrusted, client=client, decision=Decision.BLOCKED, rule_id=CANNOT_PARK)
         # Parked through the one funnel, in this same transaction.
         return _park(run, call, verdict, untrusted, client=client, request=request, known=known)
 
@@ -168,14 +176,32 @@ def _answer_for_parked_call(run_id, call: GateCall, *, client, owned_by) -> Gate
     with transaction.atomic(durable=True):
         run = _locked_gateable_run(run_id, owned_by=owned_by)
         # This very call's card (its contract: the tool, op and args as parked, whatever an edit approved).
-        approval = (Approval.objects.filter(run=run, tool_call_id=call.tool_call_id, contract_hash=contract_hash(
-            call.tool, call.op, call.args, ReasonCode.APPROVAL)).order_by("-requested_at").first())
+        approval = (
+            Approval.objects.filter(
+                run=run,
+                tool_call_id=call.tool_call_id,
+                contract_hash=contract_hash(call.tool, call.op, call.args, ReasonCode.APPROVAL),
+            )
+            .order_by("-requested_at")
+            .first()
+        )
         if approval is None:  # a parked ledger row always has its approval; fail closed if not
             raise ToolCallConflict(f"Tool call {call.tool_call_id!r} is parked but has no approval.")
         refusal = closed_refusal(approval, timezone.now())
         verdict, _ = judge(run, call)
-        audit.record_entries([_verdict_entry(run, call, verdict, client=client, parked_on=approval,
-                                             decision=refusal.code if refusal else PARKED, rule_id=approval.rule_id)])
+        audit.record_entries(
+            [
+                _verdict_entry(
+                    run,
+                    call,
+                    verdict,
+                    client=client,
+                    parked_on=approval,
+                    decision=refusal.code if refusal else PARKED,
+                    rule_id=approval.rule_id,
+                )
+            ]
+        )
     if refusal is not None:
         raise refusal
     return suspended_result(approval)
@@ -187,8 +213,9 @@ def _audit_refused(run_id, call: GateCall, refusal: CondorError, *, client, owne
         with transaction.atomic(durable=True):
             run = _locked_gateable_run(run_id, owned_by=owned_by)
             verdict, _ = judge(run, call)
-            audit.record_entries([_verdict_entry(run, call, verdict, client=client, decision=refusal.code,
-                                                 rule_id=verdict.rule_id)])
+            audit.record_entries(
+                [_verdict_entry(run, call, verdict, client=client, decision=refusal.code, rule_id=verdict.rule_id)]
+            )
     except (NotFound, RunNotActiveError):
         pass  # the run ended meanwhile: a gate call on it now is refused as that, and not a verdict
 
@@ -202,8 +229,9 @@ def _locked_gateable_run(run_id, *, owned_by=None):
         # taint committed meanwhile would be missed. The client and the registry's stamp come
         # along as of the statement's start: nothing orders their changes with the run's lock.
         lock_sql, params = spine.lock_touched_statement(run_id, client=owned_by)
-        row = first_row(kept(("gate-lock", lock_sql), lambda db: _locked_with_session_sql(db, lock_sql),
-                             model=Session), params)
+        row = first_row(
+            kept(("gate-lock", lock_sql), lambda db: _locked_with_session_sql(db, lock_sql), model=Session), params
+        )
         if row is None:
             raise NotFound("No such run.")
         run_columns = len(Run._meta.concrete_fields)
@@ -229,14 +257,18 @@ def _locked_gateable_run(run_id, *, owned_by=None):
 def _session_and_client(db, sessions: str) -> str:
     """The columns and joins after the run's: the session (`sessions`: its table or row source), its client, the stamp."""
     clients = table(ApiClient, db=db)
-    return (f"{columns(Session, table='s', db=db)}, {columns(ApiClient, db=db)}, ({registry_cache.stamp_sql()}) "
-            f"FROM {sessions} AS s INNER JOIN {clients} ON ({column(Session, 'client', 's', db=db)} = "
-            f"{column(ApiClient, 'id', clients, db=db)})")
+    return (
+        f"{columns(Session, table='s', db=db)}, {columns(ApiClient, db=db)}, ({registry_cache.stamp_sql()}) "
+        f"FROM {sessions} AS s INNER JOIN {clients} ON ({column(Session, 'client', 's', db=db)} = "
+        f"{column(ApiClient, 'id', clients, db=db)})"
+    )
 
 
 def _locked_with_session_sql(db, lock_sql: str) -> str:
-    return (f"WITH locked AS ({lock_sql}) SELECT {columns(Run, table='locked', db=db)}, "
-            f"{_session_and_client(db, 'locked CROSS JOIN LATERAL condor_session_as_of_now(locked.session_id)')}")
+    return (
+        f"WITH locked AS ({lock_sql}) SELECT {columns(Run, table='locked', db=db)}, "
+        f"{_session_and_client(db, 'locked CROSS JOIN LATERAL condor_session_as_of_now(locked.session_id)')}"
+    )
 
 
 def _session_sql(db) -> str:
@@ -247,8 +279,7 @@ def _session_sql(db) -> str:
 _LEDGER_UPDATE = ("step_id", "args", "metadata", "decision", "rule_id", "untrusted_tool")
 
 
-def _ledger(run, call: GateCall, *, decision: str, rule_id: str, untrusted: bool,
-            settles: bool = False) -> Write:
+def _ledger(run, call: GateCall, *, decision: str, rule_id: str, untrusted: bool, settles: bool = False) -> Write:
     """The statement that inserts the ledger row, or updates it for a retry of the same call.
 
     A tool_call_id already gated with another tool, op or args (jsonb equality:
@@ -261,16 +292,30 @@ def _ledger(run, call: GateCall, *, decision: str, rule_id: str, untrusted: bool
     if connection.vendor == "sqlite":
         # SQLite compares JSON as text: stored canonical, the same args in another key order still match.
         args = json.loads(canonical_json(args))
-    row = instance(ToolCall, run_id=run.pk, tool_call_id=call.tool_call_id, step_id=call.step_id, tool=call.tool,
-                   op=call.op, args=args, metadata=call.metadata, decision=decision, rule_id=rule_id,
-                   untrusted_tool=untrusted)
+    row = instance(
+        ToolCall,
+        run_id=run.pk,
+        tool_call_id=call.tool_call_id,
+        step_id=call.step_id,
+        tool=call.tool,
+        op=call.op,
+        args=args,
+        metadata=call.metadata,
+        decision=decision,
+        rule_id=rule_id,
+        untrusted_tool=untrusted,
+    )
     insert, params = insert_sql(row, returning=False)
 
     def refuse_another_call(rows: list) -> None:
         if rows:
             return
-        if settles and ToolCall.objects.filter(run_id=run.pk, tool_call_id=call.tool_call_id, tool=call.tool,
-                                               op=call.op, args=args, decision=PARKED).exists():
+        if (
+            settles
+            and ToolCall.objects.filter(
+                run_id=run.pk, tool_call_id=call.tool_call_id, tool=call.tool, op=call.op, args=args, decision=PARKED
+            ).exists()
+        ):
             raise _ParkedCall()  # this very call, parked
         raise ToolCallConflict(f"Tool call {call.tool_call_id!r} was already gated with another tool, op or args.")
 
@@ -285,30 +330,49 @@ def _upsert_sql(db, *, settles: bool) -> str:
         return column(ToolCall, name, db=db)
 
     updates = ", ".join(f"{own(name)} = {column(ToolCall, name, 'EXCLUDED', db=db)}" for name in _LEDGER_UPDATE)
-    same_call = " AND ".join(f"{column(ToolCall, name, calls, db=db)} = {column(ToolCall, name, 'EXCLUDED', db=db)}"
-                             for name in ("tool", "op", "args"))
+    same_call = " AND ".join(
+        f"{column(ToolCall, name, calls, db=db)} = {column(ToolCall, name, 'EXCLUDED', db=db)}"
+        for name in ("tool", "op", "args")
+    )
     if settles:
         same_call += f" AND {column(ToolCall, 'decision', calls, db=db)} <> '{PARKED}'"
-    return (f" ON CONFLICT ({own('run')}, {own('tool_call_id')}) DO UPDATE SET {updates} "
-            f"WHERE {same_call} RETURNING 1")
+    return f" ON CONFLICT ({own('run')}, {own('tool_call_id')}) DO UPDATE SET {updates} WHERE {same_call} RETURNING 1"
 
 
-def _verdict_entry(run, call: GateCall, verdict: Verdict, *, client, decision: str, rule_id: str,
-                   parked_on: Approval | None = None) -> AuditEvent:
+def _verdict_entry(
+    run, call: GateCall, verdict: Verdict, *, client, decision: str, rule_id: str, parked_on: Approval | None = None
+) -> AuditEvent:
     """`parked_on`: the approval that answered a parked call gated again, instead of the verdict."""
-    data = {"op": call.op, "tool_call_id": call.tool_call_id, "step_id": call.step_id,
-            "policy_class": verdict.policy_class, "engine_rule_id": verdict.rule_id,
-            "payload_hash": payload_hash(call.args), "client_metadata": call.metadata}
+    data = {
+        "op": call.op,
+        "tool_call_id": call.tool_call_id,
+        "step_id": call.step_id,
+        "policy_class": verdict.policy_class,
+        "engine_rule_id": verdict.rule_id,
+        "payload_hash": payload_hash(call.args),
+        "client_metadata": call.metadata,
+    }
     if parked_on is not None:
         data["parked_on"] = str(parked_on.pk)
-    return audit.entry(audit.Kind.VERDICT, run=run, approval=parked_on, actor_client=client, tool=call.tool,
-                       op=call.op, decision=decision, rule_id=rule_id, data=data)
+    return audit.entry(
+        audit.Kind.VERDICT,
+        run=run,
+        approval=parked_on,
+        actor_client=client,
+        tool=call.tool,
+        op=call.op,
+        decision=decision,
+        rule_id=rule_id,
+        data=data,
+    )
 
 
-def _audit_verdict(run, call: GateCall, verdict: Verdict, *, client, decision: str, rule_id: str,
-                   along: tuple[Write, ...] = ()) -> None:
-    audit.record_entries([_verdict_entry(run, call, verdict, client=client, decision=decision, rule_id=rule_id)],
-                         along=along)
+def _audit_verdict(
+    run, call: GateCall, verdict: Verdict, *, client, decision: str, rule_id: str, along: tuple[Write, ...] = ()
+) -> None:
+    audit.record_entries(
+        [_verdict_entry(run, call, verdict, client=client, decision=decision, rule_id=rule_id)], along=along
+    )
 
 
 def _settle(run, call, verdict, untrusted, *, client, decision, rule_id) -> GateResult:
@@ -320,12 +384,34 @@ def _settle(run, call, verdict, untrusted, *, client, decision, rule_id) -> Gate
     # The ledger row and the outbox event go in the audit row's statement. The ledger's row
     # lock then comes after the chain head's, which cannot deadlock: every writer of a
     # ledger row holds its run's lock first (gate, resume, results), as this call does.
-    _audit_verdict(run, call, verdict, client=client, decision=decision, rule_id=rule_id, along=(
-        _ledger(run, call, decision=decision, rule_id=rule_id, untrusted=untrusted, settles=True),
-        event_write(run, f"tool.{decision}", step_id=call.step_id, frames=chunks,
-                    data={"tool_call_id": call.tool_call_id, "rule_id": rule_id}),))
-    return GateResult(200, {"decision": str(decision), "rule_id": rule_id, "explanation": explanation,
-                            "tool_call_id": call.tool_call_id, "args": call.args})
+    _audit_verdict(
+        run,
+        call,
+        verdict,
+        client=client,
+        decision=decision,
+        rule_id=rule_id,
+        along=(
+            _ledger(run, call, decision=decision, rule_id=rule_id, untrusted=untrusted, settles=True),
+            event_write(
+                run,
+                f"tool.{decision}",
+                step_id=call.step_id,
+                frames=chunks,
+                data={"tool_call_id": call.tool_call_id, "rule_id": rule_id},
+            ),
+        ),
+    )
+    return GateResult(
+        200,
+        {
+            "decision": str(decision),
+            "rule_id": rule_id,
+            "explanation": explanation,
+            "tool_call_id": call.tool_call_id,
+            "args": call.args,
+        },
+    )
 
 
 def _consume_prior_grant(run, call, verdict, untrusted, *, client, candidates, now) -> GateResult | None:
@@ -353,23 +439,50 @@ def _consume_prior_grant(run, call, verdict, untrusted, *, client, candidates, n
     # Another card's grant never settles this call if it is parked on a card of its own (_ParkedCall
     # rolls the grant's use back too): that card, perhaps rejected, answers it.
     own = grant.run_id == run.pk and grant.tool_call_id == call.tool_call_id
-    _audit_verdict(run, call, verdict, client=client, decision=Decision.ALLOW, rule_id=PRIOR_GRANT,
-                   along=(_ledger(run, call, decision=Decision.ALLOW, rule_id=PRIOR_GRANT, untrusted=untrusted,
-                                  settles=not own),))
-    audit.record(audit.Kind.CONSUME, approval=grant, run=run, actor_client=client, decision="consumed",
-                 rule_id=PRIOR_GRANT, data={"run_id": str(run.pk)}, along=(
-                     event_write(run, "tool.allow", step_id=call.step_id,
-                                 frames=frames.allowed_call_frames(call.tool_call_id, call.tool, grant.approved_args),
-                                 data={"tool_call_id": call.tool_call_id, "rule_id": PRIOR_GRANT,
-                                       "approval_id": str(grant.pk)}),))
-    if run.state == RunState.SUSPENDED and not Approval.objects.filter(
-        run=run, status__in=OPEN_STATUSES, expires_at__gt=now
-    ).exists():
+    _audit_verdict(
+        run,
+        call,
+        verdict,
+        client=client,
+        decision=Decision.ALLOW,
+        rule_id=PRIOR_GRANT,
+        along=(_ledger(run, call, decision=Decision.ALLOW, rule_id=PRIOR_GRANT, untrusted=untrusted, settles=not own),),
+    )
+    audit.record(
+        audit.Kind.CONSUME,
+        approval=grant,
+        run=run,
+        actor_client=client,
+        decision="consumed",
+        rule_id=PRIOR_GRANT,
+        data={"run_id": str(run.pk)},
+        along=(
+            event_write(
+                run,
+                "tool.allow",
+                step_id=call.step_id,
+                frames=frames.allowed_call_frames(call.tool_call_id, call.tool, grant.approved_args),
+                data={"tool_call_id": call.tool_call_id, "rule_id": PRIOR_GRANT, "approval_id": str(grant.pk)},
+            ),
+        ),
+    )
+    if (
+        run.state == RunState.SUSPENDED
+        and not Approval.objects.filter(run=run, status__in=OPEN_STATUSES, expires_at__gt=now).exists()
+    ):
         # The grant was this run's last open gate: using it unparks the run, as a resume would.
         spine.resume_locked(run, step_id=call.step_id)
-    return GateResult(200, {"decision": str(Decision.ALLOW), "rule_id": PRIOR_GRANT,
-                            "explanation": EXPLANATIONS[PRIOR_GRANT], "tool_call_id": call.tool_call_id,
-                            "args": grant.approved_args, "approval_id": str(grant.pk)})
+    return GateResult(
+        200,
+        {
+            "decision": str(Decision.ALLOW),
+            "rule_id": PRIOR_GRANT,
+            "explanation": EXPLANATIONS[PRIOR_GRANT],
+            "tool_call_id": call.tool_call_id,
+            "args": grant.approved_args,
+            "approval_id": str(grant.pk),
+        },
+    )
 
 
 def _park(run, call, verdict, untrusted, *, client, request: SuspendRequest, known: KnownApprovals) -> GateResult:
@@ -377,12 +490,20 @@ def _park(run, call, verdict, untrusted, *, client, request: SuspendRequest, kno
     # parked already needs none: park_locked answers with that card.
     context = parked_context(run, call.metadata, call.tool_call_id) if known.existing is None else None
     ledger = _ledger(run, call, decision=PARKED, rule_id=verdict.rule_id, untrusted=untrusted)
-    verdict_row = _verdict_entry(run, call, verdict, client=client, decision=Decision.REQUIRE_APPROVAL,
-                                 rule_id=verdict.rule_id)
-    approval, _ = park_locked(run, request, request.resume_schema(), client=client, writes=(ledger,),
-                              first_audit=verdict_row, known=known, card_context=context)
+    verdict_row = _verdict_entry(
+        run, call, verdict, client=client, decision=Decision.REQUIRE_APPROVAL, rule_id=verdict.rule_id
+    )
+    approval, _ = park_locked(
+        run,
+        request,
+        request.resume_schema(),
+        client=client,
+        writes=(ledger,),
+        first_audit=verdict_row,
+        known=known,
+        card_context=context,
+    )
     return suspended_result(approval)
-
 
 
 def request_clarification(run, body: dict, *, client) -> GateResult:
@@ -392,28 +513,55 @@ def request_clarification(run, body: dict, *, client) -> GateResult:
     form it could not wait for.
     """
     request = SuspendRequest(
-        tool_call_id=body["tool_call_id"], step_id=body["step_id"], tool=body["tool"], op=body["op"],
-        args=body["args"], kind="clarification", message=body["message"],
+        tool_call_id=body["tool_call_id"],
+        step_id=body["step_id"],
+        tool=body["tool"],
+        op=body["op"],
+        args=body["args"],
+        kind="clarification",
+        message=body["message"],
         missing=tuple(dict(field) for field in body["missing"]),
-        rule_id=CLARIFICATION_RULE, explanation=EXPLANATIONS[CLARIFICATION_RULE], hitl_tier=None,
+        rule_id=CLARIFICATION_RULE,
+        explanation=EXPLANATIONS[CLARIFICATION_RULE],
+        hitl_tier=None,
     )
     if not client.can_park:
         request.resume_schema()  # an unusable form is the caller's error (400) whoever sends it
         with transaction.atomic(durable=True):
             run = _locked_gateable_run(run.pk)
-            audit.record(audit.Kind.VERDICT, run=run, actor_client=client, tool=body["tool"], op=body["op"],
-                         decision=Decision.BLOCKED, rule_id=CANNOT_PARK,
-                         data={"op": body["op"], "tool_call_id": body["tool_call_id"], "kind": "clarification"})
-        return GateResult(200, {"decision": str(Decision.BLOCKED), "rule_id": CANNOT_PARK,
-                                "explanation": EXPLANATIONS[CANNOT_PARK], "tool_call_id": body["tool_call_id"],
-                                "args": body["args"]})
+            audit.record(
+                audit.Kind.VERDICT,
+                run=run,
+                actor_client=client,
+                tool=body["tool"],
+                op=body["op"],
+                decision=Decision.BLOCKED,
+                rule_id=CANNOT_PARK,
+                data={"op": body["op"], "tool_call_id": body["tool_call_id"], "kind": "clarification"},
+            )
+        return GateResult(
+            200,
+            {
+                "decision": str(Decision.BLOCKED),
+                "rule_id": CANNOT_PARK,
+                "explanation": EXPLANATIONS[CANNOT_PARK],
+                "tool_call_id": body["tool_call_id"],
+                "args": body["args"],
+            },
+        )
     approval, _ = persist_suspend(run.pk, request, client=client)
     return suspended_result(approval)
 
 
 def suspended_result(approval) -> GateResult:
-    return GateResult(202, {
-        "decision": "suspended", "rule_id": approval.rule_id, "explanation": approval.explanation,
-        "reason_code": approval.reason_code, "approval": ApprovalSerializer(approval).data,
-        "frames": suspend_frames(approval),
-    })
+    return GateResult(
+        202,
+        {
+            "decision": "suspended",
+            "rule_id": approval.rule_id,
+            "explanation": approval.explanation,
+            "reason_code": approval.reason_code,
+            "approval": ApprovalSerializer(approval).data,
+            "frames": suspend_frames(approval),
+        },
+    )

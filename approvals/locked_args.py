@@ -77,8 +77,10 @@ def path_text(path: tuple) -> str:
 
 def card_paths(args, *, identity_args=(), patient_ref: str = "") -> list[str]:
     """What a card shows read-only: `locked_paths` as text, at most CARD_LIMIT of them."""
-    return [path_text(path) for path in locked_paths(args, identity_args=identity_args,
-                                                     patient_ref=patient_ref)[:CARD_LIMIT]]
+    return [
+        path_text(path)
+        for path in locked_paths(args, identity_args=identity_args, patient_ref=patient_ref)[:CARD_LIMIT]
+    ]
 
 
 def _at(args, path: tuple):
@@ -100,8 +102,9 @@ def _same(a, b) -> bool:
     return canonical_json_fast(a) == canonical_json_fast(b)
 
 
-def refuse_retargeting(original: dict, edited: dict, *, identity_args=(), patient_ref: str = "",
-                       card_locked=()) -> None:
+def refuse_retargeting(
+    original: dict, edited: dict, *, identity_args=(), patient_ref: str = "", card_locked=()
+) -> None:
     """Raise LockedArg (naming the field) if `edited` changes an argument of `original` that names the patient.
 
     `card_locked`: the paths the card showed as locked when the call parked; a
@@ -112,8 +115,11 @@ def refuse_retargeting(original: dict, edited: dict, *, identity_args=(), patien
     paths += [path for path in locked_paths(edited, identity_args=identity, by_name_only=True) if path not in paths]
     changed = [path_text(path) for path in paths if not _same(_at(original, path), _at(edited, path))]
     if changed:
-        named = ", ".join(f"'{text}'" for text in changed[:5]) + (f" and {len(changed) - 5} more" if len(changed) > 5
-                                                                  else "")
+        named = ", ".join(f"'{text}'" for text in changed[:5]) + (
+            f" and {len(changed) - 5} more" if len(changed) > 5 else ""
+        )
         patient = f" ({patient_ref})" if patient_ref else ""
-        raise LockedArg(f"{named} names the patient{patient}: an edit may not change it. Reject the card "
-                        "instead if the call is for another patient.")
+        raise LockedArg(
+            f"{named} names the patient{patient}: an edit may not change it. Reject the card "
+            "instead if the call is for another patient."
+        )

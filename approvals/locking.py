@@ -21,9 +21,13 @@ def lock_pending(approval_id, *, touch: bool = False, visible: Callable[[Approva
     """
     if touch:
         # An approval's run never changes, so reading it inside the locking statement is safe.
-        run = spine.lock_touched_run(None, id_sql=(
-            f"SELECT {column(Approval, 'run')} FROM {table(Approval)} WHERE {column(Approval, 'id')} = %s",
-            [db_value(Approval, "id", approval_id)]))
+        run = spine.lock_touched_run(
+            None,
+            id_sql=(
+                f"SELECT {column(Approval, 'run')} FROM {table(Approval)} WHERE {column(Approval, 'id')} = %s",
+                [db_value(Approval, "id", approval_id)],
+            ),
+        )
         if run is None:
             raise NotFound("No such approval.")
     else:
@@ -31,8 +35,12 @@ def lock_pending(approval_id, *, touch: bool = False, visible: Callable[[Approva
         if run_id is None:
             raise NotFound("No such approval.")
         run = spine.lock_run(run_id)
-    approval = (Approval.objects.select_for_update(of=("self",)).select_related("session", "decided_by", "claimed_by")
-                .filter(pk=approval_id).first())
+    approval = (
+        Approval.objects.select_for_update(of=("self",))
+        .select_related("session", "decided_by", "claimed_by")
+        .filter(pk=approval_id)
+        .first()
+    )
     if approval is None:
         raise NotFound("No such approval.")
     # Read after the run's lock was granted: the session as it is now.

@@ -28,13 +28,21 @@ def count(approval: Approval, *, user, approved: Canonical, reason: str, now) ->
     if digest == approval.payload_hash:
         votes = [vote for vote in approval.approvals or () if vote.get("payload_hash") == digest]
         if any(vote.get("reviewer_id") == user.pk for vote in votes):
-            raise AlreadyApprovedByYou(f"You have already approved this payload; it needs "
-                                       f"{approval.approvals_required} distinct reviewers.")
+            raise AlreadyApprovedByYou(
+                f"You have already approved this payload; it needs {approval.approvals_required} distinct reviewers."
+            )
     else:
         # An edit: what earlier reviewers approved is not what would run any more.
         approval.approved_args, approval.payload_hash = approved.value, digest
         votes = []
-    votes.append({"reviewer": user.get_username(), "reviewer_id": user.pk, "at": now.isoformat(),
-                  "reason": reason, "payload_hash": digest})
+    votes.append(
+        {
+            "reviewer": user.get_username(),
+            "reviewer_id": user.pk,
+            "at": now.isoformat(),
+            "reason": reason,
+            "payload_hash": digest,
+        }
+    )
     approval.approvals = votes
     return len(votes) >= approval.approvals_required

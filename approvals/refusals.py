@@ -40,15 +40,29 @@ def refuse_if_changed(approval, run, args: dict, registered, *, kind: str, **act
     error = bound_context.refusal(bound_context.bound(approval), bound_context.of(session))
     rule_id = approval.rule_id
     if error is None and approval.reason_code == ReasonCode.APPROVAL:
-        verdict = policy_in_force.blocking_verdict(approval.tool, approval.op, args,
-                                                   policy_in_force.context_of(run, session), registered)
+        verdict = policy_in_force.blocking_verdict(
+            approval.tool, approval.op, args, policy_in_force.context_of(run, session), registered
+        )
         if verdict is not None:
             error, rule_id = policy_in_force.refusal(verdict), verdict.rule_id
     if error is not None:
-        raise Refused(error, audit.entry(
-            kind, approval=approval, run=run, decision=error.code, rule_id=rule_id, **actor,
-            data={"payload_hash": approval.payload_hash, "approval_rule_id": approval.rule_id,
-                  "bound_context": bound_context.bound(approval), "session_context": bound_context.of(session)}))
+        raise Refused(
+            error,
+            audit.entry(
+                kind,
+                approval=approval,
+                run=run,
+                decision=error.code,
+                rule_id=rule_id,
+                **actor,
+                data={
+                    "payload_hash": approval.payload_hash,
+                    "approval_rule_id": approval.rule_id,
+                    "bound_context": bound_context.bound(approval),
+                    "session_context": bound_context.of(session),
+                },
+            ),
+        )
 
 
 def audited(refused: Refused) -> CondorError:

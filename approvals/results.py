@@ -23,8 +23,9 @@ from sessions_app.models import Session
 from sessions_app.pinned_cards import record_reported
 
 
-def report_result(run_id, tool_call_id: str, *, output, is_error: bool, untrusted: bool,
-                  entities: list, cards: list, client) -> tuple[ToolCall, bool]:
+def report_result(
+    run_id, tool_call_id: str, *, output, is_error: bool, untrusted: bool, entities: list, cards: list, client
+) -> tuple[ToolCall, bool]:
     """Store the result of a gated call. Returns (call, whether the session is now tainted).
 
     Only a call that was allowed to run (straight away, by a prior grant, or by a
@@ -35,8 +36,16 @@ def report_result(run_id, tool_call_id: str, *, output, is_error: bool, untruste
     on in the session's next run: the session is tainted (SPEC 2), then it is refused.
     """
     try:
-        return _store_result(run_id, tool_call_id, output=output, is_error=is_error, untrusted=untrusted,
-                             entities=entities, cards=cards, client=client)
+        return _store_result(
+            run_id,
+            tool_call_id,
+            output=output,
+            is_error=is_error,
+            untrusted=untrusted,
+            entities=entities,
+            cards=cards,
+            client=client,
+        )
     except RunNotActiveError:
         _taint_for_late_result(run_id, tool_call_id, untrusted=untrusted, client=client)
         raise
@@ -61,14 +70,23 @@ def _taint(run, call: ToolCall, *, client, late: bool = False) -> None:
     """Taint is monotone: untrusted content, once in the session, marks it for good (audited once)."""
     if run.session.mark_tainted():
         cause = "untrusted tool" if call.untrusted_tool else "result marked untrusted"
-        audit.record(audit.Kind.TAINT, run=run, actor_client=client, tool=call.tool, decision="tainted",
-                     data={"tool_call_id": call.tool_call_id,
-                           "cause": f"{cause}, reported after the run ended" if late else cause})
+        audit.record(
+            audit.Kind.TAINT,
+            run=run,
+            actor_client=client,
+            tool=call.tool,
+            decision="tainted",
+            data={
+                "tool_call_id": call.tool_call_id,
+                "cause": f"{cause}, reported after the run ended" if late else cause,
+            },
+        )
 
 
 @transaction.atomic(durable=True)
-def _store_result(run_id, tool_call_id: str, *, output, is_error: bool, untrusted: bool,
-                  entities: list, cards: list, client) -> tuple[ToolCall, bool]:
+def _store_result(
+    run_id, tool_call_id: str, *, output, is_error: bool, untrusted: bool, entities: list, cards: list, client
+) -> tuple[ToolCall, bool]:
     run = _lock_session_and_run(run_id)
     if run.state not in GATEABLE_STATES:
         raise RunNotActiveError(f"The run is {run.state}; results are accepted only while it is active.")
@@ -90,14 +108,29 @@ def _store_result(run_id, tool_call_id: str, *, output, is_error: bool, untruste
     # entity refuses the whole result (400, nothing stored).
     record_reported(run.session_id, run.pk, tool_call_id, cards)
     promote_latest(run.session_id, run.pk, tool_call_id, entities)
-    record_event(run, "tool.result", step_id=call.step_id,
-                 frames=frames.result_frames(tool_call_id, output, is_error=is_error),
-                 data={"tool_call_id": tool_call_id, "is_error": is_error})
+    record_event(
+        run,
+        "tool.result",
+        step_id=call.step_id,
+        frames=frames.result_frames(tool_call_id, output, is_error=is_error),
+        data={"tool_call_id": tool_call_id, "is_error": is_error},
+    )
     # What the agent then did: the result's hash, not its content (it may be clinical data).
-    audit.record(audit.Kind.RESULT, run=run, actor_client=client, tool=call.tool, op=call.op,
-                 decision="error" if is_error else "ok", rule_id=call.rule_id,
-                 data={"tool_call_id": tool_call_id, "step_id": call.step_id, "output_hash": payload_hash(output),
-                       "untrusted": bool(untrusted)})
+    audit.record(
+        audit.Kind.RESULT,
+        run=run,
+        actor_client=client,
+        tool=call.tool,
+        op=call.op,
+        decision="error" if is_error else "ok",
+        rule_id=call.rule_id,
+        data={
+            "tool_call_id": tool_call_id,
+            "step_id": call.step_id,
+            "output_hash": payload_hash(output),
+            "untrusted": bool(untrusted),
+        },
+    )
     if call.untrusted_tool or untrusted:
         _taint(run, call, client=client)
     spine.touch(run.pk)

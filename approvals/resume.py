@@ -101,12 +101,18 @@ def _resume(run, approval_id, args, *, client, owned_by) -> tuple[Approval, obje
             raise RunNotSuspendedError(f"The run is {locked.state}, not suspended.")
         locked.session = approval.session = deferred_instance(Session, id=locked.session_id, **approval.session_now)
         # The session as it is now and the registry's stamp came with the consume (the raise rolls it back).
-        refuse_if_changed(approval, locked, approval.approved_args,
-                          registry_cache.specs(approval.registry_stamp).get(approval.tool),
-                          kind=audit.Kind.CONSUME, actor_client=client)
+        refuse_if_changed(
+            approval,
+            locked,
+            approval.approved_args,
+            registry_cache.specs(approval.registry_stamp).get(approval.tool),
+            kind=audit.Kind.CONSUME,
+            actor_client=client,
+        )
         if approval.decided_by_id is not None:
-            approval.decided_by = deferred_instance(User, id=approval.decided_by_id,
-                                                    username=approval.decided_by_username)
+            approval.decided_by = deferred_instance(
+                User, id=approval.decided_by_id, username=approval.decided_by_username
+            )
         if approval.reason_code == ReasonCode.APPROVAL and connection.vendor != "postgresql":
             # The call may run now: the ledger says so (on PostgreSQL, _consume's own statement did).
             ToolCall.objects.filter(run=locked, tool_call_id=approval.tool_call_id).update(decision=Decision.ALLOW)
@@ -117,12 +123,25 @@ def _resume(run, approval_id, args, *, client, owned_by) -> tuple[Approval, obje
         # Its event and the run's `run.resumed`, if it unparks, go in one INSERT, and that and the
         # run's UPDATE in the audit row's statement (the run is locked already: no lock is taken
         # after the chain head's).
-        consumed = outbox.event(locked, "approval.consumed", step_id=approval.step_id,
-                                data={"approval_id": str(approval.pk)}, inbox=cards.removed(approval))
-        audit.record(audit.Kind.CONSUME, approval=approval, run=locked, actor_client=client, decision="consumed",
-                     rule_id=approval.rule_id, data={"payload_hash": digest},
-                     along=unpark_writes(locked, step_id=approval.step_id, touched=True,
-                                         others_open=approval.others_open > 0, events=[consumed]))
+        consumed = outbox.event(
+            locked,
+            "approval.consumed",
+            step_id=approval.step_id,
+            data={"approval_id": str(approval.pk)},
+            inbox=cards.removed(approval),
+        )
+        audit.record(
+            audit.Kind.CONSUME,
+            approval=approval,
+            run=locked,
+            actor_client=client,
+            decision="consumed",
+            rule_id=approval.rule_id,
+            data={"payload_hash": digest},
+            along=unpark_writes(
+                locked, step_id=approval.step_id, touched=True, others_open=approval.others_open > 0, events=[consumed]
+            ),
+        )
     return approval, locked
 
 
@@ -136,8 +155,15 @@ def _consume(approval_id, run_id, digest: str, now) -> Approval | None:
     proper rides along in the same statement (a data-modifying CTE), so it
     commits or rolls back with the consume; SQLite has no such CTE (resume does it).
     """
-    params = [ApprovalStatus.CONSUMED, db_value(Approval, "consumed_at", now), db_value(Approval, "id", approval_id),
-              db_value(Approval, "run", run_id), ApprovalStatus.APPROVED, digest, db_value(Approval, "expires_at", now)]
+    params = [
+        ApprovalStatus.CONSUMED,
+        db_value(Approval, "consumed_at", now),
+        db_value(Approval, "id", approval_id),
+        db_value(Approval, "run", run_id),
+        ApprovalStatus.APPROVED,
+        digest,
+        db_value(Approval, "expires_at", now),
+    ]
     if connection.vendor == "postgresql":
         params += [Decision.ALLOW, ReasonCode.APPROVAL]
     params.append(db_value(Approval, "expires_at", now))
@@ -146,8 +172,8 @@ def _consume(approval_id, run_id, digest: str, now) -> Approval | None:
         return None
     width = len(Approval._meta.concrete_fields)
     approval = reader(Approval)(row[:width])
-    approval.others_open, approval.decided_by_username, approval.registry_stamp = row[width:width + 3]
-    approval.session_now = dict(zip(_SESSION_NOW, row[width + 3:], strict=True))
+    approval.others_open, approval.decided_by_username, approval.registry_stamp = row[width : width + 3]
+    approval.session_now = dict(zip(_SESSION_NOW, row[width + 3 :], strict=True))
     for flag in ("consent", "tainted"):  # SQLite answers 0 or 1
         approval.session_now[flag] = bool(approval.session_now[flag])
     return approval
@@ -159,39 +185,54 @@ _SESSION_NOW = ("patient_ref", "care_unit", "age_band", "consent", "tainted")
 
 
 def _consume_sql(db) -> str:
-    approvals, sessions, users, calls = (table(Approval, db=db), table(Session, db=db), table(User, db=db),
-                                         table(ToolCall, db=db))
+    approvals, sessions, users, calls = (
+        table(Approval, db=db),
+        table(Session, db=db),
+        table(User, db=db),
+        table(ToolCall, db=db),
+    )
 
     def approval(name, qualifier=""):
         return column(Approval, name, qualifier, db=db)
 
-    update = (f"UPDATE {approvals} SET {approval('status')} = %s, {approval('consumed_at')} = %s "
-              f"WHERE {approval('id')} = %s AND {approval('run')} = %s AND {approval('status')} = %s "
-              f"AND {approval('payload_hash')} = %s AND {approval('expires_at')} > %s")
+    update = (
+        f"UPDATE {approvals} SET {approval('status')} = %s, {approval('consumed_at')} = %s "
+        f"WHERE {approval('id')} = %s AND {approval('run')} = %s AND {approval('status')} = %s "
+        f"AND {approval('payload_hash')} = %s AND {approval('expires_at')} > %s"
+    )
 
     def extras(row: str) -> str:
         # The run's other open cards, the unexpired ones counted: with the statuses as parameters
         # and the expiry in the WHERE, PostgreSQL re-planned this statement on every resume (its
         # plan for the values at hand looked cheaper than one for any values).
         open_statuses = ", ".join(choice_literal(status) for status in OPEN_STATUSES)
-        return (f"(SELECT count(*) FILTER (WHERE {approval('expires_at', 'other')} > %s) FROM {approvals} other "
-                f"WHERE {approval('run', 'other')} = {approval('run', row)} AND {approval('id', 'other')} <> "
-                f"{approval('id', row)} AND {approval('status', 'other')} IN ({open_statuses})) AS others_open, "
-                f"(SELECT {column(User, 'username', db=db)} FROM {users} WHERE {column(User, 'id', users, db=db)} = "
-                f"{approval('decided_by', row)}) AS decided_by_username, "
-                f"({registry_cache.stamp_sql()}) AS registry_stamp, "
-                + ", ".join(f"(SELECT {column(Session, name, db=db)} FROM {sessions} "
-                            f"WHERE {column(Session, 'id', sessions, db=db)} = {approval('session', row)}) "
-                            f"AS session_{name}" for name in _SESSION_NOW))
+        return (
+            f"(SELECT count(*) FILTER (WHERE {approval('expires_at', 'other')} > %s) FROM {approvals} other "
+            f"WHERE {approval('run', 'other')} = {approval('run', row)} AND {approval('id', 'other')} <> "
+            f"{approval('id', row)} AND {approval('status', 'other')} IN ({open_statuses})) AS others_open, "
+            f"(SELECT {column(User, 'username', db=db)} FROM {users} WHERE {column(User, 'id', users, db=db)} = "
+            f"{approval('decided_by', row)}) AS decided_by_username, "
+            f"({registry_cache.stamp_sql()}) AS registry_stamp, "
+            + ", ".join(
+                f"(SELECT {column(Session, name, db=db)} FROM {sessions} "
+                f"WHERE {column(Session, 'id', sessions, db=db)} = {approval('session', row)}) "
+                f"AS session_{name}"
+                for name in _SESSION_NOW
+            )
+        )
 
     # The approval's columns named, in the model's order (`*` would follow the table's).
     if db.vendor == "postgresql":
+
         def call(name, qualifier=calls):
             return column(ToolCall, name, qualifier, db=db)
-        return (f"WITH consumed AS ({update} RETURNING *), "
-                f"ledger AS (UPDATE {calls} SET {call('decision', '')} = %s FROM consumed "
-                f"WHERE {call('run')} = {approval('run', 'consumed')} "
-                f"AND {call('tool_call_id')} = {approval('tool_call_id', 'consumed')} "
-                f"AND {approval('reason_code', 'consumed')} = %s) "
-                f"SELECT {columns(Approval, 'consumed', db=db)}, {extras('consumed')} FROM consumed")
+
+        return (
+            f"WITH consumed AS ({update} RETURNING *), "
+            f"ledger AS (UPDATE {calls} SET {call('decision', '')} = %s FROM consumed "
+            f"WHERE {call('run')} = {approval('run', 'consumed')} "
+            f"AND {call('tool_call_id')} = {approval('tool_call_id', 'consumed')} "
+            f"AND {approval('reason_code', 'consumed')} = %s) "
+            f"SELECT {columns(Approval, 'consumed', db=db)}, {extras('consumed')} FROM consumed"
+        )
     return f"{update} RETURNING {columns(Approval, '', db=db)}, {extras(approvals)}"

@@ -85,8 +85,10 @@ def clarification_resume_schema(message: str, missing: list) -> dict:
         if not isinstance(name, str) or not name.strip():
             raise InvalidClarificationRequest(f"missing[{i}].name must be a non-empty string")
         if not is_field_name(name):
-            raise InvalidClarificationRequest(f"missing[{i}].name {name!r} must be {FIELD_NAME_RULE}, "
-                                              "and not a JavaScript object built-in such as 'constructor'")
+            raise InvalidClarificationRequest(
+                f"missing[{i}].name {name!r} must be {FIELD_NAME_RULE}, "
+                "and not a JavaScript object built-in such as 'constructor'"
+            )
         if name in seen:
             raise InvalidClarificationRequest(f"missing[{i}].name {name!r} is a duplicate")
         seen.add(name)
@@ -109,8 +111,10 @@ def clarification_resume_schema(message: str, missing: list) -> dict:
     }
     size = len(json.dumps(schema).encode())
     if size > FORM_MAX_BYTES:
-        raise InvalidClarificationRequest(f"the form built from 'missing' is {size} bytes; a card carries "
-                                          f"at most {FORM_MAX_BYTES} (fewer fields, options or shorter labels)")
+        raise InvalidClarificationRequest(
+            f"the form built from 'missing' is {size} bytes; a card carries "
+            f"at most {FORM_MAX_BYTES} (fewer fields, options or shorter labels)"
+        )
     return schema
 
 
@@ -122,8 +126,7 @@ class _Malformed(Exception):
 
 
 _ITEM_KEYS = {"name", "type", "hint"}
-_HINT_KEYS = {"label", "description", "required", "options", "radio", "multiple",
-              "format", "min", "max", "textarea"}
+_HINT_KEYS = {"label", "description", "required", "options", "radio", "multiple", "format", "min", "max", "textarea"}
 _TYPES = {"string", "number", "integer", "boolean", "date", "date-time", "array"}
 _FORMATS = {"date", "date-time", "email"}
 

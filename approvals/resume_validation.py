@@ -50,9 +50,7 @@ DATE_PARSERS = {"date": parse_date, "date-time": parse_datetime}
 # and would silently pass anything; register our own so format is always asserted.
 _FORMAT_CHECKER = FormatChecker(formats=("email",))
 _FORMAT_CHECKER.checks("date", raises=ValueError)(lambda v: not isinstance(v, str) or bool(parse_date(v)))
-_FORMAT_CHECKER.checks("date-time", raises=ValueError)(
-    lambda v: not isinstance(v, str) or bool(parse_datetime(v))
-)
+_FORMAT_CHECKER.checks("date-time", raises=ValueError)(lambda v: not isinstance(v, str) or bool(parse_datetime(v)))
 
 
 def _format_bound(is_min: bool):
@@ -94,16 +92,28 @@ def validate_resume_data(schema: dict, data: dict) -> list[str]:
     return sorted(messages)
 
 
-_TYPE_WORDS = {"boolean": "true or false", "string": "text", "number": "a number",
-               "integer": "a whole number", "array": "a list", "object": "a JSON object"}
-_FORMAT_WORDS = {"date": "a date (YYYY-MM-DD)",
-                 "date-time": "a date-time with offset (e.g. 2025-01-31T09:30:00Z)",
-                 "email": "an email address"}
+_TYPE_WORDS = {
+    "boolean": "true or false",
+    "string": "text",
+    "number": "a number",
+    "integer": "a whole number",
+    "array": "a list",
+    "object": "a JSON object",
+}
+_FORMAT_WORDS = {
+    "date": "a date (YYYY-MM-DD)",
+    "date-time": "a date-time with offset (e.g. 2025-01-31T09:30:00Z)",
+    "email": "an email address",
+}
 _TEMPLATES = {
-    "minimum": "must be at least {}", "maximum": "must be at most {}",
-    "formatMinimum": "must be on or after {}", "formatMaximum": "must be on or before {}",
-    "minLength": "must be at least {} characters", "maxLength": "must be at most {} characters",
-    "minItems": "choose at least {}", "maxItems": "choose at most {}",
+    "minimum": "must be at least {}",
+    "maximum": "must be at most {}",
+    "formatMinimum": "must be on or after {}",
+    "formatMaximum": "must be on or before {}",
+    "minLength": "must be at least {} characters",
+    "maxLength": "must be at most {} characters",
+    "minItems": "choose at least {}",
+    "maxItems": "choose at most {}",
     "uniqueItems": "must not repeat a choice",
 }
 

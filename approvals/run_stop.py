@@ -47,15 +47,22 @@ def stop_run(run_id, reason: str, *, user) -> Run:
 class RunStop(ReviewerOnly, APIView):
     """A reviewer ends a run (`user_stopped`). Reviewers only, with a Django session; API keys are refused."""
 
-    @extend_schema(request=StopSerializer, description=(
-        "A run that has already ended is returned unchanged (its terminal_reason says how it ended)."),
+    @extend_schema(
+        request=StopSerializer,
+        description=("A run that has already ended is returned unchanged (its terminal_reason says how it ended)."),
         responses={
             200: RunSerializer,
-            **errors(400, 403, 404, 409,
-                     e403="permission_denied: only logged-in reviewers stop runs (not logged in, or an API key).",
-                     e409="approval_claimed: another reviewer holds a live claim on one of the run's open cards "
-                          "(the detail names them and the card); nothing was stopped."),
-        })
+            **errors(
+                400,
+                403,
+                404,
+                409,
+                e403="permission_denied: only logged-in reviewers stop runs (not logged in, or an API key).",
+                e409="approval_claimed: another reviewer holds a live claim on one of the run's open cards "
+                "(the detail names them and the card); nothing was stopped.",
+            ),
+        },
+    )
     def post(self, request, run_id):
         # Review teams (SPEC section 10): a reviewer may stop only a run whose session's
         # cards they can see; any other run is 404 to them, as its cards are.

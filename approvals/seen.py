@@ -45,8 +45,12 @@ def require_shown(approval: Approval, *, user, seen: str | None, edited: bool, a
     if seen != approval.payload_hash if seen is not None else approval.approved_args is not None:
         raise PayloadChanged()
     if not edited and cards.cut_at(approved.size):
-        viewed = AuditEvent.objects.filter(kind=audit.Kind.ARGS_VIEWED, approval_id=approval.pk, actor_user=user,
-                                           data__payload_hash=approval.payload_hash)
+        viewed = AuditEvent.objects.filter(
+            kind=audit.Kind.ARGS_VIEWED,
+            approval_id=approval.pk,
+            actor_user=user,
+            data__payload_hash=approval.payload_hash,
+        )
         if not viewed.exists():
             raise FullArgsNotViewed()
 
@@ -54,5 +58,10 @@ def require_shown(approval: Approval, *, user, seen: str | None, edited: bool, a
 def record_full_view(approval: Approval, *, user) -> None:
     """A reviewer read the whole args of a pending card too long to show whole: the evidence for `require_shown`."""
     if approval.status == ApprovalStatus.PENDING and cards.args_cut(quorum.proposal(approval)):
-        audit.record(audit.Kind.ARGS_VIEWED, approval=approval, actor_user=user, decision="viewed",
-                     data={"payload_hash": approval.payload_hash})
+        audit.record(
+            audit.Kind.ARGS_VIEWED,
+            approval=approval,
+            actor_user=user,
+            decision="viewed",
+            data={"payload_hash": approval.payload_hash},
+        )

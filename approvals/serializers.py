@@ -23,25 +23,55 @@ class ApprovalSerializer(ReadOnlyModelSerializer):
     run = serializers.UUIDField(source="run_id", read_only=True)
     bound_context = serializers.SerializerMethodField(
         help_text="The patient context the card showed and the approval is bound to: a resume or cold replay in a "
-                  "session whose patient_ref, age_band or consent differs is 409 context_changed.")
+        "session whose patient_ref, age_band or consent differs is 409 context_changed."
+    )
     locked_args = serializers.SerializerMethodField(
         help_text="The args an edit may not change (they name the patient), as paths: `patient_ref`, "
-                  "`order.mrn`, `orders[0].mrn`. Changing one is 400 locked_arg.")
+        "`order.mrn`, `orders[0].mrn`. Changing one is 400 locked_arg."
+    )
     session = serializers.UUIDField(source="session_id", read_only=True)
     decided_by = serializers.SerializerMethodField()
     approvals = serializers.SerializerMethodField(
-        help_text="Four eyes: the approvals counted so far of the payload on the table ({reviewer, at, reason}).")
+        help_text="Four eyes: the approvals counted so far of the payload on the table ({reviewer, at, reason})."
+    )
     claimed_by = serializers.SerializerMethodField(help_text="The reviewer holding a live claim, if any.")
     claim_expires_at = serializers.SerializerMethodField()
 
     class Meta:
         model = Approval
-        fields = ["id", "run", "session", "status", "tool", "op", "tool_call_id", "step_id", "reason_code",
-                  "rule_id", "explanation", "hitl_tier", "message", "bound_context", "args", "approved_args",
-                  "locked_args", "payload_hash",
-                  "resume_schema", "resume_data", "decided_by", "decision_reason", "requested_at",
-                  "expires_at", "decided_at", "consumed_at", "approvals_required", "approvals", "claimed_by",
-                  "claim_expires_at", "escalated_at"]
+        fields = [
+            "id",
+            "run",
+            "session",
+            "status",
+            "tool",
+            "op",
+            "tool_call_id",
+            "step_id",
+            "reason_code",
+            "rule_id",
+            "explanation",
+            "hitl_tier",
+            "message",
+            "bound_context",
+            "args",
+            "approved_args",
+            "locked_args",
+            "payload_hash",
+            "resume_schema",
+            "resume_data",
+            "decided_by",
+            "decision_reason",
+            "requested_at",
+            "expires_at",
+            "decided_at",
+            "consumed_at",
+            "approvals_required",
+            "approvals",
+            "claimed_by",
+            "claim_expires_at",
+            "escalated_at",
+        ]
         read_only_fields = fields
 
     @extend_schema_field(BoundContextSerializer)
@@ -90,33 +120,53 @@ def _matching(regex, rule: str) -> list:
 
 def _tool_call_id_field():
     return serializers.CharField(
-        **_ID, validators=_matching(identifiers.TOOL_CALL_ID_RE, identifiers.TOOL_CALL_ID_RULE),
-        help_text=f"Up to 120 characters: {identifiers.TOOL_CALL_ID_RULE}.")
+        **_ID,
+        validators=_matching(identifiers.TOOL_CALL_ID_RE, identifiers.TOOL_CALL_ID_RULE),
+        help_text=f"Up to 120 characters: {identifiers.TOOL_CALL_ID_RULE}.",
+    )
 
 
 def _tool_field():
     return serializers.CharField(
-        **_ID, validators=_matching(identifiers.TOOL_NAME_RE, identifiers.TOOL_NAME_RULE),
-        help_text=f"The tool's registered name, {identifiers.TOOL_NAME_RULE}.")
+        **_ID,
+        validators=_matching(identifiers.TOOL_NAME_RE, identifiers.TOOL_NAME_RULE),
+        help_text=f"The tool's registered name, {identifiers.TOOL_NAME_RULE}.",
+    )
 
 
 def _op_field():
     return serializers.CharField(
-        max_length=60, required=False, allow_blank=True, default="", trim_whitespace=False,
+        max_length=60,
+        required=False,
+        allow_blank=True,
+        default="",
+        trim_whitespace=False,
         validators=_matching(identifiers.TOOL_NAME_RE, identifiers.TOOL_NAME_RULE),
-        help_text=f"The verb, {identifiers.TOOL_NAME_RULE} (e.g. create, update, delete_all).")
+        help_text=f"The verb, {identifiers.TOOL_NAME_RULE} (e.g. create, update, delete_all).",
+    )
 
 
-@extend_schema_field({
-    "type": "object", "additionalProperties": True,
-    "properties": {
-        "rationale": {"type": "string", "maxLength": RATIONALE_MAX_CHARS, "description": (
-            "Why the agent wants this call, in its own words for a clinician: the card shows it as "
-            f"\"Why the agent wants this\" (plain text, never markup). At most {RATIONALE_MAX_CHARS} characters.")},
-        "mutating": {"type": "boolean", "description": "True promotes a tool Condor does not know to a write "
-                                                       "(SPEC section 2); it never lowers a known tool's class."},
-    },
-})
+@extend_schema_field(
+    {
+        "type": "object",
+        "additionalProperties": True,
+        "properties": {
+            "rationale": {
+                "type": "string",
+                "maxLength": RATIONALE_MAX_CHARS,
+                "description": (
+                    "Why the agent wants this call, in its own words for a clinician: the card shows it as "
+                    f'"Why the agent wants this" (plain text, never markup). At most {RATIONALE_MAX_CHARS} characters.'
+                ),
+            },
+            "mutating": {
+                "type": "boolean",
+                "description": "True promotes a tool Condor does not know to a write "
+                "(SPEC section 2); it never lowers a known tool's class.",
+            },
+        },
+    }
+)
 class ToolCallMetadataField(JSONObjectField):
     """The client's metadata: any JSON object; the keys Condor reads are checked."""
 
@@ -127,7 +177,8 @@ class ToolCallMetadataField(JSONObjectField):
             raise serializers.ValidationError("'rationale' must be a string.")
         if rationale is not None and len(rationale) > RATIONALE_MAX_CHARS:
             raise serializers.ValidationError(
-                f"'rationale' is {len(rationale)} characters; at most {RATIONALE_MAX_CHARS} are shown to a reviewer.")
+                f"'rationale' is {len(rationale)} characters; at most {RATIONALE_MAX_CHARS} are shown to a reviewer."
+            )
         return data
 
 
@@ -138,9 +189,11 @@ class ToolCallSerializer(StrictSerializer):
     op = _op_field()
     args = JSONObjectField()
     metadata = ToolCallMetadataField(
-        required=False, default=dict,
+        required=False,
+        default=dict,
         help_text="Client metadata, stored with the call. `rationale` is shown on the card; `mutating` is read "
-                  "by the policy engine; other keys are kept for the audit log.")
+        "by the policy engine; other keys are kept for the audit log.",
+    )
 
 
 class ClarificationSerializer(StrictSerializer):
@@ -170,26 +223,35 @@ class ToolResultSerializer(StrictSerializer):
 
 # --- Request and response shapes for the OpenAPI schema (the views build these bodies) --------
 
+
 class DecisionSerializer(StrictSerializer):
     """A reviewer's decision: `{approved, reason?, edited_args?}` for an approval; `{values}` answers a
     clarification and `{approved: false, reason}` declines it. A rejection or a decline denies that call
     only; add `stop_run: true` to end the run as well (`approval_denied`). Any other field is refused."""
 
     approved = serializers.BooleanField(required=False)
-    reason = serializers.CharField(required=False, max_length=4000,
-                                   help_text="Required when rejecting or declining; at most 4000 characters.")
-    edited_args = serializers.DictField(required=False, help_text="Approve these arguments instead of the "
-                                                                  "original ones; only with approved=true.")
-    values = serializers.DictField(required=False, help_text="Answers to a clarification, validated against "
-                                                             "the approval's resume_schema.")
-    stop_run = serializers.BooleanField(required=False, default=False,
-                                        help_text="With approved=false: also end the run (approval_denied) and "
-                                                  "withdraw its other open approvals, granted ones included.")
+    reason = serializers.CharField(
+        required=False, max_length=4000, help_text="Required when rejecting or declining; at most 4000 characters."
+    )
+    edited_args = serializers.DictField(
+        required=False, help_text="Approve these arguments instead of the original ones; only with approved=true."
+    )
+    values = serializers.DictField(
+        required=False, help_text="Answers to a clarification, validated against the approval's resume_schema."
+    )
+    stop_run = serializers.BooleanField(
+        required=False,
+        default=False,
+        help_text="With approved=false: also end the run (approval_denied) and "
+        "withdraw its other open approvals, granted ones included.",
+    )
     payload_hash = serializers.RegexField(
-        r"^[0-9a-f]{64}$", required=False,
+        r"^[0-9a-f]{64}$",
+        required=False,
         help_text="With approved=true: the payload_hash of the card the reviewer was shown. If another "
-                  "reviewer's edit has put other args on the table since, the approval is 409 payload_changed; "
-                  "without it, the agent's args as first sent are the ones approved (approvals/seen.py).")
+        "reviewer's edit has put other args on the table since, the approval is 409 payload_changed; "
+        "without it, the agent's args as first sent are the ones approved (approvals/seen.py).",
+    )
 
 
 class GateVerdictSerializer(serializers.Serializer):
@@ -211,8 +273,9 @@ class SuspendedSerializer(serializers.Serializer):
     explanation = serializers.CharField()
     reason_code = serializers.ChoiceField(choices=ReasonCode.choices)
     approval = ApprovalSerializer()
-    frames = serializers.ListField(child=serializers.DictField(),
-                                   help_text="AI SDK v6 UI message chunks showing the suspend.")
+    frames = serializers.ListField(
+        child=serializers.DictField(), help_text="AI SDK v6 UI message chunks showing the suspend."
+    )
 
 
 class ToolResultReceiptSerializer(serializers.Serializer):

@@ -61,8 +61,9 @@ def contract_hash(tool: str, op: str, args: dict, reason_code: str, missing=()) 
     # A plain str for the reason, not the enum: the bytes are the same (RFC 8785 writes a str
     # subclass as its text), but an enum sends the whole value to the slow reference encoder
     # (core/hashing.py `_plain_json`).
-    return payload_hash({"tool": tool, "op": op, "args": args, "reason_code": str(reason_code),
-                         "missing": list(missing)})
+    return payload_hash(
+        {"tool": tool, "op": op, "args": args, "reason_code": str(reason_code), "missing": list(missing)}
+    )
 
 
 @dataclass(frozen=True)
@@ -144,8 +145,9 @@ def read_known(run, request: SuspendRequest, now, *, prior_grants: bool = False)
         asked += [expires, *grant]
         found += grant
     with connection.cursor() as cursor:
-        cursor.execute(kept(("read_known", prior_grants), lambda db: _known_sql(db, prior_grants), model=Approval),
-                       asked + found)
+        cursor.execute(
+            kept(("read_known", prior_grants), lambda db: _known_sql(db, prior_grants), model=Approval), asked + found
+        )
         rows = cursor.fetchall()
     existing, granted, grants = None, [], []
     width, users = len(Approval._meta.concrete_fields), len(User._meta.concrete_fields)
@@ -153,9 +155,9 @@ def read_known(run, request: SuspendRequest, now, *, prior_grants: bool = False)
     decided_by = Approval._meta.get_field("decided_by")
     for values in rows:
         row = read_approval(values[:width])
-        decider = values[width:width + users]
+        decider = values[width : width + users]
         decided_by.set_cached_value(row, read_user(decider) if decider[0] is not None else None)
-        same_suspend, run_grant = values[width + users:width + users + 2]
+        same_suspend, run_grant = values[width + users : width + users + 2]
         if same_suspend:
             existing = row
         if run_grant:
@@ -186,8 +188,10 @@ def _known_sql(db, prior_grants: bool) -> str:
         return f"({col('run_id')} = {run} AND {col('step_id')} = %s AND {col('contract_hash')} = %s)"
 
     def grant(session):
-        return (f"{col('session_id')} = {session} AND {col('tool')} = %s AND {col('op')} = %s AND "
-                f"{col('reason_code')} = {choice_literal(ReasonCode.APPROVAL)} AND {col('payload_hash')} = %s")
+        return (
+            f"{col('session_id')} = {session} AND {col('tool')} = %s AND {col('op')} = %s AND "
+            f"{col('reason_code')} = {choice_literal(ReasonCode.APPROVAL)} AND {col('payload_hash')} = %s"
+        )
 
     unseen = _unseen_uuid(db)
     questions = [same_suspend("%s"), f"({col('run_id')} = %s AND {live})"]  # same_suspend, run_grant
@@ -195,9 +199,11 @@ def _known_sql(db, prior_grants: bool) -> str:
     if prior_grants:
         questions.append(f"({live} AND {grant('%s')})")  # prior_grant
         candidates.append(f"({granted} AND {grant(unseen)})")
-    return (f"SELECT {columns(Approval, db=db)}, {columns(User, db=db)}, {', '.join(questions)} "
-            f"FROM {approvals} LEFT OUTER JOIN {users} ON ({col('decided_by')} = {column(User, 'id', users, db=db)}) "
-            f"WHERE {' OR '.join(candidates)} ORDER BY {col('decided_at')} ASC")
+    return (
+        f"SELECT {columns(Approval, db=db)}, {columns(User, db=db)}, {', '.join(questions)} "
+        f"FROM {approvals} LEFT OUTER JOIN {users} ON ({col('decided_by')} = {column(User, 'id', users, db=db)}) "
+        f"WHERE {' OR '.join(candidates)} ORDER BY {col('decided_at')} ASC"
+    )
 
 
 def _unseen_uuid(db) -> str:
@@ -214,10 +220,12 @@ def _insert_under_pending_limit(approval: Approval, run, now) -> Write:
     better than serializing every suspend of a client.
     """
     limit = settings.CONDOR_MAX_PENDING_PER_CLIENT
-    counted = kept(("open-cards", limit), lambda db: _open_cards(approval.client_id, now, limit, db)[0],
-                   model=Approval)
-    params = [db_value(Approval, "client", approval.client_id), ApprovalStatus.PENDING,
-              db_value(Approval, "expires_at", now)]
+    counted = kept(("open-cards", limit), lambda db: _open_cards(approval.client_id, now, limit, db)[0], model=Approval)
+    params = [
+        db_value(Approval, "client", approval.client_id),
+        ApprovalStatus.PENDING,
+        db_value(Approval, "expires_at", now),
+    ]
 
     def inserted(ids: list) -> None:
         if not ids:
@@ -227,8 +235,10 @@ def _insert_under_pending_limit(approval: Approval, run, now) -> Write:
             )
         approval._state.adding, approval._state.db = False, connection.alias
 
-    return Write(*insert_if_sql(approval, (f"(SELECT COUNT(*) FROM ({counted}) AS open_cards) < %s",
-                                           [*params, limit])), done=inserted)
+    return Write(
+        *insert_if_sql(approval, (f"(SELECT COUNT(*) FROM ({counted}) AS open_cards) < %s", [*params, limit])),
+        done=inserted,
+    )
 
 
 def _open_cards(client_id, now, limit: int, db) -> tuple[str, list]:
@@ -236,11 +246,14 @@ def _open_cards(client_id, now, limit: int, db) -> tuple[str, list]:
 
     Past their deadline they are no longer open, whether or not the sweep has marked them yet.
     """
+
     def col(name):
         return column(Approval, name, db=db)
 
-    sql = (f"SELECT {col('id')} FROM {table(Approval, db=db)} WHERE {col('client')} = %s "
-           f"AND {col('status')} = %s AND {col('expires_at')} > %s LIMIT {int(limit)}")
+    sql = (
+        f"SELECT {col('id')} FROM {table(Approval, db=db)} WHERE {col('client')} = %s "
+        f"AND {col('status')} = %s AND {col('expires_at')} > %s LIMIT {int(limit)}"
+    )
     return sql, [db_value(Approval, "client", client_id), ApprovalStatus.PENDING, db_value(Approval, "expires_at", now)]
 
 
@@ -255,9 +268,17 @@ def persist_suspend(run_id, request: SuspendRequest, *, client=None) -> tuple[Ap
         return park_locked(run, request, schema, client=client)
 
 
-def park_locked(run, request: SuspendRequest, schema: dict, *, client=None, writes: Sequence[Write] = (),
-                first_audit: AuditEvent | None = None,
-                known: KnownApprovals | None = None, card_context: dict | None = None) -> tuple[Approval, bool]:
+def park_locked(
+    run,
+    request: SuspendRequest,
+    schema: dict,
+    *,
+    client=None,
+    writes: Sequence[Write] = (),
+    first_audit: AuditEvent | None = None,
+    known: KnownApprovals | None = None,
+    card_context: dict | None = None,
+) -> tuple[Approval, bool]:
     """persist_suspend's work inside the caller's transaction, on a run it has locked and found gateable.
 
     The gate parks this way, in the transaction that judged the call (one
@@ -309,8 +330,9 @@ def park_locked(run, request: SuspendRequest, schema: dict, *, client=None, writ
         message=request.message,
         args=request.args,
         payload_hash=payload_hash(request.args),
-        locked_args=locked_args.card_paths(request.args, identity_args=request.identity_args,
-                                           patient_ref=session.patient_ref),
+        locked_args=locked_args.card_paths(
+            request.args, identity_args=request.identity_args, patient_ref=session.patient_ref
+        ),
         resume_schema=schema,
         approvals_required=request.approvals_required,
         requested_at=now,
@@ -318,26 +340,49 @@ def park_locked(run, request: SuspendRequest, schema: dict, *, client=None, writ
     )
     parked = spine.suspend_locked(run)
     park = [
-        *writes, _insert_under_pending_limit(approval, run, now), parked,
-        event_write(run, "approval.suspended", step_id=request.step_id,
-                    data={"approval_id": str(approval.pk), "state": run.state},
-                    frames=suspend_frames(approval),
-                    inbox=cards.added(approval, run_granted=known.granted, context=card_context or parked_context(
-                        run, {}, request.tool_call_id))),
+        *writes,
+        _insert_under_pending_limit(approval, run, now),
+        parked,
+        event_write(
+            run,
+            "approval.suspended",
+            step_id=request.step_id,
+            data={"approval_id": str(approval.pk), "state": run.state},
+            frames=suspend_frames(approval),
+            inbox=cards.added(
+                approval,
+                run_granted=known.granted,
+                context=card_context or parked_context(run, {}, request.tool_call_id),
+            ),
+        ),
     ]
     suspended = audit.entry(
-        audit.Kind.SUSPEND, approval=approval, run=run, actor_client=client or run.session.client,
+        audit.Kind.SUSPEND,
+        approval=approval,
+        run=run,
+        actor_client=client or run.session.client,
         decision="suspended",
         rule_id=approval.rule_id,
-        data={"reason_code": approval.reason_code, "op": approval.op, "hitl_tier": approval.hitl_tier,
-              "step_id": approval.step_id},
+        data={
+            "reason_code": approval.reason_code,
+            "op": approval.op,
+            "hitl_tier": approval.hitl_tier,
+            "step_id": approval.step_id,
+        },
     )
     audit.record_entries([suspended] if first_audit is None else [first_audit, suspended], along=park)
     return approval, True
 
 
-def unpark_if_nothing_open(run, *, step_id: str, now=None, touched: bool = False,
-                           others_open: bool | None = None, events: list[dict] | tuple = ()) -> None:
+def unpark_if_nothing_open(
+    run,
+    *,
+    step_id: str,
+    now=None,
+    touched: bool = False,
+    others_open: bool | None = None,
+    events: list[dict] | tuple = (),
+) -> None:
     """A suspended run whose last open approval was just used or denied goes back to executing.
 
     One still open (pending, or approved and not yet resumed) keeps it parked, so
@@ -349,16 +394,23 @@ def unpark_if_nothing_open(run, *, step_id: str, now=None, touched: bool = False
     `events`: the caller's own unsaved events (outbox.event), written before
     `run.resumed` in the same INSERT.
     """
-    run_together(unpark_writes(run, step_id=step_id, now=now, touched=touched, others_open=others_open,
-                               events=events))
+    run_together(unpark_writes(run, step_id=step_id, now=now, touched=touched, others_open=others_open, events=events))
 
 
-def unpark_writes(run, *, step_id: str, now=None, touched: bool = False, others_open: bool | None = None,
-                  events: list[dict] | tuple = ()) -> list[Write]:
+def unpark_writes(
+    run,
+    *,
+    step_id: str,
+    now=None,
+    touched: bool = False,
+    others_open: bool | None = None,
+    events: list[dict] | tuple = (),
+) -> list[Write]:
     """`unpark_if_nothing_open` as statements for the caller to send with its own (core.rows.run_together)."""
     if run.state == RunState.SUSPENDED and others_open is None:
         others_open = Approval.objects.filter(
-            run=run, status__in=OPEN_STATUSES, expires_at__gt=now or timezone.now()).exists()
+            run=run, status__in=OPEN_STATUSES, expires_at__gt=now or timezone.now()
+        ).exists()
     if run.state == RunState.SUSPENDED and not others_open:
         return spine.resume_locked_writes(run, step_id=step_id, along=list(events))
     writes = [events_write(list(events))] if events else []

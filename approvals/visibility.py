@@ -89,8 +89,10 @@ def teams_column_sql(db, user_id_sql: str) -> str:
     a reviewer's request then reads their teams in the same round trip as themselves."""
     membership = ReviewTeam.members.through
     teams, members = table(ReviewTeam, db=db), table(membership, db=db)
-    mine = (f"EXISTS(SELECT 1 FROM {members} WHERE {column(membership, 'reviewteam', members, db=db)} = "
-            f"{column(ReviewTeam, 'id', teams, db=db)} AND {column(membership, 'user', members, db=db)} = {user_id_sql})")
+    mine = (
+        f"EXISTS(SELECT 1 FROM {members} WHERE {column(membership, 'reviewteam', members, db=db)} = "
+        f"{column(ReviewTeam, 'id', teams, db=db)} AND {column(membership, 'user', members, db=db)} = {user_id_sql})"
+    )
     units, default = column(ReviewTeam, "care_units", teams, db=db), column(ReviewTeam, "is_default", teams, db=db)
     if db.vendor == "postgresql":
         rows = f"COALESCE(json_agg(json_build_array({units}, {default}, {mine})), '[]'::json)"

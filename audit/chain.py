@@ -42,9 +42,25 @@ from core.hashing import canonical_json_fast, is_plain_json
 from core.rows import Write, column, insert_rows_sql, run_together, table, update_sql
 
 # The columns a row's hash covers, in the order verify_audit reads them.
-HASHED_FIELDS = ("chain", "seq", "prev_hash", "at", "kind", "actor", "actor_user_id", "actor_client_id",
-                 "session_id", "run_id", "approval_id", "patient_ref", "tool", "op", "decision",
-                 "rule_id", "data")
+HASHED_FIELDS = (
+    "chain",
+    "seq",
+    "prev_hash",
+    "at",
+    "kind",
+    "actor",
+    "actor_user_id",
+    "actor_client_id",
+    "session_id",
+    "run_id",
+    "approval_id",
+    "patient_ref",
+    "tool",
+    "op",
+    "decision",
+    "rule_id",
+    "data",
+)
 
 
 def chain_for(session_id) -> str:
@@ -62,21 +78,48 @@ def _iso(at) -> str:
 
 def _content(values: tuple, version: int) -> bytes:
     """A row's canonical JSON: version 1 with its link (`seq`, `prev_hash`), version 2 without."""
-    (chain, seq, prev_hash, at, kind, actor, actor_user_id, actor_client_id, session_id, run_id,
-     approval_id, patient_ref, tool, op, decision, rule_id, data) = values
+    (
+        chain,
+        seq,
+        prev_hash,
+        at,
+        kind,
+        actor,
+        actor_user_id,
+        actor_client_id,
+        session_id,
+        run_id,
+        approval_id,
+        patient_ref,
+        tool,
+        op,
+        decision,
+        rule_id,
+        data,
+    ) = values
     content = {
-        "v": version, "chain": chain,
+        "v": version,
+        "chain": chain,
         "at": _iso(at),
-        "kind": kind, "actor": actor, "actor_user_id": actor_user_id, "actor_client_id": _text(actor_client_id),
-        "session_id": _text(session_id), "run_id": _text(run_id), "approval_id": _text(approval_id),
-        "patient_ref": patient_ref, "tool": tool, "op": op, "decision": decision, "rule_id": rule_id,
+        "kind": kind,
+        "actor": actor,
+        "actor_user_id": actor_user_id,
+        "actor_client_id": _text(actor_client_id),
+        "session_id": _text(session_id),
+        "run_id": _text(run_id),
+        "approval_id": _text(approval_id),
+        "patient_ref": patient_ref,
+        "tool": tool,
+        "op": op,
+        "decision": decision,
+        "rule_id": rule_id,
         "data": data,
     }
     if version == 1:
         content["seq"], content["prev_hash"] = seq, prev_hash
     # The envelope is plain by construction (fixed ASCII keys, strings, safe integers):
     # only `data` needs looking at.
-    plain = is_plain_json(data) and type(seq) is int and -2**53 < seq < 2**53
+    plain = is_plain_json(data) and type(seq) is int and -(2**53) < seq < 2**53
     return canonical_json_fast(content, plain=plain)
 
 
@@ -175,13 +218,17 @@ def _lock_heads(chains: set[str]) -> dict[str, list]:
     """[seq, hash] of each of `chains`' heads, locked in name order (created on first use),
     as `lock_head` does for one; values, not model instances: a sweep batch locks a thousand."""
     locked = AuditChainHead.objects.select_for_update().order_by("chain")
-    heads = {chain: [seq, digest] for chain, seq, digest in
-             locked.filter(chain__any=list(chains)).values_list("chain", "seq", "hash")}
+    heads = {
+        chain: [seq, digest]
+        for chain, seq, digest in locked.filter(chain__any=list(chains)).values_list("chain", "seq", "hash")
+    }
     missing = chains - heads.keys()
     if missing:
         _create_heads(missing)
-        heads.update((chain, [seq, digest]) for chain, seq, digest in
-                     locked.filter(chain__any=list(missing)).values_list("chain", "seq", "hash"))
+        heads.update(
+            (chain, [seq, digest])
+            for chain, seq, digest in locked.filter(chain__any=list(missing)).values_list("chain", "seq", "hash")
+        )
     return heads
 
 
@@ -195,16 +242,22 @@ def _advance(heads: list[tuple[int, str, str]]) -> None:
     """
     quote, meta = connection.ops.quote_name, AuditChainHead._meta
     table = quote(meta.db_table)
-    seq, prev_hash, digest, chain = (quote(meta.get_field(name).column) for name in ("seq", "prev_hash", "hash", "chain"))
+    seq, prev_hash, digest, chain = (
+        quote(meta.get_field(name).column) for name in ("seq", "prev_hash", "hash", "chain")
+    )
     with connection.cursor() as cursor:
         if connection.vendor == "postgresql":
             seqs, hashes, chains = (list(column) for column in zip(*heads, strict=True))
-            cursor.execute(f"UPDATE {table} AS head SET {seq} = moved.seq, {prev_hash} = head.{digest}, "
-                           f"{digest} = moved.hash FROM unnest(%s::bigint[], %s::text[], %s::text[]) "
-                           f"AS moved (seq, hash, chain) WHERE head.{chain} = moved.chain", [seqs, hashes, chains])
+            cursor.execute(
+                f"UPDATE {table} AS head SET {seq} = moved.seq, {prev_hash} = head.{digest}, "
+                f"{digest} = moved.hash FROM unnest(%s::bigint[], %s::text[], %s::text[]) "
+                f"AS moved (seq, hash, chain) WHERE head.{chain} = moved.chain",
+                [seqs, hashes, chains],
+            )
         else:
-            cursor.executemany(f"UPDATE {table} SET {seq} = %s, {prev_hash} = {digest}, {digest} = %s "
-                               f"WHERE {chain} = %s", heads)
+            cursor.executemany(
+                f"UPDATE {table} SET {seq} = %s, {prev_hash} = {digest}, {digest} = %s WHERE {chain} = %s", heads
+            )
 
 
 def append_many(events: list[AuditEvent]) -> list[AuditEvent]:
@@ -234,6 +287,7 @@ def append_many(events: list[AuditEvent]) -> list[AuditEvent]:
 
 
 # --- verification ----------------------------------------------------------------------------
+
 
 @dataclass(frozen=True)
 class Break:
@@ -273,14 +327,34 @@ SELECT {id}, {hash}, {chain}, {seq}, {prev_hash},
        {patient_ref}, {tool}, {op}, {decision}, {rule_id}, {data}::text
 FROM {table} WHERE {id} > %s {chains} ORDER BY {id} LIMIT %s
 """
-_PG_PAGE_COLUMNS = ("id", "hash", "chain", "seq", "prev_hash", "at", "kind", "actor", "actor_user", "actor_client",
-                    "session_id", "run_id", "approval_id", "patient_ref", "tool", "op", "decision", "rule_id", "data")
+_PG_PAGE_COLUMNS = (
+    "id",
+    "hash",
+    "chain",
+    "seq",
+    "prev_hash",
+    "at",
+    "kind",
+    "actor",
+    "actor_user",
+    "actor_client",
+    "session_id",
+    "run_id",
+    "approval_id",
+    "patient_ref",
+    "tool",
+    "op",
+    "decision",
+    "rule_id",
+    "data",
+)
 
 
 def _pg_rows(chains: list[str] | None, batch: int):
     names = {name: column(AuditEvent, name) for name in _PG_PAGE_COLUMNS}
-    sql = _PG_PAGE.format(table=table(AuditEvent), **names,
-                          chains=f"AND {names['chain']} = ANY(%s)" if chains is not None else "")
+    sql = _PG_PAGE.format(
+        table=table(AuditEvent), **names, chains=f"AND {names['chain']} = ANY(%s)" if chains is not None else ""
+    )
     last = 0
     with connection.cursor() as cursor:
         while True:
@@ -314,8 +388,7 @@ def _rows(chains: Iterable[str] | None, batch: int):
 def _out_of_place(chain: str, row_id: int, seq: int, expected: int) -> str:
     later = AuditEvent.objects.filter(chain=chain, seq=expected).values_list("id", flat=True).first()
     if later is not None:
-        return (f"wrong order: seq {seq} is stored before seq {expected} (row id={later}); "
-                f"rows were reordered")
+        return f"wrong order: seq {seq} is stored before seq {expected} (row id={later}); rows were reordered"
     missing = f"seq {expected}" if seq == expected + 1 else f"seq {expected}..{seq - 1}"
     return f"missing predecessor: {missing} absent (gap in sequence; a row was deleted)"
 
@@ -359,8 +432,9 @@ def _walk(chains: list[str] | None, batch: int) -> Report:
                 problem = _out_of_place(chain, row_id, seq, last_seq + 1)
             return _report(rows, tips, Break(row_id, chain, seq, problem))
         if prev_hash != last_hash:
-            return _report(rows, tips, Break(row_id, chain, seq,
-                                             "previous hash mismatch: the row before it was replaced"))
+            return _report(
+                rows, tips, Break(row_id, chain, seq, "previous hash mismatch: the row before it was replaced")
+            )
         tips[chain] = (seq, stored)
     return _report(rows, tips, _check_heads(tips, chains))
 
@@ -375,8 +449,13 @@ def _check_heads(tips: dict[str, tuple[int, str]], chains: list[str] | None) -> 
         seen.add(chain)
         last_seq, last_hash = tips.get(chain, (0, GENESIS_HASH))
         if seq > last_seq:
-            return Break(None, chain, seq, f"missing rows: the head is at seq {seq} but the last row is "
-                                           f"seq {last_seq} (the newest rows were deleted)")
+            return Break(
+                None,
+                chain,
+                seq,
+                f"missing rows: the head is at seq {seq} but the last row is "
+                f"seq {last_seq} (the newest rows were deleted)",
+            )
         if (seq, head_hash) != (last_seq, last_hash):
             return Break(None, chain, seq, f"head mismatch: the head does not match the last row (seq {last_seq})")
     headless = set(tips) - seen
@@ -399,6 +478,5 @@ def report_details(report: Report) -> dict:
     details = {"rows": report.rows, "chains": report.chains, "digest": report.digest}
     if report.broken is not None:
         broken = report.broken
-        details["first_broken"] = {"id": broken.id, "chain": broken.chain, "seq": broken.seq,
-                                   "problem": broken.problem}
+        details["first_broken"] = {"id": broken.id, "chain": broken.chain, "seq": broken.seq, "problem": broken.problem}
     return details

@@ -48,12 +48,15 @@ class CheckpointRefused(Exception):
 def signing_key() -> bytes:
     key = settings.CONDOR_AUDIT_KEY
     if not key:
-        raise CheckpointRefused("CONDOR_AUDIT_KEY is not set: audit checkpoints are signed with a key kept outside "
-                                "the database; set it (at least 32 random characters) where checkpoints are "
-                                "written and verified.")
+        raise CheckpointRefused(
+            "CONDOR_AUDIT_KEY is not set: audit checkpoints are signed with a key kept outside "
+            "the database; set it (at least 32 random characters) where checkpoints are "
+            "written and verified."
+        )
     if len(key) < KEY_MIN_CHARS:
-        raise CheckpointRefused(f"CONDOR_AUDIT_KEY is too short ({len(key)} characters): use at least "
-                                f"{KEY_MIN_CHARS} random characters.")
+        raise CheckpointRefused(
+            f"CONDOR_AUDIT_KEY is too short ({len(key)} characters): use at least {KEY_MIN_CHARS} random characters."
+        )
     return key.encode()
 
 
@@ -69,6 +72,7 @@ def _signed(line: dict, key: bytes) -> bool:
 
 # --- writing ---------------------------------------------------------------------------------
 
+
 def write(path: str | os.PathLike) -> dict:
     """Append one signed checkpoint line to `path` (created if missing, never truncated) and return it."""
     key = signing_key()
@@ -76,9 +80,15 @@ def write(path: str | os.PathLike) -> dict:
     since = None
     if previous is not None and _signed(previous, key):
         since = datetime.fromisoformat(previous["at"]) - OVERLAP
-    line = {"v": FORMAT, "at": timezone.now().isoformat(), "since": since and since.isoformat(),
-            "heads": [{"chain": chain, "row_id": row_id, "rows": seq, "hash": digest}
-                      for chain, seq, digest, row_id in _heads(since)]}
+    line = {
+        "v": FORMAT,
+        "at": timezone.now().isoformat(),
+        "since": since and since.isoformat(),
+        "heads": [
+            {"chain": chain, "row_id": row_id, "rows": seq, "hash": digest}
+            for chain, seq, digest, row_id in _heads(since)
+        ],
+    }
     line["hmac"] = _signature(line, key)
     _append(Path(path), json.dumps(line, separators=(",", ":")) + "\n")
     return line
@@ -99,7 +109,7 @@ def rows_at(positions: Iterable[tuple[str, int]]) -> dict[tuple[str, int], tuple
     positions = list(positions)
     found = {}
     for start in range(0, len(positions), BATCH):
-        where = reduce(or_, (Q(chain=chain, seq=seq) for chain, seq in positions[start:start + BATCH]))
+        where = reduce(or_, (Q(chain=chain, seq=seq) for chain, seq in positions[start : start + BATCH]))
         for chain, seq, row_id, digest in AuditEvent.objects.filter(where).values_list("chain", "seq", "id", "hash"):
             found[chain, seq] = (row_id, digest)
     return found
@@ -137,6 +147,7 @@ def _last_line(path: Path) -> dict | None:
 
 # --- checking --------------------------------------------------------------------------------
 
+
 @dataclass(frozen=True)
 class Finding:
     """One thing a checkpoint file shows wrong: with the file itself (no row), or with a chain's row."""
@@ -169,15 +180,23 @@ def check(path: str | os.PathLike) -> tuple[int, list[Finding]]:
     for number, line in _lines(Path(path)):
         lines = number
         if line is None or not _signed(line, key):
-            findings.append(Finding(number, "the signature does not match: the line was altered, or signed "
-                                            "with another key"))
+            findings.append(
+                Finding(number, "the signature does not match: the line was altered, or signed with another key")
+            )
             continue
         for head in line["heads"]:
             position, mark = (head["chain"], head["rows"]), _Checkpointed(number, head["row_id"], head["hash"])
             earlier = seen.setdefault(position, mark)
             if (earlier.row_id, earlier.hash) != (mark.row_id, mark.hash):
-                findings.append(Finding(number, f"checkpoints disagree: line {earlier.line} saw another row here; "
-                                                "the row was rewritten between them", *position, mark.row_id))
+                findings.append(
+                    Finding(
+                        number,
+                        f"checkpoints disagree: line {earlier.line} saw another row here; "
+                        "the row was rewritten between them",
+                        *position,
+                        mark.row_id,
+                    )
+                )
     return lines, findings + _against_the_log(seen)
 
 
@@ -201,7 +220,7 @@ def _against_the_log(seen: dict[tuple[str, int], _Checkpointed]) -> list[Finding
     heads = {}
     chains = sorted({chain for chain, _ in seen})
     for start in range(0, len(chains), BATCH):
-        heads.update(AuditChainHead.objects.filter(chain__in=chains[start:start + BATCH]).values_list("chain", "seq"))
+        heads.update(AuditChainHead.objects.filter(chain__in=chains[start : start + BATCH]).values_list("chain", "seq"))
     latest: dict[str, tuple[int, _Checkpointed]] = {}
     for (chain, seq), mark in sorted(seen.items()):
         latest[chain] = (seq, mark)
@@ -209,14 +228,24 @@ def _against_the_log(seen: dict[tuple[str, int], _Checkpointed]) -> list[Finding
         if row is None:
             findings.append(Finding(mark.line, "the checkpointed row is gone (deleted)", chain, seq, mark.row_id))
         elif row != (mark.row_id, mark.hash):
-            findings.append(Finding(mark.line, "the row no longer matches its checkpointed hash (rewritten)",
-                                    chain, seq, mark.row_id))
+            findings.append(
+                Finding(
+                    mark.line, "the row no longer matches its checkpointed hash (rewritten)", chain, seq, mark.row_id
+                )
+            )
     for chain, (seq, mark) in latest.items():
         head = heads.get(chain)
         if head is None or head < seq:
             at = "gone" if head is None else f"at seq {head}"
-            findings.append(Finding(mark.line, f"the chain's head moved backwards: it is {at}, the checkpoint "
-                                               f"saw seq {seq}", chain, seq, mark.row_id))
+            findings.append(
+                Finding(
+                    mark.line,
+                    f"the chain's head moved backwards: it is {at}, the checkpoint saw seq {seq}",
+                    chain,
+                    seq,
+                    mark.row_id,
+                )
+            )
     return findings
 
 

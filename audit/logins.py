@@ -27,5 +27,9 @@ def audit_login(sender, request, user, **kwargs):
 @receiver(user_login_failed, dispatch_uid="condor-audit-login-failed")
 def audit_failed_login(sender, credentials, request=None, **kwargs):
     username = str(credentials.get("username", ""))[:150]
-    audit.record(audit.Kind.LOGIN_FAILED, actor_system=audit.ANONYMOUS, decision="failed",
-                 data={**_where(request), "username": username})
+    audit.record(
+        audit.Kind.LOGIN_FAILED,
+        actor_system=audit.ANONYMOUS,
+        decision="failed",
+        data={**_where(request), "username": username},
+    )

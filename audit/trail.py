@@ -33,21 +33,43 @@ ANONYMOUS = "anonymous"  # a login attempt that did not authenticate
 # Every `decision` a row may carry, for the admin's filter (fixed choices, no DISTINCT scan
 # of the log). Writing a new one? Add it here so compliance can filter by it.
 DECISIONS = (
-    "allow", "blocked", "require_approval",  # verdict
+    "allow",
+    "blocked",
+    "require_approval",  # verdict
     "suspended",  # suspend
-    "approved", "rejected", "resume_schema_rejected", "approval_counted",  # decision
-    "consumed", "expired", "withdrawn",  # consume, expiry, withdrawal
-    "context_changed", "policy_changed",  # a consume, cold replay or decision refused (approvals/refusals.py)
-    "ok", "error",  # result
-    "completed", "failed", "aborted",  # run_close
+    "approved",
+    "rejected",
+    "resume_schema_rejected",
+    "approval_counted",  # decision
+    "consumed",
+    "expired",
+    "withdrawn",  # consume, expiry, withdrawal
+    "context_changed",
+    "policy_changed",  # a consume, cold replay or decision refused (approvals/refusals.py)
+    "ok",
+    "error",  # result
+    "completed",
+    "failed",
+    "aborted",  # run_close
     "tainted",  # taint
-    "created", "updated", "deleted", "proposed", "confirmed",  # registry_change, review_team, account, access_grant,
+    "created",
+    "updated",
+    "deleted",
+    "proposed",
+    "confirmed",  # registry_change, review_team, account, access_grant,
     # quick_reason
     "password_set",  # account
-    "claimed", "renewed", "released", "voided",  # claim
-    "escalated", "email_failed",  # escalation
+    "claimed",
+    "renewed",
+    "released",
+    "voided",  # claim
+    "escalated",
+    "email_failed",  # escalation
     "viewed",  # args_viewed
-    "exported", "succeeded", "intact", "broken",  # export, login / login_failed, verify
+    "exported",
+    "succeeded",
+    "intact",
+    "broken",  # export, login / login_failed, verify
     "deleted",  # session_change (and "updated", above)
 )
 
@@ -86,14 +108,27 @@ def actor_name(actor_user=None, actor_client=None, actor_system: str = "") -> st
     if actor_client is not None:
         return f"client:{actor_client.name}"
     if not actor_system or actor_system == "system" or actor_system.startswith(("user:", "client:")):
-        raise ValueError("An audit row needs its actor: actor_user, actor_client or a named actor_system "
-                         f"(got {actor_system!r}).")
+        raise ValueError(
+            f"An audit row needs its actor: actor_user, actor_client or a named actor_system (got {actor_system!r})."
+        )
     return actor_system
 
 
-def entry(kind: str, *, run=None, approval=None, session=None, actor_user=None, actor_client=None,
-          actor_system: str = "", tool: str = "", op: str = "", decision: str = "", rule_id: str = "",
-          data: dict | None = None) -> AuditEvent:
+def entry(
+    kind: str,
+    *,
+    run=None,
+    approval=None,
+    session=None,
+    actor_user=None,
+    actor_client=None,
+    actor_system: str = "",
+    tool: str = "",
+    op: str = "",
+    decision: str = "",
+    rule_id: str = "",
+    data: dict | None = None,
+) -> AuditEvent:
     """An audit row, not yet linked nor saved: `record` writes one, `record_all` many at once.
 
     The session, run and approval ids, the tool and op, and the patient_ref are

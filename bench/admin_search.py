@@ -30,8 +30,20 @@ os.environ.setdefault("DJANGO_SETTINGS_MODULE", "condor.settings")
 os.environ.setdefault("LOG_LEVEL", "WARNING")
 from bench.scratch_db import ensure_database, setup_django, vacuum  # noqa: E402
 
-DRUGS = ("amoxicillin", "gentamicin", "warfarin", "metformin", "paracetamol", "ibuprofen", "ceftriaxone",
-         "heparin", "insulin glargine", "vancomycin", "lisinopril", "atorvastatin")
+DRUGS = (
+    "amoxicillin",
+    "gentamicin",
+    "warfarin",
+    "metformin",
+    "paracetamol",
+    "ibuprofen",
+    "ceftriaxone",
+    "heparin",
+    "insulin glargine",
+    "vancomycin",
+    "lisinopril",
+    "atorvastatin",
+)
 TOOLS = ("prescribe_medication", "change_medication", "order_lab_test", "send_email", "record_vitals")
 CLIENT = "00000000-0000-0000-0000-0000000000aa"
 
@@ -41,16 +53,23 @@ def fill(cursor, approvals: int = 200_000, sessions: int = 20_000) -> None:
     tables = ("approvals_auditevent", "approvals_approval", "runs_run", "sessions_app_session")
     for table in tables:
         cursor.execute(f"ALTER TABLE {table} DISABLE TRIGGER ALL")
-    cursor.execute("INSERT INTO approvals_apiclient (id, name, can_park, created_at) "
-                   "VALUES (%s, 'bench-search-agent', true, now())", [CLIENT])
+    cursor.execute(
+        "INSERT INTO approvals_apiclient (id, name, can_park, created_at) "
+        "VALUES (%s, 'bench-search-agent', true, now())",
+        [CLIENT],
+    )
     cursor.execute(
         "INSERT INTO sessions_app_session (id, title, patient_ref, autonomy, consent, age_band, tainted, created_at, "
         "updated_at, client_id, care_unit) SELECT md5('s'||n)::uuid, 'Bed '||n, 'MRN-'||(10000+n), 'guarded', true, "
-        "'adult', false, now(), now(), %s, 'Ward '||(n%%9) FROM generate_series(1, %s) n", [CLIENT, sessions])
+        "'adult', false, now(), now(), %s, 'Ward '||(n%%9) FROM generate_series(1, %s) n",
+        [CLIENT, sessions],
+    )
     cursor.execute(
         "INSERT INTO runs_run (id, state, terminal_reason, autonomy, flow_key, engine, summary, usage, created_at, "
         "last_activity_at, session_id) SELECT md5('r'||n)::uuid, 'completed', 'completed', 'guarded', '', '', '', "
-        "'{}', now(), now(), md5('s'||n)::uuid FROM generate_series(1, %s) n", [sessions])
+        "'{}', now(), now(), md5('s'||n)::uuid FROM generate_series(1, %s) n",
+        [sessions],
+    )
     cursor.execute(
         "INSERT INTO approvals_approval (id, tool, op, tool_call_id, step_id, contract_hash, reason_code, rule_id, "
         "explanation, message, args, payload_hash, resume_schema, status, decision_reason, requested_at, expires_at, "
@@ -63,21 +82,27 @@ def fill(cursor, approvals: int = 200_000, sessions: int = 20_000) -> None:
         "(ARRAY['approved','rejected','consumed','expired'])[1+n%%4], '', now() - n * interval '1 second', now(), "
         "md5('r'||(n%%%(s)s+1))::uuid, md5('s'||(n%%%(s)s+1))::uuid, '[]', 1, %(client)s, "
         "now() - n * interval '1 second', '{}', '[]' FROM generate_series(1, %(n)s) n",
-        {"tools": list(TOOLS), "drugs": list(DRUGS), "s": sessions, "client": CLIENT, "n": approvals})
-    columns = ("at, kind, actor, session_id, run_id, approval_id, patient_ref, tool, op, decision, rule_id, data, "
-               "chain, seq, prev_hash, hash")
+        {"tools": list(TOOLS), "drugs": list(DRUGS), "s": sessions, "client": CLIENT, "n": approvals},
+    )
+    columns = (
+        "at, kind, actor, session_id, run_id, approval_id, patient_ref, tool, op, decision, rule_id, data, "
+        "chain, seq, prev_hash, hash"
+    )
     cursor.execute(
         f"INSERT INTO approvals_auditevent ({columns}) SELECT now() - (%(rows)s - k) * interval '1 second', "
         "(ARRAY['suspend','decision','consume','args_viewed'])[1+k%%4], 'client:bench-search-agent', "
         "md5('s'||((k/4)%%%(s)s+1))::uuid, md5('r'||((k/4)%%%(s)s+1))::uuid, md5('a'||(k/4+1))::uuid, "
         "'MRN-'||(10000+(k/4)%%%(s)s+1), (%(tools)s::text[])[1+(k/4+1)%%5], 'create', 'suspended', "
         "'mutate.high-tier-always-approval', '{}', 'bench:'||k, 1, '', '' FROM generate_series(0, %(rows)s - 1) k",
-        {"rows": approvals * 4, "s": sessions, "tools": list(TOOLS)})
+        {"rows": approvals * 4, "s": sessions, "tools": list(TOOLS)},
+    )
     cursor.execute(
         f"INSERT INTO approvals_auditevent ({columns}) SELECT now(), 'verdict', 'client:bench-search-agent', "
         "md5('s'||(k%%%(s)s+1))::uuid, md5('r'||(k%%%(s)s+1))::uuid, NULL, 'MRN-'||(10000+k%%%(s)s+1), "
         "'search_patients', '', 'allow', 'read.allow', '{}', 'benchv:'||k, 1, '', '' "
-        "FROM generate_series(0, %(n)s - 1) k", {"n": approvals, "s": sessions})
+        "FROM generate_series(0, %(n)s - 1) k",
+        {"n": approvals, "s": sessions},
+    )
     for table in tables:
         cursor.execute(f"ALTER TABLE {table} ENABLE TRIGGER ALL")
 
@@ -95,8 +120,11 @@ def timed(http, url: str, q: str, repeat: int) -> tuple[float, float]:
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--repeat", type=int, default=5)
-    parser.add_argument("--smoke", action="store_true",
-                        help="2,000 approvals and 10,000 audit rows, each search once: checks the script runs")
+    parser.add_argument(
+        "--smoke",
+        action="store_true",
+        help="2,000 approvals and 10,000 audit rows, each search once: checks the script runs",
+    )
     args = parser.parse_args()
     approvals, sessions = (2_000, 200) if args.smoke else (200_000, 20_000)
     repeat = 1 if args.smoke else args.repeat
@@ -122,10 +150,12 @@ def main() -> None:
     print(f"load average before: {os.getloadavg()}")
     log, approvals = "/admin/audit/auditevent/", "/admin/approvals/approval/"
     for label, page, q in (
-        ("audit log, first page", log, ""), ("audit log, `MRN-10417`", log, "MRN-10417"),
+        ("audit log, first page", log, ""),
+        ("audit log, `MRN-10417`", log, "MRN-10417"),
         ("audit log, `amoxicillin MRN-10417`", log, "amoxicillin MRN-10417"),
         ("audit log, `amoxicillin` (in 16,667 approvals)", log, "amoxicillin"),
-        ("approvals, first page", approvals, ""), ("approvals, `MRN-10417`", approvals, "MRN-10417"),
+        ("approvals, first page", approvals, ""),
+        ("approvals, `MRN-10417`", approvals, "MRN-10417"),
         ("approvals, `amoxicillin MRN-10417`", approvals, "amoxicillin MRN-10417"),
     ):
         best, median = timed(http, page, q, repeat)

@@ -111,11 +111,13 @@ class Inbox:
     async def connect(self, port: int, session_id: str) -> None:
         self.reader, self.writer = await asyncio.open_connection("127.0.0.1", port)
         key = base64.b64encode(os.urandom(16)).decode()
-        self.writer.write((
-            f"GET /ws/inbox/ HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nUpgrade: websocket\r\n"
-            f"Connection: Upgrade\r\nSec-WebSocket-Key: {key}\r\nSec-WebSocket-Version: 13\r\n"
-            f"Origin: http://127.0.0.1:{port}\r\nCookie: sessionid={session_id}\r\n\r\n"
-        ).encode())
+        self.writer.write(
+            (
+                f"GET /ws/inbox/ HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nUpgrade: websocket\r\n"
+                f"Connection: Upgrade\r\nSec-WebSocket-Key: {key}\r\nSec-WebSocket-Version: 13\r\n"
+                f"Origin: http://127.0.0.1:{port}\r\nCookie: sessionid={session_id}\r\n\r\n"
+            ).encode()
+        )
         head = await self.reader.readuntil(b"\r\n\r\n")
         if not head.startswith(b"HTTP/1.1 101"):
             raise RuntimeError(f"the inbox refused the socket: {head!r}")
@@ -138,8 +140,9 @@ class Inbox:
 
     def _send(self, opcode: int, payload: bytes = b"") -> None:
         mask = os.urandom(4)  # client frames must be masked
-        self.writer.write(bytes([0x80 | opcode, 0x80 | len(payload)]) + mask
-                          + bytes(b ^ mask[i % 4] for i, b in enumerate(payload)))
+        self.writer.write(
+            bytes([0x80 | opcode, 0x80 | len(payload)]) + mask + bytes(b ^ mask[i % 4] for i, b in enumerate(payload))
+        )
 
     async def _listen(self) -> None:
         message = b""
@@ -185,8 +188,15 @@ class Agent:
 
     def park(self, run_id: str) -> tuple[str, float, float]:
         """Gate one prescription; (approval id, perf_counter() at send, at the full 202)."""
-        body = json.dumps({"tool_call_id": "call-1", "step_id": "step-1", "tool": "prescribe_medication",
-                           "op": "create", "args": ARGS})
+        body = json.dumps(
+            {
+                "tool_call_id": "call-1",
+                "step_id": "step-1",
+                "tool": "prescribe_medication",
+                "op": "create",
+                "args": ARGS,
+            }
+        )
         sent = time.perf_counter()
         self.connection.request("POST", f"/api/v1/runs/{run_id}/tool-calls/", body, self.headers)
         response = self.connection.getresponse()
@@ -239,12 +249,15 @@ def percentile(samples: list[float], p: float) -> float:
 
 
 def summary(samples: list[float]) -> str:
-    return (f"p50 {statistics.median(samples):7.2f} ms   p99 {percentile(samples, 99):7.2f} ms   "
-            f"min {min(samples):7.2f}   max {max(samples):7.2f}")
+    return (
+        f"p50 {statistics.median(samples):7.2f} ms   p99 {percentile(samples, 99):7.2f} ms   "
+        f"min {min(samples):7.2f}   max {max(samples):7.2f}"
+    )
 
 
-async def bench(port: int, key: str, session_id: str, run_ids: list[str], warmup: int,
-                sockets: int) -> tuple[dict, list]:
+async def bench(
+    port: int, key: str, session_id: str, run_ids: list[str], warmup: int, sockets: int
+) -> tuple[dict, list]:
     inboxes = [Inbox() for _ in range(sockets)]
     for inbox in inboxes:
         await inbox.connect(port, session_id)
@@ -269,8 +282,10 @@ def main() -> None:
 
     database_url, redis_url = os.environ.get("DATABASE_URL", ""), os.environ.get("REDIS_URL", "")
     if not database_url.startswith(("postgres://", "postgresql://")) or not redis_url:
-        sys.exit("set DATABASE_URL (PostgreSQL) and REDIS_URL, e.g. "
-                 "DATABASE_URL=postgres://postgres@127.0.0.1:5432/condor_bench3 REDIS_URL=redis://127.0.0.1:6379/0")
+        sys.exit(
+            "set DATABASE_URL (PostgreSQL) and REDIS_URL, e.g. "
+            "DATABASE_URL=postgres://postgres@127.0.0.1:5432/condor_bench3 REDIS_URL=redis://127.0.0.1:6379/0"
+        )
     ensure_database(database_url)
     setup_django()
     from django.conf import settings
@@ -279,17 +294,23 @@ def main() -> None:
 
     client, key, session_id = actors(uuid.uuid4().hex[:8])
     run_ids = executing_runs(client, options.suspends + options.warmup)
-    env = {"DATABASE_URL": database_url, "REDIS_URL": redis_url, "SECRET_KEY": settings.SECRET_KEY,
-           "CONDOR_CHANNEL_PREFIX": os.environ["CONDOR_CHANNEL_PREFIX"], "LOG_LEVEL": "INFO"}
+    env = {
+        "DATABASE_URL": database_url,
+        "REDIS_URL": redis_url,
+        "SECRET_KEY": settings.SECRET_KEY,
+        "CONDOR_CHANNEL_PREFIX": os.environ["CONDOR_CHANNEL_PREFIX"],
+        "LOG_LEVEL": "INFO",
+    }
     try:
         with DaphneServer(env) as server:
-            cards, raw = asyncio.run(bench(server.port, key, session_id, run_ids, options.warmup,
-                                           options.sockets))
+            cards, raw = asyncio.run(bench(server.port, key, session_id, run_ids, options.warmup, options.sockets))
     finally:
         close_runs(run_ids)
 
-    print(f"card latency over {options.suspends} suspends (after {options.warmup} warm-up), "
-          f"daphne + Redis channel layer, {options.sockets} reviewer socket(s), timed to the last")
+    print(
+        f"card latency over {options.suspends} suspends (after {options.warmup} warm-up), "
+        f"daphne + Redis channel layer, {options.sockets} reviewer socket(s), timed to the last"
+    )
     print(f"  Python {platform.python_version()}, {platform.machine()}, {os.cpu_count()} CPUs")
     for name, samples in cards.items():
         print(f"  {name:<16}{summary(samples)}")
@@ -298,8 +319,7 @@ def main() -> None:
     end_to_end = statistics.median(cards["request → card"])
     print(f"  ratio request → card / raw round trip (p50): {end_to_end / statistics.median(raw):.1f}×")
     met = p50 <= TARGET_P50_MS and p99 <= TARGET_P99_MS
-    print(f"  target 202 → card p50 ≤ {TARGET_P50_MS:g} ms, p99 ≤ {TARGET_P99_MS:g} ms: "
-          f"{'met' if met else 'NOT met'}")
+    print(f"  target 202 → card p50 ≤ {TARGET_P50_MS:g} ms, p99 ≤ {TARGET_P99_MS:g} ms: {'met' if met else 'NOT met'}")
 
 
 if __name__ == "__main__":

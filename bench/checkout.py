@@ -41,21 +41,32 @@ class Checkout:
 
     @property
     def env(self) -> dict:
-        return {"DATABASE_URL": self.database_url, "REDIS_URL": self.redis_url,
-                "CONDOR_CHANNEL_PREFIX": self.prefix, "LOG_LEVEL": "WARNING",
-                # whitenoise's, in a tree that has never run collectstatic: nothing here serves a static file
-                "PYTHONWARNINGS": "ignore:No directory at"}
+        return {
+            "DATABASE_URL": self.database_url,
+            "REDIS_URL": self.redis_url,
+            "CONDOR_CHANNEL_PREFIX": self.prefix,
+            "LOG_LEVEL": "WARNING",
+            # whitenoise's, in a tree that has never run collectstatic: nothing here serves a static file
+            "PYTHONWARNINGS": "ignore:No directory at",
+        }
 
     def describe(self) -> str:
         """The tree and the commit it has checked out (with `+` when it has changes)."""
+
         def git(*args):
             return subprocess.run(["git", "-C", str(self.tree), *args], capture_output=True, text=True).stdout.strip()
+
         dirty = "+" if git("status", "--porcelain", "--untracked-files=no") else ""
         return f"{self.label} {self.tree} at {git('rev-parse', '--short', 'HEAD')}{dirty}"
 
     def manage(self, *args: str) -> str:
-        done = subprocess.run([sys.executable, "manage.py", *args], cwd=self.tree, capture_output=True, text=True,
-                              env={**os.environ, **self.env, "DJANGO_SETTINGS_MODULE": "condor.settings"})
+        done = subprocess.run(
+            [sys.executable, "manage.py", *args],
+            cwd=self.tree,
+            capture_output=True,
+            text=True,
+            env={**os.environ, **self.env, "DJANGO_SETTINGS_MODULE": "condor.settings"},
+        )
         if done.returncode:
             raise SystemExit(f"{self.label}: manage.py {args[0]} failed in {self.tree}:\n{done.stderr[-3000:]}")
         return done.stdout
@@ -67,15 +78,20 @@ class Checkout:
     def prepare(self) -> None:
         """The database migrated by the checkout, with the tool catalog, an API client and a reviewer."""
         self.manage("migrate", "--noinput", "-v", "0")
-        out = self.manage("shell", "-c", ACTORS.format(client="bench-agent", reviewer=self.reviewer,
-                                                        password=self.password))
+        out = self.manage(
+            "shell", "-c", ACTORS.format(client="bench-agent", reviewer=self.reviewer, password=self.password)
+        )
         self.key = next(line.split()[-1] for line in out.splitlines() if line.startswith("API key:"))
 
     def serve(self, *, workers: int, threads: int) -> Gunicorn:
         """gunicorn from the tree, with bench_settings (Condor's, and the statement counter)."""
         python_path = os.pathsep.join(filter(None, [str(SERVER_MODULES), os.environ.get("PYTHONPATH")]))
-        return Gunicorn(self.tree, {**self.env, "DJANGO_SETTINGS_MODULE": "bench_settings",
-                                    "PYTHONPATH": python_path}, workers=workers, threads=threads)
+        return Gunicorn(
+            self.tree,
+            {**self.env, "DJANGO_SETTINGS_MODULE": "bench_settings", "PYTHONPATH": python_path},
+            workers=workers,
+            threads=threads,
+        )
 
     def vacuum(self) -> None:
         vacuum(self.database_url)

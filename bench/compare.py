@@ -52,22 +52,28 @@ MIN_THROUGHPUT_RATIO, MAX_CYCLE_RATIO = 0.8, 1.25
 
 
 def options() -> argparse.Namespace:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
-                                     formatter_class=argparse.RawDescriptionHelpFormatter,
-                                     epilog=__doc__.split("\n\n", 1)[1])
+    parser = argparse.ArgumentParser(
+        description=__doc__.split("\n\n")[0],
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        epilog=__doc__.split("\n\n", 1)[1],
+    )
     parser.add_argument("old", type=Path, help="the checkout to compare against")
     parser.add_argument("new", type=Path, help="the checkout under test")
     parser.add_argument("--rounds", type=int, default=3)
-    parser.add_argument("--blocks", type=int, default=4,
-                        help="blocks a phase is sent in, the sides taking turns block by block")
+    parser.add_argument(
+        "--blocks", type=int, default=4, help="blocks a phase is sent in, the sides taking turns block by block"
+    )
     parser.add_argument("--threads", type=int, default=16, help="client threads of a throughput phase")
     parser.add_argument("--per-thread", type=int, default=40, help="requests each client thread sends a phase")
     parser.add_argument("--cycles", type=int, default=30, help="HITL cycles a round, each side and LangGraph")
     parser.add_argument("--workers", type=int, default=2, help="gunicorn workers a side")
     parser.add_argument("--server-threads", type=int, default=4, help="gunicorn threads a worker")
-    parser.add_argument("--template-db", metavar="NAME",
-                        help="start each side's database as a copy of this one (migrated by a tree whose "
-                             "migrations both sides have) rather than empty; each side still migrates it")
+    parser.add_argument(
+        "--template-db",
+        metavar="NAME",
+        help="start each side's database as a copy of this one (migrated by a tree whose "
+        "migrations both sides have) rather than empty; each side still migrates it",
+    )
     parser.add_argument("--smoke", action="store_true", help="one tiny round: checks the bench still runs")
     args = parser.parse_args()
     if args.smoke:
@@ -91,8 +97,10 @@ class Side:
 
 def blocks_of(threads: list[list], blocks: int) -> list[list[list]]:
     """Each thread's requests cut into `blocks` consecutive parts: a list of threads' parts a block."""
-    return [[requests[len(requests) * b // blocks:len(requests) * (b + 1) // blocks] for requests in threads]
-            for b in range(blocks)]
+    return [
+        [requests[len(requests) * b // blocks : len(requests) * (b + 1) // blocks] for requests in threads]
+        for b in range(blocks)
+    ]
 
 
 def in_turns(sides: list[Side], blocks: int) -> list[tuple[int, Side]]:
@@ -116,23 +124,28 @@ def throughput(path: str, sides: list[Side], requests: dict[str, list[list]], bl
             side.rates[path].append(phase.rate)
             side.cpu_ms[path].append(cpu_ms)
             side.statements[path] = statements(phase.responses)
-            print(f"  {path:<10} {side.label}  {phase.rate:7.1f} req/s  p50 {phase.p50_ms:6.1f} ms  "
-                  f"server CPU {cpu_ms:5.2f} ms a request  statements {side.statements[path]}", flush=True)
+            print(
+                f"  {path:<10} {side.label}  {phase.rate:7.1f} req/s  p50 {phase.p50_ms:6.1f} ms  "
+                f"server CPU {cpu_ms:5.2f} ms a request  statements {side.statements[path]}",
+                flush=True,
+            )
     return phases
 
 
 def one_round(sides: list[Side], args, round_: int) -> None:
     """Every throughput path in turn; round -1 is the untimed warm-up."""
     n, keep, tag = (args.per_thread, True, f"r{round_}") if round_ >= 0 else (max(4, args.per_thread // 4), False, "w")
-    throughput("gate allow", sides, {s.label: s.http.allow_requests(args.threads, n, tag) for s in sides},
-               args.blocks, keep)
-    phases = throughput("suspend", sides, {s.label: s.http.suspend_requests(args.threads, n, tag) for s in sides},
-                        args.blocks, keep)
+    throughput(
+        "gate allow", sides, {s.label: s.http.allow_requests(args.threads, n, tag) for s in sides}, args.blocks, keep
+    )
+    phases = throughput(
+        "suspend", sides, {s.label: s.http.suspend_requests(args.threads, n, tag) for s in sides}, args.blocks, keep
+    )
     parked = {label: parked_by_run(phase.responses) for label, phase in phases.items()}
-    throughput("decision", sides, {s.label: s.http.decision_requests(parked[s.label]) for s in sides},
-               args.blocks, keep)
-    throughput("resume", sides, {s.label: s.http.resume_requests(parked[s.label]) for s in sides},
-               args.blocks, keep)
+    throughput(
+        "decision", sides, {s.label: s.http.decision_requests(parked[s.label]) for s in sides}, args.blocks, keep
+    )
+    throughput("resume", sides, {s.label: s.http.resume_requests(parked[s.label]) for s in sides}, args.blocks, keep)
 
 
 def cycles(sides: list[Side], args, round_: int) -> None:
@@ -153,29 +166,40 @@ def ratio_cell(new: list[float], old: list[float]) -> tuple[float, str]:
 
 def report(old: Side, new: Side, langgraph: list[float]) -> None:
     o, n = old.label, new.label
-    print(f"\n| path | {o} | {n} | {n}/{o} (rounds) | server CPU a request, {o} / {n} | {o}/{n} CPU (rounds) "
-          f"| target | met | statements {o} | statements {n} |")
+    print(
+        f"\n| path | {o} | {n} | {n}/{o} (rounds) | server CPU a request, {o} / {n} | {o}/{n} CPU (rounds) "
+        f"| target | met | statements {o} | statements {n} |"
+    )
     print("|---|---|---|---|---|---|---|---|---|---|")
     for path in THROUGHPUT_PATHS:
         rate, rate_rounds = ratio_cell(new.rates[path], old.rates[path])
         cpu, cpu_rounds = ratio_cell(old.cpu_ms[path], new.cpu_ms[path])
         met = {(True, True): "yes", (False, False): "NO"}.get(
             (rate >= MIN_THROUGHPUT_RATIO, cpu >= MIN_THROUGHPUT_RATIO),
-            "by CPU only" if cpu >= MIN_THROUGHPUT_RATIO else "by req/s only")
-        print(f"| {path} | {statistics.median(old.rates[path]):.0f} req/s | {statistics.median(new.rates[path]):.0f} "
-              f"req/s | **{rate:.2f}** ({rate_rounds}) | {statistics.median(old.cpu_ms[path]):.2f} / "
-              f"{statistics.median(new.cpu_ms[path]):.2f} ms | **{cpu:.2f}** ({cpu_rounds}) "
-              f"| ≥ {MIN_THROUGHPUT_RATIO} | {met} | {old.statements[path]} | {new.statements[path]} |")
+            "by CPU only" if cpu >= MIN_THROUGHPUT_RATIO else "by req/s only",
+        )
+        print(
+            f"| {path} | {statistics.median(old.rates[path]):.0f} req/s | {statistics.median(new.rates[path]):.0f} "
+            f"req/s | **{rate:.2f}** ({rate_rounds}) | {statistics.median(old.cpu_ms[path]):.2f} / "
+            f"{statistics.median(new.cpu_ms[path]):.2f} ms | **{cpu:.2f}** ({cpu_rounds}) "
+            f"| ≥ {MIN_THROUGHPUT_RATIO} | {met} | {old.statements[path]} | {new.statements[path]} |"
+        )
     ratio, rounds = ratio_cell(new.cycles, old.cycles)
-    print(f"| HITL cycle (median) | {statistics.median(old.cycles):.1f} ms | {statistics.median(new.cycles):.1f} ms "
-          f"| **{ratio:.2f}** ({rounds}) | | | ≤ {MAX_CYCLE_RATIO} | {'yes' if ratio <= MAX_CYCLE_RATIO else 'NO'} | | |")
+    print(
+        f"| HITL cycle (median) | {statistics.median(old.cycles):.1f} ms | {statistics.median(new.cycles):.1f} ms "
+        f"| **{ratio:.2f}** ({rounds}) | | | ≤ {MAX_CYCLE_RATIO} | {'yes' if ratio <= MAX_CYCLE_RATIO else 'NO'} | | |"
+    )
     reference = statistics.median(langgraph)
-    print(f"| LangGraph cycle, PostgresSaver | {reference:.1f} ms | | {o} {statistics.median(old.cycles) / reference:.2f}×, "
-          f"{n} {statistics.median(new.cycles) / reference:.2f}× LangGraph | | | | | | |")
-    print("Server CPU: the gunicorn workers' and their PostgreSQL backends' (from /proc), over the requests sent; "
-          f"{o}/{n} CPU is the throughput NEW would keep were both CPU-bound. Statements: BEGIN to COMMIT as "
-          "tests/approvals/test_hot_path_queries.py pins them, +those outside a transaction, counted by each "
-          "server (bench/server/bench_statements.py).")
+    print(
+        f"| LangGraph cycle, PostgresSaver | {reference:.1f} ms | | {o} {statistics.median(old.cycles) / reference:.2f}×, "
+        f"{n} {statistics.median(new.cycles) / reference:.2f}× LangGraph | | | | | | |"
+    )
+    print(
+        "Server CPU: the gunicorn workers' and their PostgreSQL backends' (from /proc), over the requests sent; "
+        f"{o}/{n} CPU is the throughput NEW would keep were both CPU-bound. Statements: BEGIN to COMMIT as "
+        "tests/approvals/test_hot_path_queries.py pins them, +those outside a transaction, counted by each "
+        "server (bench/server/bench_statements.py)."
+    )
 
 
 def main() -> None:
@@ -185,9 +209,16 @@ def main() -> None:
     if not server_url.startswith(("postgres://", "postgresql://")) or not redis_url:
         raise SystemExit("set DATABASE_URL (any database of the PostgreSQL server to use) and REDIS_URL")
     tag = f"condor_compare_{os.getpid()}"
-    checkouts = [Checkout(label, tree, named(server_url, f"{tag}_{label.lower()}"), redis_url,
-                          f"condor-compare-{os.getpid()}-{label.lower()}")
-                 for label, tree in (("OLD", args.old), ("NEW", args.new))]
+    checkouts = [
+        Checkout(
+            label,
+            tree,
+            named(server_url, f"{tag}_{label.lower()}"),
+            redis_url,
+            f"condor-compare-{os.getpid()}-{label.lower()}",
+        )
+        for label, tree in (("OLD", args.old), ("NEW", args.new))
+    ]
     langgraph_url = named(server_url, f"{tag}_langgraph")
     sides = [Side(checkout) for checkout in checkouts]
     for checkout in checkouts:
@@ -198,9 +229,12 @@ def main() -> None:
         with ThreadPoolExecutor(2) as pool:  # the two migrations at once
             list(pool.map(Checkout.prepare, checkouts))
         recreate_database(langgraph_url)
-        print(f"prepared in {time.perf_counter() - started:.0f} s; gunicorn gthread, {args.workers} workers × "
-              f"{args.server_threads} threads a side; {args.threads} client threads × {args.per_thread} requests "
-              f"a phase; {args.cycles} cycles", flush=True)
+        print(
+            f"prepared in {time.perf_counter() - started:.0f} s; gunicorn gthread, {args.workers} workers × "
+            f"{args.server_threads} threads a side; {args.threads} client threads × {args.per_thread} requests "
+            f"a phase; {args.cycles} cycles",
+            flush=True,
+        )
         with ExitStack() as servers:
             served = [side.checkout.serve(workers=args.workers, threads=args.server_threads) for side in sides]
             for server in served:
@@ -218,15 +252,20 @@ def main() -> None:
                 for side in sides:
                     side.checkout.vacuum()
                 order = sides if round_ % 2 == 0 else sides[::-1]
-                print(f"round {round_ + 1} ({' then '.join(s.label for s in order)}): load average "
-                      f"{' '.join(f'{x:.2f}' for x in os.getloadavg())}", flush=True)
+                print(
+                    f"round {round_ + 1} ({' then '.join(s.label for s in order)}): load average "
+                    f"{' '.join(f'{x:.2f}' for x in os.getloadavg())}",
+                    flush=True,
+                )
                 one_round(order, args, round_)
                 cycles(order, args, round_)
                 langgraph.append(langgraph_reference.cycle_ms(langgraph_url, args.cycles))
                 print(f"  LangGraph cycle {langgraph[-1]:6.1f} ms", flush=True)
         report(*sides, langgraph)
-        print(f"load average {' '.join(f'{x:.2f}' for x in os.getloadavg())}; "
-              f"wall time {time.perf_counter() - started:.0f} s")
+        print(
+            f"load average {' '.join(f'{x:.2f}' for x in os.getloadavg())}; "
+            f"wall time {time.perf_counter() - started:.0f} s"
+        )
     finally:
         for checkout in checkouts:
             checkout.forget()

@@ -23,8 +23,7 @@ def allowed_call(tool_call_id: str) -> dict:
 
 
 def parking_call(tool_call_id: str, args: dict) -> dict:
-    return {"tool_call_id": tool_call_id, "step_id": "s", "tool": "prescribe_medication", "op": "create",
-            "args": args}
+    return {"tool_call_id": tool_call_id, "step_id": "s", "tool": "prescribe_medication", "op": "create", "args": args}
 
 
 def prescription_args(i: int) -> dict:
@@ -53,15 +52,24 @@ class CondorHttp:
 
     def reviewer(self):
         """A client with the reviewer's browser session, sending its CSRF token as the inbox does."""
-        return http_client(self.base, cookies=self.reviewer_cookies,
-                           headers={"X-CSRFToken": self.reviewer_cookies["csrftoken"]})
+        return http_client(
+            self.base, cookies=self.reviewer_cookies, headers={"X-CSRFToken": self.reviewer_cookies["csrftoken"]}
+        )
 
     def _log_in(self, username: str, password: str):
         with http_client(self.base) as browser:
             checked(browser.get("/accounts/login/"), 200)
-            checked(browser.post("/accounts/login/", data={
-                "username": username, "password": password,
-                "csrfmiddlewaretoken": browser.cookies["csrftoken"]}), 302)
+            checked(
+                browser.post(
+                    "/accounts/login/",
+                    data={
+                        "username": username,
+                        "password": password,
+                        "csrfmiddlewaretoken": browser.cookies["csrftoken"],
+                    },
+                ),
+                302,
+            )
             return browser.cookies
 
     @staticmethod
@@ -75,40 +83,64 @@ class CondorHttp:
 
     def allow_requests(self, threads: int, n: int, tag: str) -> list[list]:
         """n allowed gate calls a thread, each thread in an executing run of its own."""
+
         def thread(t):
             http = self.agent()
             run_id = self.executing_run(http)
-            return [lambda i=i: checked(http.post(f"/api/v1/runs/{run_id}/tool-calls/",
-                                                  json=allowed_call(f"{tag}-{t}-{i}")), 200)
-                    for i in range(n)]
+            return [
+                lambda i=i: checked(
+                    http.post(f"/api/v1/runs/{run_id}/tool-calls/", json=allowed_call(f"{tag}-{t}-{i}")), 200
+                )
+                for i in range(n)
+            ]
+
         return [thread(t) for t in range(threads)]
 
     def suspend_requests(self, threads: int, n: int, tag: str) -> list[list]:
         """n prescriptions a thread that park (202), each thread in an executing run of its own."""
+
         def thread(t):
             http = self.agent()
             run_id = self.executing_run(http)
-            return [lambda i=i: checked(http.post(f"/api/v1/runs/{run_id}/tool-calls/",
-                                                  json=parking_call(f"{tag}-{t}-{i}", prescription_args(i))), 202)
-                    for i in range(n)]
+            return [
+                lambda i=i: checked(
+                    http.post(
+                        f"/api/v1/runs/{run_id}/tool-calls/", json=parking_call(f"{tag}-{t}-{i}", prescription_args(i))
+                    ),
+                    202,
+                )
+                for i in range(n)
+            ]
+
         return [thread(t) for t in range(threads)]
 
     def decision_requests(self, parked: list[list[Parked]]) -> list[list]:
         """The reviewer approves each thread's parked approvals, a client thread per run."""
+
         def thread(approvals):
             http = self.reviewer()
-            return [lambda a=a: checked(http.post(f"/api/v1/approvals/{a.approval_id}/decision/",
-                                                  json={"approved": True}), 200)
-                    for a in approvals]
+            return [
+                lambda a=a: checked(
+                    http.post(f"/api/v1/approvals/{a.approval_id}/decision/", json={"approved": True}), 200
+                )
+                for a in approvals
+            ]
+
         return [thread(approvals) for approvals in parked]
 
     def resume_requests(self, approved: list[list[Parked]]) -> list[list]:
         """The agent resumes each approved call, a client thread per run."""
+
         def thread(approvals):
             http = self.agent()
-            return [lambda a=a: checked(http.post(f"/api/v1/runs/{a.run_id}/resume/",
-                                                  json={"approval_id": a.approval_id, "args": a.args}), 200)
-                    for a in approvals]
+            return [
+                lambda a=a: checked(
+                    http.post(f"/api/v1/runs/{a.run_id}/resume/", json={"approval_id": a.approval_id, "args": a.args}),
+                    200,
+                )
+                for a in approvals
+            ]
+
         return [thread(approvals) for approvals in approved]
 
     def cycle_ms(self, tool_call_id: str) -> float:
@@ -123,12 +155,15 @@ class CondorHttp:
             run_id = self.executing_run(agent)
             reviewer.get("/accounts/login/")
             started = time.perf_counter()
-            parked = checked(agent.post(f"/api/v1/runs/{run_id}/tool-calls/",
-                                        json=parking_call(tool_call_id, PRESCRIPTION)), 202)
+            parked = checked(
+                agent.post(f"/api/v1/runs/{run_id}/tool-calls/", json=parking_call(tool_call_id, PRESCRIPTION)), 202
+            )
             approval_id = parked.json()["approval"]["id"]
             checked(reviewer.post(f"/api/v1/approvals/{approval_id}/decision/", json={"approved": True}), 200)
-            checked(agent.post(f"/api/v1/runs/{run_id}/resume/",
-                               json={"approval_id": approval_id, "args": PRESCRIPTION}), 200)
+            checked(
+                agent.post(f"/api/v1/runs/{run_id}/resume/", json={"approval_id": approval_id, "args": PRESCRIPTION}),
+                200,
+            )
             return (time.perf_counter() - started) * 1000
 
 
@@ -146,13 +181,15 @@ def statements(responses) -> str:
     """The statements the requests sent, as their server counted them: "IN" or "IN+OUT", IN from BEGIN to
     COMMIT as the pins count, OUT outside a transaction. The most frequent count, then any other with its
     share (an agent's key is read again every few seconds, out of any transaction)."""
-    counts = Counter(tuple(int(n) for n in r.headers[STATEMENTS_HEADER].split()) for r in responses
-                     if STATEMENTS_HEADER in r.headers)
+    counts = Counter(
+        tuple(int(n) for n in r.headers[STATEMENTS_HEADER].split()) for r in responses if STATEMENTS_HEADER in r.headers
+    )
     if not counts:
         return "?"
 
     def shown(inside, outside):
         return f"{inside}+{outside}" if outside else f"{inside}"
+
     (usual, _), *others = counts.most_common()
     total = sum(counts.values())
     return " ".join([shown(*usual), *(f"({shown(*count)}: {n / total:.0%})" for count, n in others)])

@@ -18,8 +18,9 @@ CLIENT_KEEPALIVE_SECONDS = 5.0
 
 
 def http_client(base_url: str, **options) -> httpx.Client:
-    return httpx.Client(base_url=base_url, timeout=30,
-                        limits=httpx.Limits(keepalive_expiry=CLIENT_KEEPALIVE_SECONDS), **options)
+    return httpx.Client(
+        base_url=base_url, timeout=30, limits=httpx.Limits(keepalive_expiry=CLIENT_KEEPALIVE_SECONDS), **options
+    )
 
 
 class Refused(Exception):
@@ -28,8 +29,7 @@ class Refused(Exception):
 
 def checked(response: httpx.Response, status: int) -> httpx.Response:
     if response.status_code != status:
-        raise Refused(f"{response.request.method} {response.request.url}: {response.status_code} "
-                      f"{response.text[:300]}")
+        raise Refused(f"{response.request.method} {response.request.url}: {response.status_code} {response.text[:300]}")
     return response
 
 
@@ -53,8 +53,11 @@ class Phase:
     @staticmethod
     def merge(phases: list[Phase]) -> Phase:
         """Phases run one after another, as one."""
-        return Phase(sum(p.elapsed for p in phases), [t for p in phases for t in p.latencies],
-                     [r for p in phases for r in p.responses])
+        return Phase(
+            sum(p.elapsed for p in phases),
+            [t for p in phases for t in p.latencies],
+            [r for p in phases for r in p.responses],
+        )
 
 
 def hammer(requests_per_thread: list[list]) -> Phase:

@@ -55,24 +55,49 @@ def fill(target: int) -> int:
     now = timezone.now()
     sessions = Session.objects.bulk_create(
         Session(client=client, title=f"bench ward {n}", patient_ref=f"MRN-{n:06d}", care_unit=f"WARD-{n % 12}")
-        for n in range(-(-missing // 10)))
-    runs = Run.objects.bulk_create(Run(session=s, autonomy="guarded", state="suspended", last_activity_at=now,
-                                       suspended_at=now)
-                                   for s in sessions)
+        for n in range(-(-missing // 10))
+    )
+    runs = Run.objects.bulk_create(
+        Run(session=s, autonomy="guarded", state="suspended", last_activity_at=now, suspended_at=now) for s in sessions
+    )
     calls, approvals = [], []
     for n in range(missing):
         run = runs[n // 10]
         call_id = f"call-{uuid.uuid4().hex[:12]}"
-        calls.append(ToolCall(run=run, tool_call_id=call_id, step_id=call_id, tool="prescribe_medication",
-                              op="create", args=ARGS, metadata={"rationale": "Creatinine rose; dose by weight."},
-                              decision="require_approval", rule_id="mutate.high-tier-always-approval"))
-        approvals.append(Approval(
-            run=run, session=run.session, client=client, tool="prescribe_medication", op="create", tool_call_id=call_id,
-            step_id=call_id, contract_hash=uuid.uuid4().hex, reason_code="approval", rule_id="bench",
-            hitl_tier=TIERS[n % 3], args=ARGS, payload_hash="0" * 64, requested_at=now,
-            # Deadlines a day or more away: the figures hold for as long as the cards are kept.
-            expires_at=now + timedelta(days=30, seconds=(n * 7919) % 86400),
-            escalated_at=now if n % 9 == 0 else None))
+        calls.append(
+            ToolCall(
+                run=run,
+                tool_call_id=call_id,
+                step_id=call_id,
+                tool="prescribe_medication",
+                op="create",
+                args=ARGS,
+                metadata={"rationale": "Creatinine rose; dose by weight."},
+                decision="require_approval",
+                rule_id="mutate.high-tier-always-approval",
+            )
+        )
+        approvals.append(
+            Approval(
+                run=run,
+                session=run.session,
+                client=client,
+                tool="prescribe_medication",
+                op="create",
+                tool_call_id=call_id,
+                step_id=call_id,
+                contract_hash=uuid.uuid4().hex,
+                reason_code="approval",
+                rule_id="bench",
+                hitl_tier=TIERS[n % 3],
+                args=ARGS,
+                payload_hash="0" * 64,
+                requested_at=now,
+                # Deadlines a day or more away: the figures hold for as long as the cards are kept.
+                expires_at=now + timedelta(days=30, seconds=(n * 7919) % 86400),
+                escalated_at=now if n % 9 == 0 else None,
+            )
+        )
     ToolCall.objects.bulk_create(calls, batch_size=2000)
     Approval.objects.bulk_create(approvals, batch_size=2000)
     # Statistics and visibility as autovacuum would leave them once it has seen the new rows: measured right
@@ -108,8 +133,9 @@ def reference_pages(rev: str):
     package.__path__ = []
     sys.modules["bench_ref"] = package
     for name in _REFERENCE_MODULES:
-        source = subprocess.run(["git", "show", f"{rev}:approvals/{name}.py"], cwd=ROOT, check=True,
-                                capture_output=True, text=True).stdout
+        source = subprocess.run(
+            ["git", "show", f"{rev}:approvals/{name}.py"], cwd=ROOT, check=True, capture_output=True, text=True
+        ).stdout
         for other in _REFERENCE_MODULES:
             source = source.replace(f"from approvals.{other} import", f"from bench_ref.{other} import")
             source = source.replace(f"from approvals import {other}\n", f"from bench_ref import {other}\n")
@@ -151,10 +177,15 @@ def measure(user, cursor, repeat: int, versions: dict) -> dict:
             text = message(pages, reviewer_scope(user), cursor)
         body = json.loads(text)
         ordered = sorted(times[name])
-        figures[name] = {"p50": statistics.median(ordered) * 1000, "cpu": statistics.median(cpu[name]) * 1000,
-                         "p99": ordered[min(len(ordered) - 1, int(len(ordered) * 0.99))] * 1000,
-                         "queries": len(captured), "bytes": len(text.encode()), "cards": len(body["cards"]),
-                         "total": body["total"]}
+        figures[name] = {
+            "p50": statistics.median(ordered) * 1000,
+            "cpu": statistics.median(cpu[name]) * 1000,
+            "p99": ordered[min(len(ordered) - 1, int(len(ordered) * 0.99))] * 1000,
+            "queries": len(captured),
+            "bytes": len(text.encode()),
+            "cards": len(body["cards"]),
+            "total": body["total"],
+        }
     return figures
 
 
@@ -163,10 +194,14 @@ def main() -> None:
     parser.add_argument("--pending", type=int, default=10_000)
     parser.add_argument("--deep", type=int, default=7_500, help="the later page starts after this card")
     parser.add_argument("--repeat", type=int, default=200)
-    parser.add_argument("--reference", metavar="REV",
-                        help="also build each page as the git revision REV did, taking turns with this tree's code")
-    parser.add_argument("--smoke", action="store_true", help="a page of 100 from 150, built 3 times: checks the "
-                                                              "bench still runs")
+    parser.add_argument(
+        "--reference",
+        metavar="REV",
+        help="also build each page as the git revision REV did, taking turns with this tree's code",
+    )
+    parser.add_argument(
+        "--smoke", action="store_true", help="a page of 100 from 150, built 3 times: checks the bench still runs"
+    )
     options = parser.parse_args()
     if options.smoke:
         options.pending, options.deep, options.repeat = 150, 120, 3
@@ -179,24 +214,34 @@ def main() -> None:
     added = fill(options.pending)
     user = reviewer()
     queue = inbox_pages.queue_ordered(Approval.objects.filter(status=ApprovalStatus.PENDING))
-    deep = inbox_pages.encode_cursor(queue.values_list("escalation_rank", "risk_rank", "expires_at", "pk")[options.deep - 1])
+    deep = inbox_pages.encode_cursor(
+        queue.values_list("escalation_rank", "risk_rank", "expires_at", "pk")[options.deep - 1]
+    )
     versions = {"this tree": inbox_pages}
     if options.reference:
         versions = {options.reference: reference_pages(options.reference), **versions}
 
-    print(f"python {platform.python_version()} · {os.cpu_count()} cpus · load average before "
-          f"{' '.join(f'{x:.2f}' for x in os.getloadavg())} · {added} cards added")
-    print(f"{'page':<18} {'code':<12} {'p50 ms':>8} {'p99 ms':>8} {'cpu ms':>7} {'queries':>8} {'bytes':>9} "
-          f"{'cards':>6} {'total':>7}")
+    print(
+        f"python {platform.python_version()} · {os.cpu_count()} cpus · load average before "
+        f"{' '.join(f'{x:.2f}' for x in os.getloadavg())} · {added} cards added"
+    )
+    print(
+        f"{'page':<18} {'code':<12} {'p50 ms':>8} {'p99 ms':>8} {'cpu ms':>7} {'queries':>8} {'bytes':>9} "
+        f"{'cards':>6} {'total':>7}"
+    )
     for name, cursor in [("page 1", None), (f"after card {options.deep}", deep)]:
         figures = measure(user, cursor, options.repeat, versions)
         for code, f in figures.items():
-            print(f"{name:<18} {code:<12} {f['p50']:>8.1f} {f['p99']:>8.1f} {f['cpu']:>7.1f} {f['queries']:>8} "
-                  f"{f['bytes']:>9} {f['cards']:>6} {f['total']:>7}")
+            print(
+                f"{name:<18} {code:<12} {f['p50']:>8.1f} {f['p99']:>8.1f} {f['cpu']:>7.1f} {f['queries']:>8} "
+                f"{f['bytes']:>9} {f['cards']:>6} {f['total']:>7}"
+            )
         if options.reference:
             new, old = figures["this tree"], figures[options.reference]
-            print(f"{'':<18} {'new / old':<12} {new['p50'] / old['p50']:>8.2f} {new['p99'] / old['p99']:>8.2f} "
-                  f"{new['cpu'] / old['cpu']:>7.2f}")
+            print(
+                f"{'':<18} {'new / old':<12} {new['p50'] / old['p50']:>8.2f} {new['p99'] / old['p99']:>8.2f} "
+                f"{new['cpu'] / old['cpu']:>7.2f}"
+            )
     print(f"load average after {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
 
 

@@ -38,18 +38,34 @@ _SHAPES = [
     (3, "change_medication", "discontinue", {"medication_id": "m-3"}, {}, None),
     (2, "sign_document", "sign", {"document_id": "doc-78"}, {"approval_policy": "never"}, None),
     (5, "send_email", "send", {"host": "smtp.clinic.example", "to": "pt@example.org"}, {}, None),
-    (3, "create_calendar_event", "create",
-     {"event": {"target_url": "https://calendar.clinic.example/v2/events"}, "when": "2025-03-04"}, {}, None),
-    (3, "sync_ehr", "push", {"endpoint": "https://ehr.partner.example:443/fhir/Observation"}, {},
-     ToolSpec("sync_ehr", hitl_tier="high")),
+    (
+        3,
+        "create_calendar_event",
+        "create",
+        {"event": {"target_url": "https://calendar.clinic.example/v2/events"}, "when": "2025-03-04"},
+        {},
+        None,
+    ),
+    (
+        3,
+        "sync_ehr",
+        "push",
+        {"endpoint": "https://ehr.partner.example:443/fhir/Observation"},
+        {},
+        ToolSpec("sync_ehr", hitl_tier="high"),
+    ),
     (1, "sync_ehr", "push", {"endpoint": "https://ehr.partner.example@exfil.example/"}, {}, None),
     (2, "run_script", "run", {"script": "summarise_labs.py"}, {}, None),
-    (3, "order_lab_panel", "create", {"panel": "CMP"}, {},
-     ToolSpec("order_lab_panel", "mutate", "low")),
-    (2, "fetch_formulary", "", {"url": "https://formulary.partner.example/search?q=statin"}, {},
-     ToolSpec("fetch_formulary", allowed_hosts=("formulary.partner.example",))),
-    (2, "update_problem_list", "create", {"problem": "T2DM"}, {"mutating": True},
-     ToolSpec("update_problem_list")),
+    (3, "order_lab_panel", "create", {"panel": "CMP"}, {}, ToolSpec("order_lab_panel", "mutate", "low")),
+    (
+        2,
+        "fetch_formulary",
+        "",
+        {"url": "https://formulary.partner.example/search?q=statin"},
+        {},
+        ToolSpec("fetch_formulary", allowed_hosts=("formulary.partner.example",)),
+    ),
+    (2, "update_problem_list", "create", {"problem": "T2DM"}, {"mutating": True}, ToolSpec("update_problem_list")),
     (2, "translate_leaflet", "", {"text": "..."}, {}, None),  # unknown to both registries
 ]
 
@@ -97,14 +113,11 @@ def main() -> None:
     rates = [run_round(workload) for _ in range(options.rounds)]
     best = max(rates)
 
-    print(f"Python {platform.python_version()} ({platform.python_implementation()}), "
-          f"{platform.machine()}, one core")
+    print(f"Python {platform.python_version()} ({platform.python_implementation()}), {platform.machine()}, one core")
     print(f"{options.calls:,} calls/round x {options.rounds} rounds")
-    print("verdict mix: " + ", ".join(f"{rule} {n * 100 / len(workload):.0f}%"
-                                      for rule, n in mix.most_common()))
+    print("verdict mix: " + ", ".join(f"{rule} {n * 100 / len(workload):.0f}%" for rule, n in mix.most_common()))
     print(f"median {sorted(rates)[len(rates) // 2]:,.0f} decisions/s")
-    print(f"best   {best:,.0f} decisions/s (target {TARGET:,}: "
-          f"{'met' if best >= TARGET else 'MISSED'})")
+    print(f"best   {best:,.0f} decisions/s (target {TARGET:,}: {'met' if best >= TARGET else 'MISSED'})")
 
 
 if __name__ == "__main__":

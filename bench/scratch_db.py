@@ -19,8 +19,13 @@ def _maintenance(url: str):
     config = dj_database_url.parse(url)
     if config["ENGINE"] != "django.db.backends.postgresql":
         sys.exit("this benchmark measures the PostgreSQL deployment: set DATABASE_URL=postgres://…")
-    params = {"dbname": "postgres", "user": config["USER"] or None, "password": config["PASSWORD"] or None,
-              "host": config["HOST"] or None, "port": config["PORT"] or None}
+    params = {
+        "dbname": "postgres",
+        "user": config["USER"] or None,
+        "password": config["PASSWORD"] or None,
+        "host": config["HOST"] or None,
+        "port": config["PORT"] or None,
+    }
     return psycopg.connect(**{k: v for k, v in params.items() if v}, autocommit=True), config["NAME"]
 
 

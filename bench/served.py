@@ -36,10 +36,27 @@ class Gunicorn:
     def start(self) -> None:
         port = free_port()
         self.process = subprocess.Popen(
-            [sys.executable, "-m", "gunicorn", "condor.wsgi", "-k", "gthread", "--workers", str(self.workers),
-             "--threads", str(self.threads), "--keep-alive", str(SERVER_KEEPALIVE_SECONDS),
-             "-b", f"127.0.0.1:{port}", "--log-level", "warning"],
-            cwd=self.tree, env={**os.environ, **self.env})
+            [
+                sys.executable,
+                "-m",
+                "gunicorn",
+                "condor.wsgi",
+                "-k",
+                "gthread",
+                "--workers",
+                str(self.workers),
+                "--threads",
+                str(self.threads),
+                "--keep-alive",
+                str(SERVER_KEEPALIVE_SECONDS),
+                "-b",
+                f"127.0.0.1:{port}",
+                "--log-level",
+                "warning",
+            ],
+            cwd=self.tree,
+            env={**os.environ, **self.env},
+        )
         self.base = f"http://127.0.0.1:{port}"
 
     def wait(self) -> None:

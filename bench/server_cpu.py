@@ -42,8 +42,12 @@ class ServerCpu:
 
     def read(self) -> dict[int, float]:
         """Each process's CPU seconds so far (backends negated in key: -pid, so pids never collide)."""
-        backends = [row[0] for row in self.monitor.execute(
-            "SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()")]
+        backends = [
+            row[0]
+            for row in self.monitor.execute(
+                "SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()"
+            )
+        ]
         seconds = {pid: cpu_seconds(pid) for pid in children(self.master)}
         seconds |= {-pid: cpu_seconds(pid) for pid in backends}
         return {pid: value for pid, value in seconds.items() if value is not None}

@@ -61,29 +61,60 @@ def seed(sessions_count: int = 10_000, messages: int = 100_000, long_messages: i
     if client is None:
         client = ApiClient.objects.create(name=CLIENT_NAME)
         sessions = Session.objects.bulk_create(
-            (Session(client=client, title=f"Ward round {n}", patient_ref=f"MRN-{n % 997}", care_unit=f"Unit {n % 7}")
-             for n in range(sessions_count)), batch_size=2000)
+            (
+                Session(client=client, title=f"Ward round {n}", patient_ref=f"MRN-{n % 997}", care_unit=f"Unit {n % 7}")
+                for n in range(sessions_count)
+            ),
+            batch_size=2000,
+        )
         Message.objects.bulk_create(
-            (Message(session=sessions[n % sessions_count], role="user" if n % 2 else "assistant",
-                     parts=[{"type": "text", "text": f"message {n}"}]) for n in range(messages)), batch_size=5000)
+            (
+                Message(
+                    session=sessions[n % sessions_count],
+                    role="user" if n % 2 else "assistant",
+                    parts=[{"type": "text", "text": f"message {n}"}],
+                )
+                for n in range(messages)
+            ),
+            batch_size=5000,
+        )
         long = Session.objects.create(client=client, title="bench: long conversation")
         now = timezone.now()
         for turn in range(long_messages // 2):
-            run = Run.objects.create(session=long, autonomy="guarded", state="completed", terminal_reason="completed",
-                                     last_activity_at=now, closed_at=now)
+            run = Run.objects.create(
+                session=long,
+                autonomy="guarded",
+                state="completed",
+                terminal_reason="completed",
+                last_activity_at=now,
+                closed_at=now,
+            )
             Message.objects.create(session=long, role="user", parts=[{"type": "text", "text": f"ask {turn}"}])
-            Message.objects.create(session=long, role="assistant", run=run,
-                                   parts=[{"type": "text", "text": f"answer {turn}"}])
+            Message.objects.create(
+                session=long, role="assistant", run=run, parts=[{"type": "text", "text": f"answer {turn}"}]
+            )
             call = f"call-{turn}"
-            chunks = frames.suspend_frames(approval_id=f"a-{turn}", tool_call_id=call, tool_name="prescribe",
-                                           input={"drug": "amoxicillin"}, reason_code="approval")
+            chunks = frames.suspend_frames(
+                approval_id=f"a-{turn}",
+                tool_call_id=call,
+                tool_name="prescribe",
+                input={"drug": "amoxicillin"},
+                reason_code="approval",
+            )
             RunEvent.objects.create(run=run, kind="approval.requested", frames=chunks, published_at=now)
-            decided = frames.decision_frames(approval_id=f"a-{turn}", tool_call_id=call, approved=turn % 3 != 0,
-                                             reason="ok", args={"drug": "amoxicillin"}, payload_hash="0" * 64)
+            decided = frames.decision_frames(
+                approval_id=f"a-{turn}",
+                tool_call_id=call,
+                approved=turn % 3 != 0,
+                reason="ok",
+                args={"drug": "amoxicillin"},
+                payload_hash="0" * 64,
+            )
             RunEvent.objects.create(run=run, kind="approval.decided", frames=decided, published_at=now)
             if turn % 3:
-                RunEvent.objects.create(run=run, kind="tool.result", published_at=now,
-                                        frames=frames.result_frames(call, {"order": turn}))
+                RunEvent.objects.create(
+                    run=run, kind="tool.result", published_at=now, frames=frames.result_frames(call, {"order": turn})
+                )
     ApiClientKey.objects.filter(client=client).delete()
     _, key = ApiClientKey.objects.create_key(name="bench", client=client)
     from sessions_app.models import Session as S
@@ -141,17 +172,27 @@ def measure(http, key, rows, repeat):
         ordered = sorted(values)
         return ordered[min(len(ordered) - 1, int(len(ordered) * 0.99))]
 
-    return {label: {"p50": statistics.median(times[label]), "p99": p99(times[label]),
-                    "cpu50": statistics.median(cpus[label]), "cpu99": p99(cpus[label]), "queries": queries[label],
-                    "gc99": p99(gc_cpu[label]), "full_gc": full_collections[label],
-                    "generations": generations[label], "response": last[label]}
-            for label in labels}
+    return {
+        label: {
+            "p50": statistics.median(times[label]),
+            "p99": p99(times[label]),
+            "cpu50": statistics.median(cpus[label]),
+            "cpu99": p99(cpus[label]),
+            "queries": queries[label],
+            "gc99": p99(gc_cpu[label]),
+            "full_gc": full_collections[label],
+            "generations": generations[label],
+            "response": last[label],
+        }
+        for label in labels
+    }
 
 
 def history_at(rev: str):
     """runs/session_history.py as it was at the git revision `rev`, loaded as a module of its own."""
-    source = subprocess.run(["git", "show", f"{rev}:runs/session_history.py"], cwd=ROOT, check=True,
-                            capture_output=True, text=True).stdout
+    source = subprocess.run(
+        ["git", "show", f"{rev}:runs/session_history.py"], cwd=ROOT, check=True, capture_output=True, text=True
+    ).stdout
     module = types.ModuleType(f"history_at_{rev}")
     exec(compile(source, f"{rev}:runs/session_history.py", "exec"), module.__dict__)
     return module.history_json
@@ -171,14 +212,22 @@ def allocation_peak(builder, session, builds=5) -> float:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--repeat", type=int, default=200)
-    parser.add_argument("--no-freeze", action="store_true",
-                        help="leave the collector as Python sets it (the servers freeze the start-up heap and "
-                             "raise the youngest generation's threshold: condor/gc_settings.py)")
-    parser.add_argument("--against", metavar="REV",
-                        help="also time the history as runs/session_history.py built it at this git revision, "
-                             "in turns with today's")
-    parser.add_argument("--smoke", action="store_true",
-                        help="120 sessions, a history of 20 messages, 3 requests each: checks the bench still runs")
+    parser.add_argument(
+        "--no-freeze",
+        action="store_true",
+        help="leave the collector as Python sets it (the servers freeze the start-up heap and "
+        "raise the youngest generation's threshold: condor/gc_settings.py)",
+    )
+    parser.add_argument(
+        "--against",
+        metavar="REV",
+        help="also time the history as runs/session_history.py built it at this git revision, in turns with today's",
+    )
+    parser.add_argument(
+        "--smoke",
+        action="store_true",
+        help="120 sessions, a history of 20 messages, 3 requests each: checks the bench still runs",
+    )
     args = parser.parse_args()
     sizes, pages_in = (10_000, 100_000, 500), 20
     if args.smoke:
@@ -218,26 +267,39 @@ def main() -> None:
         *[(f"same, built as at {name}", history, build) for name, build in builders.items() if name != "today's"],
         # The reference: the same endpoint on a 10-message session, the request path's own cost
         # on this machine in this run (the figures above swing with the load; the gap does less).
-        (f"GET sessions/{{id}}/history/ ({sizes[1] // sizes[0]} messages, reference)",
-         f"/api/v1/sessions/{short_id}/history/", None),
+        (
+            f"GET sessions/{{id}}/history/ ({sizes[1] // sizes[0]} messages, reference)",
+            f"/api/v1/sessions/{short_id}/history/",
+            None,
+        ),
     ]
     load = os.getloadavg()[0]
     figures = measure(http, key, rows, args.repeat)
-    print(f"load {load:.1f} → {os.getloadavg()[0]:.1f}; {args.repeat} requests each, round-robin; "
-          f"start-up heap {'left to the collector' if args.no_freeze else 'frozen'} ({gc.get_freeze_count()} objects), "
-          f"GC thresholds {gc.get_threshold()}")
-    print("| request | p50 | p99 | CPU p50 | CPU p99 / p50 | GC CPU p99 | collections gen 0/1/2 "
-          "| full GCs (CPU ms each, max) | queries |")
+    print(
+        f"load {load:.1f} → {os.getloadavg()[0]:.1f}; {args.repeat} requests each, round-robin; "
+        f"start-up heap {'left to the collector' if args.no_freeze else 'frozen'} ({gc.get_freeze_count()} objects), "
+        f"GC thresholds {gc.get_threshold()}"
+    )
+    print(
+        "| request | p50 | p99 | CPU p50 | CPU p99 / p50 | GC CPU p99 | collections gen 0/1/2 "
+        "| full GCs (CPU ms each, max) | queries |"
+    )
     for label, _, _ in rows:
         f = figures[label]
         full = f"{len(f['full_gc'])} ({max(f['full_gc']):.0f})" if f["full_gc"] else "0"
-        print(f"| {label} | {f['p50']:.1f} ms | {f['p99']:.1f} ms | {f['cpu50']:.1f} ms | {f['cpu99'] / f['cpu50']:.2f} "
-              f"| {f['gc99']:.1f} ms | {'/'.join(map(str, f['generations']))} | {full} | {f['queries']} |")
+        print(
+            f"| {label} | {f['p50']:.1f} ms | {f['p99']:.1f} ms | {f['cpu50']:.1f} ms | {f['cpu99'] / f['cpu50']:.2f} "
+            f"| {f['gc99']:.1f} ms | {'/'.join(map(str, f['generations']))} | {full} | {f['queries']} |"
+        )
     long, short = figures[rows[3][0]], figures[rows[-1][0]]
-    print(f"history of {sizes[2]} messages over the reference: +{long['p50'] - short['p50']:.1f} ms p50, "
-          f"+{long['cpu50'] - short['cpu50']:.1f} ms CPU p50")
-    print("allocation peak of one history build (tracemalloc, max of 5): "
-          + "; ".join(f"{name} {allocation_peak(build, long_session):.0f} KiB" for name, build in builders.items()))
+    print(
+        f"history of {sizes[2]} messages over the reference: +{long['p50'] - short['p50']:.1f} ms p50, "
+        f"+{long['cpu50'] - short['cpu50']:.1f} ms CPU p50"
+    )
+    print(
+        "allocation peak of one history build (tracemalloc, max of 5): "
+        + "; ".join(f"{name} {allocation_peak(build, long_session):.0f} KiB" for name, build in builders.items())
+    )
 
 
 if __name__ == "__main__":

@@ -22,25 +22,59 @@ from core.parsers import loads_strict  # noqa: E402
 
 
 def gate_call() -> bytes:
-    return json.dumps({
-        "tool_call_id": "call_01HZY3", "step_id": "step-4", "tool": "prescribe_medication", "op": "create",
-        "args": {"patient_id": "p-1042", "drug": "amoxicillin", "dose_mg": 500, "route": "oral",
-                 "frequency": "tid", "days": 7, "notes": "Penicillin allergy ruled out."},
-        "metadata": {"plan": "auto", "mutating": True},
-    }).encode()
+    return json.dumps(
+        {
+            "tool_call_id": "call_01HZY3",
+            "step_id": "step-4",
+            "tool": "prescribe_medication",
+            "op": "create",
+            "args": {
+                "patient_id": "p-1042",
+                "drug": "amoxicillin",
+                "dose_mg": 500,
+                "route": "oral",
+                "frequency": "tid",
+                "days": 7,
+                "notes": "Penicillin allergy ruled out.",
+            },
+            "metadata": {"plan": "auto", "mutating": True},
+        }
+    ).encode()
 
 
 def clarification() -> bytes:
-    missing = [{"name": f"field_{i}", "type": "string",
-                "hint": {"enum": [f"option {j}" for j in range(8)], "label": f"Field {i} — pick one"}}
-               for i in range(120)]
-    return json.dumps({"tool_call_id": "call-9", "step_id": "s-9", "tool": "book_appointment",
-                       "message": "Which slot and clinic?", "missing": missing}, ensure_ascii=False).encode()
+    missing = [
+        {
+            "name": f"field_{i}",
+            "type": "string",
+            "hint": {"enum": [f"option {j}" for j in range(8)], "label": f"Field {i} — pick one"},
+        }
+        for i in range(120)
+    ]
+    return json.dumps(
+        {
+            "tool_call_id": "call-9",
+            "step_id": "s-9",
+            "tool": "book_appointment",
+            "message": "Which slot and clinic?",
+            "missing": missing,
+        },
+        ensure_ascii=False,
+    ).encode()
 
 
 def tool_result() -> bytes:
-    rows = [{"id": i, "code": f"LOINC-{i:05d}", "value": i * 0.25, "unit": "mmol/L", "flag": i % 7 == 0,
-             "comment": "Ré-analysé après hémolyse" if i % 11 == 0 else None} for i in range(9000)]
+    rows = [
+        {
+            "id": i,
+            "code": f"LOINC-{i:05d}",
+            "value": i * 0.25,
+            "unit": "mmol/L",
+            "flag": i % 7 == 0,
+            "comment": "Ré-analysé après hémolyse" if i % 11 == 0 else None,
+        }
+        for i in range(9000)
+    ]
     return json.dumps({"output": {"rows": rows}, "is_error": False}, ensure_ascii=False).encode()
 
 
@@ -64,11 +98,12 @@ def main() -> None:
     volume = 2_000_000
     if options.smoke:
         options.rounds, volume = 1, 1
-    print(f"{platform.python_implementation()} {platform.python_version()} on {platform.machine()}, "
-          f"best of {options.rounds} rounds")
+    print(
+        f"{platform.python_implementation()} {platform.python_version()} on {platform.machine()}, "
+        f"best of {options.rounds} rounds"
+    )
     print(f"{'body':<14}{'size':>10}{'json.loads':>14}{'loads_strict':>15}{'ratio':>8}")
-    for name, body in [("gate call", gate_call()), ("clarification", clarification()),
-                       ("tool result", tool_result())]:
+    for name, body in [("gate call", gate_call()), ("clarification", clarification()), ("tool result", tool_result())]:
         assert loads_strict(body) == json.loads(body)
         plain = best_microseconds(json.loads, body, options.rounds, volume)
         strict = best_microseconds(loads_strict, body, options.rounds, volume)

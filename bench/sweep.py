@@ -65,17 +65,35 @@ def seed(count: int, client_id: int) -> None:
     runs = [uuid.uuid4() for _ in range(count)]
     with transaction.atomic(), connection.cursor() as cursor:
         copy = cursor.cursor.copy
-        with copy("COPY sessions_app_session (id, client_id, title, patient_ref, care_unit, autonomy, consent, "
-                  "age_band, tainted, created_at, updated_at) FROM STDIN") as rows:
+        with copy(
+            "COPY sessions_app_session (id, client_id, title, patient_ref, care_unit, autonomy, consent, "
+            "age_band, tainted, created_at, updated_at) FROM STDIN"
+        ) as rows:
             for session in sessions:
-                rows.write_row((session, client_id, "bench: sweep", f"MRN-{random.randrange(10**6)}", "", "guarded",
-                                False, "unknown", False, idle_since, idle_since))
-        with copy("COPY runs_run (id, session_id, state, terminal_reason, autonomy, flow_key, engine, summary, "
-                  "usage, created_at, last_activity_at) FROM STDIN") as rows:
+                rows.write_row(
+                    (
+                        session,
+                        client_id,
+                        "bench: sweep",
+                        f"MRN-{random.randrange(10**6)}",
+                        "",
+                        "guarded",
+                        False,
+                        "unknown",
+                        False,
+                        idle_since,
+                        idle_since,
+                    )
+                )
+        with copy(
+            "COPY runs_run (id, session_id, state, terminal_reason, autonomy, flow_key, engine, summary, "
+            "usage, created_at, last_activity_at) FROM STDIN"
+        ) as rows:
             for run, session in zip(runs, sessions, strict=True):
                 rows.write_row((run, session, "executing", "", "guarded", "", "", "", "{}", idle_since, idle_since))
-        with copy("COPY runs_runevent (run_id, kind, step_id, data, frames, created_at, published_at) "
-                  "FROM STDIN") as rows:
+        with copy(
+            "COPY runs_runevent (run_id, kind, step_id, data, frames, created_at, published_at) FROM STDIN"
+        ) as rows:
             for run in runs:
                 rows.write_row((run, "run.opened", "", '{"state": "pending"}', "[]", idle_since, idle_since))
                 rows.write_row((run, "run.transitioned", "", '{"state": "executing"}', "[]", idle_since, idle_since))
@@ -83,8 +101,25 @@ def seed(count: int, client_id: int) -> None:
         with copy(f"COPY approvals_auditevent ({', '.join(HASHED_FIELDS)}, hash) FROM STDIN") as rows:
             for run, session in zip(runs, sessions, strict=True):
                 chain = f"session:{session}"
-                values = (chain, 1, GENESIS_HASH, idle_since, "verdict", "client:bench-sweep", None, client_id,
-                          str(session), str(run), None, "MRN-0", "search_patients", "read", "allow", "read.allow", {})
+                values = (
+                    chain,
+                    1,
+                    GENESIS_HASH,
+                    idle_since,
+                    "verdict",
+                    "client:bench-sweep",
+                    None,
+                    client_id,
+                    str(session),
+                    str(run),
+                    None,
+                    "MRN-0",
+                    "search_patients",
+                    "read",
+                    "allow",
+                    "read.allow",
+                    {},
+                )
                 digest = row_hash(values)
                 rows.write_row((*values[:-1], "{}", digest))
                 heads.append((chain, 1, digest))
@@ -110,8 +145,19 @@ def sweep_child(part: int, parts: int) -> None:
     counts = sweep(share=Share(0, parts)) if part == 0 else sweep_share(Share(part, parts))
     wall, cpu = time.perf_counter() - began, time.process_time() - began_cpu
     db_cpu = cpu_seconds(backend) - began_db if began_db is not None and _backend_pid() == backend else None
-    print(json.dumps({"counts": counts, "wall": wall, "cpu": cpu, "db_cpu": db_cpu, "peak_mib": _peak_rss_mib(),
-                      "began": stamp, "ended": stamp + wall}))
+    print(
+        json.dumps(
+            {
+                "counts": counts,
+                "wall": wall,
+                "cpu": cpu,
+                "db_cpu": db_cpu,
+                "peak_mib": _peak_rss_mib(),
+                "began": stamp,
+                "ended": stamp + wall,
+            }
+        )
+    )
 
 
 def _peak_rss_mib() -> float:
@@ -135,9 +181,18 @@ def _backend_pid() -> int:
 def run_children(batch: int, workers: int) -> dict:
     """One pass split over `workers` child processes; their figures combined (wall: first start to last end)."""
     env = {**os.environ, "CONDOR_SWEEP_BUDGET_SECONDS": "3600", "CONDOR_SWEEP_BATCH_SIZE": str(batch)}
-    children = [subprocess.Popen([sys.executable, __file__, "--child", str(part), str(workers)], env=env, cwd=ROOT,
-                                 stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-                for part in range(workers)]
+    children = [
+        subprocess.Popen(
+            [sys.executable, __file__, "--child", str(part), str(workers)],
+            env=env,
+            cwd=ROOT,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        for part in range(workers)
+    ]
     for child in children:
         if child.stdout.readline().strip() != "ready":
             sys.exit(f"a sweep child did not start:\n{child.communicate()[1][-3000:]}")
@@ -150,19 +205,23 @@ def run_children(batch: int, workers: int) -> dict:
         if child.returncode:
             sys.exit(f"the sweep pass failed:\n{err[-3000:]}")
         figures.append(json.loads(out.strip().splitlines()[-1]))
-    return {"closed": sum(f["counts"]["runs_idle"] for f in figures),
-            "wall": max(f["ended"] for f in figures) - min(f["began"] for f in figures),
-            "cpu": sum(f["cpu"] for f in figures), "peak_mib": max(f["peak_mib"] for f in figures),
-            "db_cpu": None if None in [f["db_cpu"] for f in figures] else sum(f["db_cpu"] for f in figures),
-            "counts": [f["counts"] for f in figures]}
+    return {
+        "closed": sum(f["counts"]["runs_idle"] for f in figures),
+        "wall": max(f["ended"] for f in figures) - min(f["began"] for f in figures),
+        "cpu": sum(f["cpu"] for f in figures),
+        "peak_mib": max(f["peak_mib"] for f in figures),
+        "db_cpu": None if None in [f["db_cpu"] for f in figures] else sum(f["db_cpu"] for f in figures),
+        "counts": [f["counts"] for f in figures],
+    }
 
 
 def verify_sample(sample: int) -> str:
     from audit import chain as audit_chain
     from runs.models import Run
 
-    sessions = list(Run.objects.filter(terminal_reason="sweep_idle").order_by("?")
-                    .values_list("session_id", flat=True)[:sample])
+    sessions = list(
+        Run.objects.filter(terminal_reason="sweep_idle").order_by("?").values_list("session_id", flat=True)[:sample]
+    )
     report = audit_chain.verify(audit_chain.chain_for(session) for session in sessions)
     return f"{report.chains} chains sampled: {'intact' if report.intact else report.broken}"
 
@@ -172,8 +231,12 @@ def main() -> None:
     parser.add_argument("--sizes", type=int, nargs="+", default=[100_000, 200_000])
     parser.add_argument("--batch", type=int, default=1000, help="CONDOR_SWEEP_BATCH_SIZE for the pass")
     parser.add_argument("--verify-sample", type=int, default=2000, help="closed session chains to verify")
-    parser.add_argument("--workers", type=int, default=2,
-                        help="worker processes the pass is split over (CONDOR_SWEEP_PARTS, condor/tasks.py)")
+    parser.add_argument(
+        "--workers",
+        type=int,
+        default=2,
+        help="worker processes the pass is split over (CONDOR_SWEEP_PARTS, condor/tasks.py)",
+    )
     parser.add_argument("--smoke", action="store_true", help="300 runs in batches of 100: checks the bench still runs")
     parser.add_argument("--child", type=int, nargs=2, metavar=("PART", "PARTS"), help=argparse.SUPPRESS)
     args = parser.parse_args()
@@ -200,11 +263,15 @@ def main() -> None:
         cursor.execute("SHOW server_version")
         pg_version = cursor.fetchone()[0]
     layer = settings.CHANNEL_LAYERS["default"]["BACKEND"].rsplit(".", 1)[-1]
-    print(f"Python {platform.python_version()} on {platform.machine()}, {os.cpu_count()} CPUs; "
-          f"PostgreSQL {pg_version}; channel layer {layer}; batch {args.batch}; "
-          f"the pass split over {args.workers} worker process(es)")
-    print(f"{'runs':>8} {'closed':>8} {'seed s':>7} {'pass s':>7} {'cpu s':>6} {'cpu/100k':>8} {'pg cpu/100k':>11} "
-          f"{'s/100k':>7} {'runs/s':>7} {'peak MiB':>9} {'load before/after':>18}")
+    print(
+        f"Python {platform.python_version()} on {platform.machine()}, {os.cpu_count()} CPUs; "
+        f"PostgreSQL {pg_version}; channel layer {layer}; batch {args.batch}; "
+        f"the pass split over {args.workers} worker process(es)"
+    )
+    print(
+        f"{'runs':>8} {'closed':>8} {'seed s':>7} {'pass s':>7} {'cpu s':>6} {'cpu/100k':>8} {'pg cpu/100k':>11} "
+        f"{'s/100k':>7} {'runs/s':>7} {'peak MiB':>9} {'load before/after':>18}"
+    )
     for size in args.sizes:
         began = time.perf_counter()
         seed(size, client.pk)
@@ -213,12 +280,15 @@ def main() -> None:
         load_before = os.getloadavg()[0]
         figures = run_children(args.batch, args.workers)
         closed = figures["closed"]
-        print(f"{size:8,} {closed:8,} {seeded:7.1f} {figures['wall']:7.1f} {figures['cpu']:6.1f} "
-              f"{figures['cpu'] / size * 100_000:8.1f} "
-              f"{'-' if figures['db_cpu'] is None else format(figures['db_cpu'] / size * 100_000, '.1f'):>11} "
-              f"{figures['wall'] / size * 100_000:7.1f} "
-              f"{closed / figures['wall']:7.0f} {figures['peak_mib']:9.1f} "
-              f"{load_before:8.1f} / {os.getloadavg()[0]:.1f}", flush=True)
+        print(
+            f"{size:8,} {closed:8,} {seeded:7.1f} {figures['wall']:7.1f} {figures['cpu']:6.1f} "
+            f"{figures['cpu'] / size * 100_000:8.1f} "
+            f"{'-' if figures['db_cpu'] is None else format(figures['db_cpu'] / size * 100_000, '.1f'):>11} "
+            f"{figures['wall'] / size * 100_000:7.1f} "
+            f"{closed / figures['wall']:7.0f} {figures['peak_mib']:9.1f} "
+            f"{load_before:8.1f} / {os.getloadavg()[0]:.1f}",
+            flush=True,
+        )
         if closed != size:
             sys.exit(f"the pass closed {closed} of {size}: {figures['counts']}")
     print(verify_sample(args.verify_sample))

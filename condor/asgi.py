@@ -18,11 +18,11 @@ from core.body_limit import BodySizeLimit  # noqa: E402
 from core.ws_origin import SameOriginValidator  # noqa: E402
 from inbox.consumers import InboxConsumer  # noqa: E402
 
-application = ProtocolTypeRouter({
-    "http": BodySizeLimit(django_asgi_app),
-    "websocket": SameOriginValidator(
-        AuthMiddlewareStack(URLRouter([path("ws/inbox/", InboxConsumer.as_asgi())]))
-    ),
-})
+application = ProtocolTypeRouter(
+    {
+        "http": BodySizeLimit(django_asgi_app),
+        "websocket": SameOriginValidator(AuthMiddlewareStack(URLRouter([path("ws/inbox/", InboxConsumer.as_asgi())]))),
+    }
+)
 start_if_configured()  # no broker (no REDIS_URL): this serving process sweeps
 configure_gc_for_serving()  # last: everything above is loaded

@@ -137,8 +137,9 @@ TEMPLATES = [
 
 
 DATABASES = {
-    "default": database(env_url("DATABASE_URL", {"postgres", "postgresql", "pgsql", "sqlite"}),
-                        sqlite_path=BASE_DIR / "db.sqlite3")
+    "default": database(
+        env_url("DATABASE_URL", {"postgres", "postgresql", "pgsql", "sqlite"}), sqlite_path=BASE_DIR / "db.sqlite3"
+    )
 }
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
@@ -157,7 +158,9 @@ if REDIS_URL:
             "BACKEND": "core.channel_layer.RedisLayer",  # channels_redis, a lost cancel honoured
             "CONFIG": {
                 "hosts": [{"address": REDIS_URL, "socket_timeout": CHANNEL_LAYER_SOCKET_TIMEOUT_SECONDS}],
-                "capacity": 1500, "expiry": 30, "prefix": REDIS_PREFIX,
+                "capacity": 1500,
+                "expiry": 30,
+                "prefix": REDIS_PREFIX,
             },
         }
     }
@@ -211,7 +214,8 @@ if REDIS_URL:
     # (agents/throttling.py, agents/api_key_cache.py).
     for name in ("throttle", "api_keys"):
         CACHES[name] = {
-            "BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": REDIS_URL,
+            "BACKEND": "django.core.cache.backends.redis.RedisCache",
+            "LOCATION": REDIS_URL,
             "KEY_PREFIX": f"{REDIS_PREFIX}-{name}",
             "OPTIONS": {"socket_timeout": 0.25, "socket_connect_timeout": 0.25, "retry": Retry(NoBackoff(), 0)},
         }
@@ -301,7 +305,11 @@ if _email:
     EMAIL_BACKEND = _email["EMAIL_BACKEND"]
     EMAIL_HOST, EMAIL_PORT = _email["EMAIL_HOST"], _email["EMAIL_PORT"]
     EMAIL_HOST_USER, EMAIL_HOST_PASSWORD = _email["EMAIL_HOST_USER"], _email["EMAIL_HOST_PASSWORD"]
-    EMAIL_USE_TLS, EMAIL_USE_SSL, EMAIL_TIMEOUT = _email["EMAIL_USE_TLS"], _email["EMAIL_USE_SSL"], _email["EMAIL_TIMEOUT"]
+    EMAIL_USE_TLS, EMAIL_USE_SSL, EMAIL_TIMEOUT = (
+        _email["EMAIL_USE_TLS"],
+        _email["EMAIL_USE_SSL"],
+        _email["EMAIL_TIMEOUT"],
+    )
 else:
     EMAIL_BACKEND = env_str("EMAIL_BACKEND", "django.core.mail.backends.console.EmailBackend")
 DEFAULT_FROM_EMAIL = env_str("DEFAULT_FROM_EMAIL", "condor@localhost")
@@ -340,8 +348,11 @@ LOGGING = {
 CELERY_BEAT_SCHEDULE = {
     # A pass still queued when the next is due is dropped: after a worker outage the queue
     # holds one pass, not one per missed interval.
-    "condor-sweep": {"task": "condor.sweep", "schedule": float(CONDOR_SWEEP_INTERVAL_SECONDS),
-                     "options": {"expires": float(CONDOR_SWEEP_INTERVAL_SECONDS)}},
+    "condor-sweep": {
+        "task": "condor.sweep",
+        "schedule": float(CONDOR_SWEEP_INTERVAL_SECONDS),
+        "options": {"expires": float(CONDOR_SWEEP_INTERVAL_SECONDS)},
+    },
 }
 # The audit chains' heads, signed with a key the database never sees, appended to a file the
 # deployment keeps append-only (audit/checkpoints.py); beat writes one every interval.
@@ -350,8 +361,10 @@ CONDOR_AUDIT_CHECKPOINT_FILE = env_str("CONDOR_AUDIT_CHECKPOINT_FILE") or None
 CONDOR_AUDIT_CHECKPOINT_SECONDS = env_int("CONDOR_AUDIT_CHECKPOINT_SECONDS", 300)
 if CONDOR_AUDIT_CHECKPOINT_FILE:
     CELERY_BEAT_SCHEDULE["condor-audit-checkpoint"] = {
-        "task": "condor.audit_checkpoint", "schedule": float(CONDOR_AUDIT_CHECKPOINT_SECONDS),
-        "options": {"expires": float(CONDOR_AUDIT_CHECKPOINT_SECONDS)}}
+        "task": "condor.audit_checkpoint",
+        "schedule": float(CONDOR_AUDIT_CHECKPOINT_SECONDS),
+        "options": {"expires": float(CONDOR_AUDIT_CHECKPOINT_SECONDS)},
+    }
 # Without a broker (no REDIS_URL) nothing runs Celery beat: a serving process (condor/wsgi.py,
 # condor/asgi.py; not a management command) sweeps on a thread of its own, unless this says otherwise.
 CONDOR_INPROCESS_SWEEPS = env_bool("CONDOR_INPROCESS_SWEEPS", not REDIS_URL)

@@ -54,13 +54,15 @@ def sweep(now=None, *, share: Share = WHOLE) -> dict[str, int | float]:
     until = budget_deadline()
     now = now or timezone.now()
     backlog = _backlog_steps(now, until, share)
-    counts = _run_steps({
-        "approvals_expired": backlog.pop("approvals_expired"),
-        "approvals_escalated": lambda: escalation.escalate_due(now=now),
-        **backlog,
-        "events_republished": lambda: run_sweeps.drain_outbox(until),
-        "idempotency_pruned": lambda: idempotency.prune_expired(now),
-    })
+    counts = _run_steps(
+        {
+            "approvals_expired": backlog.pop("approvals_expired"),
+            "approvals_escalated": lambda: escalation.escalate_due(now=now),
+            **backlog,
+            "events_republished": lambda: run_sweeps.drain_outbox(until),
+            "idempotency_pruned": lambda: idempotency.prune_expired(now),
+        }
+    )
     counts["seconds"] = round(time.monotonic() - started, 3)
     heartbeats.beat(heartbeats.SWEEP, counts)
     return counts

@@ -24,4 +24,3 @@ def sweep():
 def sweep_part(part: int, parts: int):
     """Slice `part` of `parts` of a split pass's backlog (see `sweep`)."""
     return sweep_share(Share(part, parts))
-

@@ -37,7 +37,7 @@ SUMMARY_CHARS = 100
 
 
 def _clipped(text: str, limit: int) -> str:
-    return text if len(text) <= limit else text[:limit - 1] + "…"
+    return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
 def leading_values(args, *, shown=()) -> str:
@@ -71,8 +71,9 @@ def pretty_json(value) -> SafeString:
     if value is None:
         return "—"
     lines = json_text(value).splitlines()
-    return format_html('<pre class="condor-json">{}</pre>',
-                       format_html_join("\n", "{}", ((args_line(line),) for line in lines)))
+    return format_html(
+        '<pre class="condor-json">{}</pre>', format_html_join("\n", "{}", ((args_line(line),) for line in lines))
+    )
 
 
 def json_field(attr: str, description: str):
@@ -96,8 +97,9 @@ def args_diff(original, edited) -> SafeString:
             continue  # ndiff's intraline hints: noise next to whole-line marks
         css = {"-": "condor-diff-removed", "+": "condor-diff-added"}.get(mark, "condor-diff-same")
         rows.append((css, mark if mark in "+-" else " ", args_line(text)))
-    return format_html('<pre class="condor-json condor-diff">{}</pre>',
-                       format_html_join("\n", '<span class="{}">{} {}</span>', rows))
+    return format_html(
+        '<pre class="condor-json condor-diff">{}</pre>', format_html_join("\n", '<span class="{}">{} {}</span>', rows)
+    )
 
 
 def when(moment) -> str:
@@ -140,9 +142,11 @@ def changelist_link(app_model: str, label: str, **filters) -> SafeString:
 
 def audit_links(**ids) -> SafeString:
     """Links to the audit rows of an approval / run / session (the audit changelist, filtered)."""
-    links = [changelist_link("audit_auditevent", f"audit rows of this {what.removesuffix('_id')}",
-                             **{what: str(value)})
-             for what, value in ids.items() if value is not None]
+    links = [
+        changelist_link("audit_auditevent", f"audit rows of this {what.removesuffix('_id')}", **{what: str(value)})
+        for what, value in ids.items()
+        if value is not None
+    ]
     return format_html_join(mark_safe("<br>"), "{}", ((link,) for link in links))
 
 

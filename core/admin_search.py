@@ -42,7 +42,7 @@ def search_words(search_term: str | None) -> list[str]:
         if word:
             words.append(word)
     if len(words) > MAX_SEARCH_WORDS:
-        raise SearchTooLong(f"Search for at most {MAX_SEARCH_WORDS} words (quote a phrase: \"500 mg\").")
+        raise SearchTooLong(f'Search for at most {MAX_SEARCH_WORDS} words (quote a phrase: "500 mg").')
     return words
 
 
@@ -74,8 +74,9 @@ class UUIDSearchMixin:
             if value is None:
                 text_words.append(word)
             else:
-                queryset = queryset.filter(Q.create([(field, value) for field in self.uuid_search_fields],
-                                                    connector=Q.OR))
+                queryset = queryset.filter(
+                    Q.create([(field, value) for field in self.uuid_search_fields], connector=Q.OR)
+                )
         if not text_words:
             return queryset, False
         if self.json_search_fields:

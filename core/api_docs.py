@@ -29,7 +29,9 @@ class SwaggerUI(SpectacularSwaggerSplitView):
     template_name = "api_docs/swagger_ui.html"
 
 
-@method_decorator(csp_update({"style-src": [EMPTY_STYLE, REDOC_SCROLLBAR_STYLE],
-                              "worker-src": [SELF, REDOC_SEARCH_WORKER]}), name="dispatch")
+@method_decorator(
+    csp_update({"style-src": [EMPTY_STYLE, REDOC_SCROLLBAR_STYLE], "worker-src": [SELF, REDOC_SEARCH_WORKER]}),
+    name="dispatch",
+)
 class Redoc(SpectacularRedocView):
     template_name = "api_docs/redoc.html"

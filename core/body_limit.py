@@ -59,9 +59,17 @@ def read_capped(stream, meta) -> bytes:
 
 async def _refuse(send, limit: int) -> None:
     body = json.dumps(error_body(PayloadTooLarge.code, _too_large_detail(limit))).encode()
-    await send({"type": "http.response.start", "status": PayloadTooLarge.status,
-                "headers": [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode()),
-                            (b"connection", b"close")]})
+    await send(
+        {
+            "type": "http.response.start",
+            "status": PayloadTooLarge.status,
+            "headers": [
+                (b"content-type", b"application/json"),
+                (b"content-length", str(len(body)).encode()),
+                (b"connection", b"close"),
+            ],
+        }
+    )
     await send({"type": "http.response.body", "body": body})
 
 
@@ -127,8 +135,10 @@ _REASONS = {LengthRequired.status: "Length Required", PayloadTooLarge.status: "C
 
 def _wsgi_refusal(start_response, error: CondorError):
     body = json.dumps(error_body(error.code, error.detail)).encode()
-    start_response(f"{error.status} {_REASONS[error.status]}",
-                   [("Content-Type", "application/json"), ("Content-Length", str(len(body)))])
+    start_response(
+        f"{error.status} {_REASONS[error.status]}",
+        [("Content-Type", "application/json"), ("Content-Length", str(len(body)))],
+    )
     return [body]
 
 

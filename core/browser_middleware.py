@@ -27,8 +27,11 @@ def is_agent_call(request) -> bool:
     """An API call authenticated by key alone: under /api/, an API key, and no cookie (an empty Cookie
     header, as Django's test client sends, carries none)."""
     meta = request.META
-    return (not meta.get("HTTP_COOKIE") and meta.get("HTTP_AUTHORIZATION", "").startswith(API_KEY_PREFIX)
-            and request.path_info.startswith("/api/"))
+    return (
+        not meta.get("HTTP_COOKIE")
+        and meta.get("HTTP_AUTHORIZATION", "").startswith(API_KEY_PREFIX)
+        and request.path_info.startswith("/api/")
+    )
 
 
 class _BrowserOnly:

@@ -32,9 +32,12 @@ def unavailable_response(request, exc) -> HttpResponse:
     if request.path.startswith("/api/"):
         body = error_body(DatabaseUnavailable.code, DatabaseUnavailable.default_detail)
         return JsonResponse(body, status=DatabaseUnavailable.status, headers=headers)
-    return HttpResponse("Condor cannot reach its database right now. Try again in a few seconds.\n",
-                        content_type="text/plain; charset=utf-8", status=DatabaseUnavailable.status,
-                        headers=headers)
+    return HttpResponse(
+        "Condor cannot reach its database right now. Try again in a few seconds.\n",
+        content_type="text/plain; charset=utf-8",
+        status=DatabaseUnavailable.status,
+        headers=headers,
+    )
 
 
 def current_database_error():

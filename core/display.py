@@ -30,14 +30,28 @@ from django.contrib.admin.utils import unquote
 from django.utils.html import escape, format_html
 from django.utils.safestring import SafeString, mark_safe
 
-WARNING = ("This record contains hidden or look-alike characters, or right-to-left letters among digits or other "
-           "text. They are shown as ⟨U+…⟩ marks.")
+WARNING = (
+    "This record contains hidden or look-alike characters, or right-to-left letters among digits or other "
+    "text. They are shown as ⟨U+…⟩ marks."
+)
 
 _PLAIN = re.compile(r"[\x20-\x7e\n\t]*")
 _HIDDEN_CATEGORIES = frozenset({"Cc", "Cf", "Co", "Cn", "Cs", "Zl", "Zp", "Zs"})
 _BLANK_LOOKING = frozenset(
-    [0x034F, 0x115F, 0x1160, 0x17B4, 0x17B5, 0x2800, 0x3164, 0xFFA0, *range(0x180B, 0x1810), *range(0xFE00, 0xFE10),
-     *range(0xE0100, 0xE01F0)])
+    [
+        0x034F,
+        0x115F,
+        0x1160,
+        0x17B4,
+        0x17B5,
+        0x2800,
+        0x3164,
+        0xFFA0,
+        *range(0x180B, 0x1810),
+        *range(0xFE00, 0xFE10),
+        *range(0xE0100, 0xE01F0),
+    ]
+)
 _SUPER_SUB = re.compile(r"[\u00b2\u00b3\u00b9\u2070-\u209f]")
 _WORD = re.compile(r"[^\W_]+")  # letters, digits (and the marks inside words)
 _ASCII_ALNUM = re.compile(r"[A-Za-z0-9]")
@@ -68,20 +82,25 @@ def _folds_to_ascii(ch: str) -> bool:
 def _foreign_letter(ch: str) -> bool:
     """A letter not of the Latin script (by its Unicode name, which starts with the script)."""
     return unicodedata.category(ch).startswith("L") and not (
-        ch.isascii() or unicodedata.name(ch, "").startswith("LATIN "))
+        ch.isascii() or unicodedata.name(ch, "").startswith("LATIN ")
+    )
 
 
 def _lookalike_letters(text: str) -> set[int]:
     words = list(_WORD.finditer(text))
     latin_text = bool(re.search(r"[A-Za-z]", text)) and all(
-        not _foreign_letter(ch) or ch in _MIMICS for word in words for ch in word.group())
+        not _foreign_letter(ch) or ch in _MIMICS for word in words for ch in word.group()
+    )
     flagged = set()
     for word in words:
         chars = word.group()
         has_foreign = any(_foreign_letter(ch) for ch in chars)
         mixed = has_foreign and bool(_ASCII_ALNUM.search(chars))
-        mimic = latin_text and has_foreign and all(
-            not unicodedata.category(ch).startswith("L") or ch in _MIMICS for ch in chars)
+        mimic = (
+            latin_text
+            and has_foreign
+            and all(not unicodedata.category(ch).startswith("L") or ch in _MIMICS for ch in chars)
+        )
         if mixed or mimic:
             flagged.update(word.start() + i for i, ch in enumerate(chars) if _foreign_letter(ch))
     return flagged
@@ -111,8 +130,15 @@ def scan(text: str) -> list[tuple[str, str]]:
     parts: list[tuple[str, str]] = []
     plain = []
     for at, ch in enumerate(text):
-        kind = (HIDDEN if _is_hidden(ch) else RTL if mixed and is_rtl(ch)
-                else LOOKALIKE if at in letters or _folds_to_ascii(ch) else TEXT)
+        kind = (
+            HIDDEN
+            if _is_hidden(ch)
+            else RTL
+            if mixed and is_rtl(ch)
+            else LOOKALIKE
+            if at in letters or _folds_to_ascii(ch)
+            else TEXT
+        )
         if kind == TEXT:
             plain.append(ch)
             continue
@@ -155,12 +181,25 @@ def reveal(text: str) -> SafeString:
         if kind == TEXT:
             html.append(escape(part))
         elif kind == HIDDEN:
-            html.append(format_html('<span class="reveal reveal--hidden" title="Hidden character {}">⟨{}⟩</span>',
-                                    code_of(part), code_of(part)))
+            html.append(
+                format_html(
+                    '<span class="reveal reveal--hidden" title="Hidden character {}">⟨{}⟩</span>',
+                    code_of(part),
+                    code_of(part),
+                )
+            )
         else:
             # dir="ltr" on the box, not only CSS: a parent's dir="auto" skips it when it guesses a direction.
-            html.append(format_html('<span class="reveal reveal--{}" dir="ltr" title="{} {}">{}⟨{}⟩</span>',
-                                    kind, _TITLES[kind], code_of(part), part, code_of(part)))
+            html.append(
+                format_html(
+                    '<span class="reveal reveal--{}" dir="ltr" title="{} {}">{}⟨{}⟩</span>',
+                    kind,
+                    _TITLES[kind],
+                    code_of(part),
+                    part,
+                    code_of(part),
+                )
+            )
     return mark_safe("".join(html))  # noqa: S308 - every part above is escaped or built by format_html
 
 
@@ -168,8 +207,10 @@ def marked_text(text: str) -> str:
     """`text` as plain text for a place with no HTML (a CSV cell): each hidden or right-to-left character replaced
     by its mark (a spreadsheet picks a cell's direction itself, so no right-to-left character is left to
     reorder the rest), each look-alike followed by it."""
-    return "".join(part if kind == TEXT else part + f"⟨{code_of(part)}⟩" if kind == LOOKALIKE
-                   else f"⟨{code_of(part)}⟩" for kind, part in scan(text))
+    return "".join(
+        part if kind == TEXT else part + f"⟨{code_of(part)}⟩" if kind == LOOKALIKE else f"⟨{code_of(part)}⟩"
+        for kind, part in scan(text)
+    )
 
 
 def escape_marked(json_text: str) -> str:
@@ -181,7 +222,7 @@ def escape_marked(json_text: str) -> str:
             out.append(part)
         else:
             units = part.encode("utf-16-be")
-            out.extend(f"\\u{int.from_bytes(units[i:i + 2], 'big'):04x}" for i in range(0, len(units), 2))
+            out.extend(f"\\u{int.from_bytes(units[i : i + 2], 'big'):04x}" for i in range(0, len(units), 2))
     return "".join(out)
 
 

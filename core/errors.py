@@ -103,8 +103,9 @@ class AlreadyApprovedByYou(CondorError):
 
 class PayloadChanged(CondorError):
     status, code = 409, "payload_changed"
-    default_detail = ("The arguments on this card changed since you saw them (another reviewer edited them); "
-                      "review the card again.")
+    default_detail = (
+        "The arguments on this card changed since you saw them (another reviewer edited them); review the card again."
+    )
 
 
 class FullArgsNotViewed(CondorError):
@@ -114,8 +115,10 @@ class FullArgsNotViewed(CondorError):
 
 class ContextChanged(CondorError):
     status, code = 409, "context_changed"
-    default_detail = ("The session's patient context (patient_ref, age band or consent) is no longer the one "
-                      "the approval was given for; gate the call again.")
+    default_detail = (
+        "The session's patient context (patient_ref, age band or consent) is no longer the one "
+        "the approval was given for; gate the call again."
+    )
 
 
 class PolicyChanged(CondorError):
@@ -145,7 +148,9 @@ class ResumeSchemaRejected(CondorError):
 
 class BulkHighRisk(CondorError):
     status, code = 422, "bulk_high_risk"
-    default_detail = "Only low-risk approval cards may be decided in bulk: decide the others one by one. Nothing was decided."
+    default_detail = (
+        "Only low-risk approval cards may be decided in bulk: decide the others one by one. Nothing was decided."
+    )
 
 
 class BulkTooLarge(CondorError):
@@ -161,8 +166,7 @@ class PayloadTooLarge(CondorError):
 class LengthRequired(CondorError):
     # A chunked body the WSGI server cannot say the end of (core/body_limit.py): never read as empty.
     status, code = 411, "length_required"
-    default_detail = ("This server cannot read a chunked request body here; send it with a Content-Length "
-                      "header.")
+    default_detail = "This server cannot read a chunked request body here; send it with a Content-Length header."
 
 
 class IdempotencyKeyReused(CondorError):
@@ -185,15 +189,16 @@ class InvalidCursor(CondorError):
 class StreamRequiresAsgi(CondorError):
     # Answered by runs/stream.py: under WSGI the stream would hold a worker thread until the run ends.
     status, code = 400, "stream_requires_asgi"
-    default_detail = ("The run stream is served only by the ASGI server: route GET /api/v1/runs/{id}/stream "
-                      "to daphne (condor.asgi:application), not to gunicorn/WSGI.")
+    default_detail = (
+        "The run stream is served only by the ASGI server: route GET /api/v1/runs/{id}/stream "
+        "to daphne (condor.asgi:application), not to gunicorn/WSGI."
+    )
 
 
 class DatabaseUnavailable(CondorError):
     # Raised by no service: core/db_unavailable.py answers with it when the database is out of reach.
     status, code = 503, "database_unavailable"
     default_detail = "Condor cannot reach its database right now; retry after the Retry-After delay."
-
 
 
 # The sessions surface (sessions_app/).
@@ -204,8 +209,10 @@ class MessageExists(CondorError):
 
 class SessionHasOpenApprovals(CondorError):
     status, code = 409, "session_has_open_approvals"
-    default_detail = ("This session has approvals waiting for a reviewer or approved and not yet used: its "
-                      "patient cannot change until they are used, rejected or expired.")
+    default_detail = (
+        "This session has approvals waiting for a reviewer or approved and not yet used: its "
+        "patient cannot change until they are used, rejected or expired."
+    )
 
 
 class CardNotReported(CondorError):
@@ -252,8 +259,11 @@ class GrantNotPending(CondorError):
 
 class GrantNeedsSecondAdmin(CondorError):
     status, code = 403, "grant_needs_second_admin"
-    default_detail = ("A grant of governance or superuser must be confirmed by another governance admin: not its "
-                      "proposer, not the person it is for, and not one whose own grant the proposer made.")
+    default_detail = (
+        "A grant of governance or superuser must be confirmed by another governance admin: not its "
+        "proposer, not the person it is for, and not one whose own grant the proposer made."
+    )
+
 
 # DRF's own exceptions, mapped onto our codes.
 _DRF_CODES = {

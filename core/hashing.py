@@ -60,8 +60,9 @@ def canonical(value: object) -> Canonical:
 _MAX_SAFE_INTEGER = 2**53 - 1
 # Compact, sorted, non-ASCII kept. No cycle check: a circular value fails the plain walk first,
 # as the reference does.
-_plain_text = json.JSONEncoder(ensure_ascii=False, sort_keys=True, separators=(",", ":"), allow_nan=False,
-                               check_circular=False).encode
+_plain_text = json.JSONEncoder(
+    ensure_ascii=False, sort_keys=True, separators=(",", ":"), allow_nan=False, check_circular=False
+).encode
 
 
 def beyond_safe_numbers(value: object) -> bool:

@@ -20,14 +20,26 @@ TOOL_NAME_RE = re.compile(r"[A-Za-z0-9._-]+", re.ASCII)
 TOOL_NAME_RULE = "plain ASCII: letters, digits, '.', '_' and '-' only"
 
 TOOL_CALL_ID_RE = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.:-]*", re.ASCII)
-TOOL_CALL_ID_RULE = ("letters, digits, '_', '-', '.' and ':' only, starting with a letter, digit or '_' "
-                     "(it is a path segment of the result URL)")
+TOOL_CALL_ID_RULE = (
+    "letters, digits, '_', '-', '.' and ':' only, starting with a letter, digit or '_' "
+    "(it is a path segment of the result URL)"
+)
 
 FIELD_NAME_RE = re.compile(r"[A-Za-z][A-Za-z0-9_]{0,63}", re.ASCII)
 FIELD_NAME_RULE = "an identifier: a letter, then up to 63 letters, digits or '_'"
 # Identifier-shaped, yet special on a JavaScript object.
-RESERVED_FIELD_NAMES = frozenset({"constructor", "prototype", "toString", "valueOf", "hasOwnProperty",
-                                  "isPrototypeOf", "propertyIsEnumerable", "toLocaleString"})
+RESERVED_FIELD_NAMES = frozenset(
+    {
+        "constructor",
+        "prototype",
+        "toString",
+        "valueOf",
+        "hasOwnProperty",
+        "isPrototypeOf",
+        "propertyIsEnumerable",
+        "toLocaleString",
+    }
+)
 
 
 def is_tool_name(value) -> bool:
@@ -40,8 +52,7 @@ def is_tool_call_id(value) -> bool:
 
 
 def is_field_name(value) -> bool:
-    return (isinstance(value, str) and FIELD_NAME_RE.fullmatch(value) is not None
-            and value not in RESERVED_FIELD_NAMES)
+    return isinstance(value, str) and FIELD_NAME_RE.fullmatch(value) is not None and value not in RESERVED_FIELD_NAMES
 
 
 class ToolCallIdConverter:

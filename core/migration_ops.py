@@ -13,8 +13,10 @@ def drop_covered_fk_index(model_name: str, field_name: str, field, *, table: str
     """
     return migrations.SeparateDatabaseAndState(
         state_operations=[migrations.AlterField(model_name=model_name, name=field_name, field=field)],
-        database_operations=[migrations.RunSQL(
-            f'DROP INDEX IF EXISTS "{index}"',
-            reverse_sql=f'CREATE INDEX IF NOT EXISTS "{index}" ON "{table}" ("{column}")',
-        )],
+        database_operations=[
+            migrations.RunSQL(
+                f'DROP INDEX IF EXISTS "{index}"',
+                reverse_sql=f'CREATE INDEX IF NOT EXISTS "{index}" ON "{table}" ("{column}")',
+            )
+        ],
     )

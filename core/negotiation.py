@@ -17,9 +17,13 @@ class ContentNegotiation(DefaultContentNegotiation):
         # From META, not request.headers: building that mapping of every header cost more than the rest
         # of the negotiation, and nothing else on an agent's call reads it. No query string: no ?format=.
         accept = request.META.get("HTTP_ACCEPT", ANYTHING)
-        if (accept == ANYTHING and not format_suffix and renderers and renderers[0].media_type != ANYTHING
-                and (not request.META.get("QUERY_STRING")
-                     or api_settings.URL_FORMAT_OVERRIDE not in request.query_params)):
+        if (
+            accept == ANYTHING
+            and not format_suffix
+            and renderers
+            and renderers[0].media_type != ANYTHING
+            and (not request.META.get("QUERY_STRING") or api_settings.URL_FORMAT_OVERRIDE not in request.query_params)
+        ):
             return renderers[0], renderers[0].media_type
         return super().select_renderer(request, renderers, format_suffix)
 

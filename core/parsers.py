@@ -76,8 +76,10 @@ def _exact_float(text: str) -> float:
     except ArithmeticError:  # an exponent past what a Decimal holds: no double is written that way
         raise StrictJSONError(f"number {_shown(text)} is out of range") from None
     if written not in (Decimal(repr(value)), Decimal(format(value, ".17g")), Decimal(value)):
-        raise StrictJSONError(f"number {_shown(text)} cannot be held exactly (it would read as {value!r}); "
-                              "send fewer digits, or the number as a string")
+        raise StrictJSONError(
+            f"number {_shown(text)} cannot be held exactly (it would read as {value!r}); "
+            "send fewer digits, or the number as a string"
+        )
     return value
 
 

@@ -76,6 +76,13 @@ class RevealedTextMixin:
 
     def get_fieldsets(self, request, obj=None):
         readonly = set(super().get_readonly_fields(request, obj))
-        return [(title, {**options, "fields": [self._revealer(name) if name in readonly else name
-                                               for name in options["fields"]]})
-                for title, options in super().get_fieldsets(request, obj)]
+        return [
+            (
+                title,
+                {
+                    **options,
+                    "fields": [self._revealer(name) if name in readonly else name for name in options["fields"]],
+                },
+            )
+            for title, options in super().get_fieldsets(request, obj)
+        ]

@@ -111,11 +111,16 @@ def insert_rows_sql(objs: list, *, returning: bool = True) -> tuple[str, list]:
 
     def build(db):
         return f"{_insert_head(model, db)} VALUES {', '.join([row] * len(objs))}" + (
-            _returning_pk(model, db) if returning else "")
+            _returning_pk(model, db) if returning else ""
+        )
+
     # A text is kept for each row count up to KEPT_ROWS_AT_MOST: a request inserts two or three
     # events at once, and a text of every length a batch ever had would live as long as the connection.
-    sql = (kept(("insert", model, len(objs), returning), build, model=model, db=db)
-           if len(objs) <= KEPT_ROWS_AT_MOST else build(db))
+    sql = (
+        kept(("insert", model, len(objs), returning), build, model=model, db=db)
+        if len(objs) <= KEPT_ROWS_AT_MOST
+        else build(db)
+    )
     return sql, [_saved(field, obj, db) for obj in objs for field in fields]
 
 
@@ -127,8 +132,12 @@ def insert_if_sql(obj, condition: tuple[str, list]) -> tuple[str, list]:
     """
     db, model = connection, type(obj)
     fields = insert_fields(model)
-    head = kept(("insert-select", model), lambda db: f"{_insert_head(model, db)} SELECT "
-                f"{', '.join(['%s'] * len(fields))}", model=model, db=db)
+    head = kept(
+        ("insert-select", model),
+        lambda db: f"{_insert_head(model, db)} SELECT {', '.join(['%s'] * len(fields))}",
+        model=model,
+        db=db,
+    )
     sql = f"{head} WHERE {condition[0]}{_returning_pk(model, db)}"
     return sql, [*(_saved(field, obj, db) for field in fields), *condition[1]]
 
@@ -140,8 +149,8 @@ def update_sql(model, pk, **values) -> tuple[str, list]:
 
     def build(db):
         assignments = ", ".join(f"{_quote(db, field.column)} = %s" for field in fields)
-        return (f"UPDATE {table(model, db=db)} SET {assignments} "
-                f"WHERE {_quote(db, model._meta.pk.column)} = %s")
+        return f"UPDATE {table(model, db=db)} SET {assignments} WHERE {_quote(db, model._meta.pk.column)} = %s"
+
     sql = kept(("update", model, tuple(values)), build, model=model, db=db)
     params = [_prepared(field, value, db) for field, value in zip(fields, values.values(), strict=True)]
     return sql, [*params, model._meta.pk.get_db_prep_value(pk, db, prepared=False)]
@@ -151,8 +160,9 @@ def save_write(obj) -> "Write":
     """`obj.save()`'s UPDATE of every column, as a statement for the caller to send with its own
     (`run_together`), for a row its caller holds locked (so it is there to update)."""
     model = type(obj)
-    values = {field.attname: field.pre_save(obj, False) for field in model._meta.concrete_fields
-              if not field.primary_key}
+    values = {
+        field.attname: field.pre_save(obj, False) for field in model._meta.concrete_fields if not field.primary_key
+    }
     return Write(*update_sql(model, obj.pk, **values))
 
 
@@ -163,10 +173,12 @@ def columns(model, table: str | None = None, *, db=None) -> str:
     Named rather than `*`: `*` follows the table's physical column order, which a
     migration that adds a column can make differ from the model's.
     """
+
     def build(db):
         name = model._meta.db_table if table is None else table
         qualifier = f"{_quote(db, name)}." if name else ""
         return ", ".join(f"{qualifier}{_quote(db, field.column)}" for field in model._meta.concrete_fields)
+
     return kept(("columns", model, table), build, model=model, db=db)
 
 
@@ -177,10 +189,12 @@ def reader(model, *, db=None) -> Callable[[tuple], object]:
     decoded, SQLite's datetimes and UUIDs parsed), then goes to `model.from_db` (so a
     model's own `from_db` runs too).
     """
+
     def build(db):
         alias, names = db.alias, [field.attname for field in model._meta.concrete_fields]
         conversions = _conversions(model, db)
         return lambda row: model.from_db(alias, names, _converted(row, conversions))
+
     return kept(("reader", model), build, model=model, db=db)
 
 
@@ -191,8 +205,9 @@ def reader(model, *, db=None) -> Callable[[tuple], object]:
 # parsed, an integer kept). A datetime comes back naive, in the database's time zone
 # (`_naive_datetimes_zone`). The backend's own converters are no documented API, so they are not
 # called; the fields' are.
-_SQLITE_TO_PYTHON = frozenset({"DateTimeField", "DateField", "TimeField", "UUIDField", "BooleanField",
-                               "ForeignKey", "OneToOneField"})
+_SQLITE_TO_PYTHON = frozenset(
+    {"DateTimeField", "DateField", "TimeField", "UUIDField", "BooleanField", "ForeignKey", "OneToOneField"}
+)
 # Converted by the SQLite backend in ways no documented API repeats (a decimal rounded to
 # SQLite's 15 significant digits, a duration counted in microseconds): read such a model with the ORM.
 _SQLITE_UNREAD = frozenset({"DecimalField", "DurationField"})
@@ -244,6 +259,7 @@ def _parsed(field):
 def _aware(zone):
     def aware(value):
         return value if value is None or timezone.is_aware(value) else timezone.make_aware(value, zone)
+
     return aware
 
 
@@ -259,6 +275,7 @@ def _chain(steps: list) -> Callable:
         for step in steps:
             value = step(value)
         return value
+
     return chained
 
 
@@ -370,7 +387,10 @@ def run_together(writes: list[Write]) -> None:
             # stores once and reads back in the order stored, so the arrays line up row by row.
             outputs = ", ".join(
                 ", ".join(f"ARRAY(SELECT {column} FROM {name})" for column in write.returns or ("*",))
-                if write.done else "NULL" for name, write in zip(names, writes, strict=True))
+                if write.done
+                else "NULL"
+                for name, write in zip(names, writes, strict=True)
+            )
             cursor.execute(f"WITH {ctes} SELECT {outputs}", [param for write in writes for param in write.params])
             arrays = iter(cursor.fetchone())
             for write in writes:

@@ -19,12 +19,11 @@ _ERROR_MEANINGS = {
     404: "not_found: no such object, or it belongs to another client.",
     409: "A state conflict; `error` names it (see the operation's description).",
     410: "approval_expired: the approval is past its deadline.",
-    411: "length_required: a chunked body under a WSGI server that cannot say where it ends; send a "
-         "Content-Length.",
+    411: "length_required: a chunked body under a WSGI server that cannot say where it ends; send a Content-Length.",
     413: "payload_too_large: the body is over CONDOR_MAX_BODY_BYTES; it was not read.",
     422: "The request is well-formed but refused; `error` names why.",
     429: "throttled: this client is over its request rate (retry after `Retry-After` seconds); "
-         "too_many_pending: it already has the most open approvals it may have.",
+    "too_many_pending: it already has the most open approvals it may have.",
     503: "database_unavailable: Condor cannot reach its database; retry after `Retry-After` seconds.",
 }
 
@@ -66,8 +65,11 @@ _SSE_EVENT = {
     "description": "One server-sent event (heartbeats are comment lines, not events).",
     "properties": {
         "data": {"type": "string", "description": "A UI message chunk as compact JSON, or `[DONE]` last."},
-        "id": {"type": "string", "pattern": r"^[0-9]+\.[0-9]+$",
-               "description": "`<event>.<frame>`, for Last-Event-ID; absent on the start and finish chunks."},
+        "id": {
+            "type": "string",
+            "pattern": r"^[0-9]+\.[0-9]+$",
+            "description": "`<event>.<frame>`, for Last-Event-ID; absent on the start and finish chunks.",
+        },
         "event": {"type": "string", "enum": ["message"]},
     },
     "required": ["data"],
@@ -77,11 +79,14 @@ _SSE_EVENT = {
 def document_run_stream(result, generator, request, public):
     """Postprocessing hook: the SSE stream is a plain async view drf-spectacular cannot see."""
     error = {"$ref": "#/components/schemas/Error"}
-    result.setdefault("components", {}).setdefault("schemas", {}).setdefault("Error", {
-        "type": "object",
-        "properties": {"error": {"type": "string", "enum": list(STABLE_CODES)}, "detail": {"type": "string"}},
-        "required": ["error", "detail"],
-    })
+    result.setdefault("components", {}).setdefault("schemas", {}).setdefault(
+        "Error",
+        {
+            "type": "object",
+            "properties": {"error": {"type": "string", "enum": list(STABLE_CODES)}, "detail": {"type": "string"}},
+            "required": ["error", "detail"],
+        },
+    )
     result.setdefault("paths", {})["/api/v1/runs/{run_id}/stream"] = {
         "get": {
             "operationId": "runs_stream",
@@ -94,8 +99,13 @@ def document_run_stream(result, generator, request, public):
             "tags": ["runs"],
             "parameters": [
                 {"in": "path", "name": "run_id", "required": True, "schema": {"type": "string", "format": "uuid"}},
-                {"in": "header", "name": "Last-Event-ID", "required": False, "schema": {"type": "string"},
-                 "description": "Resume after this event id (`<event>.<frame>`)."},
+                {
+                    "in": "header",
+                    "name": "Last-Event-ID",
+                    "required": False,
+                    "schema": {"type": "string"},
+                    "description": "Resume after this event id (`<event>.<frame>`).",
+                },
             ],
             "security": [{API_KEY_SCHEME: []}],
             "responses": {
@@ -105,9 +115,11 @@ def document_run_stream(result, generator, request, public):
                     # Before OpenAPI 3.2 (itemSchema), an event stream's `schema` describes one event.
                     "content": {"text/event-stream": {"schema": _SSE_EVENT}},
                 },
-                "400": {"description": "stream_requires_asgi: this server speaks WSGI; the stream is served "
-                                       "by daphne (condor.asgi:application) only.",
-                        "content": {"application/json": {"schema": error}}},
+                "400": {
+                    "description": "stream_requires_asgi: this server speaks WSGI; the stream is served "
+                    "by daphne (condor.asgi:application) only.",
+                    "content": {"application/json": {"schema": error}},
+                },
                 "401": {"description": _ERROR_MEANINGS[401], "content": {"application/json": {"schema": error}}},
                 "404": {"description": _ERROR_MEANINGS[404], "content": {"application/json": {"schema": error}}},
             },
@@ -125,9 +137,13 @@ def document_not_authenticated(result, generator, request, public):
     for item in result.get("paths", {}).values():
         for operation in item.values():
             if isinstance(operation, dict) and {API_KEY_SCHEME: []} in operation.get("security", []):
-                operation["responses"].setdefault("401", {
-                    "description": _ERROR_MEANINGS[401], "content": {"application/json": {"schema": error}},
-                })
+                operation["responses"].setdefault(
+                    "401",
+                    {
+                        "description": _ERROR_MEANINGS[401],
+                        "content": {"application/json": {"schema": error}},
+                    },
+                )
     return result
 
 
@@ -138,14 +154,20 @@ def document_payload_too_large(result, generator, request, public):
         for operation in item.values():
             if isinstance(operation, dict) and "requestBody" in operation:
                 for status in (413, 411):
-                    operation["responses"].setdefault(str(status), {
-                        "description": _ERROR_MEANINGS[status], "content": {"application/json": {"schema": error}},
-                    })
+                    operation["responses"].setdefault(
+                        str(status),
+                        {
+                            "description": _ERROR_MEANINGS[status],
+                            "content": {"application/json": {"schema": error}},
+                        },
+                    )
     return result
 
 
-_CONTROL_CHARACTERS = ("invalid_payload: a control character (NUL, a line break, any C0 or DEL) in the path or a "
-                       "query parameter; nothing was read.")
+_CONTROL_CHARACTERS = (
+    "invalid_payload: a control character (NUL, a line break, any C0 or DEL) in the path or a "
+    "query parameter; nothing was read."
+)
 
 
 def document_control_characters(result, generator, request, public):
@@ -155,9 +177,13 @@ def document_control_characters(result, generator, request, public):
     for item in result.get("paths", {}).values():
         for operation in item.values():
             if isinstance(operation, dict) and "responses" in operation:
-                operation["responses"].setdefault("400", {
-                    "description": _CONTROL_CHARACTERS, "content": {"application/json": {"schema": error}},
-                })
+                operation["responses"].setdefault(
+                    "400",
+                    {
+                        "description": _CONTROL_CHARACTERS,
+                        "content": {"application/json": {"schema": error}},
+                    },
+                )
     return result
 
 
@@ -174,8 +200,12 @@ def document_limits(result, generator, request, public):
             if {API_KEY_SCHEME: []} in operation.get("security", []) and operation["operationId"] != "runs_stream":
                 statuses.append(429)
             for status in statuses:
-                operation["responses"].setdefault(str(status), {
-                    "description": _ERROR_MEANINGS[status], "headers": retry_after,
-                    "content": {"application/json": {"schema": error}},
-                })
+                operation["responses"].setdefault(
+                    str(status),
+                    {
+                        "description": _ERROR_MEANINGS[status],
+                        "headers": retry_after,
+                        "content": {"application/json": {"schema": error}},
+                    },
+                )
     return result

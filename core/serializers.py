@@ -96,7 +96,8 @@ def _read_only_prototypes(serializer) -> dict:
     prototypes = _prototypes(serializer, super(ReadOnlyModelSerializer, serializer).get_fields)
     if prototypes is None or not all(field.read_only for field in prototypes.values()):
         raise ImproperlyConfigured(
-            f"{type(serializer).__name__}: every field must be read-only, with no fields inside.")
+            f"{type(serializer).__name__}: every field must be read-only, with no fields inside."
+        )
     return prototypes
 
 
@@ -136,6 +137,7 @@ def validated(serializer_class, data) -> dict:
 class ErrorSerializer(serializers.Serializer):
     """Every error answer (documentation only; core/errors.py builds the bodies)."""
 
-    error = serializers.ChoiceField(choices=STABLE_CODES, help_text="The stable code to branch on (README, "
-                                                                     "\"Error codes\").")
+    error = serializers.ChoiceField(
+        choices=STABLE_CODES, help_text='The stable code to branch on (README, "Error codes").'
+    )
     detail = serializers.CharField(help_text="A sentence for people; may change between releases.")

@@ -24,12 +24,14 @@ def has_control_characters(text: str, *, multiline: bool = False) -> bool:
 def single_line(value) -> None:
     """Validator: one line of plain text (patient refs, care units, titles)."""
     if isinstance(value, str) and has_control_characters(value):
-        raise ValidationError("must not contain control characters (tab, line breaks, NUL and the like).",
-                              code="control_characters")
+        raise ValidationError(
+            "must not contain control characters (tab, line breaks, NUL and the like).", code="control_characters"
+        )
 
 
 def free_text(value) -> None:
     """Validator: text that may run over several lines (reasons): no control characters but tab and line breaks."""
     if isinstance(value, str) and has_control_characters(value, multiline=True):
-        raise ValidationError("must not contain control characters other than tab and line breaks.",
-                              code="control_characters")
+        raise ValidationError(
+            "must not contain control characters other than tab and line breaks.", code="control_characters"
+        )

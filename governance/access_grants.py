@@ -58,8 +58,11 @@ def user_elevation(stored, *, is_active: bool, is_superuser: bool, groups=None, 
     new_permissions = (permissions - had_permissions) & {governance}
     superuser = is_superuser and not (stored is not None and stored.is_superuser)
     # What the account holds without the parts above: coming back to life with it is a grant too.
-    standing = ((stored is not None and stored.is_superuser) or bool((groups - new_groups) & governing)
-                or governance in permissions - new_permissions)
+    standing = (
+        (stored is not None and stored.is_superuser)
+        or bool((groups - new_groups) & governing)
+        or governance in permissions - new_permissions
+    )
     activate = stored is not None and not stored.is_active and is_active and standing
     return Elevation(superuser, activate, frozenset(new_groups), frozenset(new_permissions))
 
@@ -80,15 +83,17 @@ def propose(elevation: Elevation, *, by, user=None, group=None) -> AccessGrant:
     pending grant (GrantAlreadyPending). Runs in the caller's transaction when there is one.
     """
     if not is_governance_admin(by):
-        raise NotGovernanceAdmin("Only a governance admin may give governance or superuser, and a second one "
-                                 "must confirm it.")
+        raise NotGovernanceAdmin(
+            "Only a governance admin may give governance or superuser, and a second one must confirm it."
+        )
     grantee = {"user": user} if user is not None else {"group": group}
     if AccessGrant.objects.filter(status=AccessGrantStatus.PENDING, **grantee).exists():
         raise GrantAlreadyPending()
     try:
         with transaction.atomic():
-            grant = AccessGrant.objects.create(superuser=elevation.superuser, activate=elevation.activate,
-                                               proposed_by=by, **grantee)
+            grant = AccessGrant.objects.create(
+                superuser=elevation.superuser, activate=elevation.activate, proposed_by=by, **grantee
+            )
     except IntegrityError:  # proposed by someone else since the check above
         raise GrantAlreadyPending() from None
     grant.groups.set(elevation.groups)
@@ -98,8 +103,11 @@ def propose(elevation: Elevation, *, by, user=None, group=None) -> AccessGrant:
 
 
 def _locked_pending(grant_id: int) -> AccessGrant:
-    grant = AccessGrant.objects.select_for_update(of=("self",)).select_related("user", "group", "proposed_by").get(
-        pk=grant_id)
+    grant = (
+        AccessGrant.objects.select_for_update(of=("self",))
+        .select_related("user", "group", "proposed_by")
+        .get(pk=grant_id)
+    )
     if grant.status != AccessGrantStatus.PENDING:
         raise GrantNotPending()
     return grant
@@ -134,8 +142,12 @@ def confirm(grant_id: int, *, user) -> AccessGrant:
         grant.group.permissions.add(*grant.permissions.all())
         after = group_snapshot(grant.group)
     grant.decide(AccessGrantStatus.CONFIRMED, user)
-    audit.record(audit.Kind.ACCESS_GRANT, actor_user=user, decision="confirmed",
-                 data={**grant.snapshot(), "before": before, "after": after})
+    audit.record(
+        audit.Kind.ACCESS_GRANT,
+        actor_user=user,
+        decision="confirmed",
+        data={**grant.snapshot(), "before": before, "after": after},
+    )
     return grant
 
 
@@ -146,6 +158,7 @@ def reject(grant_id: int, *, user, reason: str = "") -> AccessGrant:
     if not is_governance_admin(user):
         raise NotGovernanceAdmin()
     grant.decide(AccessGrantStatus.REJECTED, user, reason)
-    audit.record(audit.Kind.ACCESS_GRANT, actor_user=user, decision="rejected",
-                 data={**grant.snapshot(), "reason": reason})
+    audit.record(
+        audit.Kind.ACCESS_GRANT, actor_user=user, decision="rejected", data={**grant.snapshot(), "reason": reason}
+    )
     return grant

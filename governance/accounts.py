@@ -29,11 +29,15 @@ def group_snapshot(group) -> dict:
 
 def record_user_change(decision: str, user_id: int, before: dict | None, after: dict | None, **actor) -> None:
     """An `account` row for the user `user_id` (`actor_user=` or `actor_system=`), in the caller's transaction."""
-    audit.record(audit.Kind.ACCOUNT, decision=decision, data={"user_id": user_id, "before": before, "after": after},
-                 **actor)
+    audit.record(
+        audit.Kind.ACCOUNT, decision=decision, data={"user_id": user_id, "before": before, "after": after}, **actor
+    )
 
 
 def record_password_set(user, **actor) -> None:
-    audit.record(audit.Kind.ACCOUNT, decision="password_set",
-                 data={"user_id": user.pk, "username": user.get_username(),
-                       "usable_password": user.has_usable_password()}, **actor)
+    audit.record(
+        audit.Kind.ACCOUNT,
+        decision="password_set",
+        data={"user_id": user.pk, "username": user.get_username(), "usable_password": user.has_usable_password()},
+        **actor,
+    )

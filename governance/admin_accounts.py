@@ -47,8 +47,9 @@ class GrantHoldingAdmin(AuditedChangesAdmin):
         if elevation:
             if not is_governance_admin(request.user):
                 # Before anything is saved: the whole edit is refused, not half of it.
-                raise NotGovernanceAdmin("Only a governance admin may give governance or superuser, and a second "
-                                         "one must confirm it.")
+                raise NotGovernanceAdmin(
+                    "Only a governance admin may give governance or superuser, and a second one must confirm it."
+                )
             self.hold_back(obj, form, elevation)
         request._held_back = elevation
         super().save_model(request, obj, form, change)
@@ -56,8 +57,9 @@ class GrantHoldingAdmin(AuditedChangesAdmin):
     def save_related(self, request, form, formsets, change):
         super().save_related(request, form, formsets, change)  # saves what was not held back, and audits it
         if request._held_back:
-            request._access_grant = access_grants.propose(request._held_back, by=request.user,
-                                                          **{self.grantee: form.instance})
+            request._access_grant = access_grants.propose(
+                request._held_back, by=request.user, **{self.grantee: form.instance}
+            )
 
     def changeform_view(self, request, object_id=None, form_url="", extra_context=None):
         try:
@@ -76,9 +78,13 @@ class GrantHoldingAdmin(AuditedChangesAdmin):
         grant = getattr(request, "_access_grant", None)
         if grant is None:
             return None
-        self.message_user(request, f"Saved, except {'; '.join(grant.parts())}: that gives governance or superuser, "
-                                   f"so it was saved as grant #{grant.pk} and takes effect when a second governance "
-                                   "admin confirms it.", messages.WARNING)
+        self.message_user(
+            request,
+            f"Saved, except {'; '.join(grant.parts())}: that gives governance or superuser, "
+            f"so it was saved as grant #{grant.pk} and takes effect when a second governance "
+            "admin confirms it.",
+            messages.WARNING,
+        )
         return HttpResponseRedirect(reverse("admin:registry_accessgrant_change", args=[grant.pk]))
 
 
@@ -94,9 +100,13 @@ class AccountAdmin(GrantHoldingAdmin, UserAdmin):
         return user_snapshot(user)
 
     def elevation(self, stored, user, form):
-        return access_grants.user_elevation(stored, is_active=user.is_active, is_superuser=user.is_superuser,
-                                            groups=form.cleaned_data.get("groups"),
-                                            permissions=form.cleaned_data.get("user_permissions"))
+        return access_grants.user_elevation(
+            stored,
+            is_active=user.is_active,
+            is_superuser=user.is_superuser,
+            groups=form.cleaned_data.get("groups"),
+            permissions=form.cleaned_data.get("user_permissions"),
+        )
 
     def hold_back(self, user, form, elevation):
         if elevation.superuser:
@@ -133,21 +143,38 @@ class AccountGroupAdmin(GrantHoldingAdmin, GroupAdmin):
         return access_grants.group_elevation(stored, form.cleaned_data.get("permissions"))
 
     def hold_back(self, group, form, elevation):
-        form.cleaned_data["permissions"] = [p for p in form.cleaned_data["permissions"]
-                                            if p not in elevation.permissions]
+        form.cleaned_data["permissions"] = [
+            p for p in form.cleaned_data["permissions"] if p not in elevation.permissions
+        ]
 
 
 @admin.register(AccessGrant)
 class AccessGrantAdmin(ProposalAdmin):
     """Pending and decided grants of governance or superuser; confirm and reject are POST buttons on the page."""
 
-    list_display = ("id", "grantee", "what", "status", "proposed_by_name", "proposed_at", "decided_by_name",
-                    "decided_at")
+    list_display = (
+        "id",
+        "grantee",
+        "what",
+        "status",
+        "proposed_by_name",
+        "proposed_at",
+        "decided_by_name",
+        "decided_at",
+    )
     list_filter = ("status",)
     search_fields = ("user__username", "group__name")
     list_select_related = ("user", "group", "proposed_by", "decided_by")
-    fields = ("grantee", "what", "status", "proposed_by_name", "proposed_at", "decided_by_name", "decided_at",
-              "decision_reason")
+    fields = (
+        "grantee",
+        "what",
+        "status",
+        "proposed_by_name",
+        "proposed_at",
+        "decided_by_name",
+        "decided_at",
+        "decision_reason",
+    )
     readonly_fields = fields
     confirmed_message = "Confirmed: the grant is now in effect."
     rejected_message = "Rejected: nothing was granted."

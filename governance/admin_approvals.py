@@ -18,23 +18,67 @@ from governance.readonly_admin import ReadOnlyModelAdmin
 @admin.register(Approval)
 class ApprovalAdmin(HiddenCharactersWarningMixin, UUIDSearchMixin, ReadOnlyModelAdmin):
     revealed = ("tool", "op", "message", "args", "approved_args", "resume_schema", "resume_data", "decision_reason")
-    list_display = ("id", "tool", "op", "patient_ref", "args_summary", "status", "rule_id", "hitl_tier",
-                    "decided_by_name", "requested_at", "time_to_decision", "expires_at")
+    list_display = (
+        "id",
+        "tool",
+        "op",
+        "patient_ref",
+        "args_summary",
+        "status",
+        "rule_id",
+        "hitl_tier",
+        "decided_by_name",
+        "requested_at",
+        "time_to_decision",
+        "expires_at",
+    )
     list_filter = ("status", "reason_code", "hitl_tier", "rule_id", "tool")
     search_fields = ("session__patient_ref", "tool", "tool_call_id", "step_id", "rule_id")
     json_search_fields = ("args",)  # a drug, a dose, as the agent asked (the list shows them so)
-    search_help_text = ("Each word must be found in the patient ref, tool, call, step or rule id, or in the "
-                        "arguments (amoxicillin, \"500 mg\"); an approval, run or session id as shown.")
+    search_help_text = (
+        "Each word must be found in the patient ref, tool, call, step or rule id, or in the "
+        'arguments (amoxicillin, "500 mg"); an approval, run or session id as shown.'
+    )
     uuid_search_fields = ("id", "run__id", "session__id")
     list_select_related = ("session", "decided_by")
     date_hierarchy = "requested_at"
     ordering = ("-requested_at",)
     fieldsets = (
-        ("The call", {"fields": ("id", "tool", "op", "patient_ref", "bound_context_pretty", "status", "reason_code",
-                                 "rule_id", "explanation", "hitl_tier", "message", "tool_call_id", "step_id")}),
+        (
+            "The call",
+            {
+                "fields": (
+                    "id",
+                    "tool",
+                    "op",
+                    "patient_ref",
+                    "bound_context_pretty",
+                    "status",
+                    "reason_code",
+                    "rule_id",
+                    "explanation",
+                    "hitl_tier",
+                    "message",
+                    "tool_call_id",
+                    "step_id",
+                )
+            },
+        ),
         ("Arguments", {"fields": ("args_pretty", "reviewer_edit", "resume_schema_pretty", "resume_data_pretty")}),
-        ("Decision", {"fields": ("decided_by_name", "decision_reason", "requested_at", "decided_at",
-                                 "time_to_decision", "expires_at", "consumed_at")}),
+        (
+            "Decision",
+            {
+                "fields": (
+                    "decided_by_name",
+                    "decision_reason",
+                    "requested_at",
+                    "decided_at",
+                    "time_to_decision",
+                    "expires_at",
+                    "consumed_at",
+                )
+            },
+        ),
         ("Related", {"fields": ("run_link", "the_call", "session_link", "audit_rows")}),
     )
     readonly_fields = [field for _, options in fieldsets for field in options["fields"]]
@@ -91,23 +135,61 @@ class ApprovalAdmin(HiddenCharactersWarningMixin, UUIDSearchMixin, ReadOnlyModel
 @admin.register(ToolCall)
 class ToolCallAdmin(HiddenCharactersWarningMixin, UUIDSearchMixin, ReadOnlyModelAdmin):
     revealed = ("tool", "op", "args", "metadata", "output", "entities", "cards")
-    list_display = ("tool_call_id", "tool", "op", "patient_ref", "args_summary", "decision", "rule_id", "is_error",
-                    "untrusted_result", "created_at", "reported_at")
+    list_display = (
+        "tool_call_id",
+        "tool",
+        "op",
+        "patient_ref",
+        "args_summary",
+        "decision",
+        "rule_id",
+        "is_error",
+        "untrusted_result",
+        "created_at",
+        "reported_at",
+    )
     list_filter = ("decision", "is_error", "untrusted_tool", "untrusted_result")
     search_fields = ("run__session__patient_ref", "tool", "tool_call_id", "step_id", "rule_id")
     json_search_fields = ("args",)
-    search_help_text = ("Each word must be found in the patient ref, tool, call, step or rule id, or in the "
-                        "arguments (amoxicillin, \"500 mg\"); a run or session id as shown.")
+    search_help_text = (
+        "Each word must be found in the patient ref, tool, call, step or rule id, or in the "
+        'arguments (amoxicillin, "500 mg"); a run or session id as shown.'
+    )
     uuid_search_fields = ("run__id", "run__session__id")
     list_select_related = ("run__session",)
     date_hierarchy = "created_at"
     ordering = ("-created_at",)
     fieldsets = (
-        ("The call", {"fields": ("tool_call_id", "step_id", "tool", "op", "patient_ref", "decision", "rule_id",
-                                 "untrusted_tool", "created_at")}),
+        (
+            "The call",
+            {
+                "fields": (
+                    "tool_call_id",
+                    "step_id",
+                    "tool",
+                    "op",
+                    "patient_ref",
+                    "decision",
+                    "rule_id",
+                    "untrusted_tool",
+                    "created_at",
+                )
+            },
+        ),
         ("Arguments", {"fields": ("args_pretty", "metadata_pretty")}),
-        ("Result", {"fields": ("reported_at", "is_error", "untrusted_result", "output_pretty", "entities_pretty",
-                               "cards_pretty")}),
+        (
+            "Result",
+            {
+                "fields": (
+                    "reported_at",
+                    "is_error",
+                    "untrusted_result",
+                    "output_pretty",
+                    "entities_pretty",
+                    "cards_pretty",
+                )
+            },
+        ),
         ("Related", {"fields": ("run_link", "session_link", "approvals", "audit_rows")}),
     )
     readonly_fields = [field for _, options in fieldsets for field in options["fields"]]
@@ -137,10 +219,13 @@ class ToolCallAdmin(HiddenCharactersWarningMixin, UUIDSearchMixin, ReadOnlyModel
 
     @admin.display(description="Approvals")
     def approvals(self, call):
-        return show.changelist_link("approvals_approval", "approvals of this call",
-                                    run__id__exact=str(call.run_id), tool_call_id=call.tool_call_id)
+        return show.changelist_link(
+            "approvals_approval",
+            "approvals of this call",
+            run__id__exact=str(call.run_id),
+            tool_call_id=call.tool_call_id,
+        )
 
     @admin.display(description="Audit")
     def audit_rows(self, call):
         return show.audit_links(run_id=call.run_id)
-

@@ -38,8 +38,9 @@ class AuditedChangesAdmin:
         super().save_related(request, form, formsets, change)  # many-to-many fields are saved here
         before, after = request._audit_before, self._snapshot_of_saved(form.instance)
         if before != after:
-            self._record(request, "updated" if change else "created", self.audit_object_id(form.instance), before,
-                         after)
+            self._record(
+                request, "updated" if change else "created", self.audit_object_id(form.instance), before, after
+            )
 
     def delete_model(self, request, obj):
         object_id, before = self.audit_object_id(obj), self._snapshot_of_saved(obj)
@@ -53,5 +54,9 @@ class AuditedChangesAdmin:
                 self.delete_model(request, obj)
 
     def _record(self, request, decision: str, object_id, before, after):
-        audit.record(self.audit_kind, actor_user=request.user, decision=decision,
-                     data={self.audit_id_key: object_id, "before": before, "after": after})
+        audit.record(
+            self.audit_kind,
+            actor_user=request.user,
+            decision=decision,
+            data={self.audit_id_key: object_id, "before": before, "after": after},
+        )

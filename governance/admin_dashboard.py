@@ -75,8 +75,11 @@ class Dashboard:
     def sweep_counts(self) -> list[tuple[str, int | None]]:
         """The last pass's counts as (label, count); None where that step failed (the sweep stores -1)."""
         details = self.sweep.details if self.sweep else {}
-        return [(label, None if details[name] < 0 else details[name])
-                for name, label in SWEEP_COUNTS.items() if name in details]
+        return [
+            (label, None if details[name] < 0 else details[name])
+            for name, label in SWEEP_COUNTS.items()
+            if name in details
+        ]
 
 
 def _percentile(waits, count: int, fraction: float) -> timedelta | None:
@@ -105,17 +108,22 @@ def dashboard(now: datetime | None = None) -> Dashboard:
     # A decision is a person's (decided_by set): an expiry stamps decided_at but nobody decided.
     decided = Approval.objects.filter(decided_at__gte=since, decided_by__isnull=False)
     decisions = decided.count()
-    waits = (decided.annotate(wait=F("decided_at") - F("requested_at"))
-             .order_by("wait").values_list("wait", flat=True))
+    waits = decided.annotate(wait=F("decided_at") - F("requested_at")).order_by("wait").values_list("wait", flat=True)
     recent_audit = AuditEvent.objects.filter(at__gte=since)
     # One pass over the window's rows: closed without a decision, by their deadline or with their
     # run (SPEC 4), and escalations whose e-mail did not leave.
     counted = recent_audit.aggregate(
         expiries=Count("id", filter=Q(kind=AuditEvent.Kind.EXPIRY)),
         withdrawals=Count("id", filter=Q(kind=AuditEvent.Kind.WITHDRAWAL)),
-        escalation_emails_failed=Count("id", filter=Q(kind=AuditEvent.Kind.ESCALATION, decision=EMAIL_FAILED)))
-    top = (recent_audit.filter(kind=AuditEvent.Kind.VERDICT).exclude(rule_id="")
-           .values("rule_id").annotate(hits=Count("id")).order_by("-hits", "rule_id")[:TOP_RULES])
+        escalation_emails_failed=Count("id", filter=Q(kind=AuditEvent.Kind.ESCALATION, decision=EMAIL_FAILED)),
+    )
+    top = (
+        recent_audit.filter(kind=AuditEvent.Kind.VERDICT)
+        .exclude(rule_id="")
+        .values("rule_id")
+        .annotate(hits=Count("id"))
+        .order_by("-hits", "rule_id")[:TOP_RULES]
+    )
     return Dashboard(
         now=now,
         pending_now=pending.count(),
@@ -132,6 +140,8 @@ def dashboard(now: datetime | None = None) -> Dashboard:
         top_rule_ids=[(row["rule_id"], row["hits"]) for row in top],
         pending_registry_changes=ToolChange.objects.filter(status=ToolChangeStatus.PENDING).count(),
         sweep=heartbeats.last(heartbeats.SWEEP),
-        chains_verified=AuditEvent.objects.filter(kind=VERIFY_KIND).order_by("-id")
-        .values("at", "decision", "actor").first(),
+        chains_verified=AuditEvent.objects.filter(kind=VERIFY_KIND)
+        .order_by("-id")
+        .values("at", "decision", "actor")
+        .first(),
     )

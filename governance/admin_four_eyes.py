@@ -57,10 +57,14 @@ class ProposalAdmin(ReadOnlyModelAdmin):
         """What the page's Confirm / Reject block needs (templates/admin/approvals/four_eyes_decide.html)."""
         can_decide = proposal.status == "pending" and is_governance_admin(request.user)
         not_second = self.why_not_confirmer(proposal, request.user) if can_decide else None
-        return {"can_decide": can_decide, "can_confirm": can_decide and not_second is None,
-                "not_second_admin": not_second, "proposed_by_you": proposal.proposed_by_id == request.user.pk,
-                "confirm_url": reverse(f"admin:{self._url_name('confirm')}", args=[proposal.pk]),
-                "reject_url": reverse(f"admin:{self._url_name('reject')}", args=[proposal.pk])}
+        return {
+            "can_decide": can_decide,
+            "can_confirm": can_decide and not_second is None,
+            "not_second_admin": not_second,
+            "proposed_by_you": proposal.proposed_by_id == request.user.pk,
+            "confirm_url": reverse(f"admin:{self._url_name('confirm')}", args=[proposal.pk]),
+            "reject_url": reverse(f"admin:{self._url_name('reject')}", args=[proposal.pk]),
+        }
 
     def change_view(self, request, object_id, form_url="", extra_context=None):
         proposal = self.get_object(request, unquote(object_id))
@@ -91,5 +95,4 @@ class ProposalAdmin(ReadOnlyModelAdmin):
         if len(reason) > REASON_MAX_LENGTH:
             self.message_user(request, f"A reason is at most {REASON_MAX_LENGTH} characters.", messages.ERROR)
             return HttpResponseRedirect(reverse(f"admin:{self._url_name('change')}", args=[pk]))
-        return self._decide(request, pk, lambda: self.reject_service(pk, request.user, reason),
-                            self.rejected_message)
+        return self._decide(request, pk, lambda: self.reject_service(pk, request.user, reason), self.rejected_message)

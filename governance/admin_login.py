@@ -14,7 +14,10 @@ from agents.auth import is_reviewer
 class CondorAdminAuthenticationForm(AdminAuthenticationForm):
     def confirm_login_allowed(self, user):
         if user.is_active and not user.is_staff:
-            where = ("Clinical reviewers work in the inbox at /inbox/." if is_reviewer(user)
-                     else "Ask a governance admin for access.")
+            where = (
+                "Clinical reviewers work in the inbox at /inbox/."
+                if is_reviewer(user)
+                else "Ask a governance admin for access."
+            )
             raise ValidationError(f"This account has no access to the admin. {where}", code="no_admin_access")
         super().confirm_login_allowed(user)

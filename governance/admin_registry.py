@@ -32,8 +32,11 @@ def impact_context(name: str, before: dict | None, after: dict) -> dict:
     return {
         "impact": simulator.impact(name, registry_changes.spec_of(name, before), registry_changes.spec_of(name, after)),
         "lowering": registry_changes.lowering_reasons(name, before, after),
-        "field_changes": [(field, (before or {}).get(field), value) for field, value in after.items()
-                          if before is None or before.get(field) != value],
+        "field_changes": [
+            (field, (before or {}).get(field), value)
+            for field, value in after.items()
+            if before is None or before.get(field) != value
+        ],
     }
 
 
@@ -42,8 +45,17 @@ class ToolDescriptorAdmin(admin.ModelAdmin):
     list_display = ("name", "policy_class", "hitl_tier", "trust", "allowed_hosts", "updated_at")
     list_filter = ("policy_class", "hitl_tier", "trust")
     search_fields = ("name", "description")
-    fields = ("name", "description", "policy_class", "hitl_tier", "trust", "allowed_hosts", "metadata",
-              "approvals_required", "identity_args")
+    fields = (
+        "name",
+        "description",
+        "policy_class",
+        "hitl_tier",
+        "trust",
+        "allowed_hosts",
+        "metadata",
+        "approvals_required",
+        "identity_args",
+    )
     formfield_overrides = STRICT_JSON_FIELDS
 
     def get_urls(self):
@@ -100,9 +112,12 @@ class ToolDescriptorAdmin(admin.ModelAdmin):
         change = getattr(request, "_tool_change", None)
         if change is None:
             return None
-        self.message_user(request, f"This change lowers risk ({'; '.join(change.reasons)}). It was saved as "
-                                   "proposal #%d and takes effect when a second governance admin confirms it."
-                          % change.pk, messages.WARNING)
+        self.message_user(
+            request,
+            f"This change lowers risk ({'; '.join(change.reasons)}). It was saved as "
+            "proposal #%d and takes effect when a second governance admin confirms it." % change.pk,
+            messages.WARNING,
+        )
         return HttpResponseRedirect(reverse("admin:registry_toolchange_change", args=[change.pk]))
 
     def _preview(self, request, object_id, form_url):
@@ -117,11 +132,17 @@ class ToolDescriptorAdmin(admin.ModelAdmin):
         extra = {}
         if form.is_valid():
             name = obj.name if obj is not None else form.instance.name
-            extra = impact_context(name, registry.snapshot(obj) if obj is not None else None,
-                                   registry.snapshot(form.instance))
+            extra = impact_context(
+                name, registry.snapshot(obj) if obj is not None else None, registry.snapshot(form.instance)
+            )
             extra["preview"] = True
-        admin_form = helpers.AdminForm(form, list(fieldsets), self.get_prepopulated_fields(request, obj),
-                                       self.get_readonly_fields(request, obj), model_admin=self)
+        admin_form = helpers.AdminForm(
+            form,
+            list(fieldsets),
+            self.get_prepopulated_fields(request, obj),
+            self.get_readonly_fields(request, obj),
+            model_admin=self,
+        )
         context = {
             **self.admin_site.each_context(request),
             "title": ("Add %s" if add else "Change %s") % self.opts.verbose_name,
@@ -144,12 +165,21 @@ class ToolDescriptorAdmin(admin.ModelAdmin):
 class ToolChangeAdmin(ProposalAdmin):
     """Pending and decided four-eyes registry changes; confirm and reject are POST buttons on the page."""
 
-    list_display = ("id", "tool", "status", "why", "proposed_by_name", "proposed_at", "decided_by_name",
-                    "decided_at")
+    list_display = ("id", "tool", "status", "why", "proposed_by_name", "proposed_at", "decided_by_name", "decided_at")
     list_filter = ("status",)
     search_fields = ("tool",)
-    fields = ("tool", "status", "why", "proposed_by_name", "proposed_at", "decided_by_name", "decided_at",
-              "decision_reason", "before_pretty", "after_pretty")
+    fields = (
+        "tool",
+        "status",
+        "why",
+        "proposed_by_name",
+        "proposed_at",
+        "decided_by_name",
+        "decided_at",
+        "decision_reason",
+        "before_pretty",
+        "after_pretty",
+    )
     readonly_fields = fields
     confirmed_message = "Confirmed: the change is now in effect."
     rejected_message = "Rejected: the registry is unchanged."
@@ -171,9 +201,13 @@ class ToolChangeAdmin(ProposalAdmin):
         return dependence(user, change.proposed_by)
 
     def decision_context(self, request, change):
-        context = {**super().decision_context(request, change),
-                   **impact_context(change.tool, change.before, change.after)}
+        context = {
+            **super().decision_context(request, change),
+            **impact_context(change.tool, change.before, change.after),
+        }
         current = ToolDescriptor.objects.filter(name=change.tool).first()
-        context["stale"] = (change.status == ToolChangeStatus.PENDING
-                            and (registry.snapshot(current) if current else None) != change.before)
+        context["stale"] = (
+            change.status == ToolChangeStatus.PENDING
+            and (registry.snapshot(current) if current else None) != change.before
+        )
         return context

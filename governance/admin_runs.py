@@ -13,16 +13,40 @@ TIMELINE_LIMIT = 500
 @admin.register(Run)
 class RunAdmin(HiddenCharactersWarningMixin, UUIDSearchMixin, ReadOnlyModelAdmin):
     revealed = ("flow_key", "engine", "summary", "usage")
-    list_display = ("id", "session", "patient_ref", "state", "terminal_reason", "autonomy", "created_at",
-                    "last_activity_at", "closed_at")
+    list_display = (
+        "id",
+        "session",
+        "patient_ref",
+        "state",
+        "terminal_reason",
+        "autonomy",
+        "created_at",
+        "last_activity_at",
+        "closed_at",
+    )
     list_filter = ("state", "terminal_reason", "autonomy")
     search_fields = ("session__patient_ref", "flow_key", "engine")
     uuid_search_fields = ("id", "session__id")
     list_select_related = ("session",)
     date_hierarchy = "created_at"
     fieldsets = (
-        ("The run", {"fields": ("id", "session_link", "patient_ref", "state", "terminal_reason", "autonomy",
-                                "flow_key", "engine", "summary", "usage_pretty")}),
+        (
+            "The run",
+            {
+                "fields": (
+                    "id",
+                    "session_link",
+                    "patient_ref",
+                    "state",
+                    "terminal_reason",
+                    "autonomy",
+                    "flow_key",
+                    "engine",
+                    "summary",
+                    "usage_pretty",
+                )
+            },
+        ),
         ("Times", {"fields": ("created_at", "last_activity_at", "suspended_at", "closed_at")}),
         ("Timeline", {"fields": ("timeline",)}),
         ("Related", {"fields": ("related",)}),
@@ -42,19 +66,35 @@ class RunAdmin(HiddenCharactersWarningMixin, UUIDSearchMixin, ReadOnlyModelAdmin
     @admin.display(description="Event timeline")
     def timeline(self, run):
         """The run's outbox events in order: what happened, when, and when it was pushed."""
-        events = list(run.events.order_by("id")[:TIMELINE_LIMIT + 1])
+        events = list(run.events.order_by("id")[: TIMELINE_LIMIT + 1])
         rows = format_html_join(
-            "", "<tr><td>{}</td><td>{}</td><td><code>{}</code></td><td>{}</td><td>{}</td><td>{}</td></tr>",
-            ((show.change_link(event, str(event.pk)), show.when(event.created_at), event.kind,
-              event.step_id or "—",
-              show.when(event.published_at) if event.published_at else "not yet",
-              show.pretty_json(event.data)) for event in events[:TIMELINE_LIMIT]),
+            "",
+            "<tr><td>{}</td><td>{}</td><td><code>{}</code></td><td>{}</td><td>{}</td><td>{}</td></tr>",
+            (
+                (
+                    show.change_link(event, str(event.pk)),
+                    show.when(event.created_at),
+                    event.kind,
+                    event.step_id or "—",
+                    show.when(event.published_at) if event.published_at else "not yet",
+                    show.pretty_json(event.data),
+                )
+                for event in events[:TIMELINE_LIMIT]
+            ),
         )
-        more = show.changelist_link("runs_runevent", f"all events of this run (over {TIMELINE_LIMIT})",
-                                    run__id__exact=str(run.pk)) if len(events) > TIMELINE_LIMIT else ""
+        more = (
+            show.changelist_link(
+                "runs_runevent", f"all events of this run (over {TIMELINE_LIMIT})", run__id__exact=str(run.pk)
+            )
+            if len(events) > TIMELINE_LIMIT
+            else ""
+        )
         return format_html(
             '<table class="condor-timeline"><thead><tr><th>#</th><th>at</th><th>kind</th><th>step</th>'
-            "<th>published</th><th>data</th></tr></thead><tbody>{}</tbody></table>{}", rows, more)
+            "<th>published</th><th>data</th></tr></thead><tbody>{}</tbody></table>{}",
+            rows,
+            more,
+        )
 
     @admin.display(description="Links")
     def related(self, run):

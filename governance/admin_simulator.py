@@ -19,23 +19,33 @@ plain_ascii = RegexValidator(r"^[A-Za-z0-9._-]*$", "Use letters, digits, '.', '_
 
 def _json_object(value):
     if value is not None and not isinstance(value, dict):
-        raise forms.ValidationError("Enter a JSON object, e.g. {\"url\": \"https://…\"}.")
+        raise forms.ValidationError('Enter a JSON object, e.g. {"url": "https://…"}.')
 
 
 class SimulatorForm(forms.Form):
     tool = forms.ChoiceField()
-    op = forms.CharField(required=False, max_length=60, validators=[plain_ascii],
-                         help_text="The verb, e.g. update or delete (destructive verbs change the verdict); "
-                                   "left blank, a write parks as one that names no op.")
+    op = forms.CharField(
+        required=False,
+        max_length=60,
+        validators=[plain_ascii],
+        help_text="The verb, e.g. update or delete (destructive verbs change the verdict); "
+        "left blank, a write parks as one that names no op.",
+    )
     autonomy = forms.ChoiceField(choices=AutonomyChoice.choices, initial=AutonomyChoice.AUTONOMOUS)
     tainted = forms.BooleanField(required=False, label="Session tainted")
     consent = forms.BooleanField(required=False, label="Consent granted")
     age_band = forms.ChoiceField(choices=AgeBandChoice.choices, initial=AgeBandChoice.ADULT)
-    args = StrictJSONField(required=False, initial=dict, validators=[_json_object],
-                           widget=forms.Textarea(attrs={"rows": 4, "cols": 60}))
-    metadata = StrictJSONField(required=False, initial=dict, validators=[_json_object],
-                               label="Client metadata", widget=forms.Textarea(attrs={"rows": 2, "cols": 60}),
-                               help_text='Step 3 of resolution reads it: {"mutating": true} makes a would-be read a mutate.')
+    args = StrictJSONField(
+        required=False, initial=dict, validators=[_json_object], widget=forms.Textarea(attrs={"rows": 4, "cols": 60})
+    )
+    metadata = StrictJSONField(
+        required=False,
+        initial=dict,
+        validators=[_json_object],
+        label="Client metadata",
+        widget=forms.Textarea(attrs={"rows": 2, "cols": 60}),
+        help_text='Step 3 of resolution reads it: {"mutating": true} makes a would-be read a mutate.',
+    )
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
@@ -43,8 +53,9 @@ class SimulatorForm(forms.Form):
 
     def context(self) -> Context:
         data = self.cleaned_data
-        return Context(autonomy=data["autonomy"], tainted=data["tainted"], consent=data["consent"],
-                       age_band=data["age_band"])
+        return Context(
+            autonomy=data["autonomy"], tainted=data["tainted"], consent=data["consent"], age_band=data["age_band"]
+        )
 
 
 def simulator_view(model_admin, request):
@@ -56,8 +67,9 @@ def simulator_view(model_admin, request):
         registered = simulator.registered_spec(tool)
         args, metadata = data["args"] or {}, data["metadata"] or {}
         result = {
-            "verdict": simulator.simulate(tool, form.context(), op=data["op"], args=args, metadata=metadata,
-                                          registered=registered),
+            "verdict": simulator.simulate(
+                tool, form.context(), op=data["op"], args=args, metadata=metadata, registered=registered
+            ),
             "registered": registered,
             "static": STATIC_REGISTRY.get(tool),
             "effective": effective_spec(tool, registered),

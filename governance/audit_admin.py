@@ -77,28 +77,81 @@ class AuditEventAdmin(HiddenCharactersWarningMixin, ReadOnlyModelAdmin):
 
     class Media:
         css = {"all": ("approvals/console.css",)}  # no inline style: the pages run under a strict CSP
+
     """Append-only: nobody deletes an audit row, here or in the database (trigger and grants)."""
 
-    list_display = ("id", "when", "kind", "actor", "patient_ref", "tool", "op", "approval_args", "decision", "rule_id",
-                    "links")
+    list_display = (
+        "id",
+        "when",
+        "kind",
+        "actor",
+        "patient_ref",
+        "tool",
+        "op",
+        "approval_args",
+        "decision",
+        "rule_id",
+        "links",
+    )
     list_display_links = ("id",)
     list_filter = ("kind", DecisionFilter, RuleFilter, ToolFilter, ActorFilter, PatientFilter, DateRangeFilter)
     # Only id and time sort: each is an index; any other column would sort the whole table.
     sortable_by = ("id", "when")
     search_fields = ("patient_ref",)  # shows the box; get_search_results decides what matches
-    search_help_text = ("Each word must match exactly a patient ref (MRN-30001), a run, approval or session id (as "
-                        "shown, with dashes), an actor (user:gina, client:ward-agent, sweep), a tool, a rule id or a "
-                        "row id; or be found in the arguments of the row's approval (amoxicillin, \"500 mg\").")
+    search_help_text = (
+        "Each word must match exactly a patient ref (MRN-30001), a run, approval or session id (as "
+        "shown, with dashes), an actor (user:gina, client:ward-agent, sweep), a tool, a rule id or a "
+        'row id; or be found in the arguments of the row\'s approval (amoxicillin, "500 mg").'
+    )
     paginator = EstimatedCountPaginator
     show_full_result_count = False
     list_per_page = 100
     actions = ["export_csv", "verify_chains"]
-    export_columns = [csv_export.Column("details" if name == "data" else name, name) for name in (
-        "id", "at", "kind", "actor", "actor_user_id", "actor_client_id", "patient_ref", "session_id", "run_id",
-        "approval_id", "tool", "op", "decision", "rule_id", "data", "chain", "seq", "prev_hash", "hash")]
-    fields = ("id", "when", "kind", "actor", "actor_user", "actor_client", "patient_ref", "tool", "op",
-              "decision", "rule_id", "links", "related_rows", "details", "approval_args_pretty", "chain", "seq",
-              "prev_hash", "hash")
+    export_columns = [
+        csv_export.Column("details" if name == "data" else name, name)
+        for name in (
+            "id",
+            "at",
+            "kind",
+            "actor",
+            "actor_user_id",
+            "actor_client_id",
+            "patient_ref",
+            "session_id",
+            "run_id",
+            "approval_id",
+            "tool",
+            "op",
+            "decision",
+            "rule_id",
+            "data",
+            "chain",
+            "seq",
+            "prev_hash",
+            "hash",
+        )
+    ]
+    fields = (
+        "id",
+        "when",
+        "kind",
+        "actor",
+        "actor_user",
+        "actor_client",
+        "patient_ref",
+        "tool",
+        "op",
+        "decision",
+        "rule_id",
+        "links",
+        "related_rows",
+        "details",
+        "approval_args_pretty",
+        "chain",
+        "seq",
+        "prev_hash",
+        "hash",
+    )
     readonly_fields = fields
 
     # --- the approval's arguments, for readers of approvals -------------------------------------
@@ -113,18 +166,27 @@ class AuditEventAdmin(HiddenCharactersWarningMixin, ReadOnlyModelAdmin):
             return queryset
         # One primary-key lookup per row shown, in the page's own query. The CSV export (values_list of the
         # log's columns) never selects it, and PostgreSQL drops it from the bounded count's subquery unread.
-        return queryset.annotate(approval_arguments=Subquery(
-            Approval.objects.filter(pk=OuterRef("approval_id")).order_by().values("args")[:1]))
+        return queryset.annotate(
+            approval_arguments=Subquery(
+                Approval.objects.filter(pk=OuterRef("approval_id")).order_by().values("args")[:1]
+            )
+        )
 
     def get_list_display(self, request):
         shown = super().get_list_display(request)
-        return shown if self.reads_approvals(request) else [
-            column for column in shown if getattr(column, "__name__", column) != "approval_args"]
+        return (
+            shown
+            if self.reads_approvals(request)
+            else [column for column in shown if getattr(column, "__name__", column) != "approval_args"]
+        )
 
     def get_fields(self, request, obj=None):
         fields = super().get_fields(request, obj)
-        return fields if self.reads_approvals(request) else [
-            field for field in fields if getattr(field, "__name__", field) != "approval_args_pretty"]
+        return (
+            fields
+            if self.reads_approvals(request)
+            else [field for field in fields if getattr(field, "__name__", field) != "approval_args_pretty"]
+        )
 
     @admin.display(description="arguments asked")
     def approval_args(self, event):
@@ -146,29 +208,41 @@ class AuditEventAdmin(HiddenCharactersWarningMixin, ReadOnlyModelAdmin):
     def _change_urls(self) -> dict[str, str]:
         # reverse() once per page kind, not three times per row: a page has 100 rows.
         placeholder = "00000000-0000-0000-0000-000000000000"
-        return {label: reverse(name, args=[placeholder]).replace(placeholder, "{}") for label, name in (
-            ("approval", "admin:approvals_approval_change"), ("run", "admin:runs_run_change"),
-            ("session", "admin:sessions_app_session_change"))}
+        return {
+            label: reverse(name, args=[placeholder]).replace(placeholder, "{}")
+            for label, name in (
+                ("approval", "admin:approvals_approval_change"),
+                ("run", "admin:runs_run_change"),
+                ("session", "admin:sessions_app_session_change"),
+            )
+        }
 
     @admin.display(description="links")
     def links(self, event):
         urls = self._change_urls
         targets = (("approval", event.approval_id), ("run", event.run_id), ("session", event.session_id))
-        return format_html_join(" · ", '<a href="{}">{}</a>',
-                                ((urls[label].format(pk), label) for label, pk in targets if pk))
+        return format_html_join(
+            " · ", '<a href="{}">{}</a>', ((urls[label].format(pk), label) for label, pk in targets if pk)
+        )
 
     @admin.display(description="audit rows of the same")
     def related_rows(self, event):
         changelist = reverse("admin:audit_auditevent_changelist")
-        targets = [("approval", "approval_id", event.approval_id), ("run", "run_id", event.run_id),
-                   ("session", "session_id", event.session_id)]
-        return format_html_join(" · ", '<a href="{}?{}={}">{}</a>',
-                                ((changelist, field, pk, label) for label, field, pk in targets if pk))
+        targets = [
+            ("approval", "approval_id", event.approval_id),
+            ("run", "run_id", event.run_id),
+            ("session", "session_id", event.session_id),
+        ]
+        return format_html_join(
+            " · ", '<a href="{}?{}={}">{}</a>', ((changelist, field, pk, label) for label, field, pk in targets if pk)
+        )
 
     @admin.display(description="details")
     def details(self, event):
-        return format_html('<pre class="condor-details">{}</pre>',
-                           reveal(json.dumps(event.data, indent=2, ensure_ascii=False, sort_keys=True)))
+        return format_html(
+            '<pre class="condor-details">{}</pre>',
+            reveal(json.dumps(event.data, indent=2, ensure_ascii=False, sort_keys=True)),
+        )
 
     # --- search: exact on indexed columns, and through the approvals' arguments ----------------
 
@@ -182,9 +256,13 @@ class AuditEventAdmin(HiddenCharactersWarningMixin, ReadOnlyModelAdmin):
             return queryset, False
         found, cut = audit_search.search(queryset, words, through_approvals=self.reads_approvals(request))
         if cut:
-            self.message_user(request, f"More than {audit_search.APPROVALS_AT_MOST:,} approvals match: the rows of "
-                              f"the newest {audit_search.APPROVALS_AT_MOST:,} are listed. Add a word (a patient ref, "
-                              "a dose) to narrow the search.", messages.WARNING)
+            self.message_user(
+                request,
+                f"More than {audit_search.APPROVALS_AT_MOST:,} approvals match: the rows of "
+                f"the newest {audit_search.APPROVALS_AT_MOST:,} are listed. Add a word (a patient ref, "
+                "a dose) to narrow the search.",
+                messages.WARNING,
+            )
         return found, False
 
     # --- export: the filtered set, streamed, audited -------------------------------------------
@@ -215,8 +293,12 @@ class AuditEventAdmin(HiddenCharactersWarningMixin, ReadOnlyModelAdmin):
             changelist = self.get_changelist_instance(request)
         except admin.options.IncorrectLookupParameters as error:
             return HttpResponseBadRequest(f"Bad filter: {error}")
-        return csv_export.export(request, changelist.queryset, columns=self.export_columns,
-                                 details={"scope": "filtered", "filter": csv_export.changelist_filter(request)})
+        return csv_export.export(
+            request,
+            changelist.queryset,
+            columns=self.export_columns,
+            details={"scope": "filtered", "filter": csv_export.changelist_filter(request)},
+        )
 
     # --- verification ---------------------------------------------------------------------------
 
@@ -224,10 +306,15 @@ class AuditEventAdmin(HiddenCharactersWarningMixin, ReadOnlyModelAdmin):
     def verify_chains(self, request, queryset):
         chains = sorted(set(queryset.order_by().values_list("chain", flat=True).distinct()))
         report = audit_chain.verify(chains)
-        audit.record(audit.Kind.VERIFY, actor_user=request.user, decision="intact" if report.intact else "broken",
-                     data={**audit_chain.report_details(report), "chains_asked": chains[:100]})
+        audit.record(
+            audit.Kind.VERIFY,
+            actor_user=request.user,
+            decision="intact" if report.intact else "broken",
+            data={**audit_chain.report_details(report), "chains_asked": chains[:100]},
+        )
         if report.intact:
-            self.message_user(request, f"Intact: {report.rows} rows in {report.chains} chain(s) verified.",
-                              messages.SUCCESS)
+            self.message_user(
+                request, f"Intact: {report.rows} rows in {report.chains} chain(s) verified.", messages.SUCCESS
+            )
         else:
             self.message_user(request, f"BROKEN: {report.broken}", messages.ERROR)

@@ -51,16 +51,27 @@ class ToolFilter(_FixedChoices):
 
 class ActorFilter(_FixedChoices):
     title, parameter_name = "actor", "actor"
-    SYSTEM = (audit.SWEEP, audit.SUPERSEDE, audit.RUN_CLOSE, audit.ANONYMOUS, audit.command("register_tool"),
-              audit.command("seed_tools"), audit.command("verify_audit"), audit.command("create_reviewer"),
-              audit.command("create_api_client"), audit.command("seed_demo"))
+    SYSTEM = (
+        audit.SWEEP,
+        audit.SUPERSEDE,
+        audit.RUN_CLOSE,
+        audit.ANONYMOUS,
+        audit.command("register_tool"),
+        audit.command("seed_tools"),
+        audit.command("verify_audit"),
+        audit.command("create_reviewer"),
+        audit.command("create_api_client"),
+        audit.command("seed_demo"),
+    )
 
     def lookups(self, request, model_admin):
         users = get_user_model().objects.order_by("username").values_list("username", flat=True)
         clients = ApiClient.objects.order_by("name").values_list("name", flat=True)
-        return ([(f"user:{name}", f"user:{name}") for name in users]
-                + [(f"client:{name}", f"client:{name}") for name in clients]
-                + [(name, name) for name in self.SYSTEM])
+        return (
+            [(f"user:{name}", f"user:{name}") for name in users]
+            + [(f"client:{name}", f"client:{name}") for name in clients]
+            + [(name, name) for name in self.SYSTEM]
+        )
 
 
 class _TypedValue(admin.ListFilter):
@@ -84,11 +95,17 @@ class _TypedValue(admin.ListFilter):
 
     def choices(self, changelist):
         names = self.expected_parameters()
-        kept = [(key, value) for key, values in changelist.params.items() if key not in names
-                and key != "p" for value in (values if isinstance(values, list) else [values])]
+        kept = [
+            (key, value)
+            for key, values in changelist.params.items()
+            if key not in names and key != "p"
+            for value in (values if isinstance(values, list) else [values])
+        ]
         yield {
-            "fields": [{"name": name, "label": label, "type": kind, "value": self.used_parameters.get(name, "")}
-                       for name, label, kind in self.parameters],
+            "fields": [
+                {"name": name, "label": label, "type": kind, "value": self.used_parameters.get(name, "")}
+                for name, label, kind in self.parameters
+            ],
             "kept": kept,
             "presets": list(self.presets(changelist)),
             "clear": changelist.get_query_string(remove=[*names, "p"]) if self.used_parameters else None,
@@ -124,9 +141,11 @@ class DateRangeFilter(_TypedValue):
         today = timezone.localdate()
         for label, days in (("Today", 0), ("Past 7 days", 6), ("Past 30 days", 29)):
             since = (today - timedelta(days=days)).isoformat()
-            yield {"label": label,
-                   "url": changelist.get_query_string({"since": since}, remove=["until", "p"]),
-                   "selected": self.used_parameters.get("since") == since and "until" not in self.used_parameters}
+            yield {
+                "label": label,
+                "url": changelist.get_query_string({"since": since}, remove=["until", "p"]),
+                "selected": self.used_parameters.get("since") == since and "until" not in self.used_parameters,
+            }
 
     def queryset(self, request, queryset):
         since, until = self.used_parameters.get("since"), self.used_parameters.get("until")

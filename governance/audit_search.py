@@ -42,9 +42,12 @@ def _in_approval(word: str) -> Q:
 
 def approvals_matching(words: list[str]) -> tuple[list[uuid.UUID], bool]:
     """The newest APPROVALS_AT_MOST approvals every word matches, and whether more did."""
-    ids = list(Approval.objects.alias(**json_texts("args"))
-               .filter(Q.create([_in_approval(word) for word in words]))
-               .order_by("-requested_at").values_list("pk", flat=True)[:APPROVALS_AT_MOST + 1])
+    ids = list(
+        Approval.objects.alias(**json_texts("args"))
+        .filter(Q.create([_in_approval(word) for word in words]))
+        .order_by("-requested_at")
+        .values_list("pk", flat=True)[: APPROVALS_AT_MOST + 1]
+    )
     return ids[:APPROVALS_AT_MOST], len(ids) > APPROVALS_AT_MOST
 
 

@@ -119,8 +119,11 @@ def selection(request, model) -> dict:
         return {"scope": "every row matching the filter", "filter": changelist_filter(request)}
     pk = model._meta.pk
     ids = [pk.to_python(value) for value in request.POST.getlist(helpers.ACTION_CHECKBOX_NAME)]
-    return {"scope": "selected", "filter": changelist_filter(request),
-            "ids": sorted(ids) if isinstance(pk, models.AutoField) else sorted(str(value) for value in ids)}
+    return {
+        "scope": "selected",
+        "filter": changelist_filter(request),
+        "ids": sorted(ids) if isinstance(pk, models.AutoField) else sorted(str(value) for value in ids),
+    }
 
 
 def export(request, queryset, *, details: dict, columns: list[Column] | None = None) -> StreamingHttpResponse:
@@ -133,11 +136,16 @@ def export(request, queryset, *, details: dict, columns: list[Column] | None = N
             queryset = queryset.filter(pk__lte=counted["top"] or 0)
         else:
             counted = {"rows": queryset.order_by().count()}
-        audit.record("export", actor_user=request.user, decision="exported",
-                     data={"list": model._meta.label, **details, "rows": counted["rows"]})
+        audit.record(
+            "export",
+            actor_user=request.user,
+            decision="exported",
+            data={"list": model._meta.label, **details, "rows": counted["rows"]},
+        )
     chunks = csv_chunks(queryset, columns or columns_of(model))
-    response = StreamingHttpResponse(_async_chunks(chunks) if isinstance(request, ASGIRequest) else chunks,
-                                     content_type="text/csv; charset=utf-8")
+    response = StreamingHttpResponse(
+        _async_chunks(chunks) if isinstance(request, ASGIRequest) else chunks, content_type="text/csv; charset=utf-8"
+    )
     stamp = timezone.now().strftime("%Y%m%dT%H%M%SZ")
     response["Content-Disposition"] = f'attachment; filename="{model._meta.model_name}-{stamp}.csv"'
     return response

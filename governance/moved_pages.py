@@ -8,9 +8,14 @@ from django.urls import re_path
 
 # model → its app now (approvals migration 0024 moved them, tables and all).
 MOVED_FROM_APPROVALS = {
-    "apiclient": "agents", "apiclientkey": "agents", "idempotencyrecord": "agents",
-    "auditevent": "audit", "auditchainhead": "audit",
-    "tooldescriptor": "registry", "toolchange": "registry", "accessgrant": "registry",
+    "apiclient": "agents",
+    "apiclientkey": "agents",
+    "idempotencyrecord": "agents",
+    "auditevent": "audit",
+    "auditchainhead": "audit",
+    "tooldescriptor": "registry",
+    "toolchange": "registry",
+    "accessgrant": "registry",
     "heartbeat": "runs",
 }
 

@@ -27,5 +27,6 @@ class ReadOnlyModelAdmin(RevealedTextMixin, admin.ModelAdmin):
 
     @admin.action(description="Export selected rows as CSV", permissions=["view"])
     def export_csv(self, request, queryset):
-        return csv_export.export(request, queryset, details=csv_export.selection(request, self.model),
-                                 columns=self.export_columns)
+        return csv_export.export(
+            request, queryset, details=csv_export.selection(request, self.model), columns=self.export_columns
+        )

@@ -140,8 +140,13 @@ class InboxConsumer(AsyncJsonWebsocketConsumer):
         # Not the JSON consumer's decoding, which ends the socket (1011) on a bad message.
         content = client_message(text_data)
         if content is None:
-            await self.send_json({"type": "error", "error": "invalid_message",
-                                  "detail": "Messages must be JSON objects, such as {\"type\": \"ping\"}."})
+            await self.send_json(
+                {
+                    "type": "error",
+                    "error": "invalid_message",
+                    "detail": 'Messages must be JSON objects, such as {"type": "ping"}.',
+                }
+            )
             return
         await self.receive_json(content)
 

@@ -43,7 +43,9 @@ def call_outcome(approval, now=None) -> str | None:
         return "failed" if approval.call_is_error else "ran"
     if status == ApprovalStatus.WITHDRAWN:
         return "withdrawn"
-    if status == ApprovalStatus.EXPIRED or (status == ApprovalStatus.APPROVED and approval.expires_at <= (now or timezone.now())):
+    if status == ApprovalStatus.EXPIRED or (
+        status == ApprovalStatus.APPROVED and approval.expires_at <= (now or timezone.now())
+    ):
         return "expired"  # the grant's deadline passed unused; the sweep marks it in time
     if status == ApprovalStatus.APPROVED:
         return "waiting"
@@ -59,19 +61,44 @@ class DecidedSerializer(serializers.ModelSerializer):
     approvals = serializers.SerializerMethodField()
     run_state = serializers.CharField(source="run.state", help_text="What the run did next: its state now.")
     run_terminal_reason = serializers.CharField(source="run.terminal_reason")
-    call_outcome = serializers.SerializerMethodField(help_text="What became of the approved call: " + "; ".join(
-        f"`{name}`: {meaning}" for name, meaning in CALL_OUTCOMES.items()) + ". Null for a rejection.")
-    call_outcome_at = serializers.SerializerMethodField(help_text="When that happened: the result's report (ran, "
-                                                                  "failed), the agent's taking the approval "
-                                                                  "(running) or the approval's deadline (waiting, "
-                                                                  "expired); null otherwise.")
+    call_outcome = serializers.SerializerMethodField(
+        help_text="What became of the approved call: "
+        + "; ".join(f"`{name}`: {meaning}" for name, meaning in CALL_OUTCOMES.items())
+        + ". Null for a rejection."
+    )
+    call_outcome_at = serializers.SerializerMethodField(
+        help_text="When that happened: the result's report (ran, "
+        "failed), the agent's taking the approval "
+        "(running) or the approval's deadline (waiting, "
+        "expired); null otherwise."
+    )
 
     class Meta:
         model = Approval
-        fields = ["id", "run", "patient_ref", "care_unit", "session_title", "tool", "op", "reason_code", "status",
-                  "args", "approved_args", "edited", "resume_data", "decided_by", "decided_at", "decision_reason",
-                  "approvals_required", "approvals", "run_state", "run_terminal_reason", "call_outcome",
-                  "call_outcome_at"]
+        fields = [
+            "id",
+            "run",
+            "patient_ref",
+            "care_unit",
+            "session_title",
+            "tool",
+            "op",
+            "reason_code",
+            "status",
+            "args",
+            "approved_args",
+            "edited",
+            "resume_data",
+            "decided_by",
+            "decided_at",
+            "decision_reason",
+            "approvals_required",
+            "approvals",
+            "run_state",
+            "run_terminal_reason",
+            "call_outcome",
+            "call_outcome_at",
+        ]
         read_only_fields = fields
 
     def get_decided_by(self, approval) -> str | None:
@@ -88,8 +115,13 @@ class DecidedSerializer(serializers.ModelSerializer):
         return call_outcome(approval)
 
     def get_call_outcome_at(self, approval) -> datetime | None:
-        at = {"ran": approval.call_reported_at, "failed": approval.call_reported_at, "running": approval.consumed_at,
-              "waiting": approval.expires_at, "expired": approval.expires_at}.get(call_outcome(approval))
+        at = {
+            "ran": approval.call_reported_at,
+            "failed": approval.call_reported_at,
+            "running": approval.consumed_at,
+            "waiting": approval.expires_at,
+            "expired": approval.expires_at,
+        }.get(call_outcome(approval))
         return serializers.DateTimeField().to_representation(at) if at else None
 
 
@@ -112,14 +144,26 @@ class DecidedCards(ReviewerList):
             decided = decided.filter(session__patient_ref__icontains=patient_ref)
         # The call's result, from its ledger row, in the same query (not one query a decision).
         call = ToolCall.objects.filter(run=OuterRef("run"), tool_call_id=OuterRef("tool_call_id"))
-        decided = decided.annotate(call_reported_at=Subquery(call.values("reported_at")[:1]),
-                                   call_is_error=Subquery(call.values("is_error")[:1]))
+        decided = decided.annotate(
+            call_reported_at=Subquery(call.values("reported_at")[:1]),
+            call_is_error=Subquery(call.values("is_error")[:1]),
+        )
         return scope.visible(decided).select_related("session", "run", "decided_by").order_by("-decided_at", "pk")
 
-    @extend_schema(responses={200: DecidedSerializer(many=True), **errors(
-        400, 403, e400="invalid_payload: `patient_ref` is over 120 characters or has a control character.")},
-        parameters=[OpenApiParameter(
-            "patient_ref", {"type": "string", "maxLength": inbox_search.PATIENT_REF_MAX_LENGTH},
-            description="Only decisions for patients whose ref contains this (case-insensitive).")])
+    @extend_schema(
+        responses={
+            200: DecidedSerializer(many=True),
+            **errors(
+                400, 403, e400="invalid_payload: `patient_ref` is over 120 characters or has a control character."
+            ),
+        },
+        parameters=[
+            OpenApiParameter(
+                "patient_ref",
+                {"type": "string", "maxLength": inbox_search.PATIENT_REF_MAX_LENGTH},
+                description="Only decisions for patients whose ref contains this (case-insensitive).",
+            )
+        ],
+    )
     def get(self, request, *args, **kwargs):
         return super().get(request, *args, **kwargs)

@@ -149,16 +149,25 @@ def build(scope: ReviewerScope, cursor: str | None = None, *, max_bytes: int = P
     # One query for the page's rows, read down the queue index (approval_inbox_queue) until
     # PAGE_CARDS + 1 are found, with only the columns a card shows, as plain rows: a page of
     # model instances cost more to make than its cards do to build.
-    rows = list(ordered.values(*cards.CARD_ROW, "escalation_rank", "risk_rank")[:PAGE_CARDS + 1])
+    rows = list(ordered.values(*cards.CARD_ROW, "escalation_rank", "risk_rank")[: PAGE_CARDS + 1])
     more = len(rows) > PAGE_CARDS
     rows = rows[:PAGE_CARDS]
     keys = [(row["escalation_rank"], row["risk_rank"], row["expires_at"], row["id"]) for row in rows]
-    return assemble(cards.cards_for_rows(rows), keys, more=more, total=waiting.count(), cursor=cursor,
-                    max_bytes=max_bytes)
+    return assemble(
+        cards.cards_for_rows(rows), keys, more=more, total=waiting.count(), cursor=cursor, max_bytes=max_bytes
+    )
 
 
-def page_body(approvals: list, *, total: int, cursor: str | None, max_bytes: int = PAGE_MAX_BYTES,
-              page_cards: int = PAGE_CARDS, encode=encode_cursor, key=None) -> dict:
+def page_body(
+    approvals: list,
+    *,
+    total: int,
+    cursor: str | None,
+    max_bytes: int = PAGE_MAX_BYTES,
+    page_cards: int = PAGE_CARDS,
+    encode=encode_cursor,
+    key=None,
+) -> dict:
     """`page`'s body over up to `page_cards` + 1 approvals in queue order (each with its sort key
     annotated, or `key(approval)` saying it), for a caller holding model instances (the browser
     tests' server, tests/live)."""
@@ -166,12 +175,21 @@ def page_body(approvals: list, *, total: int, cursor: str | None, max_bytes: int
     approvals = approvals[:page_cards]
     key = key or (lambda a: (a.escalation_rank, a.risk_rank, a.expires_at, a.pk))
     keys = [key(a) for a in approvals]
-    return assemble(cards.cards_for(approvals), keys, more=more, total=total, cursor=cursor,
-                    max_bytes=max_bytes, encode=encode).body()
+    return assemble(
+        cards.cards_for(approvals), keys, more=more, total=total, cursor=cursor, max_bytes=max_bytes, encode=encode
+    ).body()
 
 
-def assemble(built: list[dict], keys: list[tuple], *, more: bool, total: int, cursor: str | None,
-             max_bytes: int = PAGE_MAX_BYTES, encode=encode_cursor) -> Page:
+def assemble(
+    built: list[dict],
+    keys: list[tuple],
+    *,
+    more: bool,
+    total: int,
+    cursor: str | None,
+    max_bytes: int = PAGE_MAX_BYTES,
+    encode=encode_cursor,
+) -> Page:
     """The first of `built` (cards in their order, `keys` their sort keys) that fit in `max_bytes`,
     with `encode(key)` of the last one's key as the cursor when more follow."""
     page = Page(total=total)

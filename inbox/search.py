@@ -76,8 +76,12 @@ def parse(params) -> CardFilters:
     risk = _text(params, "risk", 8)
     if risk and risk not in RISKS:
         raise InvalidPayload(f"risk: one of {', '.join(RISKS)}.")
-    return CardFilters(patient_ref=_text(params, "patient_ref", PATIENT_REF_MAX_LENGTH),
-                       ward=_text(params, "ward", CARE_UNIT_MAX_LENGTH), tool=tool, risk=risk)
+    return CardFilters(
+        patient_ref=_text(params, "patient_ref", PATIENT_REF_MAX_LENGTH),
+        ward=_text(params, "ward", CARE_UNIT_MAX_LENGTH),
+        tool=tool,
+        risk=risk,
+    )
 
 
 def _matching(scope: ReviewerScope, filters: CardFilters):
@@ -101,21 +105,28 @@ def _ordered(matched, filters: CardFilters):
     exact = (When(session__patient_ref__iexact=filters.patient_ref, then=Value(0)),) if filters.patient_ref else ()
     return matched.annotate(
         match_rank=Case(*exact, default=Value(1), output_field=IntegerField()),
-        escalation_rank=ESCALATION_RANK, risk_rank=RISK_RANK,
+        escalation_rank=ESCALATION_RANK,
+        risk_rank=RISK_RANK,
     ).order_by("match_rank", "escalation_rank", "risk_rank", "expires_at", "pk")
 
 
 def _after(key: tuple):
-    return TupleGreaterThan(Tuple(F("match_rank"), F("escalation_rank"), F("risk_rank"), F("expires_at"), F("pk")),
-                            list(key))
+    return TupleGreaterThan(
+        Tuple(F("match_rank"), F("escalation_rank"), F("risk_rank"), F("expires_at"), F("pk")), list(key)
+    )
 
 
 def cursor_encoder(filters: CardFilters):
     """The cursor after a card of this search whose sort key (match, escalation, risk, expires_at, pk) is `key`."""
+
     def encode(key: tuple) -> str:
         match, escalation, risk, expires_at, pk = key
-        return signing.dumps([filters.digest(), match, escalation, risk, expires_at.isoformat(), str(pk)],
-                             salt=_CURSOR_SALT, compress=True)
+        return signing.dumps(
+            [filters.digest(), match, escalation, risk, expires_at.isoformat(), str(pk)],
+            salt=_CURSOR_SALT,
+            compress=True,
+        )
+
     return encode
 
 
@@ -141,13 +152,21 @@ def message(scope: ReviewerScope, filters: CardFilters, cursor: str | None = Non
     ordered = _ordered(matched, filters)
     if key is not None:
         ordered = ordered.filter(_after(key))
-    rows = list(ordered.values(*cards.CARD_ROW, "match_rank", "escalation_rank", "risk_rank")
-                [:inbox_pages.PAGE_CARDS + 1])
+    rows = list(
+        ordered.values(*cards.CARD_ROW, "match_rank", "escalation_rank", "risk_rank")[: inbox_pages.PAGE_CARDS + 1]
+    )
     more = len(rows) > inbox_pages.PAGE_CARDS
-    rows = rows[:inbox_pages.PAGE_CARDS]
+    rows = rows[: inbox_pages.PAGE_CARDS]
     keys = [(r["match_rank"], r["escalation_rank"], r["risk_rank"], r["expires_at"], r["id"]) for r in rows]
-    page = inbox_pages.assemble(cards.cards_for_rows(rows), keys, more=more, total=matched.count(), cursor=cursor,
-                                max_bytes=_CARDS_MAX_BYTES, encode=cursor_encoder(filters))
+    page = inbox_pages.assemble(
+        cards.cards_for_rows(rows),
+        keys,
+        more=more,
+        total=matched.count(),
+        cursor=cursor,
+        max_bytes=_CARDS_MAX_BYTES,
+        encode=cursor_encoder(filters),
+    )
     return page.message({"patient_totals": patient_totals(matched, page.cards)})
 
 
@@ -156,8 +175,13 @@ def patient_totals(matched, page_cards: list[dict]) -> dict[str, int]:
     refs = {card["session"]["patient_ref"] for card in page_cards}
     if not refs:
         return {}
-    counted = (matched.filter(session__patient_ref__in=refs).order_by().values("session__patient_ref")
-               .annotate(n=Count("pk")).values_list("session__patient_ref", "n"))
+    counted = (
+        matched.filter(session__patient_ref__in=refs)
+        .order_by()
+        .values("session__patient_ref")
+        .annotate(n=Count("pk"))
+        .values_list("session__patient_ref", "n")
+    )
     return dict(counted)
 
 
@@ -171,8 +195,13 @@ def options(scope: ReviewerScope) -> dict:
     waiting = inbox_pages.pending(scope).order_by()
 
     def counted(field: str) -> list[dict]:
-        rows = (waiting.exclude(**{field: ""}).values(field).annotate(n=Count("pk")).order_by(field)
-                .values_list(field, "n")[:OPTIONS_MAX])
+        rows = (
+            waiting.exclude(**{field: ""})
+            .values(field)
+            .annotate(n=Count("pk"))
+            .order_by(field)
+            .values_list(field, "n")[:OPTIONS_MAX]
+        )
         return [{"value": value, "count": n} for value, n in rows]
 
     return {"wards": counted("session__care_unit"), "tools": counted("tool")}

@@ -91,13 +91,21 @@ def stale_cards(sender, *, events: list, late, **kwargs) -> set[int]:
     commit, a moment ago.
     """
     now = timezone.now()
-    added = {event.pk: event.inbox["card"]["id"] for event in events
-             if event.inbox is not None and event.inbox.get("type") == "card.added" and event.created_at <= late}
+    added = {
+        event.pk: event.inbox["card"]["id"]
+        for event in events
+        if event.inbox is not None and event.inbox.get("type") == "card.added" and event.created_at <= late
+    }
     if not added:
         return set()
-    pending = {str(pk) for pk in Approval.objects.filter(
-        pk__in=set(added.values()), status=ApprovalStatus.PENDING, expires_at__gt=now,
-    ).values_list("pk", flat=True)}
+    pending = {
+        str(pk)
+        for pk in Approval.objects.filter(
+            pk__in=set(added.values()),
+            status=ApprovalStatus.PENDING,
+            expires_at__gt=now,
+        ).values_list("pk", flat=True)
+    }
     return {event_pk for event_pk, approval_id in added.items() if approval_id not in pending}
 
 
@@ -109,7 +117,8 @@ def connect() -> None:
     m2m_changed.connect(_groups_changed, sender=user_model.groups.through, dispatch_uid="inbox-socket-groups")
     post_save.connect(_team_changed, sender=ReviewTeam, dispatch_uid="inbox-socket-team-saved")
     post_delete.connect(_team_changed, sender=ReviewTeam, dispatch_uid="inbox-socket-team-deleted")
-    m2m_changed.connect(_team_members_changed, sender=ReviewTeam.members.through,
-                        dispatch_uid="inbox-socket-team-members")
+    m2m_changed.connect(
+        _team_members_changed, sender=ReviewTeam.members.through, dispatch_uid="inbox-socket-team-members"
+    )
     care_unit_changed.connect(_care_unit_changed, dispatch_uid="inbox-socket-care-unit")
     stale_news.connect(stale_cards, dispatch_uid="inbox-stale-cards")

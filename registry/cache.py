@@ -27,13 +27,14 @@ from registry.models import ToolDescriptor
 _STAMP_SQL = {
     "postgresql": "SELECT md5(COALESCE(string_agg(xmin::text, ',' ORDER BY {id}), '')) FROM {table}",
     "sqlite": "SELECT COALESCE(group_concat({id} || ':' || {updated_at}, ','), '') "
-              "FROM (SELECT {id}, {updated_at} FROM {table} ORDER BY {id})",
+    "FROM (SELECT {id}, {updated_at} FROM {table} ORDER BY {id})",
 }
 
 
 def stamp_sql() -> str:
-    return _STAMP_SQL[connection.vendor].format(table=table(ToolDescriptor), id=column(ToolDescriptor, "id"),
-                                                updated_at=column(ToolDescriptor, "updated_at"))
+    return _STAMP_SQL[connection.vendor].format(
+        table=table(ToolDescriptor), id=column(ToolDescriptor, "id"), updated_at=column(ToolDescriptor, "updated_at")
+    )
 
 
 _lock = threading.Lock()

@@ -126,8 +126,9 @@ def submit(name: str, fields: dict, *, user=None, actor_system: str = "") -> Sub
     after = registry.snapshot(_validated(name, current, fields))
     reasons = lowering_reasons(name, before, after)
     if not reasons:
-        descriptor, created = registry.register(name, actor_user=user, actor_system="" if user else actor_system,
-                                                **fields)
+        descriptor, created = registry.register(
+            name, actor_user=user, actor_system="" if user else actor_system, **fields
+        )
         return Submitted(descriptor=descriptor, created=created)
     if not is_governance_admin(user):
         raise NotGovernanceAdmin(
@@ -137,8 +138,13 @@ def submit(name: str, fields: dict, *, user=None, actor_system: str = "") -> Sub
     if ToolChange.objects.filter(tool=name, status=ToolChangeStatus.PENDING).exists():
         raise ToolChangeAlreadyPending()
     change = ToolChange.objects.create(tool=name, before=before, after=after, reasons=reasons, proposed_by=user)
-    audit.record(audit.Kind.REGISTRY_CHANGE, actor_user=user, tool=name, decision="proposed",
-                 data={"change": change.pk, "before": before, "after": after, "reasons": reasons})
+    audit.record(
+        audit.Kind.REGISTRY_CHANGE,
+        actor_user=user,
+        tool=name,
+        decision="proposed",
+        data={"change": change.pk, "before": before, "after": after, "reasons": reasons},
+    )
     return Submitted(change=change)
 
 
@@ -163,9 +169,19 @@ def confirm(change_id: int, *, user) -> ToolDescriptor:
         raise ToolChangeStale()
     descriptor, _ = registry.register(change.tool, actor_user=user, **change.after)
     change.decide(ToolChangeStatus.CONFIRMED, user)
-    audit.record(audit.Kind.REGISTRY_CHANGE, actor_user=user, tool=change.tool, decision="confirmed",
-                 data={"change": change.pk, "proposed_by": change.proposed_by.get_username(),
-                       "before": change.before, "after": change.after, "reasons": change.reasons})
+    audit.record(
+        audit.Kind.REGISTRY_CHANGE,
+        actor_user=user,
+        tool=change.tool,
+        decision="confirmed",
+        data={
+            "change": change.pk,
+            "proposed_by": change.proposed_by.get_username(),
+            "before": change.before,
+            "after": change.after,
+            "reasons": change.reasons,
+        },
+    )
     return descriptor
 
 
@@ -176,7 +192,17 @@ def reject(change_id: int, *, user, reason: str = "") -> ToolChange:
     if not is_governance_admin(user):
         raise NotGovernanceAdmin()
     change.decide(ToolChangeStatus.REJECTED, user, reason)
-    audit.record(audit.Kind.REGISTRY_CHANGE, actor_user=user, tool=change.tool, decision="rejected",
-                 data={"change": change.pk, "proposed_by": change.proposed_by.get_username(),
-                       "reason": reason, "before": change.before, "after": change.after})
+    audit.record(
+        audit.Kind.REGISTRY_CHANGE,
+        actor_user=user,
+        tool=change.tool,
+        decision="rejected",
+        data={
+            "change": change.pk,
+            "proposed_by": change.proposed_by.get_username(),
+            "reason": reason,
+            "before": change.before,
+            "after": change.after,
+        },
+    )
     return change

@@ -7,8 +7,16 @@ from registry import cache as registry_cache
 from registry.models import ToolDescriptor
 from registry.policy import STATIC_REGISTRY
 
-_FIELDS = ("description", "policy_class", "hitl_tier", "trust", "allowed_hosts", "metadata", "approvals_required",
-           "identity_args")
+_FIELDS = (
+    "description",
+    "policy_class",
+    "hitl_tier",
+    "trust",
+    "allowed_hosts",
+    "metadata",
+    "approvals_required",
+    "identity_args",
+)
 
 
 def snapshot(descriptor: ToolDescriptor) -> dict:
@@ -35,8 +43,14 @@ def register(name: str, *, actor_user=None, actor_system: str = "", **fields) ->
     transaction.on_commit(registry_cache.invalidate)
     after = snapshot(descriptor)
     if before != after:
-        audit.record(audit.Kind.REGISTRY_CHANGE, actor_user=actor_user, actor_system=actor_system, tool=name,
-                     decision="created" if created else "updated", data={"before": before, "after": after})
+        audit.record(
+            audit.Kind.REGISTRY_CHANGE,
+            actor_user=actor_user,
+            actor_system=actor_system,
+            tool=name,
+            decision="created" if created else "updated",
+            data={"before": before, "after": after},
+        )
     return descriptor, created
 
 
@@ -46,9 +60,17 @@ def seed_static_catalog(actor_system: str = audit.command("seed_tools")) -> int:
     for name, spec in STATIC_REGISTRY.items():
         if ToolDescriptor.objects.filter(name=name).exists():
             continue
-        register(name, description=spec.description, policy_class=spec.policy_class, hitl_tier=spec.hitl_tier,
-                 trust=spec.trust, allowed_hosts=list(spec.allowed_hosts), metadata=dict(spec.metadata),
-                 approvals_required=spec.approvals_required, identity_args=list(spec.identity_args),
-                 actor_system=actor_system)
+        register(
+            name,
+            description=spec.description,
+            policy_class=spec.policy_class,
+            hitl_tier=spec.hitl_tier,
+            trust=spec.trust,
+            allowed_hosts=list(spec.allowed_hosts),
+            metadata=dict(spec.metadata),
+            approvals_required=spec.approvals_required,
+            identity_args=list(spec.identity_args),
+            actor_system=actor_system,
+        )
         added += 1
     return added

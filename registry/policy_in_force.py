@@ -41,5 +41,6 @@ def blocking_verdict(tool: str, op: str, args: dict, context: Context, registere
 
 
 def refusal(verdict: Verdict) -> PolicyChanged:
-    return PolicyChanged(f"The policy in force now blocks this call ({verdict.rule_id}): {verdict.explanation} "
-                         "It may not run.")
+    return PolicyChanged(
+        f"The policy in force now blocks this call ({verdict.rule_id}): {verdict.explanation} It may not run."
+    )

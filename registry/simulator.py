@@ -35,8 +35,10 @@ PERMISSIVENESS = {Decision.BLOCKED: 0, Decision.REQUIRE_APPROVAL: 1, Decision.AL
 
 
 def contexts() -> list[Context]:
-    return [Context(autonomy=a, tainted=t, consent=c, age_band=b)
-            for a, t, c, b in product(AUTONOMIES, TAINTS, CONSENTS, AGE_BANDS)]
+    return [
+        Context(autonomy=a, tainted=t, consent=c, age_band=b)
+        for a, t, c, b in product(AUTONOMIES, TAINTS, CONSENTS, AGE_BANDS)
+    ]
 
 
 def tool_names() -> list[str]:
@@ -50,8 +52,15 @@ def registered_spec(name: str) -> ToolSpec | None:
     return row.to_spec() if row is not None else None
 
 
-def simulate(tool: str, ctx: Context, *, op: str = "", args: Mapping[str, Any] | None = None,
-             metadata: Mapping[str, Any] | None = None, registered: ToolSpec | None = None) -> Verdict:
+def simulate(
+    tool: str,
+    ctx: Context,
+    *,
+    op: str = "",
+    args: Mapping[str, Any] | None = None,
+    metadata: Mapping[str, Any] | None = None,
+    registered: ToolSpec | None = None,
+) -> Verdict:
     """The engine's verdict for one call; `registered` is the row (None = no row)."""
     return evaluate(ToolCall(tool=tool, op=op, args=args or {}, metadata=metadata or {}), ctx, registered)
 
@@ -69,8 +78,14 @@ class TruthTable:
     rows: tuple[tuple[Context, tuple[Verdict, ...]], ...]
 
 
-def truth_table(tool: str, registered: ToolSpec | None, *, op: str = "",
-                args: Mapping[str, Any] | None = None, metadata: Mapping[str, Any] | None = None) -> TruthTable:
+def truth_table(
+    tool: str,
+    registered: ToolSpec | None,
+    *,
+    op: str = "",
+    args: Mapping[str, Any] | None = None,
+    metadata: Mapping[str, Any] | None = None,
+) -> TruthTable:
     """The verdict for every context of the matrix, for `op` and an op of the other kind."""
     ops = table_ops(op)
     rows = tuple(
@@ -112,6 +127,8 @@ class TableDiff:
 def impact(tool: str, before: ToolSpec | None, after: ToolSpec | None, *, op: str = "") -> TableDiff:
     """The truth table before and after a registry edit, cell by cell."""
     old, new = truth_table(tool, before, op=op), truth_table(tool, after, op=op)
-    rows = tuple((ctx, tuple(Cell(b, a) for b, a in zip(old_verdicts, new_verdicts, strict=True)))
-                 for (ctx, old_verdicts), (_, new_verdicts) in zip(old.rows, new.rows, strict=True))
+    rows = tuple(
+        (ctx, tuple(Cell(b, a) for b, a in zip(old_verdicts, new_verdicts, strict=True)))
+        for (ctx, old_verdicts), (_, new_verdicts) in zip(old.rows, new.rows, strict=True)
+    )
     return TableDiff(tool, old.ops, rows)

@@ -25,8 +25,20 @@ class ClosingRun:
 
     COLUMNS = ("pk", "session_id", "session__patient_ref", "state", "engine", "flow_key", "usage", "created_at")
 
-    __slots__ = ("pk", "session_id", "session", "state", "engine", "flow_key", "usage", "created_at",
-                 "terminal_reason", "closed_at", "last_activity_at", "summary")
+    __slots__ = (
+        "pk",
+        "session_id",
+        "session",
+        "state",
+        "engine",
+        "flow_key",
+        "usage",
+        "created_at",
+        "terminal_reason",
+        "closed_at",
+        "last_activity_at",
+        "summary",
+    )
 
     def __init__(self, pk, session_id, patient_ref, state, engine, flow_key, usage, created_at):
         self.pk, self.session_id, self.session = pk, session_id, SessionRef(session_id, patient_ref)

@@ -22,9 +22,7 @@ class Run(FSMModelMixin, models.Model):
     # protected: the state only moves through the transition methods below, which
     # the service functions in runs/spine.py call under a row lock.
     state = FSMField(default=RunState.PENDING, choices=[(s.value, s.value) for s in RunState], protected=True)
-    terminal_reason = models.CharField(
-        max_length=32, blank=True, choices=[(r.value, r.value) for r in TerminalReason]
-    )
+    terminal_reason = models.CharField(max_length=32, blank=True, choices=[(r.value, r.value) for r in TerminalReason])
     autonomy = models.CharField(max_length=16)
     flow_key = models.CharField(max_length=120, blank=True)
     engine = models.CharField(max_length=120, blank=True)
@@ -35,8 +33,10 @@ class Run(FSMModelMixin, models.Model):
     # When the run last parked: set by the suspend that moves it to suspended, cleared when it
     # unparks. The suspend TTL counts from here, whatever calls the parked run receives meanwhile.
     suspended_at = models.DateTimeField(
-        null=True, blank=True, help_text="When the run last parked (null while it is not suspended): the suspend "
-                                         "TTL counts from here.")
+        null=True,
+        blank=True,
+        help_text="When the run last parked (null while it is not suspended): the suspend TTL counts from here.",
+    )
     closed_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
@@ -61,8 +61,9 @@ class Run(FSMModelMixin, models.Model):
             # The idle sweep: active runs ordered by last touch.
             models.Index(fields=["state", "last_activity_at"], name="run_state_activity"),
             # The suspend-TTL sweep: parked runs by when they parked.
-            models.Index(fields=["suspended_at"], name="run_suspended_since",
-                         condition=models.Q(state=RunState.SUSPENDED.value)),
+            models.Index(
+                fields=["suspended_at"], name="run_suspended_since", condition=models.Q(state=RunState.SUSPENDED.value)
+            ),
         ]
 
     def __str__(self) -> str:
@@ -129,9 +130,7 @@ class RunEvent(models.Model):
             # Stream replay: a run's events in order, from a Last-Event-ID on.
             models.Index(fields=["run", "id"], name="runevent_run_seq"),
             # The drainer: what has not been published yet.
-            models.Index(
-                fields=["id"], name="runevent_unpublished", condition=models.Q(published_at__isnull=True)
-            ),
+            models.Index(fields=["id"], name="runevent_unpublished", condition=models.Q(published_at__isnull=True)),
         ]
 
     def __str__(self) -> str:

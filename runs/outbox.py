@@ -7,8 +7,15 @@ from runs.models import RunEvent
 from runs.publish import publish
 
 
-def record_event(run, kind: str, *, step_id: str = "", data: dict | None = None,
-                 frames: list | None = None, inbox: dict | None = None) -> RunEvent:
+def record_event(
+    run,
+    kind: str,
+    *,
+    step_id: str = "",
+    data: dict | None = None,
+    frames: list | None = None,
+    inbox: dict | None = None,
+) -> RunEvent:
     """Append an event for `run` and schedule its push for after the surrounding commit.
 
     Must be called inside the transaction that makes the fact true, so the state
@@ -18,8 +25,15 @@ def record_event(run, kind: str, *, step_id: str = "", data: dict | None = None,
     return recorded
 
 
-def event_write(run, kind: str, *, step_id: str = "", data: dict | None = None,
-                frames: list | None = None, inbox: dict | None = None) -> Write:
+def event_write(
+    run,
+    kind: str,
+    *,
+    step_id: str = "",
+    data: dict | None = None,
+    frames: list | None = None,
+    inbox: dict | None = None,
+) -> Write:
     """`record_event` as a statement to fold into another (core.rows.run_together): same row, same push."""
     return events_write([event(run, kind, step_id=step_id, data=data, frames=frames, inbox=inbox)])
 
@@ -45,11 +59,19 @@ def _push_on_commit(events: list[RunEvent]) -> None:
     transaction.on_commit(lambda: publish(events), robust=True)
 
 
-def event(run, kind: str, *, step_id: str = "", data: dict | None = None,
-          frames: list | None = None, inbox: dict | None = None) -> RunEvent:
+def event(
+    run,
+    kind: str,
+    *,
+    step_id: str = "",
+    data: dict | None = None,
+    frames: list | None = None,
+    inbox: dict | None = None,
+) -> RunEvent:
     """An event for `record_events`, not yet saved. `run`: a Run, or anything with its `pk` (runs/closing.py)."""
-    return instance(RunEvent, run_id=run.pk, kind=kind, step_id=step_id, data=data or {}, frames=frames or [],
-                    inbox=inbox)
+    return instance(
+        RunEvent, run_id=run.pk, kind=kind, step_id=step_id, data=data or {}, frames=frames or [], inbox=inbox
+    )
 
 
 def record_events(events: list[RunEvent]) -> list[RunEvent]:

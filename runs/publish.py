@@ -85,8 +85,12 @@ def publish(events) -> int:
             _run(_send_events, layer, heard, listened, stale, sent)
     except Exception:  # the layer is a side channel: what did not go out is the drainer's
         publish_stats["failed"] += len(heard) - len(sent)
-        logger.warning("could not push %d of %d run events; the drainer will retry",
-                       len(heard) - len(sent), len(heard), exc_info=True)
+        logger.warning(
+            "could not push %d of %d run events; the drainer will retry",
+            len(heard) - len(sent),
+            len(heard),
+            exc_info=True,
+        )
     publish_stats["published"] += len(sent)
     done = sorted(unheard_and_late + sent)
     if done:
@@ -194,9 +198,11 @@ def _relaxed_mark_sql() -> str:
     table = quote(RunEvent._meta.db_table)
     pk = f"{table}.{quote(RunEvent._meta.pk.column)}"
     published = quote(RunEvent._meta.get_field("published_at").column)
-    return (f"WITH relaxed AS (SELECT set_config('synchronous_commit', 'off', true)) "
-            f"UPDATE {table} SET {published} = %s FROM relaxed "
-            f"WHERE {pk} IN (SELECT unnest(%s::bigint[])) AND {table}.{published} IS NULL")
+    return (
+        f"WITH relaxed AS (SELECT set_config('synchronous_commit', 'off', true)) "
+        f"UPDATE {table} SET {published} = %s FROM relaxed "
+        f"WHERE {pk} IN (SELECT unnest(%s::bigint[])) AND {table}.{published} IS NULL"
+    )
 
 
 def drain(limit: int = 500) -> int:

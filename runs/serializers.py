@@ -18,13 +18,30 @@ class _TerminalReasonField(serializers.ChoiceField):
 
 class RunSerializer(ReadOnlyModelSerializer):
     session = serializers.UUIDField(source="session_id", read_only=True)
-    terminal_reason = _TerminalReasonField(choices=[r.value for r in TerminalReason], allow_null=True,
-                                           read_only=True, help_text="Why the run ended; null while it is active.")
+    terminal_reason = _TerminalReasonField(
+        choices=[r.value for r in TerminalReason],
+        allow_null=True,
+        read_only=True,
+        help_text="Why the run ended; null while it is active.",
+    )
 
     class Meta:
         model = Run
-        fields = ["id", "session", "state", "terminal_reason", "autonomy", "flow_key", "engine", "summary",
-                  "usage", "created_at", "last_activity_at", "suspended_at", "closed_at"]
+        fields = [
+            "id",
+            "session",
+            "state",
+            "terminal_reason",
+            "autonomy",
+            "flow_key",
+            "engine",
+            "summary",
+            "usage",
+            "created_at",
+            "last_activity_at",
+            "suspended_at",
+            "closed_at",
+        ]
         read_only_fields = fields
 
 
@@ -33,7 +50,8 @@ class OpenedRunSerializer(RunSerializer):
 
     superseded_run = serializers.SerializerMethodField(
         help_text="The session's run that was active until this one opened: it is now aborted `superseded`, "
-                  "and its open approvals are `withdrawn`. Null when no run was active.")
+        "and its open approvals are `withdrawn`. Null when no run was active."
+    )
 
     class Meta(RunSerializer.Meta):
         fields = [*RunSerializer.Meta.fields, "superseded_run"]
@@ -61,6 +79,8 @@ class CloseSerializer(StrictSerializer):
 
 
 class StopSerializer(StrictSerializer):
-    reason = serializers.CharField(max_length=4000, validators=[free_text],
-                                   help_text="Why the run must not go on; kept in the run's event log "
-                                                              "and the audit log.")
+    reason = serializers.CharField(
+        max_length=4000,
+        validators=[free_text],
+        help_text="Why the run must not go on; kept in the run's event log and the audit log.",
+    )

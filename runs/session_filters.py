@@ -20,8 +20,11 @@ class SessionFilter(django_filters.FilterSet):
     q = django_filters.CharFilter(field_name="title", lookup_expr="icontains", label="Title contains")
     created_after = django_filters.IsoDateTimeFilter(field_name="created_at", lookup_expr="gte")
     created_before = django_filters.IsoDateTimeFilter(field_name="created_at", lookup_expr="lt")
-    run_state = django_filters.ChoiceFilter(choices=[(state, state) for state in [*RUN_STATES, NO_RUN]], method="filter_run_state",
-                                            label="State of the session's latest run")
+    run_state = django_filters.ChoiceFilter(
+        choices=[(state, state) for state in [*RUN_STATES, NO_RUN]],
+        method="filter_run_state",
+        label="State of the session's latest run",
+    )
 
     class Meta:
         model = Session

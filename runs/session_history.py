@@ -42,18 +42,26 @@ def history_json(session) -> bytes:
     # more per row than the rest of the request; the times are needed only to place runs without a
     # message. A run id is text here as in _run_frames, so the two match as dict keys.
     rows = list(_messages(session.pk))
-    owner = {run_id: index for index, (_, role, _, run_id, _) in enumerate(rows)
-             if role == "assistant" and run_id is not None}  # the last one linked to a run wins
+    owner = {
+        run_id: index
+        for index, (_, role, _, run_id, _) in enumerate(rows)
+        if role == "assistant" and run_id is not None
+    }  # the last one linked to a run wins
     runs = _frames_by_run(session)
     # One run at a time: its frames are parsed, folded and written out before the next run's are read,
     # so what the collector tracks at any moment is one run's parts, not the session's: a long history
     # no longer sets off the young collections that pushed it, and everything else alive, into the
     # oldest generation.
-    pieces = [_message(message_id, role, parts, _fold(runs.pop(run_id, ())) if owner.get(run_id) == index else None)
-              for index, (message_id, role, parts, run_id, _) in enumerate(rows)]
+    pieces = [
+        _message(message_id, role, parts, _fold(runs.pop(run_id, ())) if owner.get(run_id) == index else None)
+        for index, (message_id, role, parts, run_id, _) in enumerate(rows)
+    ]
     # What is left are the runs without a message of their own (or whose message the client deleted).
-    unowned = {run_id: message for run_id, message in
-               ((run_id, _run_message(run_id, texts)) for run_id, texts in runs.items()) if message is not None}
+    unowned = {
+        run_id: message
+        for run_id, message in ((run_id, _run_message(run_id, texts)) for run_id, texts in runs.items())
+        if message is not None
+    }
     if unowned:
         pieces = _placed(pieces, [row[4] for row in rows], unowned)
     # DRF escapes these two as well: JSON allows them raw, JavaScript string literals did not.
@@ -62,8 +70,17 @@ def history_json(session) -> bytes:
 
 
 def _messages(session_id):
-    return Message.objects.filter(session=session_id).order_by("seq").values_list(
-        "message_id", "role", Cast("parts", TextField()), Cast("run_id", TextField()), Cast("created_at", TextField()))
+    return (
+        Message.objects.filter(session=session_id)
+        .order_by("seq")
+        .values_list(
+            "message_id",
+            "role",
+            Cast("parts", TextField()),
+            Cast("run_id", TextField()),
+            Cast("created_at", TextField()),
+        )
+    )
 
 
 def build_history(session) -> list[dict]:
@@ -166,8 +183,11 @@ def _run_frames(session) -> list[tuple]:
 
 
 def _frames_of(session_id):
-    return (_with_frames(RunEvent.objects.filter(run__session=session_id)).order_by("id")
-            .values_list(Cast("run_id", TextField()), Cast("frames", TextField())))
+    return (
+        _with_frames(RunEvent.objects.filter(run__session=session_id))
+        .order_by("id")
+        .values_list(Cast("run_id", TextField()), Cast("frames", TextField()))
+    )
 
 
 def _first_frame_times(run_ids) -> dict:

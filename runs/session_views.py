@@ -41,8 +41,9 @@ class RunEventSerializer(serializers.ModelSerializer):
 
 class EventPageSerializer(serializers.Serializer):
     results = RunEventSerializer(many=True)
-    next_after = serializers.IntegerField(allow_null=True, help_text="Pass as `after` for the next page; null at "
-                                                                     "the end of the log (for now).")
+    next_after = serializers.IntegerField(
+        allow_null=True, help_text="Pass as `after` for the next page; null at the end of the log (for now)."
+    )
 
 
 class RunsSummarySerializer(serializers.Serializer):
@@ -76,9 +77,10 @@ def _int_param(request, name: str, default: int, maximum: int | None = None) -> 
 
 class SessionEvents(APIView):
     @extend_schema(
-        parameters=[OpenApiParameter("after", int, description="Only events with a larger id."),
-                    OpenApiParameter("limit", int, description=f"Page size (default {EVENT_PAGE}, "
-                                                               f"at most {MAX_EVENT_PAGE}).")],
+        parameters=[
+            OpenApiParameter("after", int, description="Only events with a larger id."),
+            OpenApiParameter("limit", int, description=f"Page size (default {EVENT_PAGE}, at most {MAX_EVENT_PAGE})."),
+        ],
         responses={200: EventPageSerializer, **errors(400, 401, 404)},
         description="The persisted run-event log of every run of the session, in commit order.",
     )
@@ -87,13 +89,19 @@ class SessionEvents(APIView):
         after = _int_param(request, "after", 0)
         limit = max(_int_param(request, "limit", EVENT_PAGE, MAX_EVENT_PAGE), 1)
         events = list(RunEvent.objects.filter(run__session=session, id__gt=after).order_by("id")[:limit])
-        return Response({"results": RunEventSerializer(events, many=True).data,
-                         "next_after": events[-1].pk if len(events) == limit else None})
+        return Response(
+            {
+                "results": RunEventSerializer(events, many=True).data,
+                "next_after": events[-1].pk if len(events) == limit else None,
+            }
+        )
 
 
 class RunsSummary(APIView):
-    @extend_schema(responses={200: RunsSummarySerializer, **errors(401, 404)},
-                   description="How the session's runs went: counts by state and by terminal reason.")
+    @extend_schema(
+        responses={200: RunsSummarySerializer, **errors(401, 404)},
+        description="How the session's runs went: counts by state and by terminal reason.",
+    )
     def get(self, request, session_id):
         session = owned_session(request, session_id)
         rows = Run.objects.filter(session=session).values("state", "terminal_reason").annotate(n=Count("pk"))
@@ -102,19 +110,31 @@ class RunsSummary(APIView):
             by_state[row["state"]] = by_state.get(row["state"], 0) + row["n"]
             if row["terminal_reason"]:
                 by_reason[row["terminal_reason"]] = by_reason.get(row["terminal_reason"], 0) + row["n"]
-        return Response({"total": sum(by_state.values()),
-                         "active": sum(by_state.get(state.value, 0) for state in ACTIVE_STATES),
-                         "by_state": by_state, "by_terminal_reason": by_reason})
+        return Response(
+            {
+                "total": sum(by_state.values()),
+                "active": sum(by_state.get(state.value, 0) for state in ACTIVE_STATES),
+                "by_state": by_state,
+                "by_terminal_reason": by_reason,
+            }
+        )
 
 
 class UsageRollup(APIView):
-    @extend_schema(responses={200: UsageRollupSerializer, **errors(401, 404)},
-                   description="Tokens in and out and cost, summed from the telemetry row of each closed run.")
+    @extend_schema(
+        responses={200: UsageRollupSerializer, **errors(401, 404)},
+        description="Tokens in and out and cost, summed from the telemetry row of each closed run.",
+    )
     def get(self, request, session_id):
         session = owned_session(request, session_id)
-        rows = list(RunDispatch.objects.filter(session_id=session.pk).values("model")
-                    .annotate(runs=Count("pk"), input_tokens=Sum("input_tokens"), output_tokens=Sum("output_tokens"),
-                              cost=Sum("cost")).order_by("model"))
+        rows = list(
+            RunDispatch.objects.filter(session_id=session.pk)
+            .values("model")
+            .annotate(
+                runs=Count("pk"), input_tokens=Sum("input_tokens"), output_tokens=Sum("output_tokens"), cost=Sum("cost")
+            )
+            .order_by("model")
+        )
         by_model = UsageSerializer(rows, many=True).data
         for shaped, row in zip(by_model, rows, strict=True):
             shaped["model"] = row["model"]
@@ -127,18 +147,26 @@ class MemorySerializer(serializers.Serializer):
     decisions = serializers.ListField(child=serializers.CharField())
     plan = serializers.ListField(child=serializers.CharField())
     open_questions = serializers.ListField(child=serializers.CharField())
-    notes = serializers.ListField(child=serializers.DictField(child=serializers.CharField()),
-                                  help_text="Summary text that was not a well-formed block, with its run.")
+    notes = serializers.ListField(
+        child=serializers.DictField(child=serializers.CharField()),
+        help_text="Summary text that was not a well-formed block, with its run.",
+    )
 
 
 class Memory(APIView):
-    @extend_schema(responses={200: MemorySerializer, **errors(401, 404)},
-                   description="The session's rolling working memory, built from its runs' close summaries by "
-                               "one parser (sessions_app/memory.py documents the block format).")
+    @extend_schema(
+        responses={200: MemorySerializer, **errors(401, 404)},
+        description="The session's rolling working memory, built from its runs' close summaries by "
+        "one parser (sessions_app/memory.py documents the block format).",
+    )
     def get(self, request, session_id):
         session = owned_session(request, session_id)
-        latest = list(Run.objects.filter(session=session, closed_at__isnull=False).exclude(summary="")
-                      .order_by("-closed_at", "-pk").values_list("pk", "summary")[:RUN_WINDOW])
+        latest = list(
+            Run.objects.filter(session=session, closed_at__isnull=False)
+            .exclude(summary="")
+            .order_by("-closed_at", "-pk")
+            .values_list("pk", "summary")[:RUN_WINDOW]
+        )
         return Response(rolling_memory(reversed(latest)))
 
 
@@ -153,8 +181,10 @@ class SessionListCreate(generics.GenericAPIView):
     # 400: a filter value outside its choices (tainted=maybe, autonomy=…), or a cursor the server
     # did not send (invalid_cursor, sessions_app/pagination.py). `tainted` is
     # the strings true/false (drf-spectacular would call it a boolean with string values).
-    @extend_schema(responses={200: SessionSerializer(many=True), **errors(400, 401)},
-                   parameters=[OpenApiParameter("tainted", str, enum=["true", "false"])])
+    @extend_schema(
+        responses={200: SessionSerializer(many=True), **errors(400, 401)},
+        parameters=[OpenApiParameter("tainted", str, enum=["true", "false"])],
+    )
     def get(self, request):
         queryset = self.filter_queryset(self.get_queryset())
         page = self.paginate_queryset(queryset)
@@ -169,9 +199,11 @@ class SessionListCreate(generics.GenericAPIView):
 
 
 class History(APIView):
-    @extend_schema(responses={200: UIMessageSerializer(many=True), **errors(401, 404)},
-                   description="The conversation as AI SDK v6 UIMessages, gated calls included with their "
-                               "approval state, ready for `useChat({messages})`.")
+    @extend_schema(
+        responses={200: UIMessageSerializer(many=True), **errors(401, 404)},
+        description="The conversation as AI SDK v6 UIMessages, gated calls included with their "
+        "approval state, ready for `useChat({messages})`.",
+    )
     def get(self, request, session_id):
         # The body comes built (runs/session_history.py): a DRF Response would parse nothing, but it
         # would hold the whole conversation as Python values only to encode them again.

@@ -58,8 +58,11 @@ def lock_touched_statement(run_id, *, client=None, id_sql: tuple[str, list] | No
     for a caller that reads more in the same statement (a CTE; the gate)."""
     where, where_params = id_sql if id_sql else (None, [db_value(Run, "id", run_id)])
     now = timezone.now()
-    params = [db_value(Run, "last_activity_at", now - activity_resolution()), db_value(Run, "last_activity_at", now),
-              *where_params]
+    params = [
+        db_value(Run, "last_activity_at", now - activity_resolution()),
+        db_value(Run, "last_activity_at", now),
+        *where_params,
+    ]
     if client is not None:
         params.append(db_value(Session, "client", client.pk))
     owned = client is not None
@@ -71,12 +74,16 @@ def _lock_touched_sql(db, where: str | None, owned: bool) -> str:
     # no indexed column, so PostgreSQL writes it as a HOT update (no new entry in any of the run's
     # indexes, run_state_activity among them) while it still takes the row lock.
     activity = column(Run, "last_activity_at", db=db)
-    sql = (f"UPDATE {table(Run, db=db)} SET {activity} = CASE WHEN {activity} >= %s THEN {activity} "
-           f"ELSE %s END WHERE {column(Run, 'id', db=db)} = {'(' + where + ')' if where else '%s'}")
+    sql = (
+        f"UPDATE {table(Run, db=db)} SET {activity} = CASE WHEN {activity} >= %s THEN {activity} "
+        f"ELSE %s END WHERE {column(Run, 'id', db=db)} = {'(' + where + ')' if where else '%s'}"
+    )
     if owned:
-        sql += (f" AND {column(Run, 'session', db=db)} IN (SELECT {column(Session, 'id', db=db)} "
-                f"FROM {table(Session, db=db)} WHERE {column(Session, 'client', db=db)} = %s "
-                f"AND {column(Session, 'deleted_at', db=db)} IS NULL)")
+        sql += (
+            f" AND {column(Run, 'session', db=db)} IN (SELECT {column(Session, 'id', db=db)} "
+            f"FROM {table(Session, db=db)} WHERE {column(Session, 'client', db=db)} = %s "
+            f"AND {column(Session, 'deleted_at', db=db)} IS NULL)"
+        )
     return f"{sql} RETURNING {columns(Run, table='', db=db)}"
 
 
@@ -131,11 +138,7 @@ def close_active_run(session, reason: TerminalReason, *, actor_client=None) -> R
 
     The caller holds the session row lock (lock order: session, run, approvals).
     """
-    active = (
-        Run.objects.select_for_update()
-        .filter(session=session, state__in=[s.value for s in ACTIVE_STATES])
-        .first()
-    )
+    active = Run.objects.select_for_update().filter(session=session, state__in=[s.value for s in ACTIVE_STATES]).first()
     if active is not None:
         active.session = session
         close_locked_run(active, reason, actor_client=actor_client)
@@ -180,9 +183,19 @@ def close_locked_run(run: Run, reason: TerminalReason, **options) -> None:
     close_locked([run], reason, **options)
 
 
-def close_locked(runs: list[Run | ClosingRun], reason: TerminalReason, *, summary: str = "",
-                 usage: dict | None = None, actor_client=None, actor_user=None, frames: list | None = None,
-                 step_id: str = "", withdraw_grants: bool = False, stop_reason: str = "") -> None:
+def close_locked(
+    runs: list[Run | ClosingRun],
+    reason: TerminalReason,
+    *,
+    summary: str = "",
+    usage: dict | None = None,
+    actor_client=None,
+    actor_user=None,
+    frames: list | None = None,
+    step_id: str = "",
+    withdraw_grants: bool = False,
+    stop_reason: str = "",
+) -> None:
     """Move locked active runs to the terminal state of `reason` and withdraw their pending approvals.
 
     Set-based: one UPDATE of the runs, the approvals withdrawn together, one INSERT
@@ -212,16 +225,36 @@ def close_locked(runs: list[Run | ClosingRun], reason: TerminalReason, *, summar
     Run.objects.filter(pk__any=[run.pk for run in runs]).update(
         state=closing.state, terminal_reason=closing.terminal_reason, **changes
     )
-    run_closing.send(Run, runs=runs, now=now, include_approved=withdraw_grants, actor_user=actor_user,
-                     actor_client=actor_client)
+    run_closing.send(
+        Run, runs=runs, now=now, include_approved=withdraw_grants, actor_user=actor_user, actor_client=actor_client
+    )
     details = {"terminal_reason": closing.terminal_reason, **({"stop_reason": stop_reason} if stop_reason else {})}
-    record_events([event(run, "run.closed", step_id=step_id, frames=frames,
-                         data={"state": run.state, "terminal": True, **details}) for run in runs])
-    audit.record_all([
-        audit.entry(audit.Kind.RUN_CLOSE, run=run, actor_client=actor_client, actor_user=actor_user,
-                    actor_system=audit.closing_actor(run.terminal_reason), decision=run.state, data=details)
-        for run in runs
-    ])
+    record_events(
+        [
+            event(
+                run,
+                "run.closed",
+                step_id=step_id,
+                frames=frames,
+                data={"state": run.state, "terminal": True, **details},
+            )
+            for run in runs
+        ]
+    )
+    audit.record_all(
+        [
+            audit.entry(
+                audit.Kind.RUN_CLOSE,
+                run=run,
+                actor_client=actor_client,
+                actor_user=actor_user,
+                actor_system=audit.closing_actor(run.terminal_reason),
+                decision=run.state,
+                data=details,
+            )
+            for run in runs
+        ]
+    )
     # Last, in its own savepoint: a telemetry failure never fails the close.
     telemetry.record_dispatches(runs)
 
@@ -243,8 +276,9 @@ def suspend_locked(run: Run) -> Write:
 def _state_write(run: Run) -> Write:
     """The run's new state, touched now, as an UPDATE for the caller to send with its own writes."""
     _touch(run)
-    return Write(*update_sql(Run, run.pk, state=run.state, last_activity_at=run.last_activity_at,
-                             suspended_at=run.suspended_at))
+    return Write(
+        *update_sql(Run, run.pk, state=run.state, last_activity_at=run.last_activity_at, suspended_at=run.suspended_at)
+    )
 
 
 def resume_locked(run: Run, *, step_id: str = "", along: list | tuple = ()) -> None:
@@ -258,8 +292,10 @@ def resume_locked_writes(run: Run, *, step_id: str = "", along: list | tuple = (
     run's UPDATE, and one INSERT of `along` and then `run.resumed`."""
     run.resume()
     run.suspended_at = None
-    return [_state_write(run),
-            events_write([*along, event(run, "run.resumed", step_id=step_id, data={"state": run.state})])]
+    return [
+        _state_write(run),
+        events_write([*along, event(run, "run.resumed", step_id=step_id, data={"state": run.state})]),
+    ]
 
 
 def touch(run_id) -> None:

@@ -35,6 +35,7 @@ def _released(function):
     pool's worth of waiting agents would starve every other request. Inside an
     atomic block (a test's transaction) the connection is left alone.
     """
+
     def call(*args):
         try:
             return function(*args)
@@ -113,7 +114,8 @@ async def run_stream(request, run_id):
     if not isinstance(request, ASGIRequest):
         # Under WSGI (gunicorn) the stream would hold a worker thread until the run
         # ends, without noticing a client that went away: refuse at once instead.
-        return JsonResponse(error_body(StreamRequiresAsgi.code, StreamRequiresAsgi.default_detail),
-                            status=StreamRequiresAsgi.status)
+        return JsonResponse(
+            error_body(StreamRequiresAsgi.code, StreamRequiresAsgi.default_detail), status=StreamRequiresAsgi.status
+        )
     after = sse.parse_last_event_id(request.headers.get("Last-Event-ID"))
     return StreamingHttpResponse(_stream(run.pk, after), headers=sse.STREAM_HEADERS)

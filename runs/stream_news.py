@@ -28,6 +28,7 @@ from runs.publish import run_group
 
 logger = logging.getLogger(__name__)
 
+
 def _raise_if_cancel_was_lost() -> None:
     """Honour a cancel that a library awaited by this task swallowed (its count stays up)."""
     task = asyncio.current_task()

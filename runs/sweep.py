@@ -32,6 +32,7 @@ IDLE_STATES = (RunState.PENDING, RunState.PLANNING, RunState.EXECUTING)
 def close_due(due, reason: TerminalReason, until: float | None, share: Share, *, recheck: bool = False) -> int:
     """Close the runs of queryset `due` with `reason`, batch after batch (sweep_batches.walk), in the caller's
     sweep pass; each batch is its own transaction. `recheck`: `due` reads other tables (a subquery), so it is asked again once the runs are locked."""
+
     def close_batch(ids) -> int:
         # The lock re-checks `due`: a run touched, resumed or closed since its id was read stays as it is.
         # Read as values (ClosingRun), not models: a thousand Run and Session instances cost more than the close.

@@ -49,11 +49,17 @@ def dispatch_fields(run) -> dict:
     usage = run.usage if isinstance(run.usage, dict) else {}
     latency = (run.closed_at - run.created_at).total_seconds() * 1000 if run.closed_at and run.created_at else 0
     return {
-        "session_id": run.session_id, "engine": run.engine, "flow_key": run.flow_key,
+        "session_id": run.session_id,
+        "engine": run.engine,
+        "flow_key": run.flow_key,
         "model": str(usage.get("model") or "")[:120],
-        "input_tokens": _count(_first(usage, _INPUT)), "output_tokens": _count(_first(usage, _OUTPUT)),
-        "cost": _money(_first(usage, _COST)), "latency_ms": max(int(latency), 0),
-        "outcome": str(run.terminal_reason), "state": str(run.state), "recorded_at": run.closed_at,
+        "input_tokens": _count(_first(usage, _INPUT)),
+        "output_tokens": _count(_first(usage, _OUTPUT)),
+        "cost": _money(_first(usage, _COST)),
+        "latency_ms": max(int(latency), 0),
+        "outcome": str(run.terminal_reason),
+        "state": str(run.state),
+        "recorded_at": run.closed_at,
     }
 
 
@@ -61,8 +67,9 @@ def record_dispatches(runs: list) -> bool:
     """Write the closed runs' dispatch rows at once; never raises. Returns whether they were written."""
     try:
         with transaction.atomic():  # a savepoint: a failure here leaves the close intact
-            RunDispatch.objects.bulk_create([instance(RunDispatch, run_id=run.pk, **dispatch_fields(run))
-                                             for run in runs])
+            RunDispatch.objects.bulk_create(
+                [instance(RunDispatch, run_id=run.pk, **dispatch_fields(run)) for run in runs]
+            )
         return True
     except Exception:
         logger.warning("telemetry: no dispatch rows for %d runs (%s, ...)", len(runs), runs[0].pk, exc_info=True)
@@ -78,7 +85,8 @@ def split_by_flow_key(*, since=None, until=None) -> list[dict]:
         rows = rows.filter(recorded_at__lt=until)
     return list(
         rows.values("flow_key", "engine")
-        .annotate(runs=Count("pk"), input_tokens=Sum("input_tokens"), output_tokens=Sum("output_tokens"),
-                  cost=Sum("cost"))
+        .annotate(
+            runs=Count("pk"), input_tokens=Sum("input_tokens"), output_tokens=Sum("output_tokens"), cost=Sum("cost")
+        )
         .order_by("-runs", "flow_key", "engine")
     )

@@ -19,19 +19,25 @@ from sessions_app.scoping import owned_session
 
 
 class RunOpen(APIView):
-    @extend_schema(request=RunOpenSerializer, responses={201: OpenedRunSerializer, **errors(400, 401, 404)},
-                   description=(
-                       "Opens the session's next run. A session has at most one active run: opening one while "
-                       "another is active supersedes it (that run ends `aborted` with terminal_reason "
-                       "`superseded`, and its pending approvals are `withdrawn`: reviewers see them go, the "
-                       "agent's stream gets each one's decision chunk with reason `withdrawn`). Grants it was "
-                       "already given stay usable in the session until their deadline (cold replay). "
-                       "`superseded_run` names the run this one superseded, or is null."))
+    @extend_schema(
+        request=RunOpenSerializer,
+        responses={201: OpenedRunSerializer, **errors(400, 401, 404)},
+        description=(
+            "Opens the session's next run. A session has at most one active run: opening one while "
+            "another is active supersedes it (that run ends `aborted` with terminal_reason "
+            "`superseded`, and its pending approvals are `withdrawn`: reviewers see them go, the "
+            "agent's stream gets each one's decision chunk with reason `withdrawn`). Grants it was "
+            "already given stay usable in the session until their deadline (cold replay). "
+            "`superseded_run` names the run this one superseded, or is null."
+        ),
+    )
     def post(self, request, session_id):
         session = owned_session(request, session_id)
         opened = spine.open_run_superseding(session, **validated(RunOpenSerializer, request.data))
-        return Response(OpenedRunSerializer(opened.run, context={"superseded": opened.superseded}).data,
-                        status=status.HTTP_201_CREATED)
+        return Response(
+            OpenedRunSerializer(opened.run, context={"superseded": opened.superseded}).data,
+            status=status.HTTP_201_CREATED,
+        )
 
 
 class RunDetail(APIView):
@@ -41,14 +47,25 @@ class RunDetail(APIView):
 
 
 class RunTransition(APIView):
-    @extend_schema(request=TransitionSerializer, responses={
-        200: RunSerializer,
-        **errors(400, 401, 404, 409, e409="run_state_transition: that edge is not allowed (a suspended run "
-                                          "is never unparked by a transition)."),
-    })
+    @extend_schema(
+        request=TransitionSerializer,
+        responses={
+            200: RunSerializer,
+            **errors(
+                400,
+                401,
+                404,
+                409,
+                e409="run_state_transition: that edge is not allowed (a suspended run "
+                "is never unparked by a transition).",
+            ),
+        },
+    )
     def post(self, request, run_id):
         run = owned_run(request, run_id)
-        return Response(RunSerializer(spine.transition(run.pk, validated(TransitionSerializer, request.data)["to"])).data)
+        return Response(
+            RunSerializer(spine.transition(run.pk, validated(TransitionSerializer, request.data)["to"])).data
+        )
 
 
 class RunClose(APIView):
@@ -56,6 +73,11 @@ class RunClose(APIView):
     def post(self, request, run_id):
         run = owned_run(request, run_id)
         body = validated(CloseSerializer, request.data)
-        closed = spine.close(run.pk, body["reason"], summary=body.get("summary", ""), usage=body.get("usage"),
-                             actor_client=calling_client(request))
+        closed = spine.close(
+            run.pk,
+            body["reason"],
+            summary=body.get("summary", ""),
+            usage=body.get("usage"),
+            actor_client=calling_client(request),
+        )
         return Response(RunSerializer(closed).data)

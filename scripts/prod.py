@@ -48,8 +48,7 @@ def render_nginx_config(*, port: int, run_dir: Path) -> str:
     # As root, nginx would hand its workers to `nobody`, who cannot open the unix sockets
     # in the run directory: the workers run as whoever ran make prod, root or not.
     user = f"user {getpass.getuser()};" if os.geteuid() == 0 else "# (not root: workers run as this user)"
-    return (TEMPLATE.read_text().replace("@USER@", user)
-            .replace("@RUN_DIR@", str(run_dir)).replace("@PORT@", str(port)))
+    return TEMPLATE.read_text().replace("@USER@", user).replace("@RUN_DIR@", str(run_dir)).replace("@PORT@", str(port))
 
 
 def prepare_run_dir(run_dir: Path, *, port: int) -> None:

@@ -11,5 +11,6 @@ class SessionsAppConfig(AppConfig):
         from sessions_app import sqlite_guards
 
         # Once per migrate (sender: this app): a table rebuilt on SQLite lost its guards.
-        post_migrate.connect(sqlite_guards.reinstall_after_migrate, sender=self,
-                             dispatch_uid="sessions_app.sqlite_guards")
+        post_migrate.connect(
+            sqlite_guards.reinstall_after_migrate, sender=self, dispatch_uid="sessions_app.sqlite_guards"
+        )

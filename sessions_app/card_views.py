@@ -28,9 +28,11 @@ class PinnedCardSerializer(serializers.ModelSerializer):
 class PinSerializer(StrictSerializer):
     """Either `source_card` (a card reported earlier in the session) or a new spec `{kind, title, data}`."""
 
-    source_card = serializers.CharField(max_length=200, required=False,
-                                        help_text="A reported card's identity: its own `id`, else "
-                                                  "`<tool_call_id>#<index in the result's cards>`.")
+    source_card = serializers.CharField(
+        max_length=200,
+        required=False,
+        help_text="A reported card's identity: its own `id`, else `<tool_call_id>#<index in the result's cards>`.",
+    )
     kind = serializers.CharField(required=False)
     title = serializers.CharField(required=False, allow_blank=True, validators=[single_line])
     data = JSONObjectField(required=False)
@@ -63,17 +65,22 @@ class PinnedCardList(APIView):
     def get(self, request, session_id):
         return Response(_listing(owned_session(request, session_id)))
 
-    @extend_schema(request=PinSerializer, responses={
-        201: PinnedCardSerializer,
-        **errors(400, 401, 404, 422, e422="card_not_reported: no card with that identity was reported in this "
-                                          "session."),
-    })
+    @extend_schema(
+        request=PinSerializer,
+        responses={
+            201: PinnedCardSerializer,
+            **errors(
+                400, 401, 404, 422, e422="card_not_reported: no card with that identity was reported in this session."
+            ),
+        },
+    )
     def post(self, request, session_id):
         session = owned_session(request, session_id)
         body = validated(PinSerializer, request.data)
         spec = {k: body[k] for k in ("kind", "title", "data") if k in body}
-        card = pinned_cards.pin(session.pk, spec=spec or None, source_card=body.get("source_card"),
-                                order=body.get("order"))
+        card = pinned_cards.pin(
+            session.pk, spec=spec or None, source_card=body.get("source_card"), order=body.get("order")
+        )
         card.refresh_from_db()
         return Response(PinnedCardSerializer(card).data, status=status.HTTP_201_CREATED)
 

@@ -33,9 +33,13 @@ def promote_latest(session_id, run_id, tool_call_id: str, entities: list) -> lis
     if not latest:
         return []
     now = timezone.now()
-    rows = [LinkedEntity(session_id=session_id, run_id=run_id, tool_call_id=tool_call_id, linked_at=now, **entity)
-            for entity in latest.values()]
+    rows = [
+        LinkedEntity(session_id=session_id, run_id=run_id, tool_call_id=tool_call_id, linked_at=now, **entity)
+        for entity in latest.values()
+    ]
     return LinkedEntity.objects.bulk_create(
-        rows, update_conflicts=True, unique_fields=["session", "kind"],
+        rows,
+        update_conflicts=True,
+        unique_fields=["session", "kind"],
         update_fields=["ref", "label", "run_id", "tool_call_id", "linked_at"],
     )

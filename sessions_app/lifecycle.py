@@ -44,8 +44,13 @@ def update_session(session_id, changes: dict, *, client) -> Session:
         setattr(session, name, value)
     session.save(update_fields=[*changed, "updated_at"])
     # After the save: the row carries the new patient_ref, and `data` the old one.
-    audit.record(audit.Kind.SESSION_CHANGE, session=session, actor_client=client, decision="updated",
-                 data={"changed": {name: {"from": before[name], "to": value} for name, value in changed.items()}})
+    audit.record(
+        audit.Kind.SESSION_CHANGE,
+        session=session,
+        actor_client=client,
+        decision="updated",
+        data={"changed": {name: {"from": before[name], "to": value} for name, value in changed.items()}},
+    )
     if "care_unit" in changed:
         care_unit_changed.send(sender=Session, session=session, by=client)
     return session
@@ -65,5 +70,10 @@ def delete_session(session_id, *, client) -> None:
     closed = stopped[0] if stopped else None
     session.deleted_at = timezone.now()
     session.save(update_fields=["deleted_at", "updated_at"])
-    audit.record(audit.Kind.SESSION_CHANGE, session=session, actor_client=client, decision="deleted",
-                 data={"stopped_run": str(closed.pk) if closed is not None else None})
+    audit.record(
+        audit.Kind.SESSION_CHANGE,
+        session=session,
+        actor_client=client,
+        decision="deleted",
+        data={"stopped_run": str(closed.pk) if closed is not None else None},
+    )

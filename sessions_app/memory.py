@@ -79,4 +79,3 @@ def rolling_memory(summaries) -> dict:
                 memory[name] = parsed.sections[name][:MAX_ITEMS]
         notes.extend({"run": str(run_id), "text": note} for note in parsed.notes)
     return {**memory, "notes": notes[-MAX_NOTES:]}
-

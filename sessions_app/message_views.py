@@ -18,22 +18,32 @@ class MessageListAppend(generics.GenericAPIView):
     pagination_class = OldestFirst
     queryset = Message.objects.none()  # for the schema; get() scopes to the owned session
 
-    @extend_schema(responses={200: MessageSerializer(many=True), **errors(
-        400, 401, 404, e400="invalid_cursor: a cursor the server did not send; ask for the first page again.")})
+    @extend_schema(
+        responses={
+            200: MessageSerializer(many=True),
+            **errors(
+                400, 401, 404, e400="invalid_cursor: a cursor the server did not send; ask for the first page again."
+            ),
+        }
+    )
     def get(self, request, session_id):
         session = owned_session(request, session_id)
         page = self.paginate_queryset(Message.objects.filter(session=session))
         return self.get_paginated_response(MessageSerializer(page, many=True).data)
 
-    @extend_schema(request=MessageCreateSerializer, responses={
-        201: MessageSerializer,
-        **errors(400, 401, 404, 409, e409="message_exists: the session already has a message with this id."),
-    })
+    @extend_schema(
+        request=MessageCreateSerializer,
+        responses={
+            201: MessageSerializer,
+            **errors(400, 401, 404, 409, e409="message_exists: the session already has a message with this id."),
+        },
+    )
     def post(self, request, session_id):
         session = owned_session(request, session_id)
         body = validated(MessageCreateSerializer, request.data)
-        message = append_message(session, role=body["role"], parts=body["parts"], run_id=body.get("run"),
-                                 message_id=body.get("id"))
+        message = append_message(
+            session, role=body["role"], parts=body["parts"], run_id=body.get("run"), message_id=body.get("id")
+        )
         return Response(MessageSerializer(message).data, status=status.HTTP_201_CREATED)
 
 

@@ -15,8 +15,9 @@ def append_message(session, *, role: str, parts: list, run_id=None, message_id: 
     try:
         # A savepoint: the unique constraint decides a race between two appends of one id.
         with transaction.atomic():
-            return Message.objects.create(session=session, role=role, parts=parts, run_id=run_id,
-                                          message_id=message_id or new_message_id())
+            return Message.objects.create(
+                session=session, role=role, parts=parts, run_id=run_id, message_id=message_id or new_message_id()
+            )
     except IntegrityError:
         raise MessageExists() from None
 

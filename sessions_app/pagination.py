@@ -26,8 +26,9 @@ class Cursors(CursorPagination):
             return self.page_size
         size = whole_number(raw)
         if not size:
-            raise InvalidPayload(f"'{self.page_size_query_param}' must be a whole number from 1 to "
-                                 f"{self.max_page_size}.")
+            raise InvalidPayload(
+                f"'{self.page_size_query_param}' must be a whole number from 1 to {self.max_page_size}."
+            )
         return min(size, self.max_page_size)
 
     def decode_cursor(self, request):

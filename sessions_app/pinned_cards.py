@@ -50,14 +50,28 @@ def record_reported(session_id, run_id, tool_call_id: str, cards: list) -> list[
         own_id = card.get("id") if isinstance(card, dict) else None
         if own_id is not None and (not isinstance(own_id, str) or not 0 < len(own_id) <= 200):
             raise InvalidPayload(f"cards[{index}].id must be a string of 1 to 200 characters.")
-        spec = validate_spec({k: v for k, v in card.items() if k != "id"} if isinstance(card, dict) else card,
-                             where=f"cards[{index}]")
-        rows.append(ReportedCard(session_id=session_id, run_id=run_id, tool_call_id=tool_call_id,
-                                 key=own_id or f"{tool_call_id}#{index}", **spec))
-    return ReportedCard.objects.bulk_create(
-        rows, update_conflicts=True, unique_fields=["session", "key"],
-        update_fields=["run_id", "tool_call_id", "kind", "title", "data", "reported_at"],
-    ) if rows else []
+        spec = validate_spec(
+            {k: v for k, v in card.items() if k != "id"} if isinstance(card, dict) else card, where=f"cards[{index}]"
+        )
+        rows.append(
+            ReportedCard(
+                session_id=session_id,
+                run_id=run_id,
+                tool_call_id=tool_call_id,
+                key=own_id or f"{tool_call_id}#{index}",
+                **spec,
+            )
+        )
+    return (
+        ReportedCard.objects.bulk_create(
+            rows,
+            update_conflicts=True,
+            unique_fields=["session", "key"],
+            update_fields=["run_id", "tool_call_id", "kind", "title", "data", "reported_at"],
+        )
+        if rows
+        else []
+    )
 
 
 def _lock(session_id) -> list[PinnedCard]:

@@ -16,8 +16,18 @@ from sessions_app.models import (
 class SessionSerializer(serializers.ModelSerializer):
     class Meta:
         model = Session
-        fields = ["id", "title", "patient_ref", "care_unit", "autonomy", "consent", "age_band", "tainted",
-                  "created_at", "updated_at"]
+        fields = [
+            "id",
+            "title",
+            "patient_ref",
+            "care_unit",
+            "autonomy",
+            "consent",
+            "age_band",
+            "tainted",
+            "created_at",
+            "updated_at",
+        ]
         read_only_fields = fields
 
 
@@ -31,9 +41,11 @@ class LinkedEntitySerializer(serializers.ModelSerializer):
 
 
 class SessionDetailSerializer(SessionSerializer):
-    entities = LinkedEntitySerializer(many=True, read_only=True,
-                                      help_text="The session's current entity of each kind (the latest a "
-                                                "tool result reported).")
+    entities = LinkedEntitySerializer(
+        many=True,
+        read_only=True,
+        help_text="The session's current entity of each kind (the latest a tool result reported).",
+    )
 
     class Meta(SessionSerializer.Meta):
         fields = [*SessionSerializer.Meta.fields, "entities"]
@@ -43,7 +55,9 @@ class SessionDetailSerializer(SessionSerializer):
 class SessionCreateSerializer(StrictSerializer):
     title = serializers.CharField(max_length=200, required=False, allow_blank=True, validators=[single_line])
     patient_ref = serializers.CharField(max_length=120, required=False, allow_blank=True, validators=[single_line])
-    care_unit = serializers.CharField(max_length=CARE_UNIT_MAX_LENGTH, required=False, allow_blank=True, validators=[single_line])
+    care_unit = serializers.CharField(
+        max_length=CARE_UNIT_MAX_LENGTH, required=False, allow_blank=True, validators=[single_line]
+    )
     autonomy = serializers.ChoiceField(choices=AutonomyChoice.choices, required=False)
     consent = serializers.BooleanField(required=False)
     age_band = serializers.ChoiceField(choices=AgeBandChoice.choices, required=False)
@@ -54,18 +68,29 @@ class SessionUpdateSerializer(StrictSerializer):
 
     title = serializers.CharField(max_length=200, required=False, allow_blank=True, validators=[single_line])
     patient_ref = serializers.CharField(max_length=120, required=False, allow_blank=True, validators=[single_line])
-    care_unit = serializers.CharField(max_length=CARE_UNIT_MAX_LENGTH, required=False, allow_blank=True, validators=[single_line])
+    care_unit = serializers.CharField(
+        max_length=CARE_UNIT_MAX_LENGTH, required=False, allow_blank=True, validators=[single_line]
+    )
 
 
 class MessageCreateSerializer(StrictSerializer):
-    id = serializers.RegexField(r"^[A-Za-z0-9_.:-]{1,120}$", required=False,
-                                help_text="The client's message id (useChat's); Condor makes one when absent.")
+    id = serializers.RegexField(
+        r"^[A-Za-z0-9_.:-]{1,120}$",
+        required=False,
+        help_text="The client's message id (useChat's); Condor makes one when absent.",
+    )
     role = serializers.ChoiceField(choices=MessageRole.choices)
-    parts = serializers.ListField(child=JSONObjectField(), min_length=1, max_length=500,
-                                  help_text="AI SDK v6 UIMessage parts, each an object with a string `type`.")
-    run = serializers.UUIDField(required=False, allow_null=True,
-                                help_text="The run this (assistant) message belongs to; history merges that run's "
-                                          "gated calls into it.")
+    parts = serializers.ListField(
+        child=JSONObjectField(),
+        min_length=1,
+        max_length=500,
+        help_text="AI SDK v6 UIMessage parts, each an object with a string `type`.",
+    )
+    run = serializers.UUIDField(
+        required=False,
+        allow_null=True,
+        help_text="The run this (assistant) message belongs to; history merges that run's gated calls into it.",
+    )
 
     def validate_parts(self, parts):
         for index, part in enumerate(parts):
@@ -89,8 +114,12 @@ class UIMessageSerializer(serializers.Serializer):
 
     id = serializers.CharField()
     role = serializers.ChoiceField(choices=MessageRole.choices)
-    parts = serializers.ListField(child=serializers.DictField(), help_text=(
-        "UIMessage parts. A gated call is a `tool-<name>` part whose `state` is `input-available`, "
-        "`approval-requested`, `approval-responded`, `output-available`, `output-error` or `output-denied`, "
-        "with `approval: {id, approved?, reason?}`; decisions and clarifications are `data-approval-decision` "
-        "and `data-clarification` parts."))
+    parts = serializers.ListField(
+        child=serializers.DictField(),
+        help_text=(
+            "UIMessage parts. A gated call is a `tool-<name>` part whose `state` is `input-available`, "
+            "`approval-requested`, `approval-responded`, `output-available`, `output-error` or `output-denied`, "
+            "with `approval: {id, approved?, reason?}`; decisions and clarifications are `data-approval-decision` "
+            "and `data-clarification` parts."
+        ),
+    )

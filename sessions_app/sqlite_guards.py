@@ -11,20 +11,29 @@ from django.db import connections
 
 # name -> (table, CREATE TRIGGER statement); IF NOT EXISTS: installing twice changes nothing.
 SQLITE_TRIGGERS = {
-    "condor_taint_is_monotone": ("sessions_app_session", """
+    "condor_taint_is_monotone": (
+        "sessions_app_session",
+        """
         CREATE TRIGGER IF NOT EXISTS condor_taint_is_monotone
         BEFORE UPDATE OF tainted ON sessions_app_session
         WHEN OLD.tainted = 1 AND NEW.tainted = 0
         BEGIN SELECT RAISE(ABORT, 'a tainted session can never become untainted'); END;
-    """),
-    "condor_audit_no_update": ("approvals_auditevent", """
+    """,
+    ),
+    "condor_audit_no_update": (
+        "approvals_auditevent",
+        """
         CREATE TRIGGER IF NOT EXISTS condor_audit_no_update BEFORE UPDATE ON approvals_auditevent
         BEGIN SELECT RAISE(ABORT, 'the audit log is append-only'); END;
-    """),
-    "condor_audit_no_delete": ("approvals_auditevent", """
+    """,
+    ),
+    "condor_audit_no_delete": (
+        "approvals_auditevent",
+        """
         CREATE TRIGGER IF NOT EXISTS condor_audit_no_delete BEFORE DELETE ON approvals_auditevent
         BEGIN SELECT RAISE(ABORT, 'the audit log is append-only'); END;
-    """),
+    """,
+    ),
 }
 
 

@@ -41,8 +41,7 @@ def turn_columns(*, session, run, at) -> dict:
 
 
 def _first(messages):
-    summary = JSONObject(seq="seq", at="created_at", run="run_id",
-                         head=Left(Cast("parts", TextField()), HEAD_CHARS))
+    summary = JSONObject(seq="seq", at="created_at", run="run_id", head=Left(Cast("parts", TextField()), HEAD_CHARS))
     return Subquery(messages.values(summary=summary)[:1], output_field=JSONField())
 
 

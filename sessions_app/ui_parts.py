@@ -45,8 +45,11 @@ def fold(chunks) -> list[dict]:
 
 def _approval(approval_id: str, approved: bool, reason) -> dict:
     # `reason` is an optional string in the 6.0.0 schema: leave it out rather than send null.
-    return {"id": str(approval_id), "approved": approved, **({"reason": reason} if isinstance(reason, str) and reason
-                                                            else {})}
+    return {
+        "id": str(approval_id),
+        "approved": approved,
+        **({"reason": reason} if isinstance(reason, str) and reason else {}),
+    }
 
 
 def _decide(part, chunk) -> None:

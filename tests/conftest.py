@@ -104,6 +104,7 @@ def other_api(other_agent) -> APIClient:
 
 def _persona(username: str, group_name: str):
     """A fixture named `username`: a new user of that name in `group_name`."""
+
     @pytest.fixture(name=username)
     def a_person(db) -> User:
         return person(username, group_name)
@@ -162,8 +163,11 @@ def _flush_past_the_audit_triggers():
         tables_here = [table for table in guarded if table in tables]
         if not statements or not tables_here:
             return statements
-        return [*(f"ALTER TABLE {table} DISABLE TRIGGER USER;" for table in tables_here), *statements,
-                *(f"ALTER TABLE {table} ENABLE TRIGGER USER;" for table in tables_here)]
+        return [
+            *(f"ALTER TABLE {table} DISABLE TRIGGER USER;" for table in tables_here),
+            *statements,
+            *(f"ALTER TABLE {table} ENABLE TRIGGER USER;" for table in tables_here),
+        ]
 
     DatabaseOperations.sql_flush = sql_flush
 

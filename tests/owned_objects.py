@@ -32,8 +32,15 @@ def _run(api, ids) -> str:
 def _allowed_tool_call(api, ids) -> str:
     """A low-tier read the gate lets through: it may report a result."""
     tool_call_id = f"read-{next(_calls)}"
-    response = gate(api, ids["run_id"], tool="get_patient_summary", op="", args=CHART_READ,
-                    tool_call_id=tool_call_id, step_id=tool_call_id)
+    response = gate(
+        api,
+        ids["run_id"],
+        tool="get_patient_summary",
+        op="",
+        args=CHART_READ,
+        tool_call_id=tool_call_id,
+        step_id=tool_call_id,
+    )
     assert response.status_code == 200, response.content
     return tool_call_id
 
@@ -48,15 +55,19 @@ def _session(api, ids) -> str:
 
 
 def _message(api, ids) -> str:
-    response = post(api, f"/api/v1/sessions/{_session(api, ids)}/messages/",
-                    {"role": "user", "parts": [{"type": "text", "text": "Owned."}]})
+    response = post(
+        api,
+        f"/api/v1/sessions/{_session(api, ids)}/messages/",
+        {"role": "user", "parts": [{"type": "text", "text": "Owned."}]},
+    )
     assert response.status_code == 201, response.content
     return response.json()["id"]
 
 
 def _pinned_card(api, ids) -> str:
-    response = post(api, f"/api/v1/sessions/{_session(api, ids)}/pinned-cards/",
-                    {"kind": "note", "title": "Owned", "data": {}})
+    response = post(
+        api, f"/api/v1/sessions/{_session(api, ids)}/pinned-cards/", {"kind": "note", "title": "Owned", "data": {}}
+    )
     assert response.status_code == 201, response.content
     return response.json()["id"]
 
@@ -88,6 +99,7 @@ def build_owned(api, parameters: list[str]) -> dict:
     ids = {}
     for name in parameters:
         assert name in FACTORIES, (
-            f"no factory for parameter {name}: add one line to FACTORIES in tests/owned_objects.py")
+            f"no factory for parameter {name}: add one line to FACTORIES in tests/owned_objects.py"
+        )
         ids[name] = FACTORIES[name](api, ids)
     return ids

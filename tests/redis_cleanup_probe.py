@@ -20,9 +20,13 @@ def test_probe_writes_keys_as_a_run_does():
         layer = get_channel_layer()
         async_to_sync(layer.group_add)("inbox", async_to_sync(layer.new_channel)())
         caches["throttle"].set("probe", 1, 300)
-        Path(os.environ["CONDOR_REDIS_PROBE_REPORT"]).write_text(json.dumps({
-            "prefix": settings.REDIS_PREFIX,
-            "written": [key.decode() for key in client.scan_iter(match=f"{settings.REDIS_PREFIX}*")],
-        }))
+        Path(os.environ["CONDOR_REDIS_PROBE_REPORT"]).write_text(
+            json.dumps(
+                {
+                    "prefix": settings.REDIS_PREFIX,
+                    "written": [key.decode() for key in client.scan_iter(match=f"{settings.REDIS_PREFIX}*")],
+                }
+            )
+        )
     finally:
         client.close()

@@ -66,8 +66,9 @@ def main(key_file: str) -> dict:
     agent.post(f"/api/v1/runs/{run_id}/transition/", {"to": "executing"}, format="json")
     seen = {}
     messages = f"/api/v1/sessions/{session['id']}/messages/"
-    agent.post(messages, {"id": "u1", "role": "user", "parts": [{"type": "text", "text": "Okafor, 7 days"}]},
-               format="json")
+    agent.post(
+        messages, {"id": "u1", "role": "user", "parts": [{"type": "text", "text": "Okafor, 7 days"}]}, format="json"
+    )
 
     def gate(call_id, tool, op, args):
         body = {"tool_call_id": call_id, "step_id": "step-1", "tool": tool, "op": op, "args": args}
@@ -100,12 +101,16 @@ def main(key_file: str) -> dict:
     client.save()
     with override_settings(CONDOR_MAX_PENDING_PER_CLIENT=1):  # rx-1 is pending: no room for another
         refused = gate("rx-2", "prescribe_medication", "create", REFILL)
-    seen["over_limit"] = [refused.status_code, refused.json().get("error"),
-                          Approval.objects.filter(tool_call_id="rx-2").exists()]
+    seen["over_limit"] = [
+        refused.status_code,
+        refused.json().get("error"),
+        Approval.objects.filter(tool_call_id="rx-2").exists(),
+    ]
 
     def decide(approval):
-        return reviewer.post(f"/api/v1/approvals/{approval}/decision/", json.dumps({"approved": True}),
-                             content_type="application/json")
+        return reviewer.post(
+            f"/api/v1/approvals/{approval}/decision/", json.dumps({"approved": True}), content_type="application/json"
+        )
 
     decided = decide(approval_id)
     seen["decision"] = [decided.status_code, decided.json().get("status")]
@@ -122,9 +127,12 @@ def main(key_file: str) -> dict:
     # statement (SQLite's RETURNING) and refuses; the refusal's audit row outlives its rollback.
     Session.objects.filter(pk=session["id"]).update(patient_ref="MRN-OTHER")
     refused = resume()
-    seen["context_changed"] = [refused.status_code, refused.json().get("error"),
-                               Approval.objects.get(pk=approval_id).status,
-                               AuditEvent.objects.filter(decision="context_changed").count()]
+    seen["context_changed"] = [
+        refused.status_code,
+        refused.json().get("error"),
+        Approval.objects.get(pk=approval_id).status,
+        AuditEvent.objects.filter(decision="context_changed").count(),
+    ]
     Session.objects.filter(pk=session["id"]).update(patient_ref="")
     resumed = resume()
     seen["resume"] = [resumed.status_code, resumed.json().get("proceed"), Run.objects.get(pk=run_id).state]
@@ -144,11 +152,15 @@ def main(key_file: str) -> dict:
     history = agent.get(f"/api/v1/sessions/{session['id']}/history/").json()
     # The run's own message is named after it as the API writes its id (SQLite stores it without hyphens).
     seen["history"] = [message["id"].replace(run_id, "<run>") for message in history]
-    agent.post(messages, {"id": "a1", "role": "assistant", "run": run_id,
-                          "parts": [{"type": "text", "text": "Prescribed."}]}, format="json")
+    agent.post(
+        messages,
+        {"id": "a1", "role": "assistant", "run": run_id, "parts": [{"type": "text", "text": "Prescribed."}]},
+        format="json",
+    )
     history = agent.get(f"/api/v1/sessions/{session['id']}/history/").json()
-    seen["linked"] = [[message["id"], [part.get("state", part["type"]) for part in message["parts"]]]
-                      for message in history]
+    seen["linked"] = [
+        [message["id"], [part.get("state", part["type"]) for part in message["parts"]]] for message in history
+    ]
     # The sweep's portable path (bulk_create, IN lists, one UPDATE per chain head): the run,
     # left idle, is closed by a pass, and its session's chain still holds.
     Run.objects.filter(pk=run_id).update(last_activity_at=timezone.now() - timedelta(days=2))
@@ -169,11 +181,16 @@ def read_as_loaded(approval_id) -> list:
 
     at = datetime(2026, 3, 4, 5, 6, 7, 890123, tzinfo=UTC)
     Approval.objects.filter(pk=approval_id).update(
-        resume_data={"note": "naïve café ✓ 日本", "nested": {"deep": [1, 2.5, None, True]}}, escalated_at=at)
+        resume_data={"note": "naïve café ✓ 日本", "nested": {"deep": [1, 2.5, None, True]}}, escalated_at=at
+    )
     Session.objects.filter(pk=Approval.objects.get(pk=approval_id).session_id).update(deleted_at=at)
-    return [[model.__name__, str(pk), repr(unlike)]
-            for model in models_read_by_reader() for pk in model._base_manager.values_list("pk", flat=True)
-            for unlike in [unlike_the_orm(model, pk)] if unlike]
+    return [
+        [model.__name__, str(pk), repr(unlike)]
+        for model in models_read_by_reader()
+        for pk in model._base_manager.values_list("pk", flat=True)
+        for unlike in [unlike_the_orm(model, pk)]
+        if unlike
+    ]
 
 
 def escalated_by_time(agent) -> list[bool]:
@@ -182,10 +199,16 @@ def escalated_by_time(agent) -> list[bool]:
     session = agent.post("/api/v1/sessions/", {}, format="json").json()["id"]
     run_id = agent.post(f"/api/v1/sessions/{session}/runs/", {}, format="json").json()["id"]
     agent.post(f"/api/v1/runs/{run_id}/transition/", {"to": "executing"}, format="json")
-    body = {"tool_call_id": "rx-9", "step_id": "step-9", "tool": "prescribe_medication", "op": "create",
-            "args": {**REFILL, "days": 9}}
-    card = Approval.objects.get(pk=agent.post(f"/api/v1/runs/{run_id}/tool-calls/", body, format="json")
-                                .json()["approval"]["id"])
+    body = {
+        "tool_call_id": "rx-9",
+        "step_id": "step-9",
+        "tool": "prescribe_medication",
+        "op": "create",
+        "args": {**REFILL, "days": 9},
+    }
+    card = Approval.objects.get(
+        pk=agent.post(f"/api/v1/runs/{run_id}/tool-calls/", body, format="json").json()["approval"]["id"]
+    )
     ttl, seen = card.expires_at - card.requested_at, []
     for fraction in (0.4, 0.6):
         escalate_due(now=card.requested_at + ttl * fraction)
@@ -200,9 +223,11 @@ def guards_hold(session_id: str) -> dict:
     from django.db import IntegrityError, transaction
 
     Session.objects.filter(pk=session_id).update(tainted=True)
-    statements = {"audit_update": "UPDATE approvals_auditevent SET decision = decision",
-                  "audit_delete": "DELETE FROM approvals_auditevent",
-                  "taint_cleared": "UPDATE sessions_app_session SET tainted = 0"}
+    statements = {
+        "audit_update": "UPDATE approvals_auditevent SET decision = decision",
+        "audit_delete": "DELETE FROM approvals_auditevent",
+        "taint_cleared": "UPDATE sessions_app_session SET tainted = 0",
+    }
     held = {}
     for name, sql in statements.items():
         try:

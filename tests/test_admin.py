@@ -16,8 +16,16 @@ from tests.helpers.admin_forms import admin_client, post  # noqa: F401 - other a
 from tests.helpers.approval_loop import gate
 from tests.helpers.runs import open_executing_run
 
-TOOL_FORM = {"description": "", "policy_class": "mutate", "hitl_tier": "low", "trust": "trusted",
-             "allowed_hosts": "[]", "metadata": "{}", "approvals_required": "1", "_save": "Save"}
+TOOL_FORM = {
+    "description": "",
+    "policy_class": "mutate",
+    "hitl_tier": "low",
+    "trust": "trusted",
+    "allowed_hosts": "[]",
+    "metadata": "{}",
+    "approvals_required": "1",
+    "_save": "Save",
+}
 
 
 @pytest.fixture
@@ -56,6 +64,7 @@ def change_url(obj) -> str:
 
 # --- compliance: read-only -------------------------------------------------------------------
 
+
 def test_compliance_can_read_the_audit_log(carl, history):
     response = admin_client(carl).get("/admin/audit/auditevent/")
     assert response.status_code == 200
@@ -79,8 +88,7 @@ def test_compliance_cannot_see_api_keys(carl, db):
 
 def test_compliance_can_export_the_audit_log_as_csv(carl, history):
     ids = [str(pk) for pk in AuditEvent.objects.values_list("pk", flat=True)]
-    response = post(admin_client(carl), "/admin/audit/auditevent/",
-                    {"action": "export_csv", "_selected_action": ids})
+    response = post(admin_client(carl), "/admin/audit/auditevent/", {"action": "export_csv", "_selected_action": ids})
     assert response.status_code == 200
     assert response["Content-Type"] == "text/csv; charset=utf-8"
     assert "mutate.high-tier-always-approval" in b"".join(response.streaming_content).decode()
@@ -93,6 +101,7 @@ def test_a_reviewer_is_not_let_into_the_admin(rita):
 
 
 # --- governance: the registry ----------------------------------------------------------------
+
 
 def test_governance_changes_a_tool_descriptor_and_the_change_is_audited(gina, catalog):
     # Raising the risk applies at once (lowering it needs four eyes: tests/approvals/test_registry_four_eyes.py).
@@ -107,8 +116,11 @@ def test_governance_changes_a_tool_descriptor_and_the_change_is_audited(gina, ca
 
 
 def test_governance_adds_a_tool_descriptor_and_it_is_audited(gina, db):
-    response = post(admin_client(gina), "/admin/registry/tooldescriptor/add/",
-                    {**TOOL_FORM, "name": "amend_allergy", "hitl_tier": "high", "metadata": '{"ward": "4"}'})
+    response = post(
+        admin_client(gina),
+        "/admin/registry/tooldescriptor/add/",
+        {**TOOL_FORM, "name": "amend_allergy", "hitl_tier": "high", "metadata": '{"ward": "4"}'},
+    )
     assert response.status_code == 302
     assert ToolDescriptor.objects.get(name="amend_allergy").metadata == {"ward": "4"}
     change = AuditEvent.objects.get(kind=AuditEvent.Kind.REGISTRY_CHANGE, tool="amend_allergy")
@@ -132,7 +144,7 @@ def test_the_admin_refuses_tool_metadata_nested_past_the_limit_as_a_form_error(g
     deep = '{"a": ' * 2000 + "1" + "}" * 2000
     response = post(http, change_url(tool), {**TOOL_FORM, "metadata": deep})
     assert response.status_code == 200  # the form again, with the error and the text as typed
-    assert b"nested deeper than" in response.content and b'{&quot;a&quot;: {&quot;a&quot;' in response.content
+    assert b"nested deeper than" in response.content and b"{&quot;a&quot;: {&quot;a&quot;" in response.content
     tool.refresh_from_db()
     assert tool.metadata == metadata
     assert AuditEvent.objects.count() == audited
@@ -153,12 +165,12 @@ def test_governance_can_read_runs_but_not_change_them(gina, history):
 
 # --- nobody deletes audit rows ---------------------------------------------------------------
 
+
 def test_not_even_a_superuser_can_delete_an_audit_event(sam, history):
     event = AuditEvent.objects.first()
     http = admin_client(sam)
     assert post(http, f"/admin/audit/auditevent/{event.pk}/delete/", {"post": "yes"}).status_code == 403
-    post(http, "/admin/audit/auditevent/", {"action": "delete_selected", "_selected_action": [event.pk],
-                                                "post": "yes"})
+    post(http, "/admin/audit/auditevent/", {"action": "delete_selected", "_selected_action": [event.pk], "post": "yes"})
     assert AuditEvent.objects.filter(pk=event.pk).exists()
 
 
@@ -178,12 +190,20 @@ def test_a_superuser_cannot_edit_an_approval(sam, history):
 
 # --- API keys, the library's way -------------------------------------------------------------
 
+
 def test_a_key_created_in_the_admin_is_shown_once_and_works(sam, ward_agent):
     http = admin_client(sam)
-    shown = http.post("/admin/agents/apiclientkey/add/", {  # the page after saving shows it...
-        "name": "ward-agent spare", "client": ward_agent.pk, "expiry_date": "", "_save": "Save",
-        "csrfmiddlewaretoken": http.cookies["csrftoken"].value,
-    }, follow=True)
+    shown = http.post(
+        "/admin/agents/apiclientkey/add/",
+        {  # the page after saving shows it...
+            "name": "ward-agent spare",
+            "client": ward_agent.pk,
+            "expiry_date": "",
+            "_save": "Save",
+            "csrfmiddlewaretoken": http.cookies["csrftoken"].value,
+        },
+        follow=True,
+    )
     message = next(str(m) for m in shown.context["messages"])
     key = message.split("The API key for ward-agent spare is: ")[1].split(". ")[0]
     assert key.encode() in shown.content
@@ -195,6 +215,7 @@ def test_a_key_created_in_the_admin_is_shown_once_and_works(sam, ward_agent):
 
 
 # --- everything renders ----------------------------------------------------------------------
+
 
 @pytest.mark.parametrize("model", list(admin.site._registry), ids=lambda model: model._meta.label)
 def test_every_changelist_and_change_page_renders_for_a_superuser(sam, history, model):

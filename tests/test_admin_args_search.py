@@ -28,12 +28,17 @@ def ward(api, catalog, reviewer_http) -> dict[str, Approval]:
     patient, and amoxicillin 500 mg for MRN-30001 (pending)."""
     first = open_executing_run(api, patient_ref="MRN-20417")
     amoxicillin = suspend(api, first, args={**AMOXICILLIN_500, "patient_ref": "MRN-20417"})
-    approve(reviewer_http, amoxicillin["id"], edited_args={**AMOXICILLIN_500, "patient_ref": "MRN-20417", "dose": "250 mg"})
-    gentamicin = suspend(api, first, args={"drug": "gentamicin", "dose_mg_per_kg": 5}, tool_call_id="call-2",
-                         step_id="step-2")
+    approve(
+        reviewer_http, amoxicillin["id"], edited_args={**AMOXICILLIN_500, "patient_ref": "MRN-20417", "dose": "250 mg"}
+    )
+    gentamicin = suspend(
+        api, first, args={"drug": "gentamicin", "dose_mg_per_kg": 5}, tool_call_id="call-2", step_id="step-2"
+    )
     other = suspend(api, open_executing_run(api, patient_ref="MRN-30001"), args=AMOXICILLIN_500)
-    return {name: Approval.objects.get(pk=approval["id"]) for name, approval in (
-        ("amoxicillin", amoxicillin), ("gentamicin", gentamicin), ("other", other))}
+    return {
+        name: Approval.objects.get(pk=approval["id"])
+        for name, approval in (("amoxicillin", amoxicillin), ("gentamicin", gentamicin), ("other", other))
+    }
 
 
 def found(http, url, q) -> set:
@@ -48,9 +53,11 @@ def audit_rows_of(*approvals) -> set[int]:
 
 # --- the call's leading values -----------------------------------------------------------------
 
+
 def test_leading_values_put_text_first_and_give_numbers_their_key():
     assert leading_values({"days": 7, "drug": "amoxicillin", "dose_mg": 500, "route": "oral"}) == (
-        "amoxicillin · oral · days 7 · dose_mg 500")
+        "amoxicillin · oral · days 7 · dose_mg 500"
+    )
 
 
 def test_leading_values_leave_out_what_the_row_shows_and_nested_values():
@@ -80,6 +87,7 @@ def test_the_leading_values_mark_hidden_and_right_to_left_characters(api, catalo
 
 
 # --- the approvals and tool calls pages --------------------------------------------------------
+
 
 @pytest.mark.parametrize("persona", ["carl", "gina", "sam"])
 def test_the_approvals_list_finds_a_drug_in_the_arguments(request, persona, ward):
@@ -116,6 +124,7 @@ def test_the_approvals_list_runs_as_many_queries_for_many_rows_as_for_few(api, c
 
 # --- from an approval to what happened -----------------------------------------------------------
 
+
 def test_the_approval_page_says_what_the_agent_did_with_the_call(api, carl, ward):
     approval = ward["amoxicillin"]
     http = admin_client(carl)
@@ -129,6 +138,7 @@ def test_the_approval_page_says_what_the_agent_did_with_the_call(api, carl, ward
 
 
 # --- the audit log, through the approval -------------------------------------------------------
+
 
 @pytest.mark.parametrize("persona", ["carl", "gina", "sam"])
 def test_the_audit_log_finds_the_rows_of_the_approvals_whose_arguments_hold_a_word(request, persona, ward):

@@ -24,8 +24,15 @@ EDITED = {"drug": "amoxicillin", "dose": "250 mg", "route": "oral", "days": 7}
 def cycle(api, catalog, reviewer_http) -> Approval:
     """One patient's run: a read, a prescription edited then approved by rita, a hostile string in the args."""
     run_id = open_executing_run(api, title="Bay 3", patient_ref=PATIENT)
-    gate(api, run_id, tool="search_patients", op="", args={"name": "<script>alert(1)</script>"},
-         tool_call_id="read-1", step_id="read-1")
+    gate(
+        api,
+        run_id,
+        tool="search_patients",
+        op="",
+        args={"name": "<script>alert(1)</script>"},
+        tool_call_id="read-1",
+        step_id="read-1",
+    )
     approval = suspend(api, run_id, tool_call_id="call-2", step_id="step-2")
     approve(reviewer_http, approval["id"], edited_args=EDITED, reason="half the dose for her weight")
     open_executing_run(api, patient_ref="MRN-99999")  # someone else's session
@@ -50,14 +57,25 @@ def page_links(html: str) -> set[str]:
 def pages(approval: Approval) -> list[str]:
     call = ToolCall.objects.get(run=approval.run, tool_call_id="call-2")
     return [
-        "/admin/", "/admin/approvals/approval/", change_url(approval), "/admin/approvals/toolcall/", change_url(call),
-        "/admin/runs/run/", change_url(approval.run), "/admin/runs/runevent/", "/admin/sessions_app/session/",
-        change_url(approval.session), "/admin/audit/auditevent/", "/admin/registry/tooldescriptor/",
-        "/admin/registry/toolchange/", "/admin/registry/tooldescriptor/simulator/",
+        "/admin/",
+        "/admin/approvals/approval/",
+        change_url(approval),
+        "/admin/approvals/toolcall/",
+        change_url(call),
+        "/admin/runs/run/",
+        change_url(approval.run),
+        "/admin/runs/runevent/",
+        "/admin/sessions_app/session/",
+        change_url(approval.session),
+        "/admin/audit/auditevent/",
+        "/admin/registry/tooldescriptor/",
+        "/admin/registry/toolchange/",
+        "/admin/registry/tooldescriptor/simulator/",
     ]
 
 
 # --- each page for the right group -----------------------------------------------------------
+
 
 @pytest.mark.parametrize("persona", ["carl", "gina"])
 def test_compliance_and_governance_read_every_console_page(request, persona, cycle):
@@ -73,12 +91,15 @@ def test_a_reviewer_is_refused_every_console_page(rita, cycle):
         assert response.status_code == 302 and response["Location"].startswith("/admin/login/"), url
 
 
-@pytest.mark.parametrize(("url", "carl_status", "gina_status"), [
-    ("/admin/registry/tooldescriptor/add/", 403, 200),
-    ("/admin/agents/apiclient/add/", 403, 200),
-    ("/admin/agents/apiclientkey/", 403, 200),
-    ("/admin/registry/toolchange/add/", 403, 403),
-])
+@pytest.mark.parametrize(
+    ("url", "carl_status", "gina_status"),
+    [
+        ("/admin/registry/tooldescriptor/add/", 403, 200),
+        ("/admin/agents/apiclient/add/", 403, 200),
+        ("/admin/agents/apiclientkey/", 403, 200),
+        ("/admin/registry/toolchange/add/", 403, 403),
+    ],
+)
 def test_only_governance_edits_the_registry_and_api_clients(carl, gina, db, url, carl_status, gina_status):
     assert admin_client(carl).get(url).status_code == carl_status
     assert admin_client(gina).get(url).status_code == gina_status
@@ -91,6 +112,7 @@ def test_nobody_edits_an_approval_run_or_session_in_the_admin(gina, cycle):
 
 
 # --- links never land on a 403 ---------------------------------------------------------------
+
 
 def test_every_link_compliance_can_follow_from_the_console_opens(carl, cycle):
     http = admin_client(carl)
@@ -110,8 +132,11 @@ def test_decided_by_is_a_name_not_a_link_to_the_user_admin(carl, cycle):
 
 # --- patient_ref, ids and times --------------------------------------------------------------
 
-@pytest.mark.parametrize("url", ["/admin/approvals/approval/", "/admin/approvals/toolcall/", "/admin/runs/run/",
-                                 "/admin/sessions_app/session/"])
+
+@pytest.mark.parametrize(
+    "url",
+    ["/admin/approvals/approval/", "/admin/approvals/toolcall/", "/admin/runs/run/", "/admin/sessions_app/session/"],
+)
 def test_the_pages_show_and_search_by_patient_ref(carl, cycle, url):
     response = admin_client(carl).get(url, {"q": PATIENT})
     assert response.status_code == 200
@@ -120,13 +145,16 @@ def test_the_pages_show_and_search_by_patient_ref(carl, cycle, url):
     assert b"MRN-99999" not in response.content
 
 
-@pytest.mark.parametrize(("url", "ids"), [
-    ("/admin/approvals/approval/", lambda a: [a.pk, a.run_id, a.session_id]),
-    ("/admin/approvals/toolcall/", lambda a: [a.run_id, a.session_id]),
-    ("/admin/runs/run/", lambda a: [a.run_id, a.session_id]),
-    ("/admin/runs/runevent/", lambda a: [a.run_id]),
-    ("/admin/sessions_app/session/", lambda a: [a.session_id]),
-])
+@pytest.mark.parametrize(
+    ("url", "ids"),
+    [
+        ("/admin/approvals/approval/", lambda a: [a.pk, a.run_id, a.session_id]),
+        ("/admin/approvals/toolcall/", lambda a: [a.run_id, a.session_id]),
+        ("/admin/runs/run/", lambda a: [a.run_id, a.session_id]),
+        ("/admin/runs/runevent/", lambda a: [a.run_id]),
+        ("/admin/sessions_app/session/", lambda a: [a.session_id]),
+    ],
+)
 def test_an_id_pasted_as_shown_with_dashes_finds_its_rows(carl, cycle, url, ids):
     http = admin_client(carl)
     for value in ids(cycle):
@@ -152,9 +180,10 @@ def test_an_approval_shows_its_time_to_decision(carl, cycle):
 
 # --- JSON, edits and escaping ----------------------------------------------------------------
 
+
 def test_args_are_pretty_json_and_the_reviewers_edit_is_a_diff(carl, cycle):
     html = admin_client(carl).get(change_url(cycle)).content.decode()
-    assert '&quot;dose&quot;: &quot;500 mg&quot;' in html  # JSON (double quotes), not a Python repr
+    assert "&quot;dose&quot;: &quot;500 mg&quot;" in html  # JSON (double quotes), not a Python repr
     assert '<span class="condor-diff-removed">-   &quot;dose&quot;: &quot;500 mg&quot;,</span>' in html
     assert '<span class="condor-diff-added">+   &quot;dose&quot;: &quot;250 mg&quot;,</span>' in html
 
@@ -169,6 +198,7 @@ def test_agent_strings_are_escaped_everywhere(carl, cycle):
 
 
 # --- runs, sessions, audit links -------------------------------------------------------------
+
 
 def test_a_run_shows_its_event_timeline_in_order(carl, cycle):
     run = Run.objects.get(pk=cycle.run_id)

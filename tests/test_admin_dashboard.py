@@ -30,7 +30,8 @@ def decide_after(approval, seconds: int, *, by, status="approved"):
     """Mark `approval` decided `seconds` after it was requested (the clock, not the workflow, is under test)."""
     requested = timezone.now() - timedelta(hours=1)
     Approval.objects.filter(pk=approval.pk).update(
-        requested_at=requested, decided_at=requested + timedelta(seconds=seconds), decided_by=by, status=status)
+        requested_at=requested, decided_at=requested + timedelta(seconds=seconds), decided_by=by, status=status
+    )
 
 
 @pytest.fixture
@@ -131,13 +132,27 @@ def test_the_index_shows_the_dashboard_to_compliance(carl, decided):
 
 
 def test_the_index_shows_the_last_sweep_pass_counts(carl, db):
-    heartbeats.beat(heartbeats.SWEEP, {"approvals_expired": 3, "runs_approval_expired": 2, "runs_suspend_ttl": 0,
-                                       "runs_idle": 7, "events_republished": -1, "idempotency_pruned": 0})
+    heartbeats.beat(
+        heartbeats.SWEEP,
+        {
+            "approvals_expired": 3,
+            "runs_approval_expired": 2,
+            "runs_suspend_ttl": 0,
+            "runs_idle": 7,
+            "events_republished": -1,
+            "idempotency_pruned": 0,
+        },
+    )
     html = admin_client(carl).get("/admin/").content.decode()
     counts = re.findall(r"<li>(.*?)</li>", html.split('id="condor-sweep-counts">')[1].split("</td>")[0])
-    assert counts == ["approvals expired: 3", "runs closed, approvals all expired: 2",
-                      "runs closed, suspended too long: 0", "runs closed, idle: 7",
-                      "events re-published: <strong>failed</strong>", "idempotency keys pruned: 0"]
+    assert counts == [
+        "approvals expired: 3",
+        "runs closed, approvals all expired: 2",
+        "runs closed, suspended too long: 0",
+        "runs closed, idle: 7",
+        "events re-published: <strong>failed</strong>",
+        "idempotency keys pruned: 0",
+    ]
 
 
 def test_the_index_shows_how_long_the_last_sweep_pass_took(carl, db):

@@ -30,8 +30,11 @@ LISTS = [Approval, Session, Run, ToolCall, RunEvent, AuditEvent]
 @pytest.fixture
 def history(api, catalog):
     """A parked prescription whose session has a formula for a title and a dose between tatweels."""
-    return parked_run(api, {"title": EVIL_TITLE, "patient_ref": "MRN-40001"},
-                      args={"drug": "methotrexate", "dose_mg_per_week": TATWEEL_DOSE})
+    return parked_run(
+        api,
+        {"title": EVIL_TITLE, "patient_ref": "MRN-40001"},
+        args={"drug": "methotrexate", "dose_mg_per_week": TATWEEL_DOSE},
+    )
 
 
 def url(model) -> str:
@@ -61,18 +64,30 @@ def test_every_list_exports_audited_with_its_filter_and_row_count(carl, history,
     assert len(rows(response)) == expected
     export = AuditEvent.objects.filter(kind="export").latest("id")
     assert (export.actor, export.actor_user, export.decision) == ("user:carl", carl, "exported")
-    assert export.data == {"list": model._meta.label, "scope": "every row matching the filter", "filter": {},
-                           "rows": expected}
+    assert export.data == {
+        "list": model._meta.label,
+        "scope": "every row matching the filter",
+        "filter": {},
+        "rows": expected,
+    }
 
 
 def test_the_selection_and_the_filter_are_in_the_audit_row(carl, history):
     run_id, approval = history
-    response = post(admin_client(carl), url(Approval) + "?status__exact=pending",
-                    {"action": "export_csv", "_selected_action": [approval["id"]]})
+    response = post(
+        admin_client(carl),
+        url(Approval) + "?status__exact=pending",
+        {"action": "export_csv", "_selected_action": [approval["id"]]},
+    )
     assert [row["id"] for row in rows(response)] == [approval["id"]]
     export = AuditEvent.objects.get(kind="export")
-    assert export.data == {"list": "approvals.Approval", "scope": "selected", "filter": {"status__exact": "pending"},
-                           "ids": [approval["id"]], "rows": 1}
+    assert export.data == {
+        "list": "approvals.Approval",
+        "scope": "selected",
+        "filter": {"status__exact": "pending"},
+        "ids": [approval["id"]],
+        "rows": 1,
+    }
 
 
 def test_a_formula_in_a_session_title_comes_out_neutralised(carl, history):

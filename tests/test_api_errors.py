@@ -75,7 +75,11 @@ def test_an_unexpected_failure_under_the_api_keeps_the_error_shape(api, monkeypa
 
     monkeypatch.setattr(views.SessionDetail, "get", explode)
     client = Client(raise_request_exception=False)
-    response = client.get(f"/api/v1/sessions/{uuid.uuid4()}/", HTTP_AUTHORIZATION=api._credentials["HTTP_AUTHORIZATION"])
+    response = client.get(
+        f"/api/v1/sessions/{uuid.uuid4()}/", HTTP_AUTHORIZATION=api._credentials["HTTP_AUTHORIZATION"]
+    )
     assert response.status_code == 500
-    assert response.json() == {"error": "server_error",
-                               "detail": "Condor could not complete the request; nothing was changed."}
+    assert response.json() == {
+        "error": "server_error",
+        "detail": "Condor could not complete the request; nothing was changed.",
+    }

@@ -34,16 +34,18 @@ CHECKS = [not_a_server_error, status_code_conformance, content_type_conformance,
 
 # Bounded and reproducible: the same cases every run; 25 fuzzed per operation besides the
 # coverage phase's boundary cases (about 1,000 requests, 1-2 minutes on a busy 2-core machine).
-CONFIG = schemathesis.Config.from_dict({
-    "seed": 9,
-    "generation": {
-        "max-examples": 25,
-        "deterministic": True,
-        "database": "none",
-        # NUL anywhere in a body is 400 invalid_payload (core/parsers.py), so it is fuzzed too.
-        "allow-x00": True,
-    },
-})
+CONFIG = schemathesis.Config.from_dict(
+    {
+        "seed": 9,
+        "generation": {
+            "max-examples": 25,
+            "deterministic": True,
+            "database": "none",
+            # NUL anywhere in a body is 400 invalid_payload (core/parsers.py), so it is fuzzed too.
+            "allow-x00": True,
+        },
+    }
+)
 
 APP = get_wsgi_application()
 schema = schemathesis.openapi.from_wsgi("/api/schema/?format=json", APP, config=CONFIG)
@@ -86,28 +88,52 @@ def _build_world(api, reviewer_http) -> list[dict]:
 
     session_id, run_id = executing()
     approval = suspend(api, run_id, tool_call_id="rx-1")
-    combos.append({"session_id": session_id, "run_id": run_id, "tool_call_id": "rx-1",
-                   "approval_id": approval["id"], "args": PRESCRIPTION})
+    combos.append(
+        {
+            "session_id": session_id,
+            "run_id": run_id,
+            "tool_call_id": "rx-1",
+            "approval_id": approval["id"],
+            "args": PRESCRIPTION,
+        }
+    )
 
     session_id, run_id = executing()
     approval = suspend(api, run_id, tool_call_id="rx-2")
     approve(reviewer_http, approval["id"])
-    combos.append({"session_id": session_id, "run_id": run_id, "tool_call_id": "rx-2",
-                   "approval_id": approval["id"], "args": PRESCRIPTION})
+    combos.append(
+        {
+            "session_id": session_id,
+            "run_id": run_id,
+            "tool_call_id": "rx-2",
+            "approval_id": approval["id"],
+            "args": PRESCRIPTION,
+        }
+    )
 
     session_id, run_id = executing()
     response = clarify(api, run_id, [{"name": "route", "hint": {"options": ["oral", "iv"]}}], tool_call_id="ask-1")
     assert response.status_code == 202, response.content
-    combos.append({"session_id": session_id, "run_id": run_id, "tool_call_id": "ask-1",
-                   "approval_id": response.json()["approval"]["id"], "values": {"route": "oral"}})
+    combos.append(
+        {
+            "session_id": session_id,
+            "run_id": run_id,
+            "tool_call_id": "ask-1",
+            "approval_id": response.json()["approval"]["id"],
+            "values": {"route": "oral"},
+        }
+    )
 
     session_id, run_id = executing()
     close(api, run_id, "completed")
     combos.append({"session_id": session_id, "run_id": run_id, "finished": True})
 
     session_id = make_session(api, title="Fuzz, conversation")["id"]
-    message = post(api, f"/api/v1/sessions/{session_id}/messages/",
-                   {"role": "user", "parts": [{"type": "text", "text": "Potassium?"}]})
+    message = post(
+        api,
+        f"/api/v1/sessions/{session_id}/messages/",
+        {"role": "user", "parts": [{"type": "text", "text": "Potassium?"}]},
+    )
     card = post(api, f"/api/v1/sessions/{session_id}/pinned-cards/", {"kind": "note", "title": "Fuzz", "data": {}})
     assert (message.status_code, card.status_code) == (201, 201), (message.content, card.content)
     combos.append({"session_id": session_id, "message_id": message.json()["id"], "card_id": card.json()["id"]})
@@ -158,14 +184,17 @@ def world(api, ward_agent, rita):
     reached = {status for operation, method, status in answers if method.lower() == operation.method.lower()}
     if answers and answers[0][0].path_parameters:
         assert reached - {401, 404, 405}, (
-            f"{answers[0][0].label}: no case reached a real object; does _build_world make one for its parameters?")
+            f"{answers[0][0].label}: no case reached a real object; does _build_world make one for its parameters?"
+        )
 
 
 def credentials(case, world) -> dict:
     if case.operation.definition.raw.get("security") == [{"cookieAuth": []}]:
         reviewer = world["reviewer"]  # reviewer-only: rita's session, with the CSRF token the inbox sends
-        return {"headers": {"X-CSRFToken": reviewer.cookies["csrftoken"].value},
-                "cookies": {name: morsel.value for name, morsel in reviewer.cookies.items()}}
+        return {
+            "headers": {"X-CSRFToken": reviewer.cookies["csrftoken"].value},
+            "cookies": {name: morsel.value for name, morsel in reviewer.cookies.items()},
+        }
     return {"headers": {"Authorization": f"Api-Key {world['key']}"}}
 
 

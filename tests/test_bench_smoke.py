@@ -20,8 +20,16 @@ ROOT = Path(__file__).resolve().parent.parent
 BENCH = ROOT / "bench"
 
 # Each entry point and what its smoke run needs beside PostgreSQL: Redis.
-ENTRY_POINTS = {"compare": True, "card_latency": True, "sweep": True, "inbox_page": False, "sessions": False,
-                "policy": False, "strict_json": False, "admin_search": False}
+ENTRY_POINTS = {
+    "compare": True,
+    "card_latency": True,
+    "sweep": True,
+    "inbox_page": False,
+    "sessions": False,
+    "policy": False,
+    "strict_json": False,
+    "admin_search": False,
+}
 NEEDS_DATABASE = {"compare", "card_latency", "sweep", "inbox_page", "sessions", "admin_search"}
 
 pytestmark = pytest.mark.bench
@@ -67,8 +75,14 @@ def test_no_bench_module_imports_itself_back():
 
 
 def run(name: str, *args: str, env: dict | None = None) -> str:
-    done = subprocess.run([sys.executable, str(BENCH / f"{name}.py"), *args], cwd=ROOT, capture_output=True,
-                          text=True, env={**os.environ, **(env or {})}, timeout=280)
+    done = subprocess.run(
+        [sys.executable, str(BENCH / f"{name}.py"), *args],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        env={**os.environ, **(env or {})},
+        timeout=280,
+    )
     assert done.returncode == 0, f"bench/{name}.py {' '.join(args)}:\n{done.stdout[-3000:]}\n{done.stderr[-3000:]}"
     return done.stdout
 
@@ -101,13 +115,19 @@ def migrated():
         conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
         conn.execute(f'CREATE DATABASE "{name}"')
     try:
-        subprocess.run([sys.executable, "manage.py", "migrate", "-v", "0"], cwd=ROOT, check=True, timeout=280,
-                       env={**os.environ, "DATABASE_URL": server_url(name)})
+        subprocess.run(
+            [sys.executable, "manage.py", "migrate", "-v", "0"],
+            cwd=ROOT,
+            check=True,
+            timeout=280,
+            env={**os.environ, "DATABASE_URL": server_url(name)},
+        )
         yield name
     finally:
         with maintenance() as conn:
-            copies = [row[0] for row in conn.execute("SELECT datname FROM pg_database WHERE datname LIKE %s",
-                                                     [f"{name}_%"])]
+            copies = [
+                row[0] for row in conn.execute("SELECT datname FROM pg_database WHERE datname LIKE %s", [f"{name}_%"])
+            ]
             for database in [*copies, name]:
                 conn.execute(f'DROP DATABASE IF EXISTS "{database}" WITH (FORCE)')
 
@@ -142,8 +162,15 @@ def test_smoke_in_process(name):
 
 
 def test_compare_serves_this_tree_as_old_and_new(migrated):
-    out = run("compare", str(ROOT), str(ROOT), "--smoke", "--template-db", migrated,
-              env=smoke_env("compare", server_url("postgres")))
+    out = run(
+        "compare",
+        str(ROOT),
+        str(ROOT),
+        "--smoke",
+        "--template-db",
+        migrated,
+        env=smoke_env("compare", server_url("postgres")),
+    )
     table = {line.split("|")[1].strip(): line for line in out.splitlines() if line.startswith("| ")}
     assert {"gate allow", "suspend", "decision", "resume", "HITL cycle (median)"} <= set(table), out
     # Each server counted the statements of its requests: the same tree, the same usual count (how

@@ -47,14 +47,21 @@ def assert_too_large(response):
 
 # --- Through the API (the parser) -------------------------------------------------------------
 
+
 def test_the_default_limit_is_one_mebibyte():
     assert settings.CONDOR_MAX_BODY_BYTES == 1024 * 1024
 
 
 def test_a_body_over_the_default_limit_is_413_and_nothing_is_stored(api, catalog):
     run_id = open_executing_run(api)
-    big = json.dumps({"tool_call_id": "call-1", "step_id": "step-1", "tool": "search_patients",
-                      "args": {"query": "x" * (1024 * 1024)}})
+    big = json.dumps(
+        {
+            "tool_call_id": "call-1",
+            "step_id": "step-1",
+            "tool": "search_patients",
+            "args": {"query": "x" * (1024 * 1024)},
+        }
+    )
     assert_too_large(raw_post(api, f"/api/v1/runs/{run_id}/tool-calls/", big))
     assert not ToolCall.objects.exists()
 
@@ -113,6 +120,7 @@ def test_the_parser_reads_at_most_one_byte_past_the_limit_whatever_the_stream_ho
 
 # --- Under daphne (the ASGI wrapper) ----------------------------------------------------------
 
+
 class InnerApp:
     """Stands in for Django: records whether it ran and the body it was handed."""
 
@@ -136,8 +144,9 @@ def serve(app, chunks, *, content_length=None):
     if content_length is not None:
         headers.append((b"content-length", str(content_length).encode()))
     scope = {"type": "http", "method": "POST", "path": "/api/v1/sessions/", "headers": headers}
-    pending = [{"type": "http.request", "body": chunk, "more_body": i < len(chunks) - 1}
-               for i, chunk in enumerate(chunks)]
+    pending = [
+        {"type": "http.request", "body": chunk, "more_body": i < len(chunks) - 1} for i, chunk in enumerate(chunks)
+    ]
     consumed, sent = [], []
 
     async def receive():
@@ -192,16 +201,26 @@ def test_the_served_application_applies_the_limit(small_limit):
 
 def test_the_limit_comes_from_the_environment():
     probe = "from django.conf import settings; print(settings.CONDOR_MAX_BODY_BYTES)"
-    env = {"PATH": "/usr/bin:/bin", "DJANGO_SETTINGS_MODULE": "condor.settings", "SECRET_KEY": "test-only",
-           "CONDOR_MAX_BODY_BYTES": "2048"}
-    process = subprocess.run([sys.executable, "-c", f"import django; django.setup(); {probe}"],
-                             cwd=Path(__file__).resolve().parent.parent, env=env,
-                             capture_output=True, text=True, timeout=60)
+    env = {
+        "PATH": "/usr/bin:/bin",
+        "DJANGO_SETTINGS_MODULE": "condor.settings",
+        "SECRET_KEY": "test-only",
+        "CONDOR_MAX_BODY_BYTES": "2048",
+    }
+    process = subprocess.run(
+        [sys.executable, "-c", f"import django; django.setup(); {probe}"],
+        cwd=Path(__file__).resolve().parent.parent,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert process.returncode == 0, process.stderr
     assert process.stdout.strip().splitlines()[-1] == "2048"
 
 
 # --- Under gunicorn (the WSGI wrapper) -------------------------------------------------------
+
 
 class WSGIApp:
     """Stands in for Django under WSGI: records the environ it was handed and the body it read."""
@@ -219,8 +238,12 @@ class WSGIApp:
 def serve_wsgi(app, body: bytes, *, content_length=None, chunked=False, terminated=True):
     """Call the WSGI `app` with a POST of `body`; returns (status line, body, input stream)."""
     stream = CountingStream(body)
-    environ = {"REQUEST_METHOD": "POST", "PATH_INFO": "/api/v1/sessions/", "wsgi.input": stream,
-               "wsgi.input_terminated": terminated}
+    environ = {
+        "REQUEST_METHOD": "POST",
+        "PATH_INFO": "/api/v1/sessions/",
+        "wsgi.input": stream,
+        "wsgi.input_terminated": terminated,
+    }
     if content_length is not None:
         environ["CONTENT_LENGTH"] = str(content_length)
     if chunked:

@@ -13,9 +13,11 @@ KEY = {"HTTP_AUTHORIZATION": "Api-Key abc.def"}
 
 def _chain(seen: dict):
     """The three in settings order around a view that notes what the request carried."""
+
     def view(request):
-        seen.update(session=hasattr(request, "session"), user=hasattr(request, "user"),
-                    messages=hasattr(request, "_messages"))
+        seen.update(
+            session=hasattr(request, "session"), user=hasattr(request, "user"), messages=hasattr(request, "_messages")
+        )
         return HttpResponse("ok")
 
     return SessionMiddleware(AuthenticationMiddleware(MessageMiddleware(view)))
@@ -29,13 +31,16 @@ def test_an_agents_call_skips_them(path):
     assert seen == {"session": False, "user": False, "messages": False}
 
 
-@pytest.mark.parametrize("path, headers", [
-    ("/api/v1/runs/", {**KEY, "HTTP_COOKIE": "sessionid=x"}),  # any cookie: a browser may be signed in
-    ("/api/v1/runs/", {}),  # no key: a reviewer's call, signed in by session
-    ("/api/v1/runs/", {"HTTP_AUTHORIZATION": "Bearer abc"}),  # not an API key
-    ("/admin/login/", KEY),  # outside /api/: the admin's and the inbox's pages need their session
-    ("/inbox/", KEY),
-])
+@pytest.mark.parametrize(
+    "path, headers",
+    [
+        ("/api/v1/runs/", {**KEY, "HTTP_COOKIE": "sessionid=x"}),  # any cookie: a browser may be signed in
+        ("/api/v1/runs/", {}),  # no key: a reviewer's call, signed in by session
+        ("/api/v1/runs/", {"HTTP_AUTHORIZATION": "Bearer abc"}),  # not an API key
+        ("/admin/login/", KEY),  # outside /api/: the admin's and the inbox's pages need their session
+        ("/inbox/", KEY),
+    ],
+)
 def test_every_other_request_goes_through_them(path, headers):
     seen = {}
     _chain(seen)(RequestFactory().get(path, **headers))

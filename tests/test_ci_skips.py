@@ -15,9 +15,28 @@ def run_pytest(tmp_path, body: str, *, ci: bool) -> int:
         env["CI"] = "true"
     env["PYTHONPATH"] = str(REPO)
     return subprocess.run(
-        [sys.executable, "-m", "pytest", "-q", "-p", "no:django", "-p", "no:cacheprovider", "-p", "tests.ci_skips",
-         "-c", os.devnull, "--rootdir", str(tmp_path), str(tmp_path)],
-        cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120,
+        [
+            sys.executable,
+            "-m",
+            "pytest",
+            "-q",
+            "-p",
+            "no:django",
+            "-p",
+            "no:cacheprovider",
+            "-p",
+            "tests.ci_skips",
+            "-c",
+            os.devnull,
+            "--rootdir",
+            str(tmp_path),
+            str(tmp_path),
+        ],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
     ).returncode
 
 
@@ -36,15 +55,29 @@ def test_a_clean_run_passes_under_ci(tmp_path):
     assert run_pytest(tmp_path, "def test_passes():\n    pass\n", ci=True) == 0
 
 
-OUR_PACKAGES = ("condor", "demo", "governance", "inbox", "approvals", "runs", "sessions_app", "registry", "audit", "agents",
-                "core", "tests", "condor_client")
+OUR_PACKAGES = (
+    "condor",
+    "demo",
+    "governance",
+    "inbox",
+    "approvals",
+    "runs",
+    "sessions_app",
+    "registry",
+    "audit",
+    "agents",
+    "core",
+    "tests",
+    "condor_client",
+)
 
 
 def test_our_own_modules_are_imported_plainly():
     # importorskip turns a broken import of our own code into a skip; a plain import fails.
     offenders = [
         f"{path.relative_to(REPO)}:{number}"
-        for path in (REPO / "tests").rglob("*.py") if "node_modules" not in path.parts
+        for path in (REPO / "tests").rglob("*.py")
+        if "node_modules" not in path.parts
         for number, line in enumerate(path.read_text().splitlines(), 1)
         if "importorskip(" in line and any(f'"{package}' in line or f"'{package}" in line for package in OUR_PACKAGES)
     ]

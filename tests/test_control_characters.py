@@ -36,13 +36,17 @@ def test_a_nul_in_a_query_parameters_name_is_400(api):
     assert_json_refusal(api.get("/api/v1/sessions/?%00=1"))
 
 
-@pytest.mark.parametrize("url", [
-    "/admin/audit/auditevent/?patient_ref=%00",
-    "/admin/audit/auditevent/?tool=%00",
-    "/admin/approvals/approval/?status__exact=%00",
-    "/admin/sessions_app/session/?care_unit=%00",
-    "/admin/audit/auditevent/?q=a%0Db",
-], ids=str)
+@pytest.mark.parametrize(
+    "url",
+    [
+        "/admin/audit/auditevent/?patient_ref=%00",
+        "/admin/audit/auditevent/?tool=%00",
+        "/admin/approvals/approval/?status__exact=%00",
+        "/admin/sessions_app/session/?care_unit=%00",
+        "/admin/audit/auditevent/?q=a%0Db",
+    ],
+    ids=str,
+)
 def test_a_control_character_in_an_admin_query_is_a_plain_400_page(carl, url):
     assert_plain_refusal(admin_client(carl).get(url))
 

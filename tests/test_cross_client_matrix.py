@@ -50,8 +50,10 @@ def as_reviewer(reviewer_http, method: str, url: str):
 
 def missing_ids(route: Route) -> dict:
     converters = route.converters
-    return {name: uuid.uuid4() if isinstance(converters.get(name), UUIDConverter) else f"missing-{name}"
-            for name in route.parameters}
+    return {
+        name: uuid.uuid4() if isinstance(converters.get(name), UUIDConverter) else f"missing-{name}"
+        for name in route.parameters
+    }
 
 
 def body(response):

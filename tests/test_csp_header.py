@@ -16,9 +16,17 @@ from tests.helpers.runs import open_executing_run
 
 pytestmark = pytest.mark.django_db
 
-POLICY = {"default-src": "'self'", "script-src": "'self'", "style-src": "'self'", "img-src": "'self' data:",
-          "connect-src": "'self'", "object-src": "'none'", "base-uri": "'self'", "form-action": "'self'",
-          "frame-ancestors": "'none'"}
+POLICY = {
+    "default-src": "'self'",
+    "script-src": "'self'",
+    "style-src": "'self'",
+    "img-src": "'self' data:",
+    "connect-src": "'self'",
+    "object-src": "'none'",
+    "base-uri": "'self'",
+    "form-action": "'self'",
+    "frame-ancestors": "'none'",
+}
 
 
 def policy(response) -> dict[str, str]:

@@ -20,8 +20,18 @@ import pytest
 from django.apps import apps
 
 ROOT = Path(__file__).resolve().parent.parent
-LAYERS = [{"condor"}, {"demo"}, {"governance", "inbox"}, {"approvals"}, {"runs"}, {"sessions_app"}, {"registry"},
-          {"audit"}, {"agents"}, {"core"}]  # top first
+LAYERS = [
+    {"condor"},
+    {"demo"},
+    {"governance", "inbox"},
+    {"approvals"},
+    {"runs"},
+    {"sessions_app"},
+    {"registry"},
+    {"audit"},
+    {"agents"},
+    {"core"},
+]  # top first
 RANK = {package: rank for rank, layer in enumerate(LAYERS) for package in layer}
 SKIPPED = {"tests", "node_modules", "__pycache__", ".venv", "staticfiles", "migrations", ".git"}
 
@@ -93,12 +103,15 @@ def test_no_module_imports_a_layer_above_its_own():
     assert not found, f"imports against the layer order {LAYERS}: {found}"
 
 
-@pytest.mark.parametrize("layer, target, against", [
-    ("runs", "approvals", True),  # up
-    ("inbox", "governance", True),  # across, between two packages of one layer
-    ("approvals", "runs", False),  # down
-    ("core", "core", False),  # its own package
-])
+@pytest.mark.parametrize(
+    "layer, target, against",
+    [
+        ("runs", "approvals", True),  # up
+        ("inbox", "governance", True),  # across, between two packages of one layer
+        ("approvals", "runs", False),  # down
+        ("core", "core", False),  # its own package
+    ],
+)
 def test_the_order_is_read_one_way(layer, target, against):
     assert against_the_order(layer, target) is against
 
@@ -170,18 +183,29 @@ def test_the_tree_has_no_import_circle():
     assert circles(import_graph()) == []
 
 
-@pytest.mark.parametrize("graph, expected", [
-    ({"a": {"b"}, "b": {"a"}}, [{"a", "b"}]),
-    ({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}, [{"a", "b", "c"}]),
-    ({"a": {"b"}, "b": set()}, []),
-])
+@pytest.mark.parametrize(
+    "graph, expected",
+    [
+        ({"a": {"b"}, "b": {"a"}}, [{"a", "b"}]),
+        ({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}, [{"a", "b", "c"}]),
+        ({"a": {"b"}, "b": set()}, []),
+    ],
+)
 def test_the_circle_finder_finds_circles(graph, expected):
     assert circles(graph) == expected
 
 
 def test_the_scan_sees_every_package_and_the_imports_inside_functions():
     graph = import_graph()
-    assert {path.split("/")[0] for path in graph} >= {"approvals", "runs", "sessions_app", "condor", "bench",
-                                                     "clients", "examples", "scripts"}
+    assert {path.split("/")[0] for path in graph} >= {
+        "approvals",
+        "runs",
+        "sessions_app",
+        "condor",
+        "bench",
+        "clients",
+        "examples",
+        "scripts",
+    }
     # core/error_pages.py imports db_unavailable at the top; an inner import counts the same.
     assert "core/db_unavailable.py" in graph["core/error_pages.py"]

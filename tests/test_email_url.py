@@ -31,9 +31,13 @@ def test_a_url_gives_smtp_with_starttls(monkeypatch):
     monkeypatch.setenv("EMAIL_URL", "smtp://alerts%40ward.example:p%40ss:w0rd@mail.example:587/?tls=1&timeout=10")
     assert env_email("EMAIL_URL") == {
         "EMAIL_BACKEND": "django.core.mail.backends.smtp.EmailBackend",
-        "EMAIL_HOST": "mail.example", "EMAIL_PORT": 587,
-        "EMAIL_HOST_USER": "alerts@ward.example", "EMAIL_HOST_PASSWORD": "p@ss:w0rd",
-        "EMAIL_USE_TLS": True, "EMAIL_USE_SSL": False, "EMAIL_TIMEOUT": 10,
+        "EMAIL_HOST": "mail.example",
+        "EMAIL_PORT": 587,
+        "EMAIL_HOST_USER": "alerts@ward.example",
+        "EMAIL_HOST_PASSWORD": "p@ss:w0rd",
+        "EMAIL_USE_TLS": True,
+        "EMAIL_USE_SSL": False,
+        "EMAIL_TIMEOUT": 10,
     }
 
 
@@ -51,15 +55,18 @@ def test_unset_or_empty_is_none(monkeypatch):
     assert env_email("EMAIL_URL") is None
 
 
-@pytest.mark.parametrize("url", [
-    "http://mail.example",
-    "smtp://",
-    "smtp://mail.example:port",
-    "smtp://mail.example/?tls=maybe",
-    "smtp://mail.example/?starttls=1",
-    "smtp://mail.example/?timeout=soon",
-    "smtps://mail.example/?tls=1",
-])
+@pytest.mark.parametrize(
+    "url",
+    [
+        "http://mail.example",
+        "smtp://",
+        "smtp://mail.example:port",
+        "smtp://mail.example/?tls=maybe",
+        "smtp://mail.example/?starttls=1",
+        "smtp://mail.example/?timeout=soon",
+        "smtps://mail.example/?tls=1",
+    ],
+)
 def test_a_url_it_cannot_read_is_refused(monkeypatch, url):
     monkeypatch.setenv("EMAIL_URL", url)
     with pytest.raises(ImproperlyConfigured, match="EMAIL_URL"):
@@ -68,8 +75,13 @@ def test_a_url_it_cannot_read_is_refused(monkeypatch, url):
 
 def test_the_settings_use_smtp_when_email_url_is_set():
     loaded = email_settings(EMAIL_URL="smtp://condor:secret@mail.example:587/?tls=1")
-    assert loaded == {"EMAIL_BACKEND": "django.core.mail.backends.smtp.EmailBackend", "EMAIL_HOST": "mail.example",
-                      "EMAIL_PORT": 587, "EMAIL_HOST_USER": "condor", "EMAIL_USE_TLS": True}
+    assert loaded == {
+        "EMAIL_BACKEND": "django.core.mail.backends.smtp.EmailBackend",
+        "EMAIL_HOST": "mail.example",
+        "EMAIL_PORT": 587,
+        "EMAIL_HOST_USER": "condor",
+        "EMAIL_USE_TLS": True,
+    }
 
 
 def test_without_email_url_mail_goes_to_the_console():

@@ -10,11 +10,14 @@ import pytest
 from django.urls import resolve
 
 
-@pytest.mark.parametrize(("path", "name", "tried"), [
-    ("runs/{id}/tool-calls/", "tool-call-gate", 1),
-    ("runs/{id}/resume/", "run-resume", 2),
-    ("approvals/{id}/decision/", "approval-decision", 2),
-])
+@pytest.mark.parametrize(
+    ("path", "name", "tried"),
+    [
+        ("runs/{id}/tool-calls/", "tool-call-gate", 1),
+        ("runs/{id}/resume/", "run-resume", 2),
+        ("approvals/{id}/decision/", "approval-decision", 2),
+    ],
+)
 def test_a_hot_path_is_among_the_first_patterns_tried(path, name, tried):
     match = resolve("/api/v1/" + path.format(id=uuid.uuid4()))
     assert (match.url_name, len(match.tried)) == (name, tried)

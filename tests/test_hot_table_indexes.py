@@ -64,15 +64,20 @@ HOT_TABLE_INDEXES = {
 def indexes(table: str) -> dict:
     """{index name: (key columns, unique, partial)} as PostgreSQL has them."""
     with connection.cursor() as cursor:
-        cursor.execute("""
+        cursor.execute(
+            """
             SELECT index_class.relname, ix.indisunique, ix.indpred IS NOT NULL,
                    array(SELECT pg_get_indexdef(ix.indexrelid, k, true)
                          FROM generate_series(1, ix.indnkeyatts) AS k ORDER BY k)
             FROM pg_index ix JOIN pg_class index_class ON index_class.oid = ix.indexrelid
             WHERE ix.indrelid = %s::regclass
-        """, [table])
-        return {name: (tuple(column if column.isidentifier() else "expr" for column in columns), unique, partial)
-                for name, unique, partial, columns in cursor.fetchall()}
+        """,
+            [table],
+        )
+        return {
+            name: (tuple(column if column.isidentifier() else "expr" for column in columns), unique, partial)
+            for name, unique, partial, columns in cursor.fetchall()
+        }
 
 
 @pytest.mark.parametrize("table", HOT_TABLE_INDEXES)
@@ -89,8 +94,9 @@ def test_no_plain_index_of_a_hot_table_is_the_leading_part_of_another(db, table)
     full = {name: columns for name, (columns, _, partial) in found.items() if not partial}
     redundant = [
         (name, other)
-        for name, (columns, unique, partial) in found.items() if not unique and not partial and "expr" not in columns
+        for name, (columns, unique, partial) in found.items()
+        if not unique and not partial and "expr" not in columns
         for other, longer in full.items()
-        if other != name and len(longer) > len(columns) and longer[:len(columns)] == columns
+        if other != name and len(longer) > len(columns) and longer[: len(columns)] == columns
     ]
     assert redundant == []

@@ -50,11 +50,15 @@ def test_brackets_inside_strings_are_not_nesting():
     assert loads_strict(json.dumps(body)) == body
 
 
-@pytest.mark.parametrize("field, value", [
-    ("metadata", {"trace": nested_list(400)}),  # the table's RecursionError
-    ("metadata", nested_dict(926)),  # stored, then the admin pages broke
-    ("args", {"query": nested_list(40)}),
-], ids=["metadata-list-400", "metadata-dict-926", "args-list-40"])
+@pytest.mark.parametrize(
+    "field, value",
+    [
+        ("metadata", {"trace": nested_list(400)}),  # the table's RecursionError
+        ("metadata", nested_dict(926)),  # stored, then the admin pages broke
+        ("args", {"query": nested_list(40)}),
+    ],
+    ids=["metadata-list-400", "metadata-dict-926", "args-list-40"],
+)
 def test_a_gate_call_nested_too_deep_is_refused_and_nothing_gated(api, catalog, field, value):
     run_id = open_executing_run(api)
     body = {"tool_call_id": "c1", "step_id": "s1", "tool": "search_patients", "args": {}, field: value}
@@ -72,13 +76,17 @@ def test_a_result_with_outputs_or_cards_nested_too_deep_is_refused(api, catalog)
     run_id = open_executing_run(api)
     gate(api, run_id, tool="search_patients", op="", args={})
     assert_too_deep(report(api, run_id, "call-1", {"rows": nested_list(40)}))
-    assert_too_deep(report(api, run_id, "call-1", {"ok": True}, cards=[{"kind": "k", "title": "t",
-                                                                         "data": nested_dict(40)}]))
+    assert_too_deep(
+        report(api, run_id, "call-1", {"ok": True}, cards=[{"kind": "k", "title": "t", "data": nested_dict(40)}])
+    )
 
 
 def test_a_decisions_edited_args_nested_too_deep_are_refused(api, catalog, reviewer_http):
     run_id = open_executing_run(api)
     approval = park(api, run_id)
-    response = post_json(reviewer_http, f"/api/v1/approvals/{approval['id']}/decision/",
-                         {"approved": True, "edited_args": nested_dict(40)})
+    response = post_json(
+        reviewer_http,
+        f"/api/v1/approvals/{approval['id']}/decision/",
+        {"approved": True, "edited_args": nested_dict(40)},
+    )
     assert_too_deep(response)

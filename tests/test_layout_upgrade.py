@@ -27,11 +27,25 @@ from tests.helpers.personas import person
 from tests.helpers.runs import open_executing_run
 
 # The leaves of main's migration graph before the move; the new apps had none.
-BEFORE_THE_MOVE = [("approvals", "0023_quick_reasons"), ("runs", "0004_run_suspended_at"),
-                   ("sessions_app", "0006_session_as_of_now"),
-                   ("agents", None), ("audit", None), ("registry", None)]
-MOVED = [ApiClient, ApiClientKey, IdempotencyRecord, AuditEvent, AuditChainHead, ToolDescriptor, ToolChange,
-         AccessGrant, Heartbeat]
+BEFORE_THE_MOVE = [
+    ("approvals", "0023_quick_reasons"),
+    ("runs", "0004_run_suspended_at"),
+    ("sessions_app", "0006_session_as_of_now"),
+    ("agents", None),
+    ("audit", None),
+    ("registry", None),
+]
+MOVED = [
+    ApiClient,
+    ApiClientKey,
+    IdempotencyRecord,
+    AuditEvent,
+    AuditChainHead,
+    ToolDescriptor,
+    ToolChange,
+    AccessGrant,
+    Heartbeat,
+]
 
 
 def counts() -> dict[str, int]:
@@ -52,8 +66,13 @@ def test_a_database_from_before_the_move_upgrades_intact(api, ward_agent):
     made_before = old.get_model("approvals", "ApiClient").objects.create(name="made before the move")
     old.get_model("approvals", "Heartbeat").objects.create(name="sweep", at=timezone.now(), details={"runs_idle": 0})
     admin_user = User.objects.create_superuser("olga", password="x")
-    LogEntry.objects.create(user=admin_user, content_type_id=content_type_ids[ApiClient], object_id=str(made_before.pk),
-                            object_repr=made_before.name, action_flag=ADDITION)
+    LogEntry.objects.create(
+        user=admin_user,
+        content_type_id=content_type_ids[ApiClient],
+        object_id=str(made_before.pk),
+        object_repr=made_before.name,
+        action_flag=ADDITION,
+    )
     before = counts()
 
     call_command("migrate", verbosity=0)

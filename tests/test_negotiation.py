@@ -14,10 +14,25 @@ from rest_framework.test import APIRequestFactory
 
 from core.negotiation import ContentNegotiation
 
-HEADERS = [None, "*/*", " */*", "*/*;q=0.5", "application/json", "application/json; indent=2", "text/html",
-           "text/html, */*", "application/xml", "*/*, application/json; indent=4", "", "application/*"]
-RENDERER_LISTS = [[JSONRenderer()], [JSONRenderer(), BrowsableAPIRenderer()],
-                  [OpenApiYamlRenderer(), OpenApiJsonRenderer()]]
+HEADERS = [
+    None,
+    "*/*",
+    " */*",
+    "*/*;q=0.5",
+    "application/json",
+    "application/json; indent=2",
+    "text/html",
+    "text/html, */*",
+    "application/xml",
+    "*/*, application/json; indent=4",
+    "",
+    "application/*",
+]
+RENDERER_LISTS = [
+    [JSONRenderer()],
+    [JSONRenderer(), BrowsableAPIRenderer()],
+    [OpenApiYamlRenderer(), OpenApiJsonRenderer()],
+]
 
 
 def answer(negotiation, request, renderers):
@@ -41,8 +56,9 @@ def _as_drf_would_see(query: str, renderers) -> str:
 
 
 @pytest.mark.parametrize("accept", HEADERS)
-@pytest.mark.parametrize("query", ["", "?format=json", "?format=openapi", "?format=null", "?limit=5",
-                                   "?limit=5&format=json"])
+@pytest.mark.parametrize(
+    "query", ["", "?format=json", "?format=openapi", "?format=null", "?limit=5", "?limit=5&format=json"]
+)
 def test_the_renderer_is_drfs_choice(accept, query):
     extra = {} if accept is None else {"HTTP_ACCEPT": accept}
     for renderers in RENDERER_LISTS:

@@ -71,8 +71,9 @@ def test_every_documented_error_has_the_error_shape(schema):
     for path, method, operation in operations(schema):
         for code, response in operation["responses"].items():
             if code.startswith("4"):
-                assert response["content"]["application/json"]["schema"] == {
-                    "$ref": "#/components/schemas/Error"}, f"{method} {path} {code}"
+                assert response["content"]["application/json"]["schema"] == {"$ref": "#/components/schemas/Error"}, (
+                    f"{method} {path} {code}"
+                )
     assert set(schema["components"]["schemas"]["Error"]["required"]) == {"error", "detail"}
 
 
@@ -120,12 +121,14 @@ def test_opening_a_run_documents_that_it_supersedes_the_active_one(schema):
 
 def test_agent_endpoints_take_an_api_key_and_decisions_a_login(schema):
     assert schema["components"]["securitySchemes"]["ApiKeyAuth"] == {
-        "type": "apiKey", "in": "header", "name": "Authorization",
-        "description": schema["components"]["securitySchemes"]["ApiKeyAuth"]["description"]}
+        "type": "apiKey",
+        "in": "header",
+        "name": "Authorization",
+        "description": schema["components"]["securitySchemes"]["ApiKeyAuth"]["description"],
+    }
     assert "Api-Key <key>" in schema["components"]["securitySchemes"]["ApiKeyAuth"]["description"]
     assert schema["paths"]["/api/v1/runs/{run_id}/tool-calls/"]["post"]["security"] == [{"ApiKeyAuth": []}]
-    assert schema["paths"]["/api/v1/approvals/{approval_id}/decision/"]["post"]["security"] == [
-        {"cookieAuth": []}]
+    assert schema["paths"]["/api/v1/approvals/{approval_id}/decision/"]["post"]["security"] == [{"cookieAuth": []}]
 
 
 def test_every_operation_documents_a_lost_database_and_api_key_ones_throttling(schema):
@@ -137,6 +140,7 @@ def test_every_operation_documents_a_lost_database_and_api_key_ones_throttling(s
 
 # What the server does, said by the schema (issue 9, item 11); tests/test_api_fuzz.py checks the rest.
 
+
 def test_an_active_run_has_no_terminal_reason_and_the_schema_allows_null(schema, api):
     session = api.post("/api/v1/sessions/", {}, format="json").json()
     run = api.post(f"/api/v1/sessions/{session['id']}/runs/", {}, format="json").json()
@@ -146,8 +150,9 @@ def test_an_active_run_has_no_terminal_reason_and_the_schema_allows_null(schema,
 
 
 def test_request_bodies_admit_no_field_the_server_would_refuse(schema):
-    requests = {name: component for name, component in schema["components"]["schemas"].items()
-                if name.endswith("Request")}
+    requests = {
+        name: component for name, component in schema["components"]["schemas"].items() if name.endswith("Request")
+    }
     assert requests
     for name, component in requests.items():
         assert component.get("additionalProperties") is False, name
@@ -155,8 +160,12 @@ def test_request_bodies_admit_no_field_the_server_would_refuse(schema):
 
 def test_fields_that_must_be_objects_are_objects_in_the_schema(schema):
     components = schema["components"]["schemas"]
-    for name, field in [("ToolCallRequest", "args"), ("ToolCallRequest", "metadata"), ("ResumeRequest", "args"),
-                        ("CloseRequest", "usage")]:
+    for name, field in [
+        ("ToolCallRequest", "args"),
+        ("ToolCallRequest", "metadata"),
+        ("ResumeRequest", "args"),
+        ("CloseRequest", "usage"),
+    ]:
         assert components[name]["properties"][field]["type"] == "object", (name, field)
     for name, field in [("ClarificationRequest", "missing"), ("ToolResultRequest", "entities")]:
         assert components[name]["properties"][field]["items"]["type"] == "object", (name, field)

@@ -125,8 +125,10 @@ def test_one_dead_connection_has_the_pool_test_every_idle_one(pings):
     hand_out_every_pooled_connection()
     idle, lost = pool.get_stats()["pool_available"], pool.get_stats().get("connections_lost", 0)
     with connect_alone(autocommit=True) as admin:
-        admin.execute("SELECT pg_terminate_backend(pid, 5000) FROM pg_stat_activity "
-                      "WHERE datname = current_database() AND pid <> pg_backend_pid()")
+        admin.execute(
+            "SELECT pg_terminate_backend(pid, 5000) FROM pg_stat_activity "
+            "WHERE datname = current_database() AND pid <> pg_backend_pid()"
+        )
     pings.clear()
     with connection.cursor() as cursor:
         cursor.execute("SELECT 1")

@@ -38,8 +38,14 @@ def documented_production_environment() -> dict[str, str]:
 
 def check_deploy(env: dict[str, str]) -> subprocess.CompletedProcess:
     environment = {"PATH": "/usr/bin:/bin", "DJANGO_SETTINGS_MODULE": "condor.settings", **env}
-    return subprocess.run([sys.executable, "manage.py", "check", "--deploy", "--fail-level", "WARNING"],
-                          cwd=ROOT, env=environment, capture_output=True, text=True, timeout=120)
+    return subprocess.run(
+        [sys.executable, "manage.py", "check", "--deploy", "--fail-level", "WARNING"],
+        cwd=ROOT,
+        env=environment,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
 
 
 @pytest.fixture
@@ -110,9 +116,13 @@ def test_abuse_limits_have_sane_defaults():
 
 
 def test_abuse_limits_are_read_from_the_environment():
-    settings = loaded(CONDOR_SESSION_AGE_SECONDS="3600", CONDOR_LOGIN_FAILURE_LIMIT="3",
-                      CONDOR_THROTTLE_RATE="10/s", CONDOR_THROTTLE_RATE_GATE="off",
-                      CONDOR_MAX_PENDING_PER_CLIENT="50")
+    settings = loaded(
+        CONDOR_SESSION_AGE_SECONDS="3600",
+        CONDOR_LOGIN_FAILURE_LIMIT="3",
+        CONDOR_THROTTLE_RATE="10/s",
+        CONDOR_THROTTLE_RATE_GATE="off",
+        CONDOR_MAX_PENDING_PER_CLIENT="50",
+    )
     assert settings["SESSION_COOKIE_AGE"] == 3600
     assert settings["AXES_FAILURE_LIMIT"] == 3
     assert settings["CONDOR_THROTTLE_RATES"] == {"default": [10, 1], "gate": None}
@@ -120,6 +130,7 @@ def test_abuse_limits_are_read_from_the_environment():
 
 
 # --- Content-Security-Policy -----------------------------------------------------------------
+
 
 def policy(response) -> dict[str, list[str]]:
     directives = [part.split() for part in response["Content-Security-Policy"].split(";") if part.strip()]

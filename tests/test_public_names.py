@@ -16,8 +16,21 @@ import ast
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-FIRST_PARTY = {"condor", "demo", "governance", "inbox", "approvals", "runs", "sessions_app", "registry", "audit", "agents",
-               "core", "tests", "bench"}
+FIRST_PARTY = {
+    "condor",
+    "demo",
+    "governance",
+    "inbox",
+    "approvals",
+    "runs",
+    "sessions_app",
+    "registry",
+    "audit",
+    "agents",
+    "core",
+    "tests",
+    "bench",
+}
 SKIPPED = {"node_modules", "__pycache__", ".venv", "staticfiles", "migrations", ".git"}
 
 KNOWN_TEST_REACHES = {
@@ -98,7 +111,8 @@ def all_reaches() -> set[tuple[str, str]]:
 def test_product_code_uses_no_other_modules_private_names():
     found = sorted((path, name) for path, name in all_reaches() if not path.startswith(("tests/", "bench/")))
     assert not found, "give these a public name, its docstring saying the transaction it expects:\n" + "\n".join(
-        f"{path}: {name}" for path, name in found)
+        f"{path}: {name}" for path, name in found
+    )
 
 
 def test_tests_reach_only_into_the_private_names_listed():
@@ -112,7 +126,9 @@ def test_the_scan_sees_a_reach_in_both_spellings(tmp_path, monkeypatch):
     (tmp_path / "runs" / "__init__.py").write_text("")
     (tmp_path / "runs" / "spine.py").write_text("def _close():\n    pass\n")
     user = tmp_path / "runs" / "user.py"
-    user.write_text("from runs import spine\nfrom runs.spine import _close\n\n\ndef f(model):\n"
-                    "    spine._close()\n    return model._meta\n")
+    user.write_text(
+        "from runs import spine\nfrom runs.spine import _close\n\n\ndef f(model):\n"
+        "    spine._close()\n    return model._meta\n"
+    )
     monkeypatch.setattr(__import__(__name__, fromlist=["ROOT"]), "ROOT", tmp_path)
     assert reaches(user) == {"runs.spine._close"}

@@ -28,20 +28,30 @@ def client():
     connection.close()
 
 
-@pytest.mark.parametrize(("key", "own"), [
-    ("condor-test-77:_kombu.binding.celery", True), ("condor-test-77:group:inbox", True),
-    ("condor-test-77specific.ab12!cd", True), ("condor-test-77-throttle:1:agent", True),
-    ("condor-test-778:_kombu.binding.celery", False), ("condor-test-7:group:inbox", False),
-    ("condor:_kombu.binding.celery", False),
-])
+@pytest.mark.parametrize(
+    ("key", "own"),
+    [
+        ("condor-test-77:_kombu.binding.celery", True),
+        ("condor-test-77:group:inbox", True),
+        ("condor-test-77specific.ab12!cd", True),
+        ("condor-test-77-throttle:1:agent", True),
+        ("condor-test-778:_kombu.binding.celery", False),
+        ("condor-test-7:group:inbox", False),
+        ("condor:_kombu.binding.celery", False),
+    ],
+)
 def test_a_key_is_a_runs_own_only_under_its_exact_prefix(key, own):
     assert own_key(key, "condor-test-77") is own
 
 
 def test_forgetting_a_run_removes_its_keys_and_no_one_elses(client):
     # Pid 0 is never a test run's; "condor-test-01" stands for another run on the same Redis.
-    mine = ["condor-test-0:_kombu.binding.celery", "condor-test-0:group:inbox", "condor-test-0specific.x!y",
-            "condor-test-0-throttle:1:agent"]
+    mine = [
+        "condor-test-0:_kombu.binding.celery",
+        "condor-test-0:group:inbox",
+        "condor-test-0specific.x!y",
+        "condor-test-0-throttle:1:agent",
+    ]
     theirs = ["condor-test-01:_kombu.binding.celery", "condor-test-01specific.x!y"]
     for key in mine + theirs:
         client.set(key, "1", ex=300)
@@ -57,10 +67,16 @@ def test_a_run_leaves_none_of_its_keys_behind(client, tmp_path):
     env = {**os.environ, "CONDOR_REDIS_PROBE_REPORT": str(report)}
     probe = subprocess.run(
         [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", PROBE],
-        cwd=REPO, env=env, capture_output=True, text=True, timeout=300)
+        cwd=REPO,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert probe.returncode == 0, probe.stdout[-3000:] + probe.stderr[-3000:]
     seen = json.loads(report.read_text())
     assert len(seen["written"]) >= 3, seen  # the probe did write: binding, group, throttle count
-    left = [key.decode() for key in client.scan_iter(match=f"{seen['prefix']}*")
-            if own_key(key.decode(), seen["prefix"])]
+    left = [
+        key.decode() for key in client.scan_iter(match=f"{seen['prefix']}*") if own_key(key.decode(), seen["prefix"])
+    ]
     assert left == []

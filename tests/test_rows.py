@@ -39,14 +39,18 @@ pytestmark = pytest.mark.usefixtures("catalog")
 
 def _events(run_id):
     # `inbox` None is SQL NULL, a dict is JSON; text, non-ASCII and nested JSON values.
-    return [RunEvent(run_id=run_id, kind="rows.a", data={"text": "tab\there\nnew line \\ back"}, frames=[{"n": 1}]),
-            RunEvent(run_id=run_id, kind="rows.b", data={}, frames=[], inbox={"type": "card.removed", "id": "x"}),
-            RunEvent(run_id=run_id, kind="rows.c", data={"é": [1, None, True]}, frames=[], inbox=None)]
+    return [
+        RunEvent(run_id=run_id, kind="rows.a", data={"text": "tab\there\nnew line \\ back"}, frames=[{"n": 1}]),
+        RunEvent(run_id=run_id, kind="rows.b", data={}, frames=[], inbox={"type": "card.removed", "id": "x"}),
+        RunEvent(run_id=run_id, kind="rows.c", data={"é": [1, None, True]}, frames=[], inbox=None),
+    ]
 
 
 def _stored(events):
-    return [(event.kind, event.data, event.frames, event.inbox, event.created_at is not None)
-            for event in RunEvent.objects.filter(pk__in=[event.pk for event in events]).order_by("id")]
+    return [
+        (event.kind, event.data, event.frames, event.inbox, event.created_at is not None)
+        for event in RunEvent.objects.filter(pk__in=[event.pk for event in events]).order_by("id")
+    ]
 
 
 def _inserted(objs) -> list:
@@ -113,12 +117,14 @@ def test_a_row_read_by_its_columns_is_the_instance_the_orm_reads(api):
     row = first_row(f"SELECT {columns(Run)} FROM {table} WHERE {column} = %s", [pk])  # a raw parameter matches
     read, orm = reader(Run)(row), Run.objects.get(pk=run_id)
 
-    assert [getattr(read, field.attname) for field in Run._meta.concrete_fields] == \
-        [getattr(orm, field.attname) for field in Run._meta.concrete_fields]
+    assert [getattr(read, field.attname) for field in Run._meta.concrete_fields] == [
+        getattr(orm, field.attname) for field in Run._meta.concrete_fields
+    ]
 
 
-def test_every_model_read_by_its_columns_is_the_instance_the_orm_loads(api, ward_agent, parked, rita, carl,
-                                                                      reviewer_http):
+def test_every_model_read_by_its_columns_is_the_instance_the_orm_loads(
+    api, ward_agent, parked, rita, carl, reviewer_http
+):
     # Rows of every model a hot path reads with `reader`, with NULLs and without: a pending card (no
     # decider, claim or resume data) and an approved one (an integer key to its decider, nested and
     # non-ASCII JSON), a run suspended and one closed, a session with consent and deleted, a client
@@ -129,16 +135,26 @@ def test_every_model_read_by_its_columns_is_the_instance_the_orm_loads(api, ward
     at = datetime.datetime(2026, 3, 4, 5, 6, 7, 890123, tzinfo=datetime.UTC)
     Approval.objects.filter(pk=decided["id"]).update(
         approved_args={"drug": "amoxicilline", "note": "naïve café ✓ 日本", "nested": {"deep": [1, 2.5, None, True]}},
-        resume_data=[{"k": []}, "ü", 0, False, None], escalated_at=at)
-    Run.objects.filter(pk=closed_run).update(usage={"tokens": {"in": 12, "out": 3}, "tools": ["a", "ß"]},
-                                             closed_at=at)
+        resume_data=[{"k": []}, "ü", 0, False, None],
+        escalated_at=at,
+    )
+    Run.objects.filter(pk=closed_run).update(usage={"tokens": {"in": 12, "out": 3}, "tools": ["a", "ß"]}, closed_at=at)
     gone = Run.objects.get(pk=closed_run).session_id
     Session.objects.filter(pk=gone).update(consent=True, deleted_at=timezone.now())
     parkless = agent("parkless-agent", can_park=False)
 
-    rows = [(Run, run_id), (Run, closed_run), (Session, Run.objects.get(pk=run_id).session_id), (Session, gone),
-            (ApiClient, ward_agent.pk), (ApiClient, parkless.pk), (Approval, pending["id"]),
-            (Approval, decided["id"]), (get_user_model(), rita.pk), (get_user_model(), carl.pk)]
+    rows = [
+        (Run, run_id),
+        (Run, closed_run),
+        (Session, Run.objects.get(pk=run_id).session_id),
+        (Session, gone),
+        (ApiClient, ward_agent.pk),
+        (ApiClient, parkless.pk),
+        (Approval, pending["id"]),
+        (Approval, decided["id"]),
+        (get_user_model(), rita.pk),
+        (get_user_model(), carl.pk),
+    ]
 
     assert {model for model, _ in rows} == set(models_read_by_reader())
     assert get_user_model().objects.get(pk=rita.pk).last_login is not None  # signed in: an aware datetime
@@ -151,8 +167,12 @@ def test_writes_run_together_hand_each_its_own_returning_in_one_statement(api):
     run_id = make_run(api, "executing")["id"]
     a, b = [], []
     with CaptureQueriesContext(connection) as queries:
-        run_together([Write(*insert_rows_sql(_events(run_id)[:2]), done=a.extend),
-                      Write(*insert_sql(_events(run_id)[2]), done=b.extend)])
+        run_together(
+            [
+                Write(*insert_rows_sql(_events(run_id)[:2]), done=a.extend),
+                Write(*insert_sql(_events(run_id)[2]), done=b.extend),
+            ]
+        )
     assert len(a) == 2 and len(b) == 1
     assert len(queries) == (1 if connection.vendor == "postgresql" else 2)
 

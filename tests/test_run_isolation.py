@@ -33,18 +33,24 @@ def test_every_redis_key_of_this_run_carries_its_prefix():
     assert settings.REDIS_PREFIX == prefix
     assert settings.CHANNEL_LAYERS["default"]["CONFIG"]["prefix"] == prefix
     assert {name: settings.CACHES[name]["KEY_PREFIX"] for name in ("throttle", "api_keys")} == {
-        "throttle": f"{prefix}-throttle", "api_keys": f"{prefix}-api_keys"}
+        "throttle": f"{prefix}-throttle",
+        "api_keys": f"{prefix}-api_keys",
+    }
     assert settings.CELERY_BROKER_TRANSPORT_OPTIONS == {"global_keyprefix": f"{prefix}:"}
 
 
 @pytest.mark.timeout(600)
-@pytest.mark.skipif(not settings.REDIS_URL or not os.environ.get("DATABASE_URL", "").startswith("postgres"),
-                    reason="two runs meet only in a shared PostgreSQL and Redis")
+@pytest.mark.skipif(
+    not settings.REDIS_URL or not os.environ.get("DATABASE_URL", "").startswith("postgres"),
+    reason="two runs meet only in a shared PostgreSQL and Redis",
+)
 def test_two_runs_at_once_on_the_same_urls_each_keep_their_own_database_and_keys(tmp_path):
     env = {**os.environ, "CONDOR_ISOLATION_PROBE_DIR": str(tmp_path)}
     command = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", PROBE]
-    runs = [subprocess.Popen(command, cwd=REPO, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-            for _ in range(2)]
+    runs = [
+        subprocess.Popen(command, cwd=REPO, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        for _ in range(2)
+    ]
     outputs = [run.communicate(timeout=540)[0] for run in runs]
     for run, output in zip(runs, outputs, strict=True):
         assert run.returncode == 0, output[-3000:]

@@ -26,9 +26,14 @@ pytestmark = pytest.mark.django_db
 def fields_per_instance(serializer_class):
     """`serializer_class` with DRF's own get_fields and to_representation: every instance builds its
     fields from the model and walks each field's source."""
-    return type(f"PerInstance{serializer_class.__name__}", (serializer_class,),
-                {"get_fields": serializers.ModelSerializer.get_fields,
-                 "to_representation": serializers.ModelSerializer.to_representation})
+    return type(
+        f"PerInstance{serializer_class.__name__}",
+        (serializer_class,),
+        {
+            "get_fields": serializers.ModelSerializer.get_fields,
+            "to_representation": serializers.ModelSerializer.to_representation,
+        },
+    )
 
 
 @pytest.fixture
@@ -41,8 +46,12 @@ def approvals_in_every_state(api, catalog, reviewer_http):
     approve(reviewer_http, consumed["id"])
     approved = park(api, run_id, args={"drug": "cefalexin", "dose": "250 mg", "route": "oral", "days": 5})
     approve(reviewer_http, approved["id"])
-    assert resume(api, run_id, consumed["id"],
-                  args={"drug": "paracetamol", "dose": "1 g", "route": "oral", "days": 2}).status_code == 200
+    assert (
+        resume(
+            api, run_id, consumed["id"], args={"drug": "paracetamol", "dose": "1 g", "route": "oral", "days": 2}
+        ).status_code
+        == 200
+    )
     ids = [pending["id"], claimed["id"], approved["id"], consumed["id"]]
     rows = Approval.objects.select_related("decided_by", "claimed_by").in_bulk(ids)
     assert {rows[pk].status for pk in rows} == {"pending", "approved", "consumed"}
@@ -79,8 +88,9 @@ def test_a_writable_field_is_refused(api, catalog):
 
 def fields_deep_copied(serializer_class):
     """`serializer_class` with DRF's own Serializer.get_fields: deep copies of the declared fields."""
-    return type(f"DeepCopied{serializer_class.__name__}", (serializer_class,),
-                {"get_fields": serializers.Serializer.get_fields})
+    return type(
+        f"DeepCopied{serializer_class.__name__}", (serializer_class,), {"get_fields": serializers.Serializer.get_fields}
+    )
 
 
 BODIES = {
@@ -115,8 +125,10 @@ def test_a_body_validates_and_fails_as_with_drfs_copies(serializer_class):
 def test_the_answers_are_read_off_a_plan_made_once_per_class(approvals_in_every_state):
     from core.serializers import _plan
 
-    for serializer_class, instance in ((ApprovalSerializer, approvals_in_every_state[0]),
-                                       (RunSerializer, Run.objects.first())):
+    for serializer_class, instance in (
+        (ApprovalSerializer, approvals_in_every_state[0]),
+        (RunSerializer, Run.objects.first()),
+    ):
         serializer = serializer_class(instance)
         assert _plan(serializer) is not None and _plan(serializer) is _plan(serializer_class(instance))
         assert serializer.data and "fields" not in serializer.__dict__  # no field was bound for this instance

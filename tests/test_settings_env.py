@@ -38,8 +38,9 @@ def start(probe: str = PROBE, **env) -> subprocess.CompletedProcess:
         "SECRET_KEY": "test-only-secret",
         **env,
     }
-    return subprocess.run([sys.executable, "-c", probe], cwd=ROOT, env=environment,
-                          capture_output=True, text=True, timeout=60)
+    return subprocess.run(
+        [sys.executable, "-c", probe], cwd=ROOT, env=environment, capture_output=True, text=True, timeout=60
+    )
 
 
 def settings_from(**env) -> dict:
@@ -58,7 +59,11 @@ def test_no_configuration_runs_on_sqlite_with_an_in_memory_channel_layer():
 def test_defaults_for_the_condor_timeouts():
     loaded = settings_from()
     assert (loaded["approval_ttl"], loaded["suspend_ttl"], loaded["idle_timeout"], loaded["sweep_interval"]) == (
-        900, 3600, 600, 30)
+        900,
+        3600,
+        600,
+        30,
+    )
 
 
 def test_database_url_switches_to_postgresql_with_a_connection_pool():
@@ -74,8 +79,7 @@ def test_postgresql_binds_parameters_on_the_server_and_prepares_repeated_stateme
 
 
 def test_preparing_can_be_turned_off_for_a_pooler_that_cannot_keep_them():
-    loaded = settings_from(DATABASE_URL="postgres://condor:pw@db.internal:5432/condor",
-                           CONDOR_DB_PREPARE_THRESHOLD="0")
+    loaded = settings_from(DATABASE_URL="postgres://condor:pw@db.internal:5432/condor", CONDOR_DB_PREPARE_THRESHOLD="0")
     assert loaded["options"]["prepare_threshold"] is None
 
 
@@ -85,29 +89,33 @@ def test_redis_url_switches_to_the_redis_channel_layer():
 
 
 def test_environment_overrides_are_read():
-    loaded = settings_from(DEBUG="true", ALLOWED_HOSTS="condor.example, api.condor.example",
-                           CONDOR_APPROVAL_TTL_SECONDS="120")
+    loaded = settings_from(
+        DEBUG="true", ALLOWED_HOSTS="condor.example, api.condor.example", CONDOR_APPROVAL_TTL_SECONDS="120"
+    )
     assert loaded["debug"] is True
     assert loaded["allowed_hosts"] == ["condor.example", "api.condor.example"]
     assert loaded["approval_ttl"] == 120
 
 
-@pytest.mark.parametrize("variable, value", [
-    ("DATABASE_URL", "mysql://x"),
-    ("REDIS_URL", "http://x"),
-    ("CONDOR_APPROVAL_TTL_SECONDS", "abc"),
-    ("CONDOR_APPROVAL_TTL_SECONDS", "0"),
-    ("CONDOR_SUSPEND_TTL_SECONDS", "-5"),
-    ("CONDOR_IDLE_TIMEOUT_SECONDS", "ten"),
-    ("CONDOR_SWEEP_INTERVAL_SECONDS", "1.5"),
-    ("DEBUG", "maybe"),
-    ("SECURE_PROXY_SSL_HEADER", "https"),
-    ("CONDOR_THROTTLE_RATE_GATE", "fast"),
-    ("CONDOR_THROTTLE_RATE", "0/minute"),
-    ("CONDOR_SESSION_AGE_SECONDS", "8h"),
-    ("CONDOR_LOGIN_COOLOFF_SECONDS", "0"),
-    ("CONDOR_MAX_PENDING_PER_CLIENT", "many"),
-])
+@pytest.mark.parametrize(
+    "variable, value",
+    [
+        ("DATABASE_URL", "mysql://x"),
+        ("REDIS_URL", "http://x"),
+        ("CONDOR_APPROVAL_TTL_SECONDS", "abc"),
+        ("CONDOR_APPROVAL_TTL_SECONDS", "0"),
+        ("CONDOR_SUSPEND_TTL_SECONDS", "-5"),
+        ("CONDOR_IDLE_TIMEOUT_SECONDS", "ten"),
+        ("CONDOR_SWEEP_INTERVAL_SECONDS", "1.5"),
+        ("DEBUG", "maybe"),
+        ("SECURE_PROXY_SSL_HEADER", "https"),
+        ("CONDOR_THROTTLE_RATE_GATE", "fast"),
+        ("CONDOR_THROTTLE_RATE", "0/minute"),
+        ("CONDOR_SESSION_AGE_SECONDS", "8h"),
+        ("CONDOR_LOGIN_COOLOFF_SECONDS", "0"),
+        ("CONDOR_MAX_PENDING_PER_CLIENT", "many"),
+    ],
+)
 def test_a_bad_value_stops_start_up_naming_the_variable(variable, value):
     process = start(**{variable: value})
     assert process.returncode != 0
@@ -132,6 +140,7 @@ def test_beat_writes_audit_checkpoints_once_their_file_is_named():
     assert "condor-audit-checkpoint" not in beat_schedule()
     named = beat_schedule(CONDOR_AUDIT_CHECKPOINT_FILE="/var/lib/condor/audit-checkpoints.jsonl")
     assert named["condor-audit-checkpoint"] == 300
-    every_minute = beat_schedule(CONDOR_AUDIT_CHECKPOINT_FILE="/var/lib/condor/audit-checkpoints.jsonl",
-                                 CONDOR_AUDIT_CHECKPOINT_SECONDS="60")
+    every_minute = beat_schedule(
+        CONDOR_AUDIT_CHECKPOINT_FILE="/var/lib/condor/audit-checkpoints.jsonl", CONDOR_AUDIT_CHECKPOINT_SECONDS="60"
+    )
     assert every_minute["condor-audit-checkpoint"] == 60

@@ -23,8 +23,13 @@ FLOW = Path(__file__).resolve().parent / "sqlite_flow.py"
 def test_the_approval_loop_runs_on_sqlite(tmp_path):
     env = {name: value for name, value in os.environ.items() if name not in ("REDIS_URL", "DATABASE_URL")}
     env["DATABASE_URL"] = f"sqlite:///{tmp_path / 'db.sqlite3'}"
-    process = subprocess.run([sys.executable, str(FLOW), str(tmp_path / "demo-agent.key")], env=env,
-                             capture_output=True, text=True, timeout=240)
+    process = subprocess.run(
+        [sys.executable, str(FLOW), str(tmp_path / "demo-agent.key")],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=240,
+    )
     assert process.returncode == 0, process.stderr[-4000:]
     seen = json.loads(process.stdout.strip().splitlines()[-1])
     assert seen == {
@@ -47,10 +52,23 @@ def test_the_approval_loop_runs_on_sqlite(tmp_path):
         "sweep_idle": [1, "sweep_idle"],
         "audit_intact": True,
         "history": ["u1", "run_<run>", "u2"],
-        "linked": [["u1", ["text"]], ["u2", ["text"]],
-                   # read-1 (allowed), rx-1 (approved, resumed), rx-3 (approved), rx-3b (ran on rx-3's grant)
-                   ["a1", ["text", "input-available", "approval-responded", "data-approval-decision",
-                           "approval-responded", "data-approval-decision", "input-available"]]],
+        "linked": [
+            ["u1", ["text"]],
+            ["u2", ["text"]],
+            # read-1 (allowed), rx-1 (approved, resumed), rx-3 (approved), rx-3b (ran on rx-3's grant)
+            [
+                "a1",
+                [
+                    "text",
+                    "input-available",
+                    "approval-responded",
+                    "data-approval-decision",
+                    "approval-responded",
+                    "data-approval-decision",
+                    "input-available",
+                ],
+            ],
+        ],
         "guards": {"audit_update": "refused", "audit_delete": "refused", "taint_cleared": "refused"},
         "read_as_loaded": [],
     }

@@ -26,15 +26,19 @@ def assert_invalid_payload(response, *, mentions: str = ""):
 
 # --- Through a real endpoint: POST sessions/ -------------------------------------------------
 
-@pytest.mark.parametrize("body, mentions", [
-    ('{"title": "Ward 3", "title": "Ward 4"}', "duplicate key 'title'"),
-    ('{"title": NaN}', "NaN"),
-    ('{"title": Infinity}', "Infinity"),
-    ('{"title": -Infinity}', "-Infinity"),
-    ('{"title": 1e400}', "out of range"),
-    (f'{{"title": {2**53}}}', str(2**53)),
-    (f'{{"title": {-(2**53)}}}', str(-(2**53))),
-])
+
+@pytest.mark.parametrize(
+    "body, mentions",
+    [
+        ('{"title": "Ward 3", "title": "Ward 4"}', "duplicate key 'title'"),
+        ('{"title": NaN}', "NaN"),
+        ('{"title": Infinity}', "Infinity"),
+        ('{"title": -Infinity}', "-Infinity"),
+        ('{"title": 1e400}', "out of range"),
+        (f'{{"title": {2**53}}}', str(2**53)),
+        (f'{{"title": {-(2**53)}}}', str(-(2**53))),
+    ],
+)
 def test_a_body_without_one_canonical_form_is_refused_and_nothing_stored(api, body, mentions):
     # Each of these would otherwise pass the serializer (a CharField takes numbers).
     assert_invalid_payload(raw_post(api, SESSIONS, body), mentions=mentions)
@@ -70,8 +74,9 @@ def test_a_lone_surrogate_is_refused(api):
 
 
 def test_absurdly_deep_nesting_is_refused_not_a_server_error(api):
-    assert_invalid_payload(raw_post(api, SESSIONS, '{"title": ' + "[" * 100_000 + "]" * 100_000 + "}"),
-                           mentions="nested deeper than")
+    assert_invalid_payload(
+        raw_post(api, SESSIONS, '{"title": ' + "[" * 100_000 + "]" * 100_000 + "}"), mentions="nested deeper than"
+    )
     assert not Session.objects.exists()
 
 
@@ -96,6 +101,7 @@ def test_an_empty_body_creates_a_session_with_defaults(api):
 
 # --- Where big integers are legal: a tool call's args ----------------------------------------
 
+
 @pytest.mark.parametrize("limit", [MAX_SAFE_INTEGER, -MAX_SAFE_INTEGER])
 def test_the_largest_safe_integers_are_accepted_exactly(api, run_id, limit):
     response = gate(api, run_id, tool="search_patients", op="", args={"mrn": limit})
@@ -104,21 +110,25 @@ def test_the_largest_safe_integers_are_accepted_exactly(api, run_id, limit):
     assert ToolCall.objects.get(tool_call_id="call-1").args == {"mrn": limit}
 
 
-@pytest.mark.parametrize("args", [
-    f'{{"mrn": {2**53}}}',
-    f'{{"filters": [{{"mrn": {-(2**53)}}}]}}',
-    '{"filters": {"ward": "3", "ward": "4"}}',
-    '{"filters": [{"score": NaN}]}',
-    '{"filters": [{"mrn": 9007199254740993.0}]}',
-    '{"filters": {"n": 1e16}}',
-    r'{"query": "\udc00"}',
-])
+@pytest.mark.parametrize(
+    "args",
+    [
+        f'{{"mrn": {2**53}}}',
+        f'{{"filters": [{{"mrn": {-(2**53)}}}]}}',
+        '{"filters": {"ward": "3", "ward": "4"}}',
+        '{"filters": [{"score": NaN}]}',
+        '{"filters": [{"mrn": 9007199254740993.0}]}',
+        '{"filters": {"n": 1e16}}',
+        r'{"query": "\udc00"}',
+    ],
+)
 def test_a_nested_problem_in_args_is_refused_before_the_gate(api, run_id, args):
     assert_invalid_payload(raw_gate(api, run_id, f'"args": {args}'))
     assert_nothing_gated()
 
 
 # --- loads_strict on its own -----------------------------------------------------------------
+
 
 def test_loads_strict_reads_ordinary_json():
     assert loads_strict(b'{"a": [1, 2.5, "x", true, null, {"b": -0}]}') == {"a": [1, 2.5, "x", True, None, {"b": 0}]}
@@ -134,16 +144,25 @@ def test_loads_strict_refuses_unsafe_integers(text):
         loads_strict(text)
 
 
-@pytest.mark.parametrize("text", ["1.00000000000000001", "1e-400", "0.1000000000000000000001",
-                                  '{"dose": [0.30000000000000000001]}', "0." + "0" * 400 + "1"])
+@pytest.mark.parametrize(
+    "text",
+    [
+        "1.00000000000000001",
+        "1e-400",
+        "0.1000000000000000000001",
+        '{"dose": [0.30000000000000000001]}',
+        "0." + "0" * 400 + "1",
+    ],
+)
 def test_loads_strict_refuses_a_number_a_double_cannot_hold_as_written(text):
     # It would be stored, shown and hashed as another number than the one sent.
     with pytest.raises(StrictJSONError, match="cannot be held exactly"):
         loads_strict(text)
 
 
-@pytest.mark.parametrize("text", ["9007199254740992.0", "9007199254740993.0", "-9007199254740993e0", "1e16", "1e300",
-                                  "1.5e300"])
+@pytest.mark.parametrize(
+    "text", ["9007199254740992.0", "9007199254740993.0", "-9007199254740993e0", "1e16", "1e300", "1.5e300"]
+)
 def test_loads_strict_refuses_a_number_beyond_the_safe_integers_however_written(text):
     # Stored as jsonb it would come back an integer the canonical JSON cannot write (verify_audit).
     with pytest.raises(StrictJSONError, match="2\\^53"):
@@ -157,9 +176,10 @@ def test_loads_strict_refuses_an_exponent_no_decimal_holds_with_a_400_not_a_500(
 
 
 def test_loads_strict_keeps_numbers_a_double_holds_as_written():
-    assert loads_strict("[0.1, 2.50, -0.0, 1e15, 1.5e-7, 9007199254740991.0, 123456789.125, 0.10000000000000001, "
-                        "0.1000000000000000055511151231257827021181583404541015625]") == [
-        0.1, 2.5, 0.0, 1e15, 1.5e-7, 2.0**53 - 1, 123456789.125, 0.1, 0.1]
+    assert loads_strict(
+        "[0.1, 2.50, -0.0, 1e15, 1.5e-7, 9007199254740991.0, 123456789.125, 0.10000000000000001, "
+        "0.1000000000000000055511151231257827021181583404541015625]"
+    ) == [0.1, 2.5, 0.0, 1e15, 1.5e-7, 2.0**53 - 1, 123456789.125, 0.1, 0.1]
 
 
 @pytest.mark.parametrize("text", ['{"a": 1, "a": 1}', '[{"x": {"y": 1, "y": 2}}]'])

@@ -38,8 +38,9 @@ def test_a_session_field_cannot_be_patched_to_hold_one(api, field):
 
 def test_a_pinned_cards_title_with_a_control_character_is_refused(api):
     session = make_session(api)
-    response = post(api, f"/api/v1/sessions/{session['id']}/pinned-cards/",
-                    {"kind": "note", "title": "Bed\n7", "data": {}})
+    response = post(
+        api, f"/api/v1/sessions/{session['id']}/pinned-cards/", {"kind": "note", "title": "Bed\n7", "data": {}}
+    )
     assert_refused(response, "title")
     assert not PinnedCard.objects.exists()
 
@@ -61,5 +62,6 @@ def test_a_decision_reason_may_run_over_several_lines(api, catalog, reviewer_htt
 def test_a_stop_reason_with_a_control_character_is_refused(api, catalog, reviewer_http):
     run_id, _ = parked_run(api)
     assert_refused(post_json(reviewer_http, f"/api/v1/runs/{run_id}/stop/", {"reason": "Stop\x1b"}), "reason")
-    assert post_json(reviewer_http, f"/api/v1/runs/{run_id}/stop/", {"reason": "Stop.\nWrong patient."}
-                     ).status_code == 200
+    assert (
+        post_json(reviewer_http, f"/api/v1/runs/{run_id}/stop/", {"reason": "Stop.\nWrong patient."}).status_code == 200
+    )

@@ -48,9 +48,14 @@ def test_suspend_decision_and_resume_are_spans(api, catalog, reviewer_http, span
     assert resume(api, run_id, approval["id"]).status_code == 200
     (parked,) = by_name(spans, "condor.gate")
     assert (parked.attributes["condor.decision"], parked.attributes["condor.approval_id"]) == (
-        "suspended", approval["id"])
+        "suspended",
+        approval["id"],
+    )
     (decision,) = by_name(spans, "condor.decision")
-    assert (decision.attributes["condor.approval_id"], decision.attributes["condor.status"]) == (approval["id"], "approved")
+    assert (decision.attributes["condor.approval_id"], decision.attributes["condor.status"]) == (
+        approval["id"],
+        "approved",
+    )
     (resumed,) = by_name(spans, "condor.resume")
     assert resumed.attributes["http.response.status_code"] == 200
 

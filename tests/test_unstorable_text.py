@@ -23,31 +23,39 @@ def assert_refused_for_nul(response):
     assert "NUL" in body["detail"]
 
 
-@pytest.mark.parametrize("body", [
-    f'{{"title": "Ward{NUL}3"}}',
-    f'{{"title": "Ward 3", "patient_ref": "MRN{NUL}"}}',
-    f'{{"tit{NUL}le": "Ward 3"}}',
-])
+@pytest.mark.parametrize(
+    "body",
+    [
+        f'{{"title": "Ward{NUL}3"}}',
+        f'{{"title": "Ward 3", "patient_ref": "MRN{NUL}"}}',
+        f'{{"tit{NUL}le": "Ward 3"}}',
+    ],
+)
 def test_a_session_with_a_nul_is_refused(api, body):
     assert_refused_for_nul(raw_post(api, "/api/v1/sessions/", body))
     assert not Session.objects.exists()
 
 
-@pytest.mark.parametrize("field", [
-    f'"args": {{"drug": "amoxicillin{NUL}"}}',
-    f'"args": {{"dose": {{"unit": ["mg", "{NUL}"]}}}}',
-    f'"args": {{"dr{NUL}ug": "amoxicillin"}}',
-    f'"args": {{}}, "metadata": {{"plan": "auto{NUL}"}}',
-    f'"args": {{}}, "metadata": {{"nested": [{{"{NUL}": 1}}]}}',
-])
+@pytest.mark.parametrize(
+    "field",
+    [
+        f'"args": {{"drug": "amoxicillin{NUL}"}}',
+        f'"args": {{"dose": {{"unit": ["mg", "{NUL}"]}}}}',
+        f'"args": {{"dr{NUL}ug": "amoxicillin"}}',
+        f'"args": {{}}, "metadata": {{"plan": "auto{NUL}"}}',
+        f'"args": {{}}, "metadata": {{"nested": [{{"{NUL}": 1}}]}}',
+    ],
+)
 def test_a_tool_call_with_a_nul_anywhere_is_refused_before_the_gate(api, run_id, field):
     assert_refused_for_nul(raw_gate(api, run_id, field))
     assert_nothing_gated()
 
 
 def test_a_clarification_with_a_nul_is_refused(api, run_id):
-    body = ('{"tool_call_id": "call-1", "step_id": "step-1", "tool": "prescribe_medication", '
-            f'"message": "Which route?{NUL}", "missing": [{{"name": "route"}}]}}')
+    body = (
+        '{"tool_call_id": "call-1", "step_id": "step-1", "tool": "prescribe_medication", '
+        f'"message": "Which route?{NUL}", "missing": [{{"name": "route"}}]}}'
+    )
     assert_refused_for_nul(raw_post(api, f"/api/v1/runs/{run_id}/clarifications/", body))
     assert not Approval.objects.exists()
 
@@ -71,13 +79,17 @@ def test_resume_with_a_nul_in_args_is_refused(api, run_id):
     assert_refused_for_nul(raw_post(api, f"/api/v1/runs/{run_id}/resume/", body))
 
 
-@pytest.mark.parametrize("decision", [
-    f'{{"approved": false, "reason": "Wrong{NUL} patient"}}',
-    f'{{"approved": true, "edited_args": {{"drug": "amoxicillin", "dose": "250 mg{NUL}"}}}}',
-    f'{{"approved": true, "edited_args": {{"{NUL}": 1}}}}',
-])
+@pytest.mark.parametrize(
+    "decision",
+    [
+        f'{{"approved": false, "reason": "Wrong{NUL} patient"}}',
+        f'{{"approved": true, "edited_args": {{"drug": "amoxicillin", "dose": "250 mg{NUL}"}}}}',
+        f'{{"approved": true, "edited_args": {{"{NUL}": 1}}}}',
+    ],
+)
 def test_a_reviewers_decision_with_a_nul_is_refused_and_the_approval_stays_pending(
-        api, run_id, reviewer_http, decision):
+    api, run_id, reviewer_http, decision
+):
     approval = suspend(api, run_id)
     assert_refused_for_nul(post_decision(reviewer_http, approval["id"], decision))
     row = approval_row(approval["id"])
@@ -85,9 +97,18 @@ def test_a_reviewers_decision_with_a_nul_is_refused_and_the_approval_stays_pendi
 
 
 def test_clarification_values_with_a_nul_are_refused(api, run_id, reviewer_http):
-    response = api.post(f"/api/v1/runs/{run_id}/clarifications/", {
-        "tool_call_id": "call-1", "step_id": "step-1", "tool": "prescribe_medication", "args": PRESCRIPTION,
-        "message": "Which route?", "missing": [{"name": "route"}]}, format="json")
+    response = api.post(
+        f"/api/v1/runs/{run_id}/clarifications/",
+        {
+            "tool_call_id": "call-1",
+            "step_id": "step-1",
+            "tool": "prescribe_medication",
+            "args": PRESCRIPTION,
+            "message": "Which route?",
+            "missing": [{"name": "route"}],
+        },
+        format="json",
+    )
     assert response.status_code == 202, response.content
     approval = response.json()["approval"]
     assert_refused_for_nul(post_decision(reviewer_http, approval["id"], f'{{"values": {{"route": "oral{NUL}"}}}}'))

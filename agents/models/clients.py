@@ -32,8 +32,9 @@ class ApiClient(models.Model):
         # as what it is (no control, format or line-break characters, no stray spaces).
         name = self.name or ""
         if name != name.strip() or any(unicodedata.category(ch) in {"Cc", "Cf", "Zl", "Zp", "Cs"} for ch in name):
-            raise ValidationError({"name": "A client name may not start or end with spaces, "
-                                           "or contain control or invisible characters."})
+            raise ValidationError(
+                {"name": "A client name may not start or end with spaces, or contain control or invisible characters."}
+            )
 
 
 class ApiClientKeyManager(BaseAPIKeyManager):
@@ -56,5 +57,10 @@ class ApiClientKey(AbstractAPIKey):
 
     def snapshot(self) -> dict:
         """The key as an audit row records it: named by its prefix; the key and its hash never enter the log."""
-        return {"client": self.client.name, "prefix": self.prefix, "name": self.name, "revoked": self.revoked,
-                "expiry_date": self.expiry_date.isoformat() if self.expiry_date else None}
+        return {
+            "client": self.client.name,
+            "prefix": self.prefix,
+            "name": self.name,
+            "revoked": self.revoked,
+            "expiry_date": self.expiry_date.isoformat() if self.expiry_date else None,
+        }

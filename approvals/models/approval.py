@@ -24,11 +24,17 @@ OPEN_STATUSES = (ApprovalStatus.PENDING, ApprovalStatus.APPROVED)
 
 # The inbox queue's default order (static/inbox/list.js): escalated first, then high, low and
 # no tier. Defined once, because the index below serves only a query that spells them the same.
-ESCALATION_RANK = models.Case(models.When(escalated_at__isnull=False, then=models.Value(0)),
-                              default=models.Value(1), output_field=models.IntegerField())
-RISK_RANK = models.Case(models.When(hitl_tier="high", then=models.Value(0)),
-                        models.When(hitl_tier="low", then=models.Value(1)),
-                        default=models.Value(2), output_field=models.IntegerField())
+ESCALATION_RANK = models.Case(
+    models.When(escalated_at__isnull=False, then=models.Value(0)),
+    default=models.Value(1),
+    output_field=models.IntegerField(),
+)
+RISK_RANK = models.Case(
+    models.When(hitl_tier="high", then=models.Value(0)),
+    models.When(hitl_tier="low", then=models.Value(1)),
+    default=models.Value(2),
+    output_field=models.IntegerField(),
+)
 
 
 class Approval(models.Model):
@@ -117,11 +123,18 @@ class Approval(models.Model):
             models.Index(fields=["status", "expires_at"], name="approval_status_expiry"),
             # The inbox snapshot's pages (inbox/pages.py): pending cards in queue order,
             # so a page of 100 reads 100 index entries instead of sorting every pending card.
-            models.Index(ESCALATION_RANK, RISK_RANK, models.F("expires_at"), models.F("id"),
-                         name="approval_inbox_queue", condition=models.Q(status="pending")),
+            models.Index(
+                ESCALATION_RANK,
+                RISK_RANK,
+                models.F("expires_at"),
+                models.F("id"),
+                name="approval_inbox_queue",
+                condition=models.Q(status="pending"),
+            ),
             # The pending limit (approvals/suspend._open_cards): one client's open cards by deadline.
-            models.Index(fields=["client", "expires_at"], name="approval_client_pending",
-                         condition=models.Q(status="pending")),
+            models.Index(
+                fields=["client", "expires_at"], name="approval_client_pending", condition=models.Q(status="pending")
+            ),
             # The admin dashboard: decisions of the last 24 hours (time to decision, rejections).
             models.Index(fields=["decided_at"], name="approval_decided_at"),
             # Cold replay: an approved grant in this session for this tool and payload.
@@ -143,7 +156,6 @@ class Approval(models.Model):
         self.resume_data = resume_data
         self.decision_reason = reason
         self.claimed_by, self.claim_expires_at = None, None  # a decision ends the claim
-
 
     @transition(field=status, source=ApprovalStatus.PENDING, target=ApprovalStatus.REJECTED)
     def reject(self, *, by, at, reason):

@@ -10,9 +10,11 @@ class QuickReason(models.Model):
     Shown in `position` order; an inactive one is kept (its audit trail reads on) but not offered.
     """
 
-    text = models.CharField(max_length=200, unique=True,
-                            help_text="The reason as the reviewer sees it and the agent is told, e.g. "
-                                      "\"Duplicate of an existing order\".")
+    text = models.CharField(
+        max_length=200,
+        unique=True,
+        help_text='The reason as the reviewer sees it and the agent is told, e.g. "Duplicate of an existing order".',
+    )
     position = models.PositiveSmallIntegerField(default=0, help_text="Lower comes first in the reject form.")
     active = models.BooleanField(default=True, help_text="Offered in the inbox's reject form.")
     updated_at = models.DateTimeField(auto_now=True)

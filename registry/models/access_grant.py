@@ -18,10 +18,12 @@ class AccessGrant(Proposal):
 
     Status = AccessGrantStatus
 
-    user = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.CASCADE,
-                             related_name="access_grants")
-    group = models.ForeignKey("auth.Group", null=True, blank=True, on_delete=models.CASCADE,
-                              related_name="access_grants")
+    user = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.CASCADE, related_name="access_grants"
+    )
+    group = models.ForeignKey(
+        "auth.Group", null=True, blank=True, on_delete=models.CASCADE, related_name="access_grants"
+    )
     superuser = models.BooleanField(default=False)
     activate = models.BooleanField(default=False)
     groups = models.ManyToManyField("auth.Group", blank=True, related_name="+")
@@ -36,17 +38,21 @@ class AccessGrant(Proposal):
                 | models.Q(user__isnull=True, group__isnull=False),
             ),
             # A second proposal for the same grantee would be judged against a state the first may change.
-            models.UniqueConstraint(fields=["user"], condition=models.Q(status="pending"),
-                                    name="one_pending_grant_per_user"),
-            models.UniqueConstraint(fields=["group"], condition=models.Q(status="pending"),
-                                    name="one_pending_grant_per_group"),
+            models.UniqueConstraint(
+                fields=["user"], condition=models.Q(status="pending"), name="one_pending_grant_per_user"
+            ),
+            models.UniqueConstraint(
+                fields=["group"], condition=models.Q(status="pending"), name="one_pending_grant_per_group"
+            ),
             decided_iff_not_pending("access_grant_decided_iff_not_pending"),
             # Four eyes, in the database: neither the proposer nor the grantee confirms.
             models.CheckConstraint(
                 name="access_grant_confirmed_by_another_admin",
-                condition=~models.Q(status="confirmed") | (
+                condition=~models.Q(status="confirmed")
+                | (
                     ~models.Q(decided_by=models.F("proposed_by"))
-                    & (models.Q(user__isnull=True) | ~models.Q(decided_by=models.F("user")))),
+                    & (models.Q(user__isnull=True) | ~models.Q(decided_by=models.F("user")))
+                ),
             ),
         ]
 
@@ -70,8 +76,7 @@ class AccessGrant(Proposal):
     def snapshot(self) -> dict:
         """The grant as its audit rows record it."""
         grantee = {"user": self.user.get_username()} if self.user_id else {"group": self.group.name}
-        return {"grant": self.pk, **grantee, "parts": self.parts(),
-                "proposed_by": self.proposed_by.get_username()}
+        return {"grant": self.pk, **grantee, "parts": self.parts(), "proposed_by": self.proposed_by.get_username()}
 
 
 def permission_labels(permissions) -> list[str]:

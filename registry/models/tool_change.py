@@ -24,8 +24,9 @@ class ToolChange(Proposal):
         db_table = "approvals_toolchange"  # the table it had before the layout move
         constraints = [
             # A second proposal would be judged against a state the first may change.
-            models.UniqueConstraint(fields=["tool"], condition=models.Q(status="pending"),
-                                    name="one_pending_change_per_tool"),
+            models.UniqueConstraint(
+                fields=["tool"], condition=models.Q(status="pending"), name="one_pending_change_per_tool"
+            ),
             decided_iff_not_pending("tool_change_decided_iff_not_pending"),
             # Four eyes, in the database: whoever proposed may withdraw (reject), never confirm.
             models.CheckConstraint(

@@ -46,14 +46,18 @@ class ToolDescriptor(models.Model):
     metadata = models.JSONField(default=dict, blank=True)
     # Four eyes: how many distinct reviewers must approve the same payload (SPEC section 10).
     approvals_required = models.PositiveSmallIntegerField(
-        default=1, validators=[MinValueValidator(1), MaxValueValidator(3)],
-        help_text="Distinct reviewers who must approve a call of this tool (1 to 3).")
+        default=1,
+        validators=[MinValueValidator(1), MaxValueValidator(3)],
+        help_text="Distinct reviewers who must approve a call of this tool (1 to 3).",
+    )
     # Arguments that name the patient (besides patient_ref, patient_id and mrn, always locked):
     # a reviewer's edit may not change them (approvals/locked_args.py).
     identity_args = models.JSONField(
-        default=list, blank=True,
+        default=list,
+        blank=True,
         help_text=f"Top-level argument names that identify the patient (at most {MAX_IDENTITY_ARGS}): a reviewer "
-                  "may not change them when editing a call. patient_ref, patient_id and mrn are always locked.")
+        "may not change them when editing a call. patient_ref, patient_id and mrn are always locked.",
+    )
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
 
@@ -88,15 +92,22 @@ class ToolDescriptor(models.Model):
             isinstance(host, str) and host.strip() for host in self.allowed_hosts
         ):
             errors["allowed_hosts"] = "Allowed hosts must be a list of host names."
-        if (not isinstance(self.identity_args, list) or len(self.identity_args) > MAX_IDENTITY_ARGS
-                or not all(_valid_arg_name(name) for name in self.identity_args)):
-            errors["identity_args"] = (f"Identity args must be a list of at most {MAX_IDENTITY_ARGS} argument names "
-                                       f"(1 to {MAX_ARG_NAME_CHARS} printable characters each).")
+        if (
+            not isinstance(self.identity_args, list)
+            or len(self.identity_args) > MAX_IDENTITY_ARGS
+            or not all(_valid_arg_name(name) for name in self.identity_args)
+        ):
+            errors["identity_args"] = (
+                f"Identity args must be a list of at most {MAX_IDENTITY_ARGS} argument names "
+                f"(1 to {MAX_ARG_NAME_CHARS} printable characters each)."
+            )
         if not isinstance(self.metadata, dict):
             errors["metadata"] = "Metadata must be a JSON object."
         elif beyond_safe_numbers(self.metadata):
-            errors["metadata"] = ("Metadata numbers must be within ±(2^53−1): the audit log of this change could "
-                                  "not be verified with a larger one.")
+            errors["metadata"] = (
+                "Metadata numbers must be within ±(2^53−1): the audit log of this change could "
+                "not be verified with a larger one."
+            )
         if errors:
             raise ValidationError(errors)
 

@@ -145,7 +145,7 @@ def _read_mailto(text: str) -> Recipients:
 
 def _parse(text: str) -> Recipients:
     mailto = _MAILTO.match(text)
-    return _read_mailto(text[mailto.end():]) if mailto else _read_list(text)
+    return _read_mailto(text[mailto.end() :]) if mailto else _read_list(text)
 
 
 _parse_cached = lru_cache(maxsize=4096)(_parse)

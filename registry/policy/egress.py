@@ -74,8 +74,9 @@ _DNS_NAME = re.compile(r"[a-z0-9_-]+(?:\.[a-z0-9_-]+)*\Z")
 _IPV6 = re.compile(r"[0-9a-f:.]+\Z")
 
 # --- What counts as a destination in a comms tool's free values --------------------
-_URL_LIKE = re.compile(r"(?:[A-Za-z][A-Za-z0-9+.-]*:)?//|(?:https?|wss?|ftps?|sftp|smtps?|imaps?|pop3s?|ldaps?):",
-                       re.IGNORECASE)
+_URL_LIKE = re.compile(
+    r"(?:[A-Za-z][A-Za-z0-9+.-]*:)?//|(?:https?|wss?|ftps?|sftp|smtps?|imaps?|pop3s?|ldaps?):", re.IGNORECASE
+)
 _DOTS = re.compile("[\u3002\uff0e\uff61]")  # ideographic and fullwidth full stops: IDNA maps them to "."
 _HOST_LABEL = re.compile(r"[\w-]{1,63}")  # \w is Unicode: IDN labels count
 _TLD = re.compile(r"[^\W\d_]{2,63}|xn--[a-z0-9-]{1,59}", re.IGNORECASE)  # letters of any script
@@ -83,11 +84,45 @@ _PORT = re.compile(r":\d{1,5}\Z")
 # Last labels that name a file far more often than a host (the values a letter-sending tool carries).
 # None is a top-level domain in the root zone: an extension that is one (md, zip, py, sh, mov) names
 # a host as well as a file, and a host is what must never slip past, so those stay hosts.
-_FILE_EXTENSIONS = frozenset({
-    "pdf", "txt", "doc", "docx", "rtf", "odt", "csv", "tsv", "json", "xml", "xls", "xlsx", "ppt", "pptx",
-    "png", "jpg", "jpeg", "gif", "bmp", "tif", "tiff", "svg", "heic", "dcm", "log", "html",
-    "htm", "eml", "msg", "gz", "tgz", "js", "ts", "wav", "avi",
-})
+_FILE_EXTENSIONS = frozenset(
+    {
+        "pdf",
+        "txt",
+        "doc",
+        "docx",
+        "rtf",
+        "odt",
+        "csv",
+        "tsv",
+        "json",
+        "xml",
+        "xls",
+        "xlsx",
+        "ppt",
+        "pptx",
+        "png",
+        "jpg",
+        "jpeg",
+        "gif",
+        "bmp",
+        "tif",
+        "tiff",
+        "svg",
+        "heic",
+        "dcm",
+        "log",
+        "html",
+        "htm",
+        "eml",
+        "msg",
+        "gz",
+        "tgz",
+        "js",
+        "ts",
+        "wav",
+        "avi",
+    }
+)
 _LOCALHOST = "localhost"
 _PATH_START = re.compile(r"[/?#\\]")
 _WHITESPACE = re.compile(r"\s")
@@ -141,10 +176,10 @@ def _free_value_as_written_allowed(value: str, allow: _AllowList, reader: Addres
     if _looks_like_host(text):
         return _matches(value, allow)
     path = _PATH_START.search(text)
-    if path and path.start() > 0 and not _WHITESPACE.search(text) and _looks_like_host(text[:path.start()]):
+    if path and path.start() > 0 and not _WHITESPACE.search(text) and _looks_like_host(text[: path.start()]):
         # "evil.example/inbox": a URL but for its scheme. A backslash or control character in
         # it fails closed, as in a URL (parsers disagree on "clinic.example\@evil.net").
-        return not _UNSAFE.search(text) and _matches(text[:path.start()], allow)
+        return not _UNSAFE.search(text) and _matches(text[: path.start()], allow)
     return True
 
 

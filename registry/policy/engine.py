@@ -39,10 +39,26 @@ from .types import (
     make_verdict,
 )
 
-DESTRUCTIVE_OPS = frozenset({
-    "delete", "void", "remove", "cancel", "discontinue", "archive", "purge", "erase", "destroy", "drop",
-    "wipe", "truncate", "expunge", "revoke", "rm", "del",
-})
+DESTRUCTIVE_OPS = frozenset(
+    {
+        "delete",
+        "void",
+        "remove",
+        "cancel",
+        "discontinue",
+        "archive",
+        "purge",
+        "erase",
+        "destroy",
+        "drop",
+        "wipe",
+        "truncate",
+        "expunge",
+        "revoke",
+        "rm",
+        "del",
+    }
+)
 # Verbs this short stand inside everyday words ("confirm", "perform", "model", "deliver"): they
 # count where they are a word part of their own, the longer ones anywhere.
 _SHORT_VERBS = frozenset(verb for verb in DESTRUCTIVE_OPS if len(verb) < 4)
@@ -50,8 +66,22 @@ _SHORT_VERBS = frozenset(verb for verb in DESTRUCTIVE_OPS if len(verb) < 4)
 # "removal", "erasure", "revocation", "destruction"). Forms that keep the whole verb ("deleted",
 # "cancelling", "dropping", "destroying") are already found by the verb itself.
 _INFLECTED_FORMS = (
-    "deleti", "removi", "remova", "discontinui", "discontinua", "archivi", "archiva", "purgi", "erasi",
-    "erasu", "wipi", "truncati", "expungi", "revoki", "revoca", "destruct",
+    "deleti",
+    "removi",
+    "remova",
+    "discontinui",
+    "discontinua",
+    "archivi",
+    "archiva",
+    "purgi",
+    "erasi",
+    "erasu",
+    "wipi",
+    "truncati",
+    "expungi",
+    "revoki",
+    "revoca",
+    "destruct",
 )
 _LONG_VERBS = tuple(sorted(DESTRUCTIVE_OPS - _SHORT_VERBS)) + _INFLECTED_FORMS
 _SHORTEST_WORD = min(map(len, _SHORT_VERBS))
@@ -80,7 +110,7 @@ def _short_verb_among(parts: list[str]) -> bool:
     separators ("r-m", "d.e.l", "de_l")."""
     for start in range(len(parts)):
         word = ""
-        for part in parts[start:start + _LONGEST_SHORT_VERB]:
+        for part in parts[start : start + _LONGEST_SHORT_VERB]:
             word += part
             if word in _SHORT_VERBS:
                 return True
@@ -216,9 +246,7 @@ def effective_spec(
     )
 
 
-def _matrix(
-    policy_class: str | None, tier: str | None, destructive: bool, missing_op: bool, ctx: Context
-) -> str:
+def _matrix(policy_class: str | None, tier: str | None, destructive: bool, missing_op: bool, ctx: Context) -> str:
     """SPEC section 2's decision matrix, rows 1-14 (and 11a, a low-tier write with no op), first
     match wins."""
     if policy_class is None:
@@ -289,7 +317,5 @@ def evaluate(
     missing_op = is_missing_op(call.op)
     # No verb is no proof of harmlessness: it is shown, tiered and decided as a destructive one.
     destructive = missing_op or is_destructive(call.op)
-    rule_id = egress_rule(hosts, policy_class, call.args) or _matrix(
-        policy_class, tier, destructive, missing_op, ctx
-    )
+    rule_id = egress_rule(hosts, policy_class, call.args) or _matrix(policy_class, tier, destructive, missing_op, ctx)
     return make_verdict(rule_id, policy_class, effective_tier(policy_class, tier, destructive), destructive)

@@ -161,16 +161,12 @@ _KNOWN_CLASSES = frozenset(PolicyClass)
 _VERDICTS: dict[tuple[str, str | None, str | None, bool], Verdict] = {}
 
 
-def make_verdict(
-    rule_id: str, policy_class: str | None, effective_tier: str | None, destructive: bool
-) -> Verdict:
+def make_verdict(rule_id: str, policy_class: str | None, effective_tier: str | None, destructive: bool) -> Verdict:
     key = (rule_id, policy_class, effective_tier, destructive)
     verdict = _VERDICTS.get(key)
     if verdict is None:
         rule = RULES[rule_id]
-        verdict = Verdict(
-            rule.decision, rule_id, rule.explanation, policy_class, effective_tier, destructive
-        )
+        verdict = Verdict(rule.decision, rule_id, rule.explanation, policy_class, effective_tier, destructive)
         # Only memoise the bounded space; an unrecognised class string comes from data
         # and must not grow this dict without limit.
         if policy_class is None or policy_class in _KNOWN_CLASSES:

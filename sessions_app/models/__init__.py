@@ -10,6 +10,15 @@ from sessions_app.models.session import (
 )
 
 __all__ = [
-    "CARE_UNIT_MAX_LENGTH", "AgeBandChoice", "AutonomyChoice", "EntityKind", "LinkedEntity", "Message", "MessageRole", "PinnedCard",
-    "ReportedCard", "Session", "TaintCannotBeCleared",
+    "CARE_UNIT_MAX_LENGTH",
+    "AgeBandChoice",
+    "AutonomyChoice",
+    "EntityKind",
+    "LinkedEntity",
+    "Message",
+    "MessageRole",
+    "PinnedCard",
+    "ReportedCard",
+    "Session",
+    "TaintCannotBeCleared",
 ]

@@ -39,7 +39,9 @@ class PinnedCard(models.Model):
     title = models.CharField(max_length=200)
     data = models.JSONField(default=dict)
     order = models.PositiveIntegerField()
-    source_card = models.CharField(max_length=200, blank=True, help_text="The reported card's key, when pinned from one.")
+    source_card = models.CharField(
+        max_length=200, blank=True, help_text="The reported card's key, when pinned from one."
+    )
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
 
@@ -48,10 +50,12 @@ class PinnedCard(models.Model):
         constraints = [
             # Ranks are a permutation of 0..n-1. DEFERRABLE INITIALLY IMMEDIATE: checked at
             # the end of the reranking UPDATE, not row by row (PostgreSQL would refuse a swap).
-            models.UniqueConstraint(fields=["session", "order"], name="pinned_card_rank_unique",
-                                    deferrable=models.Deferrable.IMMEDIATE),
-            models.UniqueConstraint(fields=["session", "source_card"], name="one_pin_per_source_card",
-                                    condition=~models.Q(source_card="")),
+            models.UniqueConstraint(
+                fields=["session", "order"], name="pinned_card_rank_unique", deferrable=models.Deferrable.IMMEDIATE
+            ),
+            models.UniqueConstraint(
+                fields=["session", "source_card"], name="one_pin_per_source_card", condition=~models.Q(source_card="")
+            ),
         ]
 
     def __str__(self) -> str:

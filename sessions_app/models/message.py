@@ -23,8 +23,9 @@ class Message(models.Model):
     seq = models.BigAutoField(primary_key=True)
     # No index of its own: message_session_seq (session, seq) leads with the session and serves
     # every lookup by session (history, the admin inline, the cascade).
-    session = models.ForeignKey("sessions_app.Session", on_delete=models.CASCADE, related_name="messages",
-                                db_index=False)
+    session = models.ForeignKey(
+        "sessions_app.Session", on_delete=models.CASCADE, related_name="messages", db_index=False
+    )
     message_id = models.CharField(max_length=120, default=new_message_id)
     role = models.CharField(max_length=16, choices=MessageRole.choices)
     parts = models.JSONField(default=list)

@@ -66,8 +66,11 @@ class Session(models.Model):
         ordering = ["-created_at"]
         indexes = [
             # Owner-scoped list of live sessions, newest first (the cursor walks it).
-            models.Index(fields=["client", "-created_at", "-id"], name="session_client_live",
-                         condition=models.Q(deleted_at__isnull=True)),
+            models.Index(
+                fields=["client", "-created_at", "-id"],
+                name="session_client_live",
+                condition=models.Q(deleted_at__isnull=True),
+            ),
         ]
         triggers = [
             pgtrigger.Protect(

@@ -18,8 +18,9 @@ json_values = st.recursive(
 # are reached often, with a sprinkling of wrong types and arbitrary JSON.
 option = st.one_of(
     st.sampled_from(["a", "b", "c", "d"]),
-    st.fixed_dictionaries({"value": st.sampled_from(["a", "b", "e"])},
-                          optional={"label": st.sampled_from(["A", "B", "C", ""])}),
+    st.fixed_dictionaries(
+        {"value": st.sampled_from(["a", "b", "e"])}, optional={"label": st.sampled_from(["A", "B", "C", ""])}
+    ),
 )
 option_lists = st.one_of(
     st.lists(option, min_size=1, max_size=4, unique_by=lambda o: o["value"] if isinstance(o, dict) else o),
@@ -28,8 +29,17 @@ option_lists = st.one_of(
 bounds = st.one_of(
     st.integers(-2, 6),
     st.floats(-10, 10),
-    st.sampled_from(["2025-01-01", "2025-12-31", "2025-02-30", "2025-01-01T00:00:00Z",
-                     "2025-06-01T12:00:00+02:00", "2025-06-01T12:00:00", "soon"]),
+    st.sampled_from(
+        [
+            "2025-01-01",
+            "2025-12-31",
+            "2025-02-30",
+            "2025-01-01T00:00:00Z",
+            "2025-06-01T12:00:00+02:00",
+            "2025-06-01T12:00:00",
+            "soon",
+        ]
+    ),
 )
 flags = st.integers(0, 19).flatmap(lambda n: st.sampled_from(["yes", 1]) if n == 0 else st.booleans())
 
@@ -40,8 +50,11 @@ def near(good):
 
 
 def hint_of(**keys):
-    common = {"label": near(st.sampled_from(["Dose", "Route", "Site", ""])),
-              "description": near(st.just("Why we ask")), "required": near(flags)}
+    common = {
+        "label": near(st.sampled_from(["Dose", "Route", "Site", ""])),
+        "description": near(st.just("Why we ask")),
+        "required": near(flags),
+    }
     return st.fixed_dictionaries({}, optional={**common, **{k: near(v) for k, v in keys.items()}})
 
 
@@ -51,14 +64,36 @@ structured_hints = st.one_of(
     hint_of(format=st.sampled_from(["date", "date-time"]), min=bounds, max=bounds),
     hint_of(textarea=flags, format=st.just("email"), min=st.integers(0, 9), max=st.integers(0, 99)),
     hint_of(min=bounds, max=bounds),
-    hint_of(options=option_lists, radio=flags, multiple=flags, format=st.sampled_from(["date", "uri", "phone"]),
-            textarea=flags, min=bounds, max=bounds),
+    hint_of(
+        options=option_lists,
+        radio=flags,
+        multiple=flags,
+        format=st.sampled_from(["date", "uri", "phone"]),
+        textarea=flags,
+        min=bounds,
+        max=bounds,
+    ),
 )
-hint_keys = st.sampled_from(["label", "description", "required", "options", "radio", "multiple",
-                             "format", "min", "max", "textarea", "type", "colour"])
+hint_keys = st.sampled_from(
+    [
+        "label",
+        "description",
+        "required",
+        "options",
+        "radio",
+        "multiple",
+        "format",
+        "min",
+        "max",
+        "textarea",
+        "type",
+        "colour",
+    ]
+)
 hints = st.integers(0, 7).flatmap(
-    lambda n: json_values if n == 0 else st.dictionaries(hint_keys, json_values, max_size=5) if n == 1
-    else structured_hints
+    lambda n: (
+        json_values if n == 0 else st.dictionaries(hint_keys, json_values, max_size=5) if n == 1 else structured_hints
+    )
 )
 types = near(st.sampled_from(["string", "number", "integer", "boolean", "date", "date-time", "array", "object"]))
 # Identifiers only (core/identifiers.py).
@@ -66,11 +101,18 @@ names = st.from_regex(r"[A-Za-z][A-Za-z0-9_]{0,9}", fullmatch=True).filter(is_fi
 items = st.one_of(
     st.fixed_dictionaries({"name": names}, optional={"type": types, "hint": hints}),
     # type and hint drawn to fit each other, so bounded dates, numbers and multi selects are common
-    st.fixed_dictionaries({"name": names, "type": st.sampled_from(["date", "date-time"]),
-                           "hint": hint_of(min=bounds, max=bounds)}),
-    st.fixed_dictionaries({"name": names, "type": st.sampled_from(["number", "integer"]),
-                           "hint": hint_of(min=bounds, max=bounds)}),
-    st.fixed_dictionaries({"name": names, "type": st.just("array"),
-                           "hint": hint_of(options=option_lists, min=st.integers(0, 4), max=st.integers(0, 4))}),
+    st.fixed_dictionaries(
+        {"name": names, "type": st.sampled_from(["date", "date-time"]), "hint": hint_of(min=bounds, max=bounds)}
+    ),
+    st.fixed_dictionaries(
+        {"name": names, "type": st.sampled_from(["number", "integer"]), "hint": hint_of(min=bounds, max=bounds)}
+    ),
+    st.fixed_dictionaries(
+        {
+            "name": names,
+            "type": st.just("array"),
+            "hint": hint_of(options=option_lists, min=st.integers(0, 4), max=st.integers(0, 4)),
+        }
+    ),
 )
 forms = st.lists(items, min_size=1, max_size=5, unique_by=lambda item: item["name"])

@@ -32,8 +32,11 @@ def sam(db) -> User:
 def gov2(sam) -> User:
     """Made by sam in the admin's add form, then put in governance on its change page."""
     http = admin_client(sam)
-    added = post(http, "/admin/auth/user/add/", {"username": "gov2", "usable_password": "true",
-                                                 "password1": PASSWORD, "password2": PASSWORD})
+    added = post(
+        http,
+        "/admin/auth/user/add/",
+        {"username": "gov2", "usable_password": "true", "password1": PASSWORD, "password2": PASSWORD},
+    )
     assert added.status_code == 302
     user = User.objects.get(username="gov2")
     response = post(http, user_url(user), user_form(user, groups=[group("governance")], is_staff=True))
@@ -94,7 +97,10 @@ def test_a_second_existing_governance_admin_confirms_the_grant(gov2, gina):
     assert is_governance_admin(gov2)
     confirmed = AuditEvent.objects.get(kind="access_grant", decision="confirmed")
     assert (confirmed.actor, confirmed.data["before"]["groups"], confirmed.data["after"]["groups"]) == (
-        "user:gina", [], ["governance"])
+        "user:gina",
+        [],
+        ["governance"],
+    )
 
 
 def test_the_proposer_cannot_confirm_their_own_grant(sam, gov2):
@@ -167,8 +173,9 @@ def test_an_account_admin_who_is_not_governance_cannot_give_it(rita, db):
     accounts_admin = User.objects.create_user("ada", password=PASSWORD, is_staff=True)
     accounts_admin.user_permissions.add(*Permission.objects.filter(codename__in=["view_user", "change_user"]))
     http = admin_client(accounts_admin)
-    response = post(http, user_url(rita), user_form(rita, groups=[group("reviewers"), group("governance")],
-                                                     is_staff=True))
+    response = post(
+        http, user_url(rita), user_form(rita, groups=[group("reviewers"), group("governance")], is_staff=True)
+    )
     assert response.status_code == 302
     assert b"Only a governance admin may give governance" in http.get(response["Location"]).content
     rita.refresh_from_db()
@@ -192,8 +199,9 @@ def test_the_database_refuses_a_grant_confirmed_by_its_proposer_or_grantee(sam, 
     grant = AccessGrant.objects.get(user=gov2)
     for confirmer in (sam, gov2):
         with pytest.raises(IntegrityError), transaction.atomic():
-            AccessGrant.objects.filter(pk=grant.pk).update(status="confirmed", decided_by=confirmer,
-                                                           decided_at=grant.proposed_at)
+            AccessGrant.objects.filter(pk=grant.pk).update(
+                status="confirmed", decided_by=confirmer, decided_at=grant.proposed_at
+            )
 
 
 def test_a_second_admin_confirms_in_the_admin_and_compliance_cannot(gov2, gina, carl):
@@ -213,8 +221,11 @@ def test_bootstrap_on_the_command_line_applies_at_once_and_is_audited_as_the_com
     call_command("create_reviewer", "root2", "--password", PASSWORD, "--group", "governance")
     assert is_governance_admin(User.objects.get(username="root2"))
     row = AuditEvent.objects.get(kind="account")
-    assert (row.decision, row.actor, row.data["after"]["groups"]) == ("created", "command:create_reviewer",
-                                                                      ["governance"])
+    assert (row.decision, row.actor, row.data["after"]["groups"]) == (
+        "created",
+        "command:create_reviewer",
+        ["governance"],
+    )
     assert not AccessGrant.objects.exists()
 
 

@@ -25,8 +25,11 @@ def account_rows() -> list[AuditEvent]:
 
 
 def test_flags_and_groups_changed_in_the_admin_are_audited_before_and_after(sam, rita):
-    post(admin_client(sam), user_url(rita), user_form(rita, groups=[group("reviewers"), group("compliance")],
-                                                       is_staff=True))
+    post(
+        admin_client(sam),
+        user_url(rita),
+        user_form(rita, groups=[group("reviewers"), group("compliance")], is_staff=True),
+    )
     (row,) = account_rows()
     assert (row.actor, row.actor_user, row.decision, row.data["user_id"]) == ("user:sam", sam, "updated", rita.pk)
     assert (row.data["before"]["groups"], row.data["after"]["groups"]) == (["reviewers"], ["compliance", "reviewers"])
@@ -48,12 +51,18 @@ def test_deleting_an_account_is_audited(sam, db):
 
 def test_a_password_set_by_an_admin_is_audited_without_the_password(sam, rita):
     new = "a new one for rita"
-    response = post(admin_client(sam), user_url(rita, "password"),
-                    {"password1": new, "password2": new, "set_usable_password": "true"})
+    response = post(
+        admin_client(sam),
+        user_url(rita, "password"),
+        {"password1": new, "password2": new, "set_usable_password": "true"},
+    )
     assert response.status_code == 302
     (row,) = account_rows()
-    assert (row.actor, row.decision, row.data) == ("user:sam", "password_set",
-                                                   {"user_id": rita.pk, "username": "rita", "usable_password": True})
+    assert (row.actor, row.decision, row.data) == (
+        "user:sam",
+        "password_set",
+        {"user_id": rita.pk, "username": "rita", "usable_password": True},
+    )
     rita.refresh_from_db()
     assert rita.password not in str(row.data)
 
@@ -66,7 +75,8 @@ def test_a_group_whose_permissions_change_is_audited(sam, db):
     (row,) = account_rows()
     assert (row.data["group_id"], row.decision) == (compliance.pk, "updated")
     assert set(row.data["after"]["permissions"]) - set(row.data["before"]["permissions"]) == {
-        "agents.view_apiclientkey"}
+        "agents.view_apiclientkey"
+    }
 
 
 def test_an_account_change_whose_audit_row_fails_does_not_happen(sam, rita, monkeypatch):
@@ -96,7 +106,10 @@ def test_create_api_client_audits_the_client_and_its_key_without_the_key(db, cap
     client_row, key_row = AuditEvent.objects.filter(kind="api_client").order_by("id")
     client = ApiClient.objects.get(name="ward-7")
     assert (client_row.actor, client_row.decision, client_row.data["client_id"]) == (
-        "command:create_api_client", "created", str(client.pk))
+        "command:create_api_client",
+        "created",
+        str(client.pk),
+    )
     assert client_row.data["after"] == {"name": "ward-7", "can_park": True}
     assert key_row.data["key_prefix"] == ApiClientKey.objects.get(client=client).prefix
     assert key not in str(key_row.data) and key.split(".")[1] not in str(key_row.data)

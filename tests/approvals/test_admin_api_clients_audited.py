@@ -42,8 +42,10 @@ def test_creating_and_changing_a_client_is_audited_with_before_and_after(gina):
 def test_saving_a_client_unchanged_writes_no_row(gina):
     client = ApiClient.objects.create(name="ward-bot", can_park=True)
     admin = logged_in(gina)
-    assert post_form(admin, f"/admin/agents/apiclient/{client.pk}/change/",
-                     client_form("ward-bot", True)).status_code == 302
+    assert (
+        post_form(admin, f"/admin/agents/apiclient/{client.pk}/change/", client_form("ward-bot", True)).status_code
+        == 302
+    )
     assert rows() == []
 
 
@@ -53,13 +55,21 @@ def test_issuing_and_revoking_a_key_is_audited_without_the_secret(gina):
     issued = post_form(admin, "/admin/agents/apiclientkey/add/", {"name": "prod", "client": str(client.pk)})
     assert issued.status_code == 302
     key = ApiClientKey.objects.get(client=client)
-    revoked = post_form(admin, f"/admin/agents/apiclientkey/{key.pk}/change/",
-                        {"name": "prod", "client": str(client.pk), "revoked": "on"})
+    revoked = post_form(
+        admin,
+        f"/admin/agents/apiclientkey/{key.pk}/change/",
+        {"name": "prod", "client": str(client.pk), "revoked": "on"},
+    )
     assert revoked.status_code == 302
 
     created, updated = rows()
-    assert created.data["after"] == {"client": "ward-bot", "prefix": key.prefix, "name": "prod",
-                                     "revoked": False, "expiry_date": None}
+    assert created.data["after"] == {
+        "client": "ward-bot",
+        "prefix": key.prefix,
+        "name": "prod",
+        "revoked": False,
+        "expiry_date": None,
+    }
     assert (updated.data["before"]["revoked"], updated.data["after"]["revoked"]) == (False, True)
     assert key.hashed_key not in str(created.data) + str(updated.data)
 

@@ -47,14 +47,27 @@ def test_the_migration_gives_each_approval_its_sessions_client(api, other_api, w
     # A row as it was before: no client column at all.
     run = old.get_model("runs", "Run").objects.get(pk=Run.objects.filter(session__client=ward_agent).get().pk)
     old.get_model("approvals", "Approval").objects.create(
-        run_id=run.pk, session_id=run.session_id, tool="prescribe_medication", op="create", tool_call_id="old",
-        step_id="old", contract_hash="0" * 64, reason_code="approval", rule_id="old", args={}, payload_hash="0" * 64,
-        requested_at=timezone.now(), expires_at=timezone.now())
+        run_id=run.pk,
+        session_id=run.session_id,
+        tool="prescribe_medication",
+        op="create",
+        tool_call_id="old",
+        step_id="old",
+        contract_hash="0" * 64,
+        reason_code="approval",
+        rule_id="old",
+        args={},
+        payload_hash="0" * 64,
+        requested_at=timezone.now(),
+        expires_at=timezone.now(),
+    )
 
     # Through 0015 to the latest migrations, so the suite's later tests find the schema they expect.
     after = MigrationExecutor(connection)
     after.migrate(after.loader.graph.leaf_nodes())
 
-    clients = {(approval.session.client_id, approval.client_id) for approval in Approval.objects.select_related("session")}
+    clients = {
+        (approval.session.client_id, approval.client_id) for approval in Approval.objects.select_related("session")
+    }
     assert clients == {(ward_agent.pk, ward_agent.pk), (other_agent.pk, other_agent.pk)}
     assert Approval.objects.filter(client=ward_agent).count() == 2

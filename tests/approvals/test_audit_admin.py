@@ -28,14 +28,24 @@ def parked(api, catalog) -> Approval:
 
 def bulk_rows(count: int, **columns):
     """`count` rows in one INSERT ... SELECT (chain 'bulk'; not verifiable, not meant to be)."""
-    values = {"kind": "verdict", "actor": "client:bulk", "patient_ref": "MRN-BULK", "tool": "record_vitals",
-              "op": "create", "decision": "allow", "rule_id": "read.allow", **columns}
+    values = {
+        "kind": "verdict",
+        "actor": "client:bulk",
+        "patient_ref": "MRN-BULK",
+        "tool": "record_vitals",
+        "op": "create",
+        "decision": "allow",
+        "rule_id": "read.allow",
+        **columns,
+    }
     with connection.cursor() as cursor:
         cursor.execute(
             "INSERT INTO approvals_auditevent (at, kind, actor, patient_ref, tool, op, decision, rule_id, data, "
             "chain, seq, prev_hash, hash) SELECT now(), %(kind)s, %(actor)s, %(patient_ref)s, %(tool)s, %(op)s, "
             "%(decision)s, %(rule_id)s, jsonb_build_object('n', g, 'note', '=HYPERLINK(\"x\")'), 'bulk', g, '', '' "
-            "FROM generate_series(1, %(count)s) g", {**values, "count": count})
+            "FROM generate_series(1, %(count)s) g",
+            {**values, "count": count},
+        )
 
 
 def rows_of(response) -> list[dict]:
@@ -43,6 +53,7 @@ def rows_of(response) -> list[dict]:
 
 
 # --- who ---------------------------------------------------------------------------------------
+
 
 @pytest.mark.parametrize("persona", ["carl", "gina"])
 def test_compliance_and_governance_read_the_audit_log(request, persona, parked):
@@ -77,6 +88,7 @@ def test_nobody_can_add_or_change_an_audit_row(carl, parked):
 
 # --- what a compliance officer finds -----------------------------------------------------------
 
+
 def test_a_uuid_searched_as_displayed_finds_its_rows(carl, parked):
     http = admin_client(carl)
     for uuid in (str(parked.pk), str(parked.run_id), str(parked.session_id), parked.pk.hex):
@@ -100,13 +112,16 @@ def test_a_row_id_is_found_by_search_and_other_digits_are_plain_text(carl, parke
         assert (response.status_code, response.context["cl"].result_count) == (200, 0), ascii(term)
 
 
-@pytest.mark.parametrize("query, expected", [
-    ({"kind": "suspend"}, 1),
-    ({"decision": "require_approval"}, 1),
-    ({"rule_id": "mutate.high-tier-always-approval"}, 2),
-    ({"tool": "prescribe_medication"}, 3),  # and the catalog's registry_change
-    ({"actor": "client:ward-agent"}, 2),
-])
+@pytest.mark.parametrize(
+    "query, expected",
+    [
+        ({"kind": "suspend"}, 1),
+        ({"decision": "require_approval"}, 1),
+        ({"rule_id": "mutate.high-tier-always-approval"}, 2),
+        ({"tool": "prescribe_medication"}, 3),  # and the catalog's registry_change
+        ({"actor": "client:ward-agent"}, 2),
+    ],
+)
 def test_each_filter_narrows_the_list(carl, parked, query, expected):
     assert admin_client(carl).get(PAGE, query).context["cl"].result_count == expected
 
@@ -127,13 +142,18 @@ def test_a_row_shows_its_time_to_the_second_its_details_as_json_and_links_that_o
     page = http.get(f"{PAGE}{row.pk}/change/").content.decode()
     assert row.at.strftime("%Y-%m-%d %H:%M:%S UTC") in page
     assert "&quot;reason_code&quot;: &quot;approval&quot;" in page  # indented JSON, not a Python dict
-    for target in (f"/admin/approvals/approval/{parked.pk}/change/", f"/admin/runs/run/{parked.run_id}/change/",
-                   f"/admin/sessions_app/session/{parked.session_id}/change/", f"{PAGE}?run_id={parked.run_id}"):
+    for target in (
+        f"/admin/approvals/approval/{parked.pk}/change/",
+        f"/admin/runs/run/{parked.run_id}/change/",
+        f"/admin/sessions_app/session/{parked.session_id}/change/",
+        f"{PAGE}?run_id={parked.run_id}",
+    ):
         assert target in page
         assert http.get(target).status_code == 200, target  # a compliance officer never lands on a 403
 
 
 # --- export --------------------------------------------------------------------------------------
+
 
 def test_the_export_is_the_filtered_set_on_every_page_and_is_audited(carl, parked):
     bulk_rows(250)
@@ -143,16 +163,23 @@ def test_the_export_is_the_filtered_set_on_every_page_and_is_audited(carl, parke
     rows = rows_of(response)
     assert len(rows) == 251 and {row["kind"] for row in rows} == {"verdict"}
     export = AuditEvent.objects.filter(kind="export").get()
-    assert (export.actor, export.data) == ("user:carl", {"list": "audit.AuditEvent", "scope": "filtered",
-                                                         "filter": {"kind": "verdict"}, "rows": 251})
+    assert (export.actor, export.data) == (
+        "user:carl",
+        {"list": "audit.AuditEvent", "scope": "filtered", "filter": {"kind": "verdict"}, "rows": 251},
+    )
 
 
 def test_the_export_writes_json_as_json_and_neutralises_formulas(carl, db):
-    bulk_rows(1, patient_ref="=cmd|' /C calc'!A0", tool="+sum", op="-2", actor="@evil", decision="\tx",
-              rule_id="\rr")
+    bulk_rows(1, patient_ref="=cmd|' /C calc'!A0", tool="+sum", op="-2", actor="@evil", decision="\tx", rule_id="\rr")
     row = rows_of(post(admin_client(carl), f"{PAGE}export/", {}))[-1]
     assert (row["patient_ref"], row["tool"], row["op"], row["actor"], row["decision"], row["rule_id"]) == (
-        "'=cmd|' /C calc'!A0", "'+sum", "'-2", "'@evil", "'\tx", "⟨U+000D⟩r")  # a carriage return is hidden: marked
+        "'=cmd|' /C calc'!A0",
+        "'+sum",
+        "'-2",
+        "'@evil",
+        "'\tx",
+        "⟨U+000D⟩r",
+    )  # a carriage return is hidden: marked
     assert json.loads(row["details"]) == {"n": 1, "note": '=HYPERLINK("x")'}
 
 
@@ -180,6 +207,7 @@ def test_exporting_100_000_rows_streams_in_flat_memory(carl, db):
 
 
 # --- cost ----------------------------------------------------------------------------------------
+
 
 def test_past_the_threshold_the_list_says_many_without_counting_everything(carl, db, monkeypatch):
     monkeypatch.setattr(audit_admin, "COUNT_THRESHOLD", 50)

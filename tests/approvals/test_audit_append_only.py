@@ -14,8 +14,10 @@ from audit import trail as audit
 from audit.db_roles import grant_statements
 from audit.models import GENESIS_HASH, AuditChainHead, AuditEvent
 
-pytestmark = pytest.mark.skipif(os.environ.get("DATABASE_URL", "").startswith("sqlite") or
-                                not os.environ.get("DATABASE_URL"), reason="PostgreSQL triggers and roles")
+pytestmark = pytest.mark.skipif(
+    os.environ.get("DATABASE_URL", "").startswith("sqlite") or not os.environ.get("DATABASE_URL"),
+    reason="PostgreSQL triggers and roles",
+)
 
 REFUSALS = {
     "update": "UPDATE approvals_auditevent SET decision = 'allow'",
@@ -24,14 +26,14 @@ REFUSALS = {
     "truncate": "TRUNCATE approvals_auditevent",
 }
 # pgtrigger's triggers step aside for this; the audit log's do not.
-IGNORE_SWITCH = ("SET LOCAL pgtrigger.ignore = "
-                 "'{condor_audit_append_only,pgtrigger_audit_append_only_b26c0}'")
+IGNORE_SWITCH = "SET LOCAL pgtrigger.ignore = '{condor_audit_append_only,pgtrigger_audit_append_only_b26c0}'"
 
 
 @pytest.fixture
 def logged(db):
-    return audit.record(audit.Kind.REGISTRY_CHANGE, actor_system=audit.command("register_tool"), tool="t",
-                        decision="created")
+    return audit.record(
+        audit.Kind.REGISTRY_CHANGE, actor_system=audit.command("register_tool"), tool="t", decision="created"
+    )
 
 
 def refused(sql: str, *, switch: bool = False) -> str:
@@ -71,11 +73,17 @@ def test_a_chain_head_only_moves_forward_by_one_or_two(logged):
 
 # --- the production arrangement: the application's role ------------------------------------------
 
+
 def _owner_connection() -> psycopg.Connection:
     """A second connection to the test database, as the owner (not Django's, which is in a test transaction)."""
     settings = connection.settings_dict
-    params = {"dbname": settings["NAME"], "user": settings["USER"], "password": settings["PASSWORD"],
-              "host": settings["HOST"], "port": settings["PORT"]}
+    params = {
+        "dbname": settings["NAME"],
+        "user": settings["USER"],
+        "password": settings["PASSWORD"],
+        "host": settings["HOST"],
+        "port": settings["PORT"],
+    }
     return psycopg.connect(**{key: value for key, value in params.items() if value})
 
 
@@ -109,15 +117,18 @@ def first_row_and_new_head(conn, chain: str, digest: str, *, prev_hash: str = GE
     conn.execute(
         "INSERT INTO approvals_auditevent (at, kind, actor, patient_ref, tool, op, decision, rule_id, data, "
         "chain, seq, prev_hash, hash) VALUES (now(), 'registry_change', 'command:test', '', 't', '', "
-        "'created', '', '{}', %s, 1, %s, %s)", [chain, prev_hash, digest])
+        "'created', '', '{}', %s, 1, %s, %s)",
+        [chain, prev_hash, digest],
+    )
     conn.execute("INSERT INTO approvals_auditchainhead (chain, seq, hash) VALUES (%s, 0, %s)", [chain, GENESIS_HASH])
 
 
 def append_as_the_application(conn, chain: str, digest: str = "a" * 64) -> None:
     """One row on a new chain and its head moved onto it, as an append writes them."""
     first_row_and_new_head(conn, chain, digest)
-    conn.execute("UPDATE approvals_auditchainhead SET seq = 1, prev_hash = hash, hash = %s WHERE chain = %s",
-                 [digest, chain])
+    conn.execute(
+        "UPDATE approvals_auditchainhead SET seq = 1, prev_hash = hash, hash = %s WHERE chain = %s", [digest, chain]
+    )
 
 
 def test_the_application_role_may_append_and_read_but_nothing_else(db):
@@ -132,8 +143,11 @@ def test_the_application_role_may_append_and_read_but_nothing_else(db):
                         conn.execute(statement)
                 outcomes[name] = "done"
             except psycopg.errors.InsufficientPrivilege as error:
-                outcomes[name] = "permission denied" if "permission denied" in str(error) or \
-                    "must be owner" in str(error) else str(error)
+                outcomes[name] = (
+                    "permission denied"
+                    if "permission denied" in str(error) or "must be owner" in str(error)
+                    else str(error)
+                )
     assert outcomes == {name: "permission denied" for name in ATTEMPTS}
 
 
@@ -152,14 +166,13 @@ def test_the_suites_flush_between_transactional_tests_turns_the_triggers_back_on
 
 FORGED_MOVES = {
     "one link on, to a hash of its choosing": "UPDATE approvals_auditchainhead "
-        "SET seq = seq + 1, prev_hash = hash, hash = repeat('f', 64) WHERE chain = 'role-test'",
+    "SET seq = seq + 1, prev_hash = hash, hash = repeat('f', 64) WHERE chain = 'role-test'",
     "two links on, to a hash of its choosing": "UPDATE approvals_auditchainhead "
-        "SET seq = seq + 2, prev_hash = hash, hash = repeat('f', 64) WHERE chain = 'role-test'",
+    "SET seq = seq + 2, prev_hash = hash, hash = repeat('f', 64) WHERE chain = 'role-test'",
     "onto its own row, forgetting the hash it replaced": "UPDATE approvals_auditchainhead "
-        "SET seq = 1, prev_hash = repeat('f', 64), hash = repeat('a', 64) WHERE chain = 'role-test'",
-    "a new head ahead of its rows":
-        "INSERT INTO approvals_auditchainhead (chain, seq, prev_hash, hash) "
-        "VALUES ('role-test-new', 1, repeat('0', 64), repeat('f', 64))",
+    "SET seq = 1, prev_hash = repeat('f', 64), hash = repeat('a', 64) WHERE chain = 'role-test'",
+    "a new head ahead of its rows": "INSERT INTO approvals_auditchainhead (chain, seq, prev_hash, hash) "
+    "VALUES ('role-test-new', 1, repeat('0', 64), repeat('f', 64))",
 }
 
 
@@ -175,5 +188,7 @@ def test_a_row_that_does_not_link_to_the_head_cannot_carry_it(db):
     with as_the_application_role() as conn:
         first_row_and_new_head(conn, "role-test", "a" * 64, prev_hash="e" * 64)
         with pytest.raises(psycopg.errors.InsufficientPrivilege, match="only onto the rows appended"):
-            conn.execute("UPDATE approvals_auditchainhead SET seq = 1, prev_hash = hash, hash = repeat('a', 64) "
-                         "WHERE chain = 'role-test'")
+            conn.execute(
+                "UPDATE approvals_auditchainhead SET seq = 1, prev_hash = hash, hash = repeat('a', 64) "
+                "WHERE chain = 'role-test'"
+            )

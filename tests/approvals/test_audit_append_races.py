@@ -28,8 +28,7 @@ def test_first_appends_racing_on_a_new_chain_make_one_chain():
     # The chain has no head yet: every racer finds none, one creates it, all link in turn.
     rows = all_at_once([login_row] * THREADS)
     assert not any(isinstance(row, Exception) for row in rows), rows
-    stored = list(AuditEvent.objects.filter(chain=GLOBAL_CHAIN).order_by("id").values_list("seq", "prev_hash",
-                                                                                              "hash"))
+    stored = list(AuditEvent.objects.filter(chain=GLOBAL_CHAIN).order_by("id").values_list("seq", "prev_hash", "hash"))
     assert [seq for seq, _, _ in stored] == list(range(1, THREADS + 1))  # ids grow with seq
     assert [prev for _, prev, _ in stored] == [GENESIS_HASH] + [digest for _, _, digest in stored[:-1]]
     assert sorted((row.seq, row.hash) for row in rows) == [(seq, digest) for seq, _, digest in stored]
@@ -47,8 +46,12 @@ def test_appends_racing_on_a_chain_in_use_link_one_after_another(round_):
 
 def login_pair():
     # Two rows in one statement, their head moved by two (a suspend's verdict and its park).
-    return audit.record_entries([audit.entry(audit.Kind.LOGIN, actor_system=audit.ANONYMOUS, decision=decision)
-                                 for decision in ("failed", "succeeded")])
+    return audit.record_entries(
+        [
+            audit.entry(audit.Kind.LOGIN, actor_system=audit.ANONYMOUS, decision=decision)
+            for decision in ("failed", "succeeded")
+        ]
+    )
 
 
 @pytest.mark.parametrize("in_use", [False, True], ids=["new chain", "chain in use"])
@@ -57,14 +60,19 @@ def test_pairs_racing_on_a_chain_link_in_order_with_single_rows(in_use):
         login_row()
     results = all_at_once([login_pair, login_row] * (THREADS // 2))
     assert not any(isinstance(result, Exception) for result in results), results
-    stored = list(AuditEvent.objects.filter(chain=GLOBAL_CHAIN).order_by("id").values_list("seq", "prev_hash",
-                                                                                              "hash", "decision"))
+    stored = list(
+        AuditEvent.objects.filter(chain=GLOBAL_CHAIN).order_by("id").values_list("seq", "prev_hash", "hash", "decision")
+    )
     assert [seq for seq, *_ in stored] == list(range(1, len(stored) + 1)) and len(stored) == THREADS // 2 * 3 + in_use
     assert [prev for _, prev, *_ in stored] == [GENESIS_HASH] + [digest for _, _, digest, _ in stored[:-1]]
     pairs = [result for result in results if isinstance(result, list)]
     for first, second in pairs:  # each pair's rows are neighbours, in the order given
-        assert (second.seq, second.prev_hash, first.decision, second.decision) == \
-            (first.seq + 1, first.hash, "failed", "succeeded")
+        assert (second.seq, second.prev_hash, first.decision, second.decision) == (
+            first.seq + 1,
+            first.hash,
+            "failed",
+            "succeeded",
+        )
     returned = [row for pair in pairs for row in pair] + [row for row in results if not isinstance(row, list)]
     assert {(row.seq, row.prev_hash, row.hash) for row in returned} <= {tuple(row[:3]) for row in stored}
     assert audit_chain.verify().intact

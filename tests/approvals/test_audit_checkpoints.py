@@ -18,8 +18,9 @@ from audit.models import AuditChainHead, AuditEvent
 from runs.models import Run
 from tests.helpers.runs import open_executing_run
 
-pytestmark = pytest.mark.skipif(not os.environ.get("DATABASE_URL", "").startswith("postgres"),
-                                reason="tampering goes around PostgreSQL triggers")
+pytestmark = pytest.mark.skipif(
+    not os.environ.get("DATABASE_URL", "").startswith("postgres"), reason="tampering goes around PostgreSQL triggers"
+)
 
 KEY = "k" * audit_checkpoints.KEY_MIN_CHARS
 
@@ -39,8 +40,10 @@ def checkpoints(tmp_path, key):
 def session_rows(api) -> list[int]:
     """Three rows of one session's chain, the newest last."""
     run = Run.objects.select_related("session").get(pk=open_executing_run(api, patient_ref="MRN-7"))
-    return [audit.record(audit.Kind.VERDICT, run=run, actor_system=audit.SWEEP, decision="allow",
-                         data={"step": step}).pk for step in range(3)]
+    return [
+        audit.record(audit.Kind.VERDICT, run=run, actor_system=audit.SWEEP, decision="allow", data={"step": step}).pk
+        for step in range(3)
+    ]
 
 
 def newest(row_ids) -> AuditEvent:
@@ -62,14 +65,18 @@ def rewrite_newest(row: AuditEvent) -> None:
     digest = audit_chain.row_hash(tuple(values))
     as_superuser_without_triggers(
         ("UPDATE approvals_auditevent SET decision = 'blocked', hash = %s WHERE id = %s", [digest, row.pk]),
-        ("UPDATE approvals_auditchainhead SET hash = %s WHERE chain = %s", [digest, row.chain]))
+        ("UPDATE approvals_auditchainhead SET hash = %s WHERE chain = %s", [digest, row.chain]),
+    )
 
 
 def delete_newest(row: AuditEvent) -> None:
     as_superuser_without_triggers(
         ("DELETE FROM approvals_auditevent WHERE id = %s", [row.pk]),
-        ("UPDATE approvals_auditchainhead SET seq = seq - 1, hash = prev_hash, prev_hash = %s WHERE chain = %s",
-         [row.prev_hash, row.chain]))
+        (
+            "UPDATE approvals_auditchainhead SET seq = seq - 1, hash = prev_hash, prev_hash = %s WHERE chain = %s",
+            [row.prev_hash, row.chain],
+        ),
+    )
 
 
 def lines(path) -> list[dict]:
@@ -97,7 +104,10 @@ def test_checkpoints_of_an_untouched_log_hold(session_rows, checkpoints, capsys)
     call_command("verify_audit", "--checkpoints", str(checkpoints))
     assert "audit log intact" in capsys.readouterr().out
     assert AuditEvent.objects.order_by("-id").first().data["checkpoints"] == {
-        "file": str(checkpoints), "lines": 1, "findings": 0}
+        "file": str(checkpoints),
+        "lines": 1,
+        "findings": 0,
+    }
 
 
 def test_the_file_is_appended_to_never_rewritten(session_rows, checkpoints):

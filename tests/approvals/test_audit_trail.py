@@ -23,8 +23,9 @@ MRN = "MRN-30001"
 
 
 def trail(run_id) -> list[tuple]:
-    return list(AuditEvent.objects.filter(run_id=run_id).order_by("id")
-                .values_list("kind", "actor", "decision", "patient_ref"))
+    return list(
+        AuditEvent.objects.filter(run_id=run_id).order_by("id").values_list("kind", "actor", "decision", "patient_ref")
+    )
 
 
 def test_one_full_hitl_cycle_is_exactly_these_rows_in_this_order(api, rita, catalog):
@@ -32,8 +33,12 @@ def test_one_full_hitl_cycle_is_exactly_these_rows_in_this_order(api, rita, cata
     approval = suspend(api, run_id)
     approve(logged_in(rita), approval["id"])
     assert resume(api, run_id, approval["id"]).status_code == 200
-    assert api.post(f"/api/v1/runs/{run_id}/tool-calls/call-1/result/", {"output": {"id": "rx-1"}},
-                    format="json").status_code == 200
+    assert (
+        api.post(
+            f"/api/v1/runs/{run_id}/tool-calls/call-1/result/", {"output": {"id": "rx-1"}}, format="json"
+        ).status_code
+        == 200
+    )
     assert api.post(f"/api/v1/runs/{run_id}/close/", {"reason": "completed"}, format="json").status_code == 200
 
     assert trail(run_id) == [
@@ -87,7 +92,10 @@ def test_closing_a_run_withdraws_its_approvals_on_record_by_the_agent_that_close
     api.post(f"/api/v1/runs/{run_id}/close/", {"reason": "user_stopped"}, format="json")
     withdrawal = AuditEvent.objects.get(approval_id=approval["id"], kind="withdrawal")
     assert (withdrawal.actor, withdrawal.decision, withdrawal.data["terminal_reason"]) == (
-        "client:ward-agent", "withdrawn", "user_stopped")
+        "client:ward-agent",
+        "withdrawn",
+        "user_stopped",
+    )
 
 
 def test_a_supersede_withdraws_the_open_cards_as_the_supersede(api):
@@ -96,7 +104,11 @@ def test_a_supersede_withdraws_the_open_cards_as_the_supersede(api):
     api.post(f"/api/v1/sessions/{Run.objects.get(pk=run_id).session_id}/runs/", {}, format="json")
     withdrawal = AuditEvent.objects.exclude(kind="suspend").get(approval_id=approval["id"])
     assert (withdrawal.kind, withdrawal.actor, withdrawal.decision, withdrawal.data) == (
-        "withdrawal", audit.SUPERSEDE, "withdrawn", {"cause": "run ended", "terminal_reason": "superseded"})
+        "withdrawal",
+        audit.SUPERSEDE,
+        "withdrawn",
+        {"cause": "run ended", "terminal_reason": "superseded"},
+    )
     assert not AuditEvent.objects.filter(approval_id=approval["id"], kind="expiry").exists()
 
 
@@ -109,6 +121,7 @@ def test_a_row_without_a_named_actor_is_refused(db, nameless):
 
 # --- logins ------------------------------------------------------------------------------------
 
+
 def test_a_login_to_the_inbox_is_audited(rita):
     Client().post("/accounts/login/", {"username": "rita", "password": PASSWORD})
     login = AuditEvent.objects.get(kind="login")
@@ -120,15 +133,28 @@ def test_a_failed_admin_login_is_audited_without_the_password(carl):
     Client().post("/admin/login/", {"username": "carl", "password": "wrong horse"})
     failed = AuditEvent.objects.get(kind="login_failed")
     assert (failed.actor, failed.decision, failed.data["username"], failed.data["via"]) == (
-        "anonymous", "failed", "carl", "admin")
+        "anonymous",
+        "failed",
+        "carl",
+        "admin",
+    )
     assert "wrong horse" not in str(failed.data) and "password" not in failed.data
 
 
 # --- the canonical form the chain hashes -------------------------------------------------------
 
-@pytest.mark.parametrize("value", [
-    {"b": 1, "a": [True, None, "é\n\u001f\u007f"]}, 1.5, 1e21, -0.0, 2**53 - 1, {"\U0001f600": 1, "\ue000": 2},
-])
+
+@pytest.mark.parametrize(
+    "value",
+    [
+        {"b": 1, "a": [True, None, "é\n\u001f\u007f"]},
+        1.5,
+        1e21,
+        -0.0,
+        2**53 - 1,
+        {"\U0001f600": 1, "\ue000": 2},
+    ],
+)
 def test_the_fast_canonical_form_is_rfc_8785(value):
     assert canonical_json_fast(value) == canonical_json(value)
 

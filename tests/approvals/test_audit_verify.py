@@ -15,8 +15,9 @@ from runs.models import Run
 from tests.helpers.runs import open_executing_run
 from tests.test_admin import admin_client, post
 
-pytestmark = pytest.mark.skipif(not os.environ.get("DATABASE_URL", "").startswith("postgres"),
-                                reason="tampering goes around PostgreSQL triggers")
+pytestmark = pytest.mark.skipif(
+    not os.environ.get("DATABASE_URL", "").startswith("postgres"), reason="tampering goes around PostgreSQL triggers"
+)
 
 
 @pytest.fixture
@@ -26,8 +27,11 @@ def chain(api) -> list[int]:
     other = Run.objects.select_related("session").get(pk=open_executing_run(api, patient_ref="MRN-8"))
     ids = []
     for step in range(5):
-        ids.append(audit.record(audit.Kind.VERDICT, run=run, actor_system=audit.SWEEP, decision="allow",
-                                data={"step": step}).pk)
+        ids.append(
+            audit.record(
+                audit.Kind.VERDICT, run=run, actor_system=audit.SWEEP, decision="allow", data={"step": step}
+            ).pk
+        )
         audit.record(audit.Kind.VERDICT, run=other, actor_system=audit.SWEEP, decision="allow")
         audit.record(audit.Kind.LOGIN, actor_system=audit.ANONYMOUS, decision="succeeded")
     return ids
@@ -78,8 +82,11 @@ def test_rows_hashed_before_version_2_verify_and_new_rows_link_to_them(db):
     older = v1_rows(2)
     newer = audit.record(audit.Kind.LOGIN, actor_system=audit.ANONYMOUS, decision="succeeded")
     assert newer.prev_hash == AuditEvent.objects.get(pk=older[-1]).hash
-    assert newer.hash == audit_chain.event_hash(newer) != audit_chain.v1_hash(
-        tuple(getattr(newer, field) for field in audit_chain.HASHED_FIELDS))
+    assert (
+        newer.hash
+        == audit_chain.event_hash(newer)
+        != audit_chain.v1_hash(tuple(getattr(newer, field) for field in audit_chain.HASHED_FIELDS))
+    )
     call_command("verify_audit")  # raises CommandError on a broken chain
 
 
@@ -110,8 +117,9 @@ def test_an_edit_that_recomputes_the_rows_hash_breaks_the_next_link(chain):
     row = AuditEvent.objects.get(pk=chain[1])
     row.decision = "blocked"
     forged = audit_chain.event_hash(row)
-    as_owner_without_triggers(("UPDATE approvals_auditevent SET decision = 'blocked', hash = %s WHERE id = %s",
-                               [forged, chain[1]]))
+    as_owner_without_triggers(
+        ("UPDATE approvals_auditevent SET decision = 'blocked', hash = %s WHERE id = %s", [forged, chain[1]])
+    )
     assert f"row id={chain[2]} " in verify_fails()
     assert "previous hash mismatch" in verify_fails()
 
@@ -144,14 +152,12 @@ def test_a_deleted_newest_row_is_caught_by_its_chain_head(chain):
 
 def test_the_admin_action_verifies_the_chains_of_the_selection(chain, carl):
     http = admin_client(carl)
-    response = post(http, "/admin/audit/auditevent/", {"action": "verify_chains",
-                                                          "_selected_action": [chain[0]]})
+    response = post(http, "/admin/audit/auditevent/", {"action": "verify_chains", "_selected_action": [chain[0]]})
     assert response.status_code == 302
     page = http.get(response["Location"]).content.decode()
     assert "Intact: 5 rows in 1 chain(s) verified." in page
     as_owner_without_triggers(("UPDATE approvals_auditevent SET tool = 'x' WHERE id = %s", [chain[4]]))
-    response = post(http, "/admin/audit/auditevent/", {"action": "verify_chains",
-                                                          "_selected_action": [chain[0]]})
+    response = post(http, "/admin/audit/auditevent/", {"action": "verify_chains", "_selected_action": [chain[0]]})
     page = http.get(response["Location"]).content.decode()
     assert f"BROKEN: row id={chain[4]} " in page
     last = AuditEvent.objects.order_by("-id").first()
@@ -163,10 +169,15 @@ def test_single_and_batched_appends_in_one_transaction_keep_one_chain(api):
     # rows may follow, all in one transaction: each must link to the head as the last one left it.
     run = Run.objects.select_related("session").get(pk=open_executing_run(api, patient_ref="MRN-9"))
     audit.record(audit.Kind.VERDICT, run=run, actor_system=audit.SWEEP, decision="allow")
-    audit.record_all([audit.entry(audit.Kind.VERDICT, run=run, actor_system=audit.SWEEP, decision="allow")
-                      for _ in range(2)])
+    audit.record_all(
+        [audit.entry(audit.Kind.VERDICT, run=run, actor_system=audit.SWEEP, decision="allow") for _ in range(2)]
+    )
     last = audit.record(audit.Kind.VERDICT, run=run, actor_system=audit.SWEEP, decision="allow")
 
-    assert [row.seq for row in AuditEvent.objects.filter(chain=last.chain).order_by("id")][-4:] == \
-        [last.seq - 3, last.seq - 2, last.seq - 1, last.seq]
+    assert [row.seq for row in AuditEvent.objects.filter(chain=last.chain).order_by("id")][-4:] == [
+        last.seq - 3,
+        last.seq - 2,
+        last.seq - 1,
+        last.seq,
+    ]
     call_command("verify_audit")  # raises CommandError on a broken chain

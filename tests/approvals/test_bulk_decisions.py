@@ -29,8 +29,15 @@ def rob_http(rob):
 
 def low_risk(api, n: int = 3) -> list[dict]:
     """`n` parked record_vitals calls (low tier), each in its own run."""
-    return [suspend(api, open_executing_run(api, patient_ref=f"MRN-9100{i}", age_band="adult"),
-                    tool="record_vitals", args=VITALS) for i in range(n)]
+    return [
+        suspend(
+            api,
+            open_executing_run(api, patient_ref=f"MRN-9100{i}", age_band="adult"),
+            tool="record_vitals",
+            args=VITALS,
+        )
+        for i in range(n)
+    ]
 
 
 def bulk(http, approvals, *, approved=True, reason="Routine observations, in range", **extra):
@@ -54,7 +61,10 @@ def test_each_low_risk_card_is_approved_and_audited_with_the_bulk_id(api, review
     for card in cards:
         row = approval_row(card["id"])
         assert (row.status, row.decided_by.username, row.decision_reason) == (
-            ApprovalStatus.APPROVED, "rita", "Routine observations, in range")
+            ApprovalStatus.APPROVED,
+            "rita",
+            "Routine observations, in range",
+        )
         [audited] = decision_rows(card["id"])  # one row per card, as a single decision writes
         assert (audited.decision, audited.actor, audited.data["bulk_id"]) == ("approved", "user:rita", bulk_id)
         assert audited.data["reason"] == "Routine observations, in range"
@@ -99,8 +109,9 @@ def test_a_question_refuses_the_bulk(api, reviewer_http):
     cards = low_risk(api, 1)
     run_id = open_executing_run(api)
     asked = clarify(api, run_id, [{"name": "route", "type": "string"}]).json()["approval"]
-    response = post_json(reviewer_http, URL, {"approved": False, "reason": "No", "cards": [
-        {"id": cards[0]["id"]}, {"id": asked["id"]}]})
+    response = post_json(
+        reviewer_http, URL, {"approved": False, "reason": "No", "cards": [{"id": cards[0]["id"]}, {"id": asked["id"]}]}
+    )
     assert (response.status_code, response.json()["error"]) == (422, "bulk_high_risk")
     assert approval_row(cards[0]["id"]).status == ApprovalStatus.PENDING
 
@@ -123,8 +134,9 @@ def test_fifty_cards_are_taken(api, reviewer_http):
 def test_an_unknown_card_is_404_and_decides_nothing(api, reviewer_http):
     cards = low_risk(api, 2)
     missing = str(uuid.uuid4())
-    response = post_json(reviewer_http, URL, {"approved": True, "reason": "Routine",
-                                              "cards": [{"id": cards[0]["id"]}, {"id": missing}]})
+    response = post_json(
+        reviewer_http, URL, {"approved": True, "reason": "Routine", "cards": [{"id": cards[0]["id"]}, {"id": missing}]}
+    )
     assert (response.status_code, response.json()["error"]) == (404, "not_found")
     assert missing in response.json()["detail"]
     assert approval_row(cards[0]["id"]).status == ApprovalStatus.PENDING
@@ -141,15 +153,18 @@ def test_a_card_outside_the_reviewers_teams_is_404(api, reviewer_http, rita, rob
     assert approval_row(ccu["id"]).status == ApprovalStatus.PENDING
 
 
-@pytest.mark.parametrize("body", [
-    {"approved": True, "cards": []},
-    {"approved": True, "reason": "   ", "cards": []},
-    {"approved": True, "reason": "Fine", "cards": []},
-    {"reason": "Fine", "cards": [{"id": str(uuid.uuid4())}]},
-    {"approved": True, "reason": "Fine", "cards": [{"id": "not-a-uuid"}]},
-    {"approved": True, "reason": "Fine", "cards": [{"id": str(uuid.uuid4()), "extra": 1}]},
-    {"approved": True, "reason": "Fine", "cards": [{"id": str(uuid.uuid4())}], "stop_run": True},
-])
+@pytest.mark.parametrize(
+    "body",
+    [
+        {"approved": True, "cards": []},
+        {"approved": True, "reason": "   ", "cards": []},
+        {"approved": True, "reason": "Fine", "cards": []},
+        {"reason": "Fine", "cards": [{"id": str(uuid.uuid4())}]},
+        {"approved": True, "reason": "Fine", "cards": [{"id": "not-a-uuid"}]},
+        {"approved": True, "reason": "Fine", "cards": [{"id": str(uuid.uuid4()), "extra": 1}]},
+        {"approved": True, "reason": "Fine", "cards": [{"id": str(uuid.uuid4())}], "stop_run": True},
+    ],
+)
 def test_a_malformed_bulk_is_invalid_payload(reviewer_http, body):
     response = post_json(reviewer_http, URL, body)
     assert (response.status_code, response.json()["error"]) == (400, "invalid_payload")
@@ -204,7 +219,8 @@ def test_an_agents_key_is_refused(api):
 
 def test_signed_out_is_refused(client, api):
     [card] = low_risk(api, 1)
-    response = client.post(URL, {"approved": True, "reason": "Fine", "cards": [{"id": card["id"]}]},
-                           content_type="application/json")
+    response = client.post(
+        URL, {"approved": True, "reason": "Fine", "cards": [{"id": card["id"]}]}, content_type="application/json"
+    )
     assert response.status_code in (401, 403)
     assert approval_row(card["id"]).status == ApprovalStatus.PENDING

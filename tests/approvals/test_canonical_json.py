@@ -17,9 +17,33 @@ from audit import chain as audit_chain
 from core.hashing import canonical_json, canonical_json_fast, payload_hash
 
 # Every finite double, and the ones at ECMAScript's layout boundaries written out.
-_BOUNDARIES = [1e-7, 1e-6, 9.999999999999999e-7, 1e-5, 9.99e-5, 1e-4, 0.00012, 0.1, 1.0, 1.5, 1e15, 1e16,
-               1.2345678901234567e16, 2.0**52 + 0.5, 2.0**53, 2.0**53 + 2, 2.0**60, 1e20, 1e21, 1.5e21, 1e22,
-               5e-324, 2.2250738585072014e-308, 1.7976931348623157e308, 123456789012345680000.0]
+_BOUNDARIES = [
+    1e-7,
+    1e-6,
+    9.999999999999999e-7,
+    1e-5,
+    9.99e-5,
+    1e-4,
+    0.00012,
+    0.1,
+    1.0,
+    1.5,
+    1e15,
+    1e16,
+    1.2345678901234567e16,
+    2.0**52 + 0.5,
+    2.0**53,
+    2.0**53 + 2,
+    2.0**60,
+    1e20,
+    1e21,
+    1.5e21,
+    1e22,
+    5e-324,
+    2.2250738585072014e-308,
+    1.7976931348623157e308,
+    123456789012345680000.0,
+]
 floats = st.one_of(
     st.floats(allow_nan=False, allow_infinity=False),
     st.integers(-(2**63), 2**63).map(float),  # integer-valued: "5", never "5.0"
@@ -28,11 +52,18 @@ floats = st.one_of(
 )
 # Any text: control characters, quotes and backslashes, the BMP's top (U+E000–U+FFFF, which
 # sorts after the astral planes in UTF-16), and the astral planes themselves.
-text = st.text(st.one_of(st.characters(exclude_categories=("Cs",)), st.sampled_from('"\\\x00\x1f\x7f\u2028\ue000\uffff'),
-                         st.characters(min_codepoint=0x10000)), max_size=10)
+text = st.text(
+    st.one_of(
+        st.characters(exclude_categories=("Cs",)),
+        st.sampled_from('"\\\x00\x1f\x7f\u2028\ue000\uffff'),
+        st.characters(min_codepoint=0x10000),
+    ),
+    max_size=10,
+)
 scalars = st.none() | st.booleans() | st.integers(-(2**53) + 1, 2**53 - 1) | floats | text
-json_values = st.recursive(scalars, lambda inner: st.lists(inner, max_size=5) | st.dictionaries(text, inner, max_size=5),
-                           max_leaves=25)
+json_values = st.recursive(
+    scalars, lambda inner: st.lists(inner, max_size=5) | st.dictionaries(text, inner, max_size=5), max_leaves=25
+)
 
 
 @settings(max_examples=1000, deadline=None)
@@ -41,11 +72,23 @@ def test_every_float_is_written_as_the_reference_writes_it(number):
     assert canonical_json_fast(number) == rfc8785.dumps(number)
 
 
-@pytest.mark.parametrize("number, text", [
-    (5.0, "5"), (-0.0, "0"), (1e-7, "1e-7"), (1e-6, "0.000001"), (1.5e-5, "0.000015"), (1e16, "10000000000000000"),
-    (2.0**60, "1152921504606847000"), (1e21, "1e+21"), (-1.5e-7, "-1.5e-7"), (5e-324, "5e-324"),
-    (1.7976931348623157e308, "1.7976931348623157e+308"), (72.4, "72.4"),
-])
+@pytest.mark.parametrize(
+    "number, text",
+    [
+        (5.0, "5"),
+        (-0.0, "0"),
+        (1e-7, "1e-7"),
+        (1e-6, "0.000001"),
+        (1.5e-5, "0.000015"),
+        (1e16, "10000000000000000"),
+        (2.0**60, "1152921504606847000"),
+        (1e21, "1e+21"),
+        (-1.5e-7, "-1.5e-7"),
+        (5e-324, "5e-324"),
+        (1.7976931348623157e308, "1.7976931348623157e+308"),
+        (72.4, "72.4"),
+    ],
+)
 def test_floats_use_ecmascript_layout(number, text):
     assert canonical_json_fast(number) == text.encode() == canonical_json(number)
 
@@ -68,10 +111,24 @@ def test_a_key_past_the_bmp_sorts_before_the_bmps_top():
     assert canonical_json_fast(value) == '{"\U0001f600":2,"\ue000":1.5}'.encode() == canonical_json(value)
 
 
-@pytest.mark.parametrize("value", [
-    math.nan, math.inf, -math.inf, {"dose": math.nan}, [1.5, math.inf], 2**53, {"n": -(2**53)},
-    "\ud800", {"\udc00": 1.5}, [0.5, "\ud83d"], {1: 1.5}, {"a": {2.5}}, b"x",
-])
+@pytest.mark.parametrize(
+    "value",
+    [
+        math.nan,
+        math.inf,
+        -math.inf,
+        {"dose": math.nan},
+        [1.5, math.inf],
+        2**53,
+        {"n": -(2**53)},
+        "\ud800",
+        {"\udc00": 1.5},
+        [0.5, "\ud83d"],
+        {1: 1.5},
+        {"a": {2.5}},
+        b"x",
+    ],
+)
 def test_what_the_reference_refuses_is_refused_alike(value):
     # Mostly its CanonicalizationError; a lone surrogate in a key is a UnicodeEncodeError (both ValueErrors).
     with pytest.raises(ValueError) as expected:
@@ -90,12 +147,42 @@ def test_what_only_the_reference_accepts_it_still_writes(value):
 @given(st.dictionaries(text, json_values, max_size=4), st.integers(1, 2**40))
 def test_audit_row_hashes_are_the_reference_hashes(data, seq):
     # verify_audit must agree with the reference's bytes, in both versions a chain may hold.
-    values = ("run:1", seq, "0" * 64, "2026-12-01T23:00:00.000000+00:00", "verdict", "client:ward", 7, None,
-              "s-1", "r-1", None, "MRN-1", "ehr.order", "create", "require_approval", "rule-1", data)
-    body = {"chain": "run:1", "at": values[3], "kind": "verdict", "actor": "client:ward", "actor_user_id": 7,
-            "actor_client_id": None, "session_id": "s-1", "run_id": "r-1", "approval_id": None,
-            "patient_ref": "MRN-1", "tool": "ehr.order", "op": "create", "decision": "require_approval",
-            "rule_id": "rule-1", "data": data}
+    values = (
+        "run:1",
+        seq,
+        "0" * 64,
+        "2026-12-01T23:00:00.000000+00:00",
+        "verdict",
+        "client:ward",
+        7,
+        None,
+        "s-1",
+        "r-1",
+        None,
+        "MRN-1",
+        "ehr.order",
+        "create",
+        "require_approval",
+        "rule-1",
+        data,
+    )
+    body = {
+        "chain": "run:1",
+        "at": values[3],
+        "kind": "verdict",
+        "actor": "client:ward",
+        "actor_user_id": 7,
+        "actor_client_id": None,
+        "session_id": "s-1",
+        "run_id": "r-1",
+        "approval_id": None,
+        "patient_ref": "MRN-1",
+        "tool": "ehr.order",
+        "op": "create",
+        "decision": "require_approval",
+        "rule_id": "rule-1",
+        "data": data,
+    }
     body_digest = hashlib.sha256(rfc8785.dumps({"v": 2, **body})).hexdigest()
     assert audit_chain.row_hash(values) == hashlib.sha256(f"{'0' * 64}:{seq}:{body_digest}".encode()).hexdigest()
     v1 = {"v": 1, "seq": seq, "prev_hash": "0" * 64, **body}

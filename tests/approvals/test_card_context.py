@@ -38,14 +38,20 @@ def test_the_card_says_the_sessions_age_band_consent_and_the_runs_autonomy(api):
     approval = suspend(api, open_executing_run(api, age_band="teen", consent=True))
     card = card_of(approval["id"])
     assert {k: card["session"][k] for k in ("age_band", "consent", "tainted")} == {
-        "age_band": "teen", "consent": True, "tainted": False}
+        "age_band": "teen",
+        "consent": True,
+        "tainted": False,
+    }
     assert card["autonomy"] == "guarded"
     assert card["tainted_by"] is None
 
 
 def test_a_tainted_sessions_card_names_the_result_that_tainted_it(api):
     run_id = open_executing_run(api, age_band="adult")
-    assert gate(api, run_id, tool="web_search", op="", args={"q": "x"}, tool_call_id="search-1").json()["decision"] == "allow"
+    assert (
+        gate(api, run_id, tool="web_search", op="", args={"q": "x"}, tool_call_id="search-1").json()["decision"]
+        == "allow"
+    )
     reported = api.post(f"/api/v1/runs/{run_id}/tool-calls/search-1/result/", {"output": {"hits": 1}}, format="json")
     assert reported.json()["session_tainted"] is True
     approval = suspend(api, run_id, tool_call_id="call-2", step_id="step-2")
@@ -59,7 +65,10 @@ def test_a_tainted_sessions_card_names_the_result_that_tainted_it(api):
 
 def test_a_tainted_sessions_card_is_pushed_with_its_rationale_and_taint(api):
     run_id = open_executing_run(api, age_band="adult")
-    assert gate(api, run_id, tool="web_search", op="", args={"q": "x"}, tool_call_id="search-1").json()["decision"] == "allow"
+    assert (
+        gate(api, run_id, tool="web_search", op="", args={"q": "x"}, tool_call_id="search-1").json()["decision"]
+        == "allow"
+    )
     api.post(f"/api/v1/runs/{run_id}/tool-calls/search-1/result/", {"output": {"hits": 1}}, format="json")
     suspend(api, run_id, tool_call_id="call-2", step_id="step-2", metadata={"rationale": "Sepsis screen positive."})
 
@@ -77,12 +86,17 @@ def test_the_single_card_and_the_page_agree(api):
 def test_a_page_of_tainted_and_untainted_sessions_names_each_taint_once(api):
     # The page looks for taint sources only in tainted sessions' rows (card_context._for_runs).
     tainted_run = open_executing_run(api)
-    assert gate(api, tainted_run, tool="web_search", op="", args={"q": "x"}, tool_call_id="search-1").json()["decision"] == "allow"
+    assert (
+        gate(api, tainted_run, tool="web_search", op="", args={"q": "x"}, tool_call_id="search-1").json()["decision"]
+        == "allow"
+    )
     api.post(f"/api/v1/runs/{tainted_run}/tool-calls/search-1/result/", {"output": {"hits": 1}}, format="json")
     tainted = suspend(api, tainted_run, tool_call_id="call-2", step_id="step-2")
     clean = suspend(api, open_executing_run(api))
 
-    page = cards.cards_for(Approval.objects.filter(pk__in=[tainted["id"], clean["id"]]).select_related("session__client"))
+    page = cards.cards_for(
+        Approval.objects.filter(pk__in=[tainted["id"], clean["id"]]).select_related("session__client")
+    )
 
     by_id = {card["id"]: card for card in page}
     assert by_id[tainted["id"]]["tainted_by"]["tool"] == "web_search"

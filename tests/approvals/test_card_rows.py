@@ -18,8 +18,13 @@ from tests.helpers.runs import append, open_executing_run
 
 pytestmark = pytest.mark.django_db
 
-ODD_ARGS = {"dose_mg_per_kg": 7.5, "weight_kg": 72.0, "tiny": 1e-7, "note": "é ✓ \U0001f600 \"q\" \\ \n",
-            "\U0001f48a": [0.1, -0.0, 2**53 - 1, None, True]}
+ODD_ARGS = {
+    "dose_mg_per_kg": 7.5,
+    "weight_kg": 72.0,
+    "tiny": 1e-7,
+    "note": 'é ✓ \U0001f600 "q" \\ \n',
+    "\U0001f48a": [0.1, -0.0, 2**53 - 1, None, True],
+}
 
 
 @pytest.fixture
@@ -33,15 +38,24 @@ def approvals_in_every_state(api, ward_agent, rob) -> list:
     Approval.objects.filter(pk=made[0].pk).update(claimed_by=rob, claim_expires_at=now + timedelta(minutes=5))
     Approval.objects.filter(pk=made[1].pk).update(claimed_by=rob, claim_expires_at=now - timedelta(minutes=5))
     Approval.objects.filter(pk=made[2].pk).update(
-        approvals_required=2, approved_args={"dose_mg": 1.25}, payload_hash="1" * 64, message="Which ward?",
+        approvals_required=2,
+        approved_args={"dose_mg": 1.25},
+        payload_hash="1" * 64,
+        message="Which ward?",
         resume_schema={"type": "object", "properties": {"dose": {"type": "number", "minimum": 0.5}}},
-        approvals=[{"reviewer": "rob", "at": now.isoformat(), "reason": "ok", "payload_hash": "1" * 64},
-                   {"reviewer": "rita", "at": now.isoformat(), "reason": "old", "payload_hash": "0" * 64}])
+        approvals=[
+            {"reviewer": "rob", "at": now.isoformat(), "reason": "ok", "payload_hash": "1" * 64},
+            {"reviewer": "rita", "at": now.isoformat(), "reason": "old", "payload_hash": "0" * 64},
+        ],
+    )
     Approval.objects.filter(pk=made[3].pk).update(status=ApprovalStatus.APPROVED, decided_by=rob, decided_at=now)
     Session.objects.filter(pk=made[4].session_id).update(tainted=True, title="Ward ✓ \U0001f3e5")
 
     tainted_run = open_executing_run(api)
-    assert gate(api, tainted_run, tool="web_search", op="", args={"q": "x"}, tool_call_id="search-1").json()["decision"] == "allow"
+    assert (
+        gate(api, tainted_run, tool="web_search", op="", args={"q": "x"}, tool_call_id="search-1").json()["decision"]
+        == "allow"
+    )
     api.post(f"/api/v1/runs/{tainted_run}/tool-calls/search-1/result/", {"output": {"hits": 1}}, format="json")
     session_id = Run.objects.get(pk=tainted_run).session_id
     append(api, session_id, "user", [{"type": "text", "text": "Treat the sepsis ✓ \U0001f3e5"}])
@@ -59,8 +73,16 @@ def test_a_card_from_its_row_is_the_pushed_card_byte_for_byte(approvals_in_every
 
     assert len(from_rows) == len(approvals_in_every_state)
     said = {key for card in from_rows for key, value in card.items() if value}
-    assert {"claimed_by", "run_granted", "approvals", "message", "tainted_by", "rationale", "turn",
-            "escalated_at"} <= said
+    assert {
+        "claimed_by",
+        "run_granted",
+        "approvals",
+        "message",
+        "tainted_by",
+        "rationale",
+        "turn",
+        "escalated_at",
+    } <= said
     for card in from_rows:
         pushed = cards.added(Approval.objects.get(pk=card["id"]))["card"]
         assert json.dumps(card) == json.dumps(pushed)

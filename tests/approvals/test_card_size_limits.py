@@ -26,8 +26,9 @@ pytestmark = pytest.mark.django_db
 
 def wide_form(fields: int = 50, options: int = 400) -> list[dict]:
     """As many fields as a clarification may name, each a long pick list: well under the 1 MB body limit."""
-    return [{"name": f"field_{n}", "hint": {"options": [f"option {n}-{k}" for k in range(options)]}}
-            for n in range(fields)]
+    return [
+        {"name": f"field_{n}", "hint": {"options": [f"option {n}-{k}" for k in range(options)]}} for n in range(fields)
+    ]
 
 
 def test_a_clarification_whose_form_is_too_big_for_a_card_is_refused_and_changes_nothing(api):
@@ -60,8 +61,10 @@ def test_a_reason_longer_than_the_limit_is_refused_and_changes_nothing(api, revi
     run_id, approval = parked_run(api)
     audited = AuditEvent.objects.count()
 
-    for body in ({"approved": True, "reason": "x" * (REASON_MAX_CHARS + 1), "payload_hash": approval["payload_hash"]},
-                 {"approved": False, "reason": "x" * (REASON_MAX_CHARS + 1)}):
+    for body in (
+        {"approved": True, "reason": "x" * (REASON_MAX_CHARS + 1), "payload_hash": approval["payload_hash"]},
+        {"approved": False, "reason": "x" * (REASON_MAX_CHARS + 1)},
+    ):
         response = decide(reviewer_http, approval["id"], body)
 
         assert (response.status_code, response.json()["error"]) == (400, "invalid_payload")

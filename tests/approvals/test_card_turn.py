@@ -50,10 +50,18 @@ def test_the_card_carries_the_last_question_and_the_agents_words_before_the_call
 def test_the_agents_text_stops_at_the_calls_own_tool_part(api):
     run_id = open_executing_run(api)
     said(api, run_id, "user", text(ASKED))
-    said(api, run_id, "assistant", {"type": "step-start"}, text("Checking allergies first."),
-         {"type": "tool-get_patient_summary", "toolCallId": "call-0", "state": "output-available"},
-         text(SAID), {"type": "tool-prescribe_medication", "toolCallId": "call-1", "state": "input-available"},
-         text("Prescribed; I will recheck in 48 hours."), linked=True)
+    said(
+        api,
+        run_id,
+        "assistant",
+        {"type": "step-start"},
+        text("Checking allergies first."),
+        {"type": "tool-get_patient_summary", "toolCallId": "call-0", "state": "output-available"},
+        text(SAID),
+        {"type": "tool-prescribe_medication", "toolCallId": "call-1", "state": "input-available"},
+        text("Prescribed; I will recheck in 48 hours."),
+        linked=True,
+    )
     approval = suspend(api, run_id, tool_call_id="call-1")
 
     assert card_of(approval["id"])["turn"]["agent"]["text"] == f"Checking allergies first.\n\n{SAID}"
@@ -78,7 +86,9 @@ def test_a_message_written_after_the_call_parked_is_not_shown_unless_it_is_the_r
     said(api, run_id, "user", text("Also book a chest X-ray."))
     said(api, run_id, "assistant", text("Another run's answer."))
     assert card_of(approval["id"])["turn"] == {
-        "user": {"text": ASKED, "at": Message.objects.first().created_at.isoformat(), "cut": False}, "agent": None}
+        "user": {"text": ASKED, "at": Message.objects.first().created_at.isoformat(), "cut": False},
+        "agent": None,
+    }
 
     said(api, run_id, "assistant", text(SAID), linked=True)  # the client stores the run's message at the end
 

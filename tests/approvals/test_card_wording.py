@@ -9,8 +9,9 @@ import pytest
 from approvals.gate import CLARIFICATION_RULE, EXPLANATIONS
 from registry.policy import RULES, Decision
 
-ENGINEERING_WORDS = re.compile(r"\b(tools?|registry|tiers?|writes?|operations?|sessions?|untrusted|class|op)\b",
-                               re.IGNORECASE)
+ENGINEERING_WORDS = re.compile(
+    r"\b(tools?|registry|tiers?|writes?|operations?|sessions?|untrusted|class|op)\b", re.IGNORECASE
+)
 PARKING = {rule_id: rule.explanation for rule_id, rule in RULES.items() if rule.decision is Decision.REQUIRE_APPROVAL}
 
 

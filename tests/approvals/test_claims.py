@@ -39,8 +39,7 @@ def claim(http, approval_id):
 
 
 def release(http, approval_id):
-    return http.delete(f"/api/v1/approvals/{approval_id}/claim/",
-                       HTTP_X_CSRFTOKEN=http.cookies["csrftoken"].value)
+    return http.delete(f"/api/v1/approvals/{approval_id}/claim/", HTTP_X_CSRFTOKEN=http.cookies["csrftoken"].value)
 
 
 def test_a_reviewer_claims_a_card(parked, reviewer_http, monkeypatch):
@@ -69,7 +68,10 @@ def test_the_holder_claiming_again_renews(parked, reviewer_http, monkeypatch):
     renewed = claim(reviewer_http, parked)
     assert renewed.status_code == 200
     assert approval_row(parked).claim_expires_at == start + timedelta(seconds=400)
-    assert list(AuditEvent.objects.filter(kind="claim").order_by("id").values_list("decision", flat=True)) == ["claimed", "renewed"]
+    assert list(AuditEvent.objects.filter(kind="claim").order_by("id").values_list("decision", flat=True)) == [
+        "claimed",
+        "renewed",
+    ]
 
 
 def test_another_reviewer_is_told_who_holds_it(parked, reviewer_http, rob_http):
@@ -105,7 +107,10 @@ def test_the_holder_releases_it(parked, reviewer_http, rob_http):
     assert approval_row(parked).claimed_by_id is None
     assert claim(rob_http, parked).status_code == 200
     assert list(AuditEvent.objects.filter(kind="claim").order_by("id").values_list("decision", "actor")) == [
-        ("claimed", "user:rita"), ("released", "user:rita"), ("claimed", "user:rob")]
+        ("claimed", "user:rita"),
+        ("released", "user:rita"),
+        ("claimed", "user:rob"),
+    ]
 
 
 def test_only_the_holder_releases_it(parked, reviewer_http, rob_http):

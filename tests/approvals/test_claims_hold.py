@@ -119,8 +119,10 @@ def test_the_voided_claim_is_audited_with_its_holder_and_cause(api, held_in_icu)
 
     row = AuditEvent.objects.get(kind="claim", decision="voided")
     assert (row.actor, row.approval_id.hex, row.data) == (
-        "client:ward-agent", held_in_icu["id"].replace("-", ""),
-        {"holder": "rita", "cause": "care unit changed", "care_unit": "CARDIO"})
+        "client:ward-agent",
+        held_in_icu["id"].replace("-", ""),
+        {"holder": "rita", "cause": "care unit changed", "care_unit": "CARDIO"},
+    )
 
 
 def test_the_voided_claim_is_pushed_as_an_unclaimed_card(api, held_in_icu):
@@ -128,7 +130,10 @@ def test_the_voided_claim_is_pushed_as_an_unclaimed_card(api, held_in_icu):
 
     pushed = RunEvent.objects.get(kind="approval.claim_voided").inbox
     assert (pushed["type"], pushed["card"]["id"], pushed["card"]["claimed_by"]) == (
-        "card.updated", held_in_icu["id"], None)
+        "card.updated",
+        held_in_icu["id"],
+        None,
+    )
     assert pushed["card"]["session"]["care_unit"] == "CARDIO"  # the new ward's inboxes take it
 
 
@@ -150,8 +155,9 @@ def test_leaving_the_team_voids_the_claim(held_in_icu, wards, rita, django_captu
     assert AuditEvent.objects.get(kind="claim", decision="voided").actor == "visibility"
 
 
-def test_a_team_edit_routing_the_unit_to_another_team_voids_the_claim(held_in_icu, wards,
-                                                                       django_capture_on_commit_callbacks):
+def test_a_team_edit_routing_the_unit_to_another_team_voids_the_claim(
+    held_in_icu, wards, django_capture_on_commit_callbacks
+):
     with django_capture_on_commit_callbacks(execute=True):
         ReviewTeam.objects.filter(name="Cardiology").update(care_units=["CARDIO", "ICU"])
         wards.care_units = ["ICU-2"]
@@ -175,8 +181,9 @@ def test_a_deactivated_holder_loses_the_claim(held_in_icu, rita, django_capture_
     assert approval_row(held_in_icu["id"]).claimed_by is None
 
 
-def test_a_team_edit_that_keeps_the_holders_view_keeps_the_claim(held_in_icu, wards, rob,
-                                                                  django_capture_on_commit_callbacks):
+def test_a_team_edit_that_keeps_the_holders_view_keeps_the_claim(
+    held_in_icu, wards, rob, django_capture_on_commit_callbacks
+):
     with django_capture_on_commit_callbacks(execute=True):
         wards.members.add(rob)
         wards.name = "Intensive care"

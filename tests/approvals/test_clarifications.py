@@ -21,8 +21,14 @@ FORM = [
     {"name": "weight_kg", "type": "number", "hint": {"min": 0.5, "max": 350}},
     {"name": "doses", "type": "integer", "hint": {"min": 1, "max": 6}},
 ]
-GOOD_VALUES = {"route": "oral", "symptoms": ["rash"], "start": "2025-03-04",
-               "review_at": "2025-03-04T09:30:00Z", "weight_kg": 71.5, "doses": 3}
+GOOD_VALUES = {
+    "route": "oral",
+    "symptoms": ["rash"],
+    "start": "2025-03-04",
+    "review_at": "2025-03-04T09:30:00Z",
+    "weight_kg": 71.5,
+    "doses": 3,
+}
 
 
 @pytest.fixture
@@ -47,51 +53,86 @@ def test_a_clarification_is_framed_as_a_data_part(api):
     approval = body["approval"]
     assert body["reason_code"] == "clarification"
     assert body["frames"] == [
-        {"type": "tool-input-available", "toolCallId": "call-1", "toolName": "prescribe_medication",
-         "input": {"drug": "amoxicillin"}},
-        {"type": "data-clarification", "id": approval["id"],
-         "data": {"toolCallId": "call-1", "message": "Which route should the antibiotic take?",
-                  "schema": approval["resume_schema"]}},
+        {
+            "type": "tool-input-available",
+            "toolCallId": "call-1",
+            "toolName": "prescribe_medication",
+            "input": {"drug": "amoxicillin"},
+        },
+        {
+            "type": "data-clarification",
+            "id": approval["id"],
+            "data": {
+                "toolCallId": "call-1",
+                "message": "Which route should the antibiotic take?",
+                "schema": approval["resume_schema"],
+            },
+        },
     ]
 
 
 def test_options_become_a_single_select_with_a_radio_flag(asked):
     _, approval = asked
-    assert properties(approval)["route"] == {"title": "Route", "type": "string", "enum": ["oral", "iv"],
-                                             "x-condor-widget": "radio"}
+    assert properties(approval)["route"] == {
+        "title": "Route",
+        "type": "string",
+        "enum": ["oral", "iv"],
+        "x-condor-widget": "radio",
+    }
 
 
 def test_an_array_becomes_a_multi_choice(asked):
     _, approval = asked
     assert properties(approval)["symptoms"] == {
-        "title": "symptoms", "type": "array", "items": {"type": "string", "enum": ["rash", "fever", "nausea"]},
-        "uniqueItems": True, "maxItems": 2}
+        "title": "symptoms",
+        "type": "array",
+        "items": {"type": "string", "enum": ["rash", "fever", "nausea"]},
+        "uniqueItems": True,
+        "maxItems": 2,
+    }
 
 
 def test_dates_carry_their_bounds(asked):
     _, approval = asked
-    assert properties(approval)["start"] == {"title": "start", "type": "string", "format": "date",
-                                             "formatMinimum": "2025-01-01", "formatMaximum": "2025-12-31"}
+    assert properties(approval)["start"] == {
+        "title": "start",
+        "type": "string",
+        "format": "date",
+        "formatMinimum": "2025-01-01",
+        "formatMaximum": "2025-12-31",
+    }
     assert properties(approval)["review_at"]["format"] == "date-time"
     assert properties(approval)["review_at"]["formatMinimum"] == "2025-01-01T08:00:00Z"
 
 
 def test_a_textarea_flag_and_number_bounds_reach_the_schema(asked):
     _, approval = asked
-    assert properties(approval)["history"] == {"title": "history", "type": "string",
-                                               "x-condor-widget": "textarea"}
-    assert properties(approval)["weight_kg"] == {"title": "weight_kg", "type": "number",
-                                                 "minimum": 0.5, "maximum": 350}
+    assert properties(approval)["history"] == {"title": "history", "type": "string", "x-condor-widget": "textarea"}
+    assert properties(approval)["weight_kg"] == {"title": "weight_kg", "type": "number", "minimum": 0.5, "maximum": 350}
     assert properties(approval)["doses"] == {"title": "doses", "type": "integer", "minimum": 1, "maximum": 6}
     assert "history" not in approval["resume_schema"]["required"]
 
 
 @pytest.mark.parametrize(
     "hint",
-    [{"options": "oral,iv"}, {"options": ["oral", "oral"]}, {"min": "2025-12-31", "max": "2025-01-01"},
-     {"radio": "yes", "options": ["oral"]}, {"textarea": True, "format": "date"}, {"colour": "red"}, "oral"],
-    ids=["options-not-a-list", "duplicate-options", "min-after-max", "radio-not-boolean", "textarea-on-date",
-         "unknown-key", "hint-not-an-object"],
+    [
+        {"options": "oral,iv"},
+        {"options": ["oral", "oral"]},
+        {"min": "2025-12-31", "max": "2025-01-01"},
+        {"radio": "yes", "options": ["oral"]},
+        {"textarea": True, "format": "date"},
+        {"colour": "red"},
+        "oral",
+    ],
+    ids=[
+        "options-not-a-list",
+        "duplicate-options",
+        "min-after-max",
+        "radio-not-boolean",
+        "textarea-on-date",
+        "unknown-key",
+        "hint-not-an-object",
+    ],
 )
 def test_a_malformed_hint_degrades_only_its_field_to_free_text(api, hint):
     run_id = open_executing_run(api)
@@ -121,11 +162,11 @@ HEAD = '"tool_call_id": "c", "step_id": "s", "tool": "t"'
 @pytest.mark.parametrize(
     "raw",
     [
-        '{' + HEAD + ', "message": "m", "missing": [{"name": "a"}], "message": "n"}',
-        '{' + HEAD + ', "message": "m", "missing": [{"name": "a", "hint": {"max": NaN}}]}',
-        '{' + HEAD + ', "message": "m", "missing": [{"name": "a"}], "args": {"n": 9007199254740992}}',
-        '{' + HEAD + ', "message": "m", "missing": [{"name": "a"}], "urgent": true}',
-        '{' + HEAD + ', "missing": [{"name": "a"}]}',
+        "{" + HEAD + ', "message": "m", "missing": [{"name": "a"}], "message": "n"}',
+        "{" + HEAD + ', "message": "m", "missing": [{"name": "a", "hint": {"max": NaN}}]}',
+        "{" + HEAD + ', "message": "m", "missing": [{"name": "a"}], "args": {"n": 9007199254740992}}',
+        "{" + HEAD + ', "message": "m", "missing": [{"name": "a"}], "urgent": true}',
+        "{" + HEAD + ', "missing": [{"name": "a"}]}',
         '[{"name": "a"}]',
     ],
     ids=["duplicate-key", "nan", "2**53", "unknown-field", "no-message", "non-object"],
@@ -176,8 +217,18 @@ def test_good_values_are_returned_on_resume(asked, api, reviewer_http):
         {**GOOD_VALUES, "pharmacy": "main"},
         {key: value for key, value in GOOD_VALUES.items() if key != "route"},
     ],
-    ids=["not-an-option", "too-many-choices", "repeated-choice", "date-after-max", "not-a-date",
-         "before-min", "below-minimum", "not-an-integer", "unknown-field", "required-missing"],
+    ids=[
+        "not-an-option",
+        "too-many-choices",
+        "repeated-choice",
+        "date-after-max",
+        "not-a-date",
+        "before-min",
+        "below-minimum",
+        "not-an-integer",
+        "unknown-field",
+        "required-missing",
+    ],
 )
 def test_values_the_form_refuses_fail_the_run(asked, reviewer_http, api, values):
     run_id, approval = asked
@@ -187,8 +238,7 @@ def test_values_the_form_refuses_fail_the_run(asked, reviewer_http, api, values)
     assert resume(api, run_id, approval["id"]).json()["error"] == "approval_rejected"
 
 
-@pytest.mark.parametrize("body", [{"approved": True}, {"values": GOOD_VALUES, "approved": True},
-                                  {"values": ["oral"]}])
+@pytest.mark.parametrize("body", [{"approved": True}, {"values": GOOD_VALUES, "approved": True}, {"values": ["oral"]}])
 def test_a_clarification_is_answered_with_values_only(asked, reviewer_http, body):
     run_id, approval = asked
     assert decide(reviewer_http, approval["id"], body).status_code == 422
@@ -212,8 +262,12 @@ def test_values_the_form_refuses_deny_the_tool_call_on_the_stream(asked, reviewe
     run_id, approval = asked
     decide(reviewer_http, approval["id"], {"values": {**GOOD_VALUES, "route": "rectal"}})
     chunks = [chunk for event in RunEvent.objects.filter(run_id=run_id) for chunk in event.frames]
-    assert [chunk["type"] for chunk in chunks] == ["tool-input-available", "data-clarification",
-                                                   "data-approval-decision", "tool-output-denied"]
+    assert [chunk["type"] for chunk in chunks] == [
+        "tool-input-available",
+        "data-clarification",
+        "data-approval-decision",
+        "tool-output-denied",
+    ]
     assert chunks[-1] == {"type": "tool-output-denied", "toolCallId": "call-1"}
     assert RunEvent.objects.filter(run_id=run_id).last().kind == "run.closed"
 
@@ -235,8 +289,11 @@ def test_a_client_that_cannot_park_is_blocked_instead_of_asked(hurried_api):
     assert not Approval.objects.exists()
     assert run_state(run_id) == ("executing", "")
     verdict = AuditEvent.objects.get(kind=AuditEvent.Kind.VERDICT, run_id=run_id)
-    assert (verdict.decision, verdict.rule_id, verdict.tool) == ("blocked", "client.cannot-park",
-                                                                  "prescribe_medication")
+    assert (verdict.decision, verdict.rule_id, verdict.tool) == (
+        "blocked",
+        "client.cannot-park",
+        "prescribe_medication",
+    )
 
 
 def test_an_unusable_form_from_a_client_that_cannot_park_is_still_refused(hurried_api):

@@ -34,11 +34,13 @@ def registry_changes():
 
 # --- groups -----------------------------------------------------------------------------------
 
+
 def test_the_three_groups_exist_after_migrations(db):
     assert set(Group.objects.values_list("name", flat=True)) >= {"reviewers", "compliance", "governance"}
 
 
 # --- create_api_client ------------------------------------------------------------------------
+
 
 def test_create_api_client_prints_a_key_that_authenticates(db):
     key = run("create_api_client", "ward-7").strip().splitlines()[-1]
@@ -68,6 +70,7 @@ def test_create_api_client_refuses_a_duplicate_name(db):
 
 # --- create_reviewer --------------------------------------------------------------------------
 
+
 def test_create_reviewer_makes_a_reviewer_who_can_log_in(db):
     run("create_reviewer", "nora", "--password", "night shift 42")
     nora = User.objects.get(username="nora")
@@ -92,11 +95,14 @@ def test_create_reviewer_again_resets_the_password(db):
     assert User.objects.filter(username="nora").count() == 1
 
 
-@pytest.mark.parametrize("password, reason", [
-    ("short1", "too short"),
-    ("password123", "too common"),
-    ("4815162342", "entirely numeric"),
-])
+@pytest.mark.parametrize(
+    "password, reason",
+    [
+        ("short1", "too short"),
+        ("password123", "too common"),
+        ("4815162342", "entirely numeric"),
+    ],
+)
 def test_create_reviewer_refuses_a_weak_password(db, password, reason):
     with pytest.raises(CommandError, match=f"Password refused for 'nora'.*{reason}"):
         run("create_reviewer", "nora", "--password", password)
@@ -116,10 +122,13 @@ def test_create_reviewer_refuses_a_weak_new_password_and_keeps_the_old_one(db):
     assert log_in("nora", "night shift 42") is not None
 
 
-@pytest.mark.parametrize("username, password", [
-    *[(username, password) for username, password, _, _ in seed_demo.PEOPLE],
-    ("rita", PASSWORD),  # the test personas'
-])
+@pytest.mark.parametrize(
+    "username, password",
+    [
+        *[(username, password) for username, password, _, _ in seed_demo.PEOPLE],
+        ("rita", PASSWORD),  # the test personas'
+    ],
+)
 def test_the_demo_and_test_passwords_pass_the_validators(db, username, password):
     validate_password(password, User(username=username))  # raises if refused
 
@@ -131,6 +140,7 @@ def test_create_reviewer_refuses_an_unknown_group(db):
 
 
 # --- register_tool ----------------------------------------------------------------------------
+
 
 def test_register_tool_creates_a_descriptor_and_audits_it(db):
     # A new tool the gate would never allow applies at once (one that it would allow

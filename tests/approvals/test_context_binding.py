@@ -46,8 +46,9 @@ def test_the_reviewers_card_carries_the_context_it_binds_also_after_a_relink(ali
     run_id, approval = alices
     relink(run_id, patient_ref="MRN-BOB")
 
-    (card,) = [card for card in reviewer_http.get("/api/v1/inbox/cards/").json()["cards"]
-               if card["id"] == approval["id"]]
+    (card,) = [
+        card for card in reviewer_http.get("/api/v1/inbox/cards/").json()["cards"] if card["id"] == approval["id"]
+    ]
 
     assert card["bound_context"] == ALICE  # what an approval would bind, not the session's new patient
 
@@ -82,7 +83,11 @@ def test_a_refused_resume_is_audited_though_the_refusal_rolled_back(approved_for
 
     row = AuditEvent.objects.get(kind=AuditEvent.Kind.CONSUME)
     assert (row.decision, str(row.approval_id), row.actor, row.patient_ref) == (
-        "context_changed", approval["id"], "client:ward-agent", "MRN-BOB")
+        "context_changed",
+        approval["id"],
+        "client:ward-agent",
+        "MRN-BOB",
+    )
     assert row.data["bound_context"]["patient_ref"] == "MRN-ALICE"
     assert row.data["session_context"]["patient_ref"] == "MRN-BOB"
 

@@ -55,8 +55,9 @@ def test_a_governance_admin_cannot_decide(parked, gina):
 
 def test_an_anonymous_caller_cannot_decide(parked, client):
     _, approval = parked
-    response = client.post(f"/api/v1/approvals/{approval['id']}/decision/", {"approved": True},
-                           content_type="application/json")
+    response = client.post(
+        f"/api/v1/approvals/{approval['id']}/decision/", {"approved": True}, content_type="application/json"
+    )
     assert response.status_code == 403
     assert approval_row(approval["id"]).status == "pending"
 
@@ -149,8 +150,9 @@ def test_a_rejection_denies_the_call_and_the_run_executes_again(parked, reviewer
 
 def test_a_rejection_leaves_the_other_pending_approvals_of_the_run_pending(parked, api, reviewer_http):
     run_id, approval = parked
-    sibling = suspend(api, run_id, tool="submit_billing_claim", op="submit", args={"claim_id": "c-7"},
-                      tool_call_id="call-2")
+    sibling = suspend(
+        api, run_id, tool="submit_billing_claim", op="submit", args={"claim_id": "c-7"}, tool_call_id="call-2"
+    )
     decide(reviewer_http, approval["id"], {"approved": False, "reason": "Penicillin allergy."})
     assert approval_row(sibling["id"]).status == "pending"
     assert run_state(run_id) == ("suspended", "")
@@ -158,8 +160,9 @@ def test_a_rejection_leaves_the_other_pending_approvals_of_the_run_pending(parke
 
 def test_a_rejection_leaves_an_approved_sibling_approved(parked, api, reviewer_http):
     run_id, approval = parked
-    sibling = suspend(api, run_id, tool="submit_billing_claim", op="submit", args={"claim_id": "c-7"},
-                      tool_call_id="call-2")
+    sibling = suspend(
+        api, run_id, tool="submit_billing_claim", op="submit", args={"claim_id": "c-7"}, tool_call_id="call-2"
+    )
     approve(reviewer_http, sibling["id"])
     decide(reviewer_http, approval["id"], {"approved": False, "reason": "Penicillin allergy."})
     assert approval_row(sibling["id"]).status == "approved"
@@ -195,8 +198,15 @@ def test_a_rejection_needs_a_reason(parked, reviewer_http, body):
         {"approved": True, "reason": 42},
         {"values": {"route": "oral"}},
     ],
-    ids=["extra-key", "approved-string", "approved-number", "approved-missing", "empty", "reason-number",
-         "values-on-an-approval"],
+    ids=[
+        "extra-key",
+        "approved-string",
+        "approved-number",
+        "approved-missing",
+        "empty",
+        "reason-number",
+        "values-on-an-approval",
+    ],
 )
 def test_a_decision_its_schema_refuses_fails_the_run(parked, reviewer_http, body):
     run_id, approval = parked
@@ -215,15 +225,22 @@ def test_a_schema_rejection_is_audited_with_the_reviewer(parked, reviewer_http, 
 
 @pytest.mark.parametrize(
     "raw",
-    ['{"approved": true, "approved": false}', '{"approved": true, "edited_args": {"dose": NaN}}',
-     '{"approved": true, "edited_args": {"units": 9007199254740992}}', '[true]'],
+    [
+        '{"approved": true, "approved": false}',
+        '{"approved": true, "edited_args": {"dose": NaN}}',
+        '{"approved": true, "edited_args": {"units": 9007199254740992}}',
+        "[true]",
+    ],
     ids=["duplicate-key", "nan", "2**53", "non-object"],
 )
 def test_a_malformed_decision_body_is_refused_and_changes_nothing(parked, reviewer_http, raw):
     run_id, approval = parked
-    response = reviewer_http.post(f"/api/v1/approvals/{approval['id']}/decision/", raw,
-                                  content_type="application/json",
-                                  HTTP_X_CSRFTOKEN=reviewer_http.cookies["csrftoken"].value)
+    response = reviewer_http.post(
+        f"/api/v1/approvals/{approval['id']}/decision/",
+        raw,
+        content_type="application/json",
+        HTTP_X_CSRFTOKEN=reviewer_http.cookies["csrftoken"].value,
+    )
     assert error_of(response) == (400, "invalid_payload")
     assert_still_waiting(run_id, approval)
 
@@ -277,16 +294,20 @@ EMAIL = {"host": "smtp.clinic.example", "to": "gp@example.org", "body": "Dischar
 @pytest.fixture
 def parked_email(api):
     """(run id, approval) for an email a guarded session must have approved (allowed host smtp.clinic.example)."""
-    run_id, approval = parked_run(api, {"autonomy": "guarded", "age_band": "adult"}, tool="send_email", op="send",
-                                  args=EMAIL)
+    run_id, approval = parked_run(
+        api, {"autonomy": "guarded", "age_band": "adult"}, tool="send_email", op="send", args=EMAIL
+    )
     assert approval["rule_id"] == "comms.approval"
     return run_id, approval
 
 
 @pytest.mark.parametrize(
     "edit",
-    [{"host": "smtp.elsewhere.example"}, {"url": "https://exfil.example/upload"},
-     {"host": "smtp.clinic.example.exfil.example"}],
+    [
+        {"host": "smtp.elsewhere.example"},
+        {"url": "https://exfil.example/upload"},
+        {"host": "smtp.clinic.example.exfil.example"},
+    ],
     ids=["other-host", "added-url", "lookalike-host"],
 )
 def test_edited_args_may_not_send_data_to_another_host(parked_email, reviewer_http, edit):

@@ -41,8 +41,7 @@ def test_an_approval_of_the_args_before_an_edit_is_refused_and_changes_nothing(s
 
     assert (refused.status_code, refused.json()["error"]) == (409, "payload_changed")
     row = approval_row(signing)
-    assert (row.status, row.approved_args, [vote["reviewer"] for vote in row.approvals]) == (
-        "pending", EDITED, ["rob"])
+    assert (row.status, row.approved_args, [vote["reviewer"] for vote in row.approvals]) == ("pending", EDITED, ["rob"])
 
 
 def test_an_approval_naming_no_hash_is_refused_once_an_edit_is_on_the_table(signing, reviewer_http, rob_http):
@@ -119,8 +118,11 @@ def test_a_decision_canonicalises_the_approved_args_once(cut_card, reviewer_http
     canonicalised = []
     for name in ("canonical_json", "canonical_json_fast"):  # every way core.hashing writes the form
         real = getattr(hashing, name)
-        monkeypatch.setattr(hashing, name, lambda value, *args, real=real, **kwargs:
-                            (canonicalised.append(value), real(value, *args, **kwargs))[1])
+        monkeypatch.setattr(
+            hashing,
+            name,
+            lambda value, *args, real=real, **kwargs: (canonicalised.append(value), real(value, *args, **kwargs))[1],
+        )
 
     assert approve(reviewer_http, cut_card, payload_hash=shown)["status"] == "approved"
 
@@ -144,8 +146,9 @@ LONG_SIGNATURE = {**SIGNATURE, "notes": "countersigned on the ward round " * 20}
 LONG_EDITED = {**EDITED, "notes": "countersigned on the ward round " * 20}
 
 
-def test_reading_the_args_before_an_edit_does_not_count_as_reading_the_edited_ones(api, settings, reviewer_http,
-                                                                                    rob_http):
+def test_reading_the_args_before_an_edit_does_not_count_as_reading_the_edited_ones(
+    api, settings, reviewer_http, rob_http
+):
     settings.CONDOR_CARD_ARGS_MAX_BYTES = 256
     signing = suspend(api, open_executing_run(api), tool="sign_document", op="sign", args=LONG_SIGNATURE)["id"]
     assert reviewer_http.get(f"/api/v1/approvals/{signing}/").json()["args"] == LONG_SIGNATURE  # rita reads it all

@@ -29,8 +29,15 @@ def test_declining_denies_the_question_and_the_run_executes_again(asked, reviewe
 
 def test_declining_leaves_the_other_pending_approvals_of_the_run_pending(asked, api, reviewer_http):
     run_id, approval = asked
-    sibling = suspend(api, run_id, tool="submit_billing_claim", op="submit", args={"claim_id": "c-7"},
-                      tool_call_id="call-2", step_id="step-2")
+    sibling = suspend(
+        api,
+        run_id,
+        tool="submit_billing_claim",
+        op="submit",
+        args={"claim_id": "c-7"},
+        tool_call_id="call-2",
+        step_id="step-2",
+    )
     decide(reviewer_http, approval["id"], DECLINE)
     assert approval_row(sibling["id"]).status == "pending"
     assert run_state(run_id) == ("suspended", "")
@@ -38,8 +45,15 @@ def test_declining_leaves_the_other_pending_approvals_of_the_run_pending(asked, 
 
 def test_declining_with_stop_run_ends_the_run_and_withdraws_the_others(asked, api, reviewer_http):
     run_id, approval = asked
-    sibling = suspend(api, run_id, tool="submit_billing_claim", op="submit", args={"claim_id": "c-7"},
-                      tool_call_id="call-2", step_id="step-2")
+    sibling = suspend(
+        api,
+        run_id,
+        tool="submit_billing_claim",
+        op="submit",
+        args={"claim_id": "c-7"},
+        tool_call_id="call-2",
+        step_id="step-2",
+    )
     decide(reviewer_http, approval["id"], {**DECLINE, "stop_run": True})
     assert approval_row(sibling["id"]).status == "withdrawn"
     assert run_state(run_id) == ("aborted", "approval_denied")
@@ -49,8 +63,12 @@ def test_the_stream_denies_the_clarified_tool_call(asked, reviewer_http):
     run_id, approval = asked
     decide(reviewer_http, approval["id"], DECLINE)
     chunks = [chunk for event in RunEvent.objects.filter(run_id=run_id) for chunk in event.frames]
-    assert [chunk["type"] for chunk in chunks] == ["tool-input-available", "data-clarification",
-                                                   "data-approval-decision", "tool-output-denied"]
+    assert [chunk["type"] for chunk in chunks] == [
+        "tool-input-available",
+        "data-clarification",
+        "data-approval-decision",
+        "tool-output-denied",
+    ]
     assert chunks[-1] == {"type": "tool-output-denied", "toolCallId": "call-1"}
 
 
@@ -58,8 +76,16 @@ def test_the_inbox_is_told_the_card_was_rejected_by_the_reviewer(asked, reviewer
     run_id, approval = asked
     decide(reviewer_http, approval["id"], DECLINE)
     event = RunEvent.objects.get(run_id=run_id, kind="approval.rejected")
-    assert event.inbox == {"type": "card.removed", "id": approval["id"], "status": "rejected", "decided_by": "rita",
-                           "run_id": run_id, "tool": "prescribe_medication", "op": "", "care_unit": ""}
+    assert event.inbox == {
+        "type": "card.removed",
+        "id": approval["id"],
+        "status": "rejected",
+        "decided_by": "rita",
+        "run_id": run_id,
+        "tool": "prescribe_medication",
+        "op": "",
+        "care_unit": "",
+    }
 
 
 def test_a_decline_is_audited_with_the_reviewer(asked, reviewer_http, rita):
@@ -76,8 +102,9 @@ def test_a_declined_clarification_cannot_be_resumed(asked, api, reviewer_http):
     assert resume(api, run_id, approval["id"]).json()["error"] == "approval_rejected"
 
 
-@pytest.mark.parametrize("body", [{"approved": False}, {"approved": False, "reason": "  "}],
-                         ids=["no-reason", "blank-reason"])
+@pytest.mark.parametrize(
+    "body", [{"approved": False}, {"approved": False, "reason": "  "}], ids=["no-reason", "blank-reason"]
+)
 def test_a_decline_needs_a_reason_and_changes_nothing(asked, reviewer_http, body):
     run_id, approval = asked
     response = decide(reviewer_http, approval["id"], body)
@@ -95,8 +122,11 @@ def test_approving_a_clarification_is_a_schema_rejection(asked, reviewer_http, b
     assert run_state(run_id) == ("failed", "resume_schema_rejected")
 
 
-@pytest.mark.parametrize("body", [{**DECLINE, "reason": 42}, {**DECLINE, "values": {"route": "oral"}}],
-                         ids=["reason-not-a-string", "decline-and-answer"])
+@pytest.mark.parametrize(
+    "body",
+    [{**DECLINE, "reason": 42}, {**DECLINE, "values": {"route": "oral"}}],
+    ids=["reason-not-a-string", "decline-and-answer"],
+)
 def test_a_decline_the_rejection_schema_refuses_fails_the_run(asked, reviewer_http, body):
     run_id, approval = asked
     response = decide(reviewer_http, approval["id"], body)

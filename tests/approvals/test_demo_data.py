@@ -24,8 +24,16 @@ BED = re.compile(r"(Ward \d+), bed (\d+)")
 # Each allergy a demo question asks about, and the drugs it forbids (its own class and the ones
 # that cross-react). A question about a substance missing here fails the test: add it first.
 FORBIDS = {
-    "penicillin": {"penicillin", "amoxicillin", "co-amoxiclav", "ampicillin", "flucloxacillin",
-                   "phenoxymethylpenicillin", "benzylpenicillin", "piperacillin"},
+    "penicillin": {
+        "penicillin",
+        "amoxicillin",
+        "co-amoxiclav",
+        "ampicillin",
+        "flucloxacillin",
+        "phenoxymethylpenicillin",
+        "benzylpenicillin",
+        "piperacillin",
+    },
     "codeine": {"codeine", "co-codamol", "dihydrocodeine"},
 }
 

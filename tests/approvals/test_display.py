@@ -22,28 +22,73 @@ TRICK = {"drug": "amoxicillin", "dose": "\u202e5.2\u202c mg", "dr\u0435g": "x"}
 
 # --- the rules ------------------------------------------------------------------------------
 
-@pytest.mark.parametrize("text, html", [
-    ("\u202e5.2\u202c mg", '<span class="reveal reveal--hidden" title="Hidden character U+202E">⟨U+202E⟩</span>5.2'
-                           '<span class="reveal reveal--hidden" title="Hidden character U+202C">⟨U+202C⟩</span> mg'),
-    ("d\u0435lete", 'd<span class="reveal reveal--lookalike" dir="ltr" title="Look-alike character U+0435">'
-                    "\u0435⟨U+0435⟩</span>lete"),
-])
+
+@pytest.mark.parametrize(
+    "text, html",
+    [
+        (
+            "\u202e5.2\u202c mg",
+            '<span class="reveal reveal--hidden" title="Hidden character U+202E">⟨U+202E⟩</span>5.2'
+            '<span class="reveal reveal--hidden" title="Hidden character U+202C">⟨U+202C⟩</span> mg',
+        ),
+        (
+            "d\u0435lete",
+            'd<span class="reveal reveal--lookalike" dir="ltr" title="Look-alike character U+0435">'
+            "\u0435⟨U+0435⟩</span>lete",
+        ),
+    ],
+)
 def test_hidden_characters_are_replaced_and_look_alikes_marked(text, html):
     assert reveal(text) == html
 
 
 # Shared with the inbox's reveal.js (tests/live/test_inbox_ui_cards.py): the same verdicts.
 HIDDEN_OR_LOOKALIKE = [
-    "delete\u200b", "\ufeffx", "a\u00adb", "a\u2066b\u2069", "a\u061cb", "a\u200eb", "a\u2060b", "a\u0085b",
-    "a\u00a0b", "a\u3000b", "a\u2028b", "a\U000e0041b", "a\ue000b",
-    "ｄelete", "\U0001d41dose", "ﬁle", "pay\u0440al", "\u0440\u0430\u0443\u0440\u0430l.example",
+    "delete\u200b",
+    "\ufeffx",
+    "a\u00adb",
+    "a\u2066b\u2069",
+    "a\u061cb",
+    "a\u200eb",
+    "a\u2060b",
+    "a\u0085b",
+    "a\u00a0b",
+    "a\u3000b",
+    "a\u2028b",
+    "a\U000e0041b",
+    "a\ue000b",
+    "ｄelete",
+    "\U0001d41dose",
+    "ﬁle",
+    "pay\u0440al",
+    "\u0440\u0430\u0443\u0440\u0430l.example",
     "\u0430\u0440\u0435 x",  # a whole word of Cyrillic look-alikes in Latin text
     # Right-to-left letters (or Arabic digits) among digits or other letters: the bidi algorithm reorders these.
-    "\u0640 2.5 / 25 \u0640", "\u05d0 2.5 / 25 \u05d0", "מינון 25 mg", "Dr שרה", "dose \u0662\u0665",
-    "\u0662.\u0665 / \u0662\u0665", "\u0710\u0712 10", "\u0780\u0781 10", "\u07ca\u07cb 10",
+    "\u0640 2.5 / 25 \u0640",
+    "\u05d0 2.5 / 25 \u05d0",
+    "מינון 25 mg",
+    "Dr שרה",
+    "dose \u0662\u0665",
+    "\u0662.\u0665 / \u0662\u0665",
+    "\u0710\u0712 10",
+    "\u0780\u0781 10",
+    "\u07ca\u07cb 10",
 ]
-ORDINARY = ["5.2 mg", "line one\nline two\tindented", "José Müller", "mg/m²", "Иванов", "Доза 5 мл",
-            "αβγ δοκιμή", "東京", "", "שלום עולם", "مرحبا بالعالم", "ܫܠܡܐ", "ދިވެހި"]
+ORDINARY = [
+    "5.2 mg",
+    "line one\nline two\tindented",
+    "José Müller",
+    "mg/m²",
+    "Иванов",
+    "Доза 5 мл",
+    "αβγ δοκιμή",
+    "東京",
+    "",
+    "שלום עולם",
+    "مرحبا بالعالم",
+    "ܫܠܡܐ",
+    "ދިވެހި",
+]
 
 
 @pytest.mark.parametrize("text", HIDDEN_OR_LOOKALIKE, ids=ascii)
@@ -72,8 +117,9 @@ def test_the_inbox_knows_the_same_right_to_left_characters():
 
 
 def test_text_is_escaped_never_html():
-    assert reveal("<b>\u202e</b>") == ('&lt;b&gt;<span class="reveal reveal--hidden" title="Hidden character U+202E">'
-                                       "⟨U+202E⟩</span>&lt;/b&gt;")
+    assert reveal("<b>\u202e</b>") == (
+        '&lt;b&gt;<span class="reveal reveal--hidden" title="Hidden character U+202E">⟨U+202E⟩</span>&lt;/b&gt;'
+    )
 
 
 def test_keys_and_values_at_any_depth_count():
@@ -83,6 +129,7 @@ def test_keys_and_values_at_any_depth_count():
 
 
 # --- the admin ------------------------------------------------------------------------------
+
 
 @pytest.fixture
 def tricked(api, catalog) -> Approval:

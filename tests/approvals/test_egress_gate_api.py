@@ -16,20 +16,28 @@ def send(api, args):
     return response.json()["decision"], response.json()["rule_id"]
 
 
-@pytest.mark.parametrize("args", [
-    {"to": "mailto:dr@clinic.example?bcc=x@evil.example"},
-    {"recipients": {"x@evil.example": {"name": "Bob"}}},
-    {"links": {"https://evil.example/x": "click"}},
-    {"to": "\"x@evil.example\"@clinic.example"},
-    {"to": "x@evil.example@clinic.example"},
-    {"to": "x%evil.example@clinic.example"},
-    {"to": "dr@clinic.example x@evil.example"},
-], ids=repr)
+@pytest.mark.parametrize(
+    "args",
+    [
+        {"to": "mailto:dr@clinic.example?bcc=x@evil.example"},
+        {"recipients": {"x@evil.example": {"name": "Bob"}}},
+        {"links": {"https://evil.example/x": "click"}},
+        {"to": '"x@evil.example"@clinic.example'},
+        {"to": "x@evil.example@clinic.example"},
+        {"to": "x%evil.example@clinic.example"},
+        {"to": "dr@clinic.example x@evil.example"},
+    ],
+    ids=repr,
+)
 def test_a_hidden_recipient_outside_the_allow_list_is_blocked(api, args):
     assert send(api, args) == ("blocked", "egress.host-not-allowed")
 
 
 def test_the_same_send_to_an_allowed_recipient_is_allowed(api):
-    assert send(api, {"to": "mailto:dr@clinic.example?cc=nurse@clinic.example",
-                      "recipients": {"dr@clinic.example": {"name": "Gray"}}}) == (
-        "allow", "comms.autonomous-consented-allow")
+    assert send(
+        api,
+        {
+            "to": "mailto:dr@clinic.example?cc=nurse@clinic.example",
+            "recipients": {"dr@clinic.example": {"name": "Gray"}},
+        },
+    ) == ("allow", "comms.autonomous-consented-allow")

@@ -10,16 +10,27 @@ from registry.policy import ToolSpec, check_egress
 
 MAILER = ToolSpec("notify", policy_class="comms", allowed_hosts=("clinic.example",))
 locals_ = st.text(alphabet=string.ascii_lowercase + string.digits + ".-+_", min_size=1, max_size=8).filter(
-    lambda local: not local.startswith(".") and not local.endswith(".") and ".." not in local)
-evil_domains = st.sampled_from(["evil.example", "EVIL.example", "clinic.example.evil.example", "évil.example",
-                                "evil.example."])
-wrappers = st.sampled_from([
-    "{local}@{evil}", "Name <{local}@{evil}>", "gp@clinic.example, {local}@{evil}",
-    "mailto:{local}@{evil}", "mailto:gp@clinic.example?bcc={local}@{evil}",
-    "mailto:gp@clinic.example?subject=x&cc={local}%40{evil}",
-    '"{local}@{evil}"@clinic.example', "{local}@{evil}@clinic.example", "{local}%{evil}@clinic.example",
-    "{evil}!{local}@clinic.example", "gp@clinic.example ({local}@{evil})", "<@{evil}:{local}@clinic.example>",
-])
+    lambda local: not local.startswith(".") and not local.endswith(".") and ".." not in local
+)
+evil_domains = st.sampled_from(
+    ["evil.example", "EVIL.example", "clinic.example.evil.example", "évil.example", "evil.example."]
+)
+wrappers = st.sampled_from(
+    [
+        "{local}@{evil}",
+        "Name <{local}@{evil}>",
+        "gp@clinic.example, {local}@{evil}",
+        "mailto:{local}@{evil}",
+        "mailto:gp@clinic.example?bcc={local}@{evil}",
+        "mailto:gp@clinic.example?subject=x&cc={local}%40{evil}",
+        '"{local}@{evil}"@clinic.example',
+        "{local}@{evil}@clinic.example",
+        "{local}%{evil}@clinic.example",
+        "{evil}!{local}@clinic.example",
+        "gp@clinic.example ({local}@{evil})",
+        "<@{evil}:{local}@clinic.example>",
+    ]
+)
 
 
 def rule(args):
@@ -30,8 +41,12 @@ def rule(args):
 @given(locals_, evil_domains, wrappers, st.sampled_from(["value", "key", "nested key", "list item"]))
 def test_a_disallowed_or_ambiguous_recipient_is_blocked_wherever_it_stands(local, evil, wrapper, where):
     text = wrapper.format(local=local, evil=evil)
-    args = {"value": {"to": text}, "key": {text: {"name": "Bob"}}, "nested key": {"a": [{"b": {text: 1}}]},
-            "list item": {"cc": ["gp@clinic.example", text]}}[where]
+    args = {
+        "value": {"to": text},
+        "key": {text: {"name": "Bob"}},
+        "nested key": {"a": [{"b": {text: 1}}]},
+        "list item": {"cc": ["gp@clinic.example", text]},
+    }[where]
     assert rule(args) == "egress.host-not-allowed", args
 
 

@@ -70,8 +70,9 @@ def test_it_is_escalated_only_once(parked, reviewers_with_email, django_capture_
     assert len(mail.outbox) == 1
 
 
-def test_the_reviewers_who_can_see_it_are_emailed(parked, reviewers_with_email, rita, rob,
-                                                  django_capture_on_commit_callbacks):
+def test_the_reviewers_who_can_see_it_are_emailed(
+    parked, reviewers_with_email, rita, rob, django_capture_on_commit_callbacks
+):
     ReviewTeam.objects.create(name="ICU", care_units=["ICU"]).members.set([rita])
     ReviewTeam.objects.create(name="Cardiology", care_units=["CARDIO"]).members.set([rob])
     with django_capture_on_commit_callbacks(execute=True):
@@ -100,8 +101,9 @@ def between_the_sweeps_read_and_its_write(monkeypatch, meanwhile):
     return write
 
 
-def test_a_card_decided_after_the_sweep_read_it_is_not_escalated(parked, reviewer_http, reviewers_with_email,
-                                                                 monkeypatch, django_capture_on_commit_callbacks):
+def test_a_card_decided_after_the_sweep_read_it_is_not_escalated(
+    parked, reviewer_http, reviewers_with_email, monkeypatch, django_capture_on_commit_callbacks
+):
     between_the_sweeps_read_and_its_write(monkeypatch, lambda approval_id: approve(reviewer_http, approval_id))
     with django_capture_on_commit_callbacks(execute=True):
         assert escalate_due(now=at_fraction(parked, 0.6)) == 0
@@ -111,11 +113,13 @@ def test_a_card_decided_after_the_sweep_read_it_is_not_escalated(parked, reviewe
 
 
 def test_a_card_another_sweep_escalated_after_this_one_read_it_is_not_escalated_again(
-        parked, reviewers_with_email, monkeypatch, django_capture_on_commit_callbacks):
+    parked, reviewers_with_email, monkeypatch, django_capture_on_commit_callbacks
+):
     now = at_fraction(parked, 0.6)
     other_sweep = []
     write = between_the_sweeps_read_and_its_write(
-        monkeypatch, lambda approval_id: other_sweep.append(write(approval_id, approval_row(approval_id).run_id, now)))
+        monkeypatch, lambda approval_id: other_sweep.append(write(approval_id, approval_row(approval_id).run_id, now))
+    )
     with django_capture_on_commit_callbacks(execute=True):
         assert escalate_due(now=now) == 0
     assert other_sweep == [1]

@@ -43,12 +43,14 @@ def escalate(approval_id, capture):
 
 
 def escalation_rows(approval_id):
-    return list(AuditEvent.objects.filter(kind="escalation", approval_id=approval_id).order_by("id")
-                .values_list("decision", "data"))
+    return list(
+        AuditEvent.objects.filter(kind="escalation", approval_id=approval_id)
+        .order_by("id")
+        .values_list("decision", "data")
+    )
 
 
-def test_a_header_django_refuses_is_audited_as_a_failed_email(api, rita_has_email,
-                                                              django_capture_on_commit_callbacks):
+def test_a_header_django_refuses_is_audited_as_a_failed_email(api, rita_has_email, django_capture_on_commit_callbacks):
     approval_id = parked_card(api, patient_ref="MRN-7\nBcc: x@evil.example")
     escalate(approval_id, django_capture_on_commit_callbacks)
     assert not mail.outbox
@@ -59,8 +61,7 @@ def test_a_header_django_refuses_is_audited_as_a_failed_email(api, rita_has_emai
 
 
 @override_settings(EMAIL_BACKEND=f"{__name__}.RefusingBackend")
-def test_a_mail_server_refusal_is_audited_as_a_failed_email(api, rita_has_email,
-                                                             django_capture_on_commit_callbacks):
+def test_a_mail_server_refusal_is_audited_as_a_failed_email(api, rita_has_email, django_capture_on_commit_callbacks):
     approval_id = parked_card(api)
     escalate(approval_id, django_capture_on_commit_callbacks)
     assert approval_row(approval_id).escalated_at is not None  # the escalation stands
@@ -76,8 +77,7 @@ def test_an_email_that_left_leaves_no_failure_row(api, rita_has_email, django_ca
     assert [decision for decision, _ in escalation_rows(approval_id)] == ["escalated"]
 
 
-def test_the_dashboard_counts_escalation_emails_not_sent(api, carl, rita_has_email,
-                                                         django_capture_on_commit_callbacks):
+def test_the_dashboard_counts_escalation_emails_not_sent(api, carl, rita_has_email, django_capture_on_commit_callbacks):
     assert dashboard().escalation_emails_failed_24h == 0
     escalate(parked_card(api, patient_ref="MRN-7\r\n"), django_capture_on_commit_callbacks)
     assert dashboard().escalation_emails_failed_24h == 1

@@ -51,8 +51,9 @@ def smtp_server():
     server.server_close()
 
 
-def test_the_escalation_email_goes_through_the_configured_smtp_server(api, rita, smtp_server, monkeypatch,
-                                                                     django_capture_on_commit_callbacks):
+def test_the_escalation_email_goes_through_the_configured_smtp_server(
+    api, rita, smtp_server, monkeypatch, django_capture_on_commit_callbacks
+):
     rita.email = "rita@ward.example"
     rita.save()
     parked = suspend(api, open_executing_run(api, care_unit="ICU", patient_ref="MRN-7"))["id"]

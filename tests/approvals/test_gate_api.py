@@ -60,8 +60,12 @@ def test_the_suspended_answer_carries_the_approval_frames(api):
     run_id = open_executing_run(api)
     body = gate(api, run_id).json()
     assert body["frames"] == [
-        {"type": "tool-input-available", "toolCallId": "call-1", "toolName": "prescribe_medication",
-         "input": PRESCRIPTION},
+        {
+            "type": "tool-input-available",
+            "toolCallId": "call-1",
+            "toolName": "prescribe_medication",
+            "input": PRESCRIPTION,
+        },
         {"type": "tool-approval-request", "approvalId": body["approval"]["id"], "toolCallId": "call-1"},
     ]
 
@@ -175,8 +179,20 @@ GOOD = '{"tool_call_id": "c1", "step_id": "s1", "tool": "prescribe_medication", 
         '{"tool_call_id": "c1", "step_id": "s1", "tool": "prescribe_medication", "args": {}, "urgent": true}',
         '{"step_id": "s1", "tool": "prescribe_medication", "args": {}}',
     ],
-    ids=["duplicate-key", "nan", "infinity", "2**53", "-2**53", "overflowing-float", "args-not-object",
-         "body-array", "body-string", "malformed", "unknown-field", "missing-field"],
+    ids=[
+        "duplicate-key",
+        "nan",
+        "infinity",
+        "2**53",
+        "-2**53",
+        "overflowing-float",
+        "args-not-object",
+        "body-array",
+        "body-string",
+        "malformed",
+        "unknown-field",
+        "missing-field",
+    ],
 )
 def test_a_malformed_body_is_refused_and_nothing_is_stored(api, raw):
     run_id = open_executing_run(api)
@@ -199,8 +215,12 @@ def test_the_largest_safe_integer_is_accepted(api):
 
 @pytest.mark.parametrize(
     "other",
-    [{"args": {**PRESCRIPTION, "dose": "1 g"}}, {"op": "delete"}, {"tool": "change_medication"},
-     {"tool": "send_email", "op": "send", "args": EMAIL}],
+    [
+        {"args": {**PRESCRIPTION, "dose": "1 g"}},
+        {"op": "delete"},
+        {"tool": "change_medication"},
+        {"tool": "send_email", "op": "send", "args": EMAIL},
+    ],
     ids=["other-args", "other-op", "other-tool", "a-blocked-call"],
 )
 def test_regating_a_call_id_with_another_call_is_a_conflict(api, other):
@@ -211,8 +231,12 @@ def test_regating_a_call_id_with_another_call_is_a_conflict(api, other):
     assert (response.status_code, response.json()["error"]) == (409, "tool_call_conflict")
     assert RunEvent.objects.filter(run_id=run_id).count() == events
     call = ToolCall.objects.get(run_id=run_id, tool_call_id="call-1")
-    assert (call.tool, call.op, call.args, call.decision) == ("prescribe_medication", "create", PRESCRIPTION,
-                                                              "suspended")
+    assert (call.tool, call.op, call.args, call.decision) == (
+        "prescribe_medication",
+        "create",
+        PRESCRIPTION,
+        "suspended",
+    )
     assert [str(pk) for pk in Approval.objects.values_list("id", flat=True)] == [approval["id"]]
     assert verdict_rows(run_id).count() == 1
 
@@ -222,8 +246,12 @@ def test_a_parked_calls_approval_request_stays_its_last_frame(api):
     run_id = open_executing_run(api)  # unknown age: send_email would be blocked with an error chunk
     gate(api, run_id)
     gate(api, run_id, tool="send_email", op="send", args=EMAIL)
-    chunks = [chunk for event in RunEvent.objects.filter(run_id=run_id)
-              for chunk in event.frames if chunk.get("toolCallId") == "call-1"]
+    chunks = [
+        chunk
+        for event in RunEvent.objects.filter(run_id=run_id)
+        for chunk in event.frames
+        if chunk.get("toolCallId") == "call-1"
+    ]
     assert [chunk["type"] for chunk in chunks] == ["tool-input-available", "tool-approval-request"]
 
 

@@ -33,7 +33,7 @@ def test_precomposed_and_decomposed_e_acute_differ():
 
 
 def test_non_ascii_is_written_as_utf8_not_escaped():
-    assert canonical_json("€") == "\"€\"".encode()
+    assert canonical_json("€") == '"€"'.encode()
 
 
 def test_nested_objects_are_sorted_at_every_level():

@@ -39,7 +39,7 @@ def assert_statements(request, status: int, expected: int, *, before: int = 0, a
     listing = "\n".join(f"{n:2}. {sql[:300]}" for n, sql in enumerate(sqls, 1))
     begin = next(i for i, sql in enumerate(sqls) if sql.upper() == "BEGIN")
     commit = next(i for i, sql in enumerate(sqls) if sql.upper() == "COMMIT")
-    in_transaction, after_commit = sqls[begin:commit + 1], sqls[commit + 1:]
+    in_transaction, after_commit = sqls[begin : commit + 1], sqls[commit + 1 :]
     assert sqls.count("BEGIN") == 1, listing  # one transaction a request
     assert begin == before, f"{begin} statements before BEGIN, {before} pinned:\n{listing}"
     assert len(in_transaction) == expected, f"{len(in_transaction)} statements to COMMIT, {expected} pinned:\n{listing}"
@@ -59,8 +59,7 @@ def nobody_listens():
 def warm_run(api, run_id):
     """`run_id` after a first request has filled this process's caches (registry, API key):
     the pins count a later one."""
-    assert gate(api, run_id, tool="get_patient_summary", op="", args=CHART_READ,
-                tool_call_id="warm").status_code == 200
+    assert gate(api, run_id, tool="get_patient_summary", op="", args=CHART_READ, tool_call_id="warm").status_code == 200
     return run_id
 
 
@@ -80,8 +79,7 @@ def test_a_suspending_gate_call_takes_seven_statements(api, warm_run):
 
 def test_a_gate_call_on_a_streamed_run_marks_its_push_with_one_statement_more(api, warm_run):
     async_to_sync(listeners.Listening(run_group(warm_run)).mark)()
-    assert_statements(lambda: gate(api, warm_run, tool="get_patient_summary", op="", args=CHART_READ), 200, 5,
-                      after=1)
+    assert_statements(lambda: gate(api, warm_run, tool="get_patient_summary", op="", args=CHART_READ), 200, 5, after=1)
 
 
 def test_a_sessions_first_audited_call_takes_two_statements_more(api, warm_run):
@@ -115,13 +113,19 @@ def test_the_hot_statements_are_prepared_once_per_connection(api, warm_run):
     """Each kept statement text (core/rows.py) runs as a prepared statement once the connection has run it
     a few times (condor/database_settings.py): PostgreSQL plans it once, not on every request."""
     for n in range(6):
-        assert gate(api, warm_run, tool="get_patient_summary", op="", args=CHART_READ,
-                    tool_call_id=f"again-{n}").status_code == 200
+        assert (
+            gate(
+                api, warm_run, tool="get_patient_summary", op="", args=CHART_READ, tool_call_id=f"again-{n}"
+            ).status_code
+            == 200
+        )
     with connection.cursor() as cursor:
         cursor.execute("SELECT statement FROM pg_prepared_statements WHERE NOT from_sql")
         prepared = [statement for (statement,) in cursor.fetchall()]
-    for statement in ('WITH locked AS (UPDATE "runs_run" SET "last_activity_at"',
-                      'CROSS JOIN LATERAL condor_session_as_of_now(locked.session_id)',
-                      'FROM "approvals_auditchainhead" WHERE "approvals_auditchainhead"."chain" = $1 FOR UPDATE',
-                      'WITH w0 AS (INSERT INTO "approvals_auditevent"'):
+    for statement in (
+        'WITH locked AS (UPDATE "runs_run" SET "last_activity_at"',
+        "CROSS JOIN LATERAL condor_session_as_of_now(locked.session_id)",
+        'FROM "approvals_auditchainhead" WHERE "approvals_auditchainhead"."chain" = $1 FOR UPDATE',
+        'WITH w0 AS (INSERT INTO "approvals_auditevent"',
+    ):
         assert any(statement in text for text in prepared), (statement, prepared)

@@ -43,9 +43,12 @@ def copies(template, count: int, **changes) -> list:
     values = {field.attname: getattr(template, field.attname) for field in model._meta.concrete_fields}
     # Made with every value at once: a run's state (django-fsm) cannot be set after that.
     new_id = uuid.uuid4 if isinstance(model._meta.pk, models.UUIDField) else lambda: None  # None: the database's
-    return [instance(model, **{**values, model._meta.pk.attname: new_id(),
-                               **{name: value(n) for name, value in changes.items()}})
-            for n in range(count)]
+    return [
+        instance(
+            model, **{**values, model._meta.pk.attname: new_id(), **{name: value(n) for name, value in changes.items()}}
+        )
+        for n in range(count)
+    ]
 
 
 @pytest.fixture
@@ -64,16 +67,30 @@ def analyzed_history(api, reviewer_http, catalog):
         assert resume(api, run_id, cards[0]["id"]).status_code == 200
     card = Approval.objects.select_related("run", "session").first()
     sessions = insert_all(copies(card.session, ENCOUNTERS))
-    runs = insert_all(copies(
-        card.run, ENCOUNTERS, session_id=lambda n: sessions[n].pk, state=lambda n: RunState.COMPLETED,
-        terminal_reason=lambda n: "completed", closed_at=lambda n: card.requested_at))
+    runs = insert_all(
+        copies(
+            card.run,
+            ENCOUNTERS,
+            session_id=lambda n: sessions[n].pk,
+            state=lambda n: RunState.COMPLETED,
+            terminal_reason=lambda n: "completed",
+            closed_at=lambda n: card.requested_at,
+        )
+    )
     long_ago = timezone.now() - timedelta(days=30)
     # Two cards a past encounter, and a few long runs that parked many.
     owners = [runs[n // 2] for n in range(2 * ENCOUNTERS)] + [runs[n % LONG_RUNS] for n in range(LONG_RUN_CARDS)]
-    insert_all(copies(
-        card, len(owners), run_id=lambda n: owners[n].pk, session_id=lambda n: owners[n].session_id,
-        step_id=lambda n: f"history-{n}", status=lambda n: ApprovalStatus.APPROVED if n % 2 else ApprovalStatus.PENDING,
-        expires_at=lambda n: long_ago + timedelta(minutes=n)))
+    insert_all(
+        copies(
+            card,
+            len(owners),
+            run_id=lambda n: owners[n].pk,
+            session_id=lambda n: owners[n].session_id,
+            step_id=lambda n: f"history-{n}",
+            status=lambda n: ApprovalStatus.APPROVED if n % 2 else ApprovalStatus.PENDING,
+            expires_at=lambda n: long_ago + timedelta(minutes=n),
+        )
+    )
     event = RunEvent.objects.first()
     insert_all(copies(event, 5 * ENCOUNTERS, run_id=lambda n: runs[n // 5].pk))
     with connection.cursor() as cursor:
@@ -87,8 +104,11 @@ def analyzed_history(api, reviewer_http, catalog):
 def plans(fragment: str) -> tuple[int, int]:
     """(generic, custom) plans made so far on this connection for the prepared statement containing `fragment`."""
     with connection.cursor() as cursor:
-        cursor.execute("SELECT generic_plans, custom_plans FROM pg_prepared_statements "
-                       "WHERE NOT from_sql AND strpos(statement, %s) > 0", [fragment])
+        cursor.execute(
+            "SELECT generic_plans, custom_plans FROM pg_prepared_statements "
+            "WHERE NOT from_sql AND strpos(statement, %s) > 0",
+            [fragment],
+        )
         found = cursor.fetchall()
     assert len(found) == 1, (fragment, found)
     return found[0]
@@ -118,5 +138,5 @@ def test_the_published_mark_runs_on_one_plan(analyzed_history):
     events = list(RunEvent.objects.order_by("id").values_list("pk", flat=True))
     RunEvent.objects.update(published_at=None)
     for n in range(EXECUTIONS):
-        mark_published(events[n:n + 1 + n % 3])  # one event a mark or several, as rounds come
+        mark_published(events[n : n + 1 + n % 3])  # one event a mark or several, as rounds come
     assert_planned_once('UPDATE "runs_runevent" SET "published_at"')

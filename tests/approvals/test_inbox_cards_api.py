@@ -86,8 +86,7 @@ def test_no_page_is_over_the_frame_limit(ward_agent, reviewer_http):
 def test_a_card_decided_between_polled_pages_shifts_nothing(ward_agent, reviewer_http):
     pending_cards_in_bulk(ward_agent, 150)
     first = reviewer_http.get(URL).json()
-    Approval.objects.filter(pk__in=[card["id"] for card in first["cards"][:20]]).update(
-        status=ApprovalStatus.REJECTED)
+    Approval.objects.filter(pk__in=[card["id"] for card in first["cards"][:20]]).update(status=ApprovalStatus.REJECTED)
 
     second = reviewer_http.get(URL, {"cursor": first["cursor"]})
 
@@ -134,9 +133,14 @@ def test_a_page_costs_the_same_queries_for_one_card_or_many(api, reviewer_http):
     assert queries_for_a_page(5) == one <= 9
 
 
-@pytest.mark.parametrize(("who", "error"), [
-    ("api_key", "permission_denied"), ("compliance", "permission_denied"), ("anonymous", "not_authenticated"),
-])
+@pytest.mark.parametrize(
+    ("who", "error"),
+    [
+        ("api_key", "permission_denied"),
+        ("compliance", "permission_denied"),
+        ("anonymous", "not_authenticated"),
+    ],
+)
 def test_only_a_logged_in_reviewer_may_poll(api, carl, client, who, error):
     park(api)
     caller = {"api_key": api, "compliance": logged_in(carl), "anonymous": client}[who]

@@ -29,11 +29,26 @@ def with_grants(approval, count: int) -> None:
     """`count` approved, unused grants in the card's run: its run_granted grows with them."""
     now = timezone.now()
     Approval.objects.bulk_create(
-        Approval(run_id=approval.run_id, session_id=approval.session_id, client_id=approval.client_id, tool="prescribe_medication", op="create",
-                 tool_call_id=f"granted-{n}", step_id=f"granted-{n}", contract_hash=f"g{n:063d}",
-                 reason_code="approval", rule_id="bulk", args={}, payload_hash="0" * 64, requested_at=now,
-                 expires_at=approval.expires_at, status=ApprovalStatus.APPROVED, decided_at=now)
-        for n in range(count))
+        Approval(
+            run_id=approval.run_id,
+            session_id=approval.session_id,
+            client_id=approval.client_id,
+            tool="prescribe_medication",
+            op="create",
+            tool_call_id=f"granted-{n}",
+            step_id=f"granted-{n}",
+            contract_hash=f"g{n:063d}",
+            reason_code="approval",
+            rule_id="bulk",
+            args={},
+            payload_hash="0" * 64,
+            requested_at=now,
+            expires_at=approval.expires_at,
+            status=ApprovalStatus.APPROVED,
+            decided_at=now,
+        )
+        for n in range(count)
+    )
 
 
 def test_a_card_that_fits_once_its_args_are_cut_keeps_everything_else(ward_agent, rita, settings):
@@ -63,7 +78,9 @@ def test_a_run_holding_many_grants_drops_them_after_the_args(ward_agent, rita, s
 def test_last_what_the_approval_says_at_length_which_the_page_loads_with_the_args(ward_agent, rita):
     (made,) = pending_cards_in_bulk(ward_agent, 1)
     with_grants(made, 200)
-    Approval.objects.filter(pk=made.pk).update(message="Which dose? " * 300, resume_schema={"description": "y" * 30_000})
+    Approval.objects.filter(pk=made.pk).update(
+        message="Which dose? " * 300, resume_schema={"description": "y" * 30_000}
+    )
 
     page, card = lone_page(rita, 20_000)
 
@@ -71,6 +88,7 @@ def test_last_what_the_approval_says_at_length_which_the_page_loads_with_the_arg
     assert all(card[name] is None for name in card["cut_fields"])
     whole = cards.card(Approval.objects.get(pk=made.pk))
     # Everything not shed is as the card built whole says it (the id, deadline, session, hash...).
-    assert {k: v for k, v in card.items() if k not in card["cut_fields"] + ["args_truncated", "args_preview", "cut_fields"]} \
-        == {k: v for k, v in whole.items() if k not in card["cut_fields"] + ["args_truncated", "args_preview"]}
+    assert {
+        k: v for k, v in card.items() if k not in card["cut_fields"] + ["args_truncated", "args_preview", "cut_fields"]
+    } == {k: v for k, v in whole.items() if k not in card["cut_fields"] + ["args_truncated", "args_preview"]}
     assert page["cursor"] is None

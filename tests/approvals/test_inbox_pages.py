@@ -47,8 +47,13 @@ def test_pages_of_a_hundred_go_through_every_card_once_in_queue_order(ward_agent
     assert [len(page["cards"]) for page in pages] == [100, 100, 50]
     assert {page["total"] for page in pages} == {250}
     sent = [card for page in pages for card in page["cards"]]
-    assert [card["id"] for card in sent] == [str(a.pk) for a in sorted(made, key=lambda a: (
-        a.escalated_at is None, {"high": 0, "low": 1}.get(a.hitl_tier, 2), a.expires_at, str(a.pk)))]
+    assert [card["id"] for card in sent] == [
+        str(a.pk)
+        for a in sorted(
+            made,
+            key=lambda a: (a.escalated_at is None, {"high": 0, "low": 1}.get(a.hitl_tier, 2), a.expires_at, str(a.pk)),
+        )
+    ]
     assert sent == sorted(sent, key=queue_key)
     assert sent[0]["escalated_at"] is not None and sent[0]["hitl_tier"] == "high"
 
@@ -61,8 +66,12 @@ def test_each_card_of_a_page_is_the_card_built_for_that_approval_alone(ward_agen
     Approval.objects.filter(pk=made[0].pk).update(claimed_by=rob, claim_expires_at=now + timedelta(minutes=5))
     Approval.objects.filter(pk=made[1].pk).update(claimed_by=rob, claim_expires_at=now - timedelta(minutes=5))
     Approval.objects.filter(pk=made[2].pk).update(
-        approvals_required=2, approved_args={"dose_mg": 1}, payload_hash="1" * 64, message="Which ward?",
-        approvals=[{"reviewer": "rob", "at": now.isoformat(), "reason": "ok", "payload_hash": "1" * 64}])
+        approvals_required=2,
+        approved_args={"dose_mg": 1},
+        payload_hash="1" * 64,
+        message="Which ward?",
+        approvals=[{"reviewer": "rob", "at": now.isoformat(), "reason": "ok", "payload_hash": "1" * 64}],
+    )
     Approval.objects.filter(pk=made[3].pk).update(status=ApprovalStatus.APPROVED, decided_by=rob, decided_at=now)
     made[4].session.__class__.objects.filter(pk=made[4].session_id).update(tainted=True)
 
@@ -83,7 +92,9 @@ def test_the_sockets_message_is_the_page_encoded_once(ward_agent, rita, monkeypa
     first = inbox_pages.page(scope(rita))
     assert inbox_pages.frame(scope(rita)) == json.dumps({"type": "snapshot", **first})
     second = inbox_pages.frame(scope(rita), first["cursor"])
-    assert second == json.dumps({"type": "page", "after": first["cursor"], **inbox_pages.page(scope(rita), first["cursor"])})
+    assert second == json.dumps(
+        {"type": "page", "after": first["cursor"], **inbox_pages.page(scope(rita), first["cursor"])}
+    )
     assert len(json.loads(second)["cards"]) == 30 and len(second.encode()) <= inbox_pages.PAGE_MAX_BYTES
     assert inbox_pages.build(scope(rita)).message() == json.dumps(first)  # the polling endpoint's body
 

@@ -126,14 +126,17 @@ def test_a_cursor_continues_only_the_search_it_was_sent_for(ward_agent, reviewer
     assert (response.status_code, response.json()["error"]) == (400, "invalid_cursor")
 
 
-@pytest.mark.parametrize(("params", "field"), [
-    ({"patient_ref": "M" * 121}, "patient_ref"),
-    ({"ward": "W" * 65}, "ward"),
-    ({"tool": "t" * 101}, "tool"),
-    ({"tool": "drop table; --"}, "tool"),
-    ({"risk": "medium"}, "risk"),
-    ({"risk": "HIGH"}, "risk"),
-])
+@pytest.mark.parametrize(
+    ("params", "field"),
+    [
+        ({"patient_ref": "M" * 121}, "patient_ref"),
+        ({"ward": "W" * 65}, "ward"),
+        ({"tool": "t" * 101}, "tool"),
+        ({"tool": "drop table; --"}, "tool"),
+        ({"risk": "medium"}, "risk"),
+        ({"risk": "HIGH"}, "risk"),
+    ],
+)
 def test_a_bad_search_or_filter_is_refused_and_named(ward_agent, reviewer_http, params, field):
     pending_cards_in_bulk(ward_agent, 2)
     response = reviewer_http.get(URL, params)

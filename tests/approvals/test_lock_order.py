@@ -163,8 +163,9 @@ def outcome_beside_a_stop(run_id, presenter: Contender, rita):
         run = spine.lock_run(run_id)
         presenter.start()
         wait_until_queued(presenter)  # queued on the run's lock: it cannot answer before the stop commits
-        spine.close_locked_run(run, TerminalReason.USER_STOPPED, actor_user=rita, withdraw_grants=True,
-                     stop_reason="wrong patient")
+        spine.close_locked_run(
+            run, TerminalReason.USER_STOPPED, actor_user=rita, withdraw_grants=True, stop_reason="wrong patient"
+        )
     presenter.join(timeout=10)
     assert Run.objects.get(pk=run_id).terminal_reason == "user_stopped"
     return presenter.outcome
@@ -192,8 +193,14 @@ def test_a_cold_replay_at_the_gate_waits_for_the_lock_on_the_grants_own_run(gran
     # A grant of an earlier run of the session needs no lock of its own run: that run has ended
     # (one active run a session), and only the consume's conditional UPDATE can still change it.
     run_id, approval_id = granted
-    call = GateCall(tool_call_id="call-2", step_id="step-2", tool="prescribe_medication", op="create",
-                    args=PRESCRIPTION, metadata={})
+    call = GateCall(
+        tool_call_id="call-2",
+        step_id="step-2",
+        tool="prescribe_medication",
+        op="create",
+        args=PRESCRIPTION,
+        metadata={},
+    )
 
     def gate_again():
         return gate_tool_call(run_id, call, client=ward_agent, owned_by=ward_agent).body["rule_id"]

@@ -17,8 +17,13 @@ pytestmark = pytest.mark.usefixtures("catalog")
 
 SESSION = {"patient_ref": "MRN-S005", "age_band": "adult"}
 # A high-risk chemotherapy order naming its patient three ways: by key, nested, and by value.
-ORDER = {"patient_ref": "MRN-S005", "drug": "methotrexate", "dose_mg": 1000,
-         "order": {"mrn": "MRN-S005", "ward": "ONC"}, "copy_to": "MRN-S005"}
+ORDER = {
+    "patient_ref": "MRN-S005",
+    "drug": "methotrexate",
+    "dose_mg": 1000,
+    "order": {"mrn": "MRN-S005", "ward": "ONC"},
+    "copy_to": "MRN-S005",
+}
 
 
 @pytest.fixture
@@ -70,8 +75,9 @@ def test_an_edit_of_an_identity_arg_the_registry_names_is_refused(api, reviewer_
     call_command("register_tool", "order_scan", "--class", "mutate", "--tier", "high", "--identity-arg", "subject")
     _, approval = parked_run(api, SESSION, tool="order_scan", args={"subject": "bed-12", "modality": "CT"})
 
-    response = decide(reviewer_http, approval["id"], {"approved": True,
-                                                      "edited_args": {"subject": "bed-14", "modality": "CT"}})
+    response = decide(
+        reviewer_http, approval["id"], {"approved": True, "edited_args": {"subject": "bed-14", "modality": "CT"}}
+    )
 
     assert error_of(response) == (400, "locked_arg")
     assert "'subject'" in response.json()["detail"]
@@ -81,8 +87,11 @@ def test_an_edit_of_an_identity_arg_the_registry_names_is_refused(api, reviewer_
 def test_an_edit_that_adds_or_removes_a_patient_key_is_refused(order, reviewer_http):
     _, approval = order
     added = decide(reviewer_http, approval["id"], {"approved": True, "edited_args": {**ORDER, "PatientId": "p-9"}})
-    removed = decide(reviewer_http, approval["id"], {"approved": True, "edited_args": {
-        key: value for key, value in ORDER.items() if key != "patient_ref"}})
+    removed = decide(
+        reviewer_http,
+        approval["id"],
+        {"approved": True, "edited_args": {key: value for key, value in ORDER.items() if key != "patient_ref"}},
+    )
 
     assert error_of(added) == error_of(removed) == (400, "locked_arg")
     assert_unchanged(approval)
@@ -106,7 +115,8 @@ def test_a_registry_change_that_drops_an_identity_arg_lowers_risk():
 
     before = {"policy_class": "mutate", "hitl_tier": "high", "identity_args": ["subject"]}
     assert lowering_reasons("order_scan", before, {**before, "identity_args": []}) == [
-        "identity args no longer locked: subject"]
+        "identity args no longer locked: subject"
+    ]
 
 
 def test_identity_args_must_be_a_short_list_of_names():
@@ -117,12 +127,16 @@ def test_identity_args_must_be_a_short_list_of_names():
             ToolDescriptor(name="order_scan", identity_args=bad).full_clean()
 
 
-@pytest.mark.parametrize(("args", "paths"), [
-    ({"patientRef": "x", "PATIENT-ID": "y", "Mrn": "z"}, ["patientRef", "PATIENT-ID", "Mrn"]),
-    ({"orders": [{"mrn": "a"}, {"drug": "b"}]}, ["orders[0].mrn"]),
-    ({"patient_ref": {"mrn": "a", "name": "A"}}, ["patient_ref"]),  # the whole value, once
-    ({"cc": ["MRN-1", "MRN-2"]}, ["cc[0]"]),
-    ({"dose": 1, "note": "MRN-1 seen"}, []),  # a value that merely mentions the patient is not the patient
-], ids=["names", "nested-in-a-list", "whole-value", "value-in-a-list", "none"])
+@pytest.mark.parametrize(
+    ("args", "paths"),
+    [
+        ({"patientRef": "x", "PATIENT-ID": "y", "Mrn": "z"}, ["patientRef", "PATIENT-ID", "Mrn"]),
+        ({"orders": [{"mrn": "a"}, {"drug": "b"}]}, ["orders[0].mrn"]),
+        ({"patient_ref": {"mrn": "a", "name": "A"}}, ["patient_ref"]),  # the whole value, once
+        ({"cc": ["MRN-1", "MRN-2"]}, ["cc[0]"]),
+        ({"dose": 1, "note": "MRN-1 seen"}, []),  # a value that merely mentions the patient is not the patient
+    ],
+    ids=["names", "nested-in-a-list", "whole-value", "value-in-a-list", "none"],
+)
 def test_the_locked_paths(args, paths):
     assert card_paths(args, patient_ref="MRN-1") == paths

@@ -47,14 +47,25 @@ def assert_nothing_gated():
 
 # --- tool names and ops -----------------------------------------------------------------------
 
+
 @pytest.mark.parametrize("op", LOOKALIKES, ids=ascii)
 def test_an_op_that_is_not_plain_ascii_is_refused_at_the_gate(api, run_id, op):
     assert_invalid(gate(api, run_id, tool="record_allergy", op=op, args={"allergen": "penicillin"}), "op")
     assert_nothing_gated()
 
 
-@pytest.mark.parametrize("tool", ["record_allerg\u0443", "record_allergy\u200d", "record allergy", "notes/append",
-                                  " record_allergy ", "record_allergy\n"], ids=ascii)
+@pytest.mark.parametrize(
+    "tool",
+    [
+        "record_allerg\u0443",
+        "record_allergy\u200d",
+        "record allergy",
+        "notes/append",
+        " record_allergy ",
+        "record_allergy\n",
+    ],
+    ids=ascii,
+)
 def test_a_tool_name_that_is_not_plain_ascii_is_refused_at_the_gate(api, run_id, tool):
     assert_invalid(gate(api, run_id, tool=tool, op="create", args={}), "tool")
     assert_nothing_gated()
@@ -66,10 +77,36 @@ def test_clarifications_refuse_names_that_are_not_plain_ascii(api, run_id, field
     assert_nothing_gated()
 
 
-@pytest.mark.parametrize("op", ["delete_all", "bulk-remove", "remove.item", "bulkDelete", "CANCELled", "DELETEall",
-                                "de-lete", "de_lete", "d.e.l.e.t.e", "purge", "erase", "destroy", "drop", "wipe",
-                                "truncate", "expunge", "revoke", "rm", "del", "deletion", "removal", "erasing",
-                                "revocation", "discontinuation", "wiping"])
+@pytest.mark.parametrize(
+    "op",
+    [
+        "delete_all",
+        "bulk-remove",
+        "remove.item",
+        "bulkDelete",
+        "CANCELled",
+        "DELETEall",
+        "de-lete",
+        "de_lete",
+        "d.e.l.e.t.e",
+        "purge",
+        "erase",
+        "destroy",
+        "drop",
+        "wipe",
+        "truncate",
+        "expunge",
+        "revoke",
+        "rm",
+        "del",
+        "deletion",
+        "removal",
+        "erasing",
+        "revocation",
+        "discontinuation",
+        "wiping",
+    ],
+)
 def test_a_destructive_word_part_parks_a_low_tier_write_the_clinician_typed(api, catalog, op):
     run_id = open_executing_run(api, autonomy="autonomous", age_band="adult", consent=True)
     response = gate(api, run_id, tool="record_allergy", op=op, args={"allergen": "penicillin"})
@@ -77,8 +114,11 @@ def test_a_destructive_word_part_parks_a_low_tier_write_the_clinician_typed(api,
     assert response.json()["rule_id"] == "mutate.destructive-op-approval"
 
 
-@pytest.mark.parametrize("body", [{"args": {"action": "delete"}}, {"op": "", "args": {"allergen": "penicillin"}}],
-                         ids=["no-op-action-delete", "empty-op"])
+@pytest.mark.parametrize(
+    "body",
+    [{"args": {"action": "delete"}}, {"op": "", "args": {"allergen": "penicillin"}}],
+    ids=["no-op-action-delete", "empty-op"],
+)
 def test_a_low_tier_write_that_names_no_op_parks_with_its_own_rule(api, catalog, body):
     run_id = open_executing_run(api, autonomy="autonomous", age_band="adult", consent=True)
     payload = {"tool_call_id": "call-1", "step_id": "step-1", "tool": "record_allergy", **body}
@@ -108,11 +148,27 @@ def test_descriptor_validation_refuses_other_names(db, name):
 
 # --- tool call ids ----------------------------------------------------------------------------
 
-@pytest.mark.parametrize("tool_call_id", ["call/1", "..", ".", "call 1", " call-1", "call-1\n", "call?1", "call#1",
-                                          "call%2F1", "c\u0430ll-1", "call\\1", "-call"], ids=ascii)
+
+@pytest.mark.parametrize(
+    "tool_call_id",
+    [
+        "call/1",
+        "..",
+        ".",
+        "call 1",
+        " call-1",
+        "call-1\n",
+        "call?1",
+        "call#1",
+        "call%2F1",
+        "c\u0430ll-1",
+        "call\\1",
+        "-call",
+    ],
+    ids=ascii,
+)
 def test_a_tool_call_id_that_cannot_be_routed_is_refused_at_the_gate(api, run_id, tool_call_id):
-    assert_invalid(gate(api, run_id, tool="search_patients", op="", args={}, tool_call_id=tool_call_id),
-                   "tool_call_id")
+    assert_invalid(gate(api, run_id, tool="search_patients", op="", args={}, tool_call_id=tool_call_id), "tool_call_id")
     assert_nothing_gated()
 
 
@@ -136,9 +192,25 @@ def test_a_result_url_with_a_control_character_is_a_json_400_not_a_server_error(
 
 # --- clarification field names ----------------------------------------------------------------
 
-@pytest.mark.parametrize("name", ["__proto__", "constructor", "prototype", "toString", "hasOwnProperty",
-                                  "1st_dose", "_private", "dose mg", "dose-mg", "d\u043ese", "x" * 65, "route\u200b"],
-                         ids=ascii)
+
+@pytest.mark.parametrize(
+    "name",
+    [
+        "__proto__",
+        "constructor",
+        "prototype",
+        "toString",
+        "hasOwnProperty",
+        "1st_dose",
+        "_private",
+        "dose mg",
+        "dose-mg",
+        "d\u043ese",
+        "x" * 65,
+        "route\u200b",
+    ],
+    ids=ascii,
+)
 def test_a_field_name_a_browser_object_cannot_hold_safely_is_refused(api, run_id, name):
     assert_invalid(clarify(api, run_id, [{"name": "route"}, {"name": name}]), "missing[1].name")
     assert_nothing_gated()
@@ -153,13 +225,17 @@ def test_identifier_field_names_are_accepted(api, run_id, name):
 
 # --- create_api_client names ------------------------------------------------------------------
 
-@pytest.mark.parametrize("name, words", [
-    ("x" * 121, "at most 120"),
-    ("", "blank"),
-    ("ward\x00agent", "control or invisible"),
-    ("ward\u202eagent", "control or invisible"),
-    (" ward-7", "spaces"),
-])
+
+@pytest.mark.parametrize(
+    "name, words",
+    [
+        ("x" * 121, "at most 120"),
+        ("", "blank"),
+        ("ward\x00agent", "control or invisible"),
+        ("ward\u202eagent", "control or invisible"),
+        (" ward-7", "spaces"),
+    ],
+)
 def test_create_api_client_refuses_a_name_that_does_not_fit_with_a_clear_error(db, name, words):
     with pytest.raises(CommandError, match=words):
         call_command("create_api_client", name, stdout=StringIO(), stderr=StringIO())

@@ -31,13 +31,18 @@ def park(api) -> tuple[str, dict]:
 
 def prescriptions_become_reads() -> None:
     """A governance edit after the park: the tool is now a read, which the policy allows."""
-    ToolDescriptor.objects.update_or_create(name="prescribe_medication",
-                                            defaults={"policy_class": "read", "hitl_tier": None})
+    ToolDescriptor.objects.update_or_create(
+        name="prescribe_medication", defaults={"policy_class": "read", "hitl_tier": None}
+    )
 
 
 def frame_types(run_id, tool_call_id="call-1") -> list[str]:
-    return [chunk["type"] for event in RunEvent.objects.filter(run_id=run_id).order_by("id")
-            for chunk in event.frames if chunk.get("toolCallId") == tool_call_id]
+    return [
+        chunk["type"]
+        for event in RunEvent.objects.filter(run_id=run_id).order_by("id")
+        for chunk in event.frames
+        if chunk.get("toolCallId") == tool_call_id
+    ]
 
 
 def test_a_parked_call_whose_verdict_became_allow_gets_its_card_again(api, catalog):
@@ -56,7 +61,10 @@ def test_the_new_verdict_is_audited_with_the_card_that_answered_it(api, catalog)
     gate(api, run_id)
     row = AuditEvent.objects.filter(kind=AuditEvent.Kind.VERDICT, run_id=run_id).latest("id")
     assert (row.decision, row.rule_id, str(row.approval_id)) == (
-        "suspended", "mutate.high-tier-always-approval", approval["id"])
+        "suspended",
+        "mutate.high-tier-always-approval",
+        approval["id"],
+    )
     assert (row.data["engine_rule_id"], row.data["parked_on"]) == ("read.allow", approval["id"])
 
 
@@ -92,7 +100,10 @@ def test_a_refused_regate_of_a_parked_call_is_still_audited(api, catalog, review
     assert gate(api, run_id).status_code == 409
     row = latest_verdict(run_id)
     assert (row.decision, str(row.approval_id), row.data["engine_rule_id"]) == (
-        "approval_rejected", approval["id"], "read.allow")
+        "approval_rejected",
+        approval["id"],
+        "read.allow",
+    )
 
 
 def test_an_expired_parked_call_gets_410(api, catalog):

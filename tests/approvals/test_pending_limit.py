@@ -39,8 +39,7 @@ def test_a_refused_suspend_changes_nothing(api):
     fill_to_the_limit(api, run_id)
     before = (Approval.objects.count(), ToolCall.objects.count(), RunEvent.objects.count(), run_state(run_id))
     gate(api, run_id, step_id="step-x", tool_call_id="call-x")
-    assert (Approval.objects.count(), ToolCall.objects.count(), RunEvent.objects.count(),
-            run_state(run_id)) == before
+    assert (Approval.objects.count(), ToolCall.objects.count(), RunEvent.objects.count(), run_state(run_id)) == before
 
 
 def test_the_same_suspend_again_at_the_limit_returns_its_approval(api):

@@ -25,8 +25,14 @@ THREADS = 8
 
 
 def park_attempt(run_id, client, n: int):
-    call = GateCall(tool_call_id=f"call-{n}", step_id=f"step-{n}", tool="prescribe_medication", op="create",
-                    args={**PRESCRIPTION, "days": n}, metadata={})
+    call = GateCall(
+        tool_call_id=f"call-{n}",
+        step_id=f"step-{n}",
+        tool="prescribe_medication",
+        op="create",
+        args={**PRESCRIPTION, "days": n},
+        metadata={},
+    )
     return gate_tool_call(run_id, call, client=client).status
 
 

@@ -95,7 +95,10 @@ def test_a_cold_replay_after_the_host_left_is_blocked_and_leaves_the_grant_unuse
     response = gate(api, next_run, tool="send_email", op="send", args=EMAIL, tool_call_id="call-9")
 
     assert (response.status_code, response.json()["decision"], response.json()["rule_id"]) == (
-        200, "blocked", HOST_GONE)
+        200,
+        "blocked",
+        HOST_GONE,
+    )
     assert approval_row(approval["id"]).status == "approved"
 
 

@@ -18,22 +18,52 @@ from registry.policy import (
     is_destructive,
 )
 
-ALLOWING_RULES = {"read.allow", "comms.autonomous-consented-allow",
-                  "mutate.low-tier-autonomous-allow"}
+ALLOWING_RULES = {"read.allow", "comms.autonomous-consented-allow", "mutate.low-tier-autonomous-allow"}
 KNOWN_CLASSES = {"read", "mutate", "exec", "comms"}
-DESTRUCTIVE = {"delete", "void", "remove", "cancel", "discontinue", "archive", "purge", "erase", "destroy",
-               "drop", "wipe", "truncate", "expunge", "revoke", "rm", "del"}
+DESTRUCTIVE = {
+    "delete",
+    "void",
+    "remove",
+    "cancel",
+    "discontinue",
+    "archive",
+    "purge",
+    "erase",
+    "destroy",
+    "drop",
+    "wipe",
+    "truncate",
+    "expunge",
+    "revoke",
+    "rm",
+    "del",
+}
 # "rm" and "del" count as word parts of their own only; every longer verb anywhere.
 LONG_DESTRUCTIVE = {verb for verb in DESTRUCTIVE if len(verb) > 3}
 
 tool_names = st.sampled_from(sorted(STATIC_REGISTRY) + ["probe_tool", "mystery_tool"])
-hosts = st.sampled_from(["smtp.clinic.example", "ehr.partner.example", "api.partner.example",
-                         "api.partner.example:8443", "bücher.example", "evil.net"])
+hosts = st.sampled_from(
+    [
+        "smtp.clinic.example",
+        "ehr.partner.example",
+        "api.partner.example",
+        "api.partner.example:8443",
+        "bücher.example",
+        "evil.net",
+    ]
+)
 urls = st.one_of(
     hosts,
     hosts.map(lambda h: f"https://{h}/path"),
-    st.sampled_from(["https://api.partner.example@evil.net/", "https://evil.net\\@ehr.partner.example",
-                     "", "ehr.partner.example.", "HTTPS://EHR.PARTNER.EXAMPLE/"]),
+    st.sampled_from(
+        [
+            "https://api.partner.example@evil.net/",
+            "https://evil.net\\@ehr.partner.example",
+            "",
+            "ehr.partner.example.",
+            "HTTPS://EHR.PARTNER.EXAMPLE/",
+        ]
+    ),
     st.text(max_size=20),
 )
 scalars = st.one_of(st.none(), st.booleans(), st.integers(), st.text(max_size=10))
@@ -42,26 +72,53 @@ url_keys = st.sampled_from(["url", "endpoint", "target_url", "host", "Host", "UR
 
 
 def json_like(keys, leaves):
-    return st.recursive(leaves, lambda inner: st.lists(inner, max_size=3)
-                        | st.dictionaries(keys, inner, max_size=3), max_leaves=8)
+    return st.recursive(
+        leaves, lambda inner: st.lists(inner, max_size=3) | st.dictionaries(keys, inner, max_size=3), max_leaves=8
+    )
 
 
 # Half the calls carry no URL key at all, so the matrix behind the egress check is
 # exercised as often as the egress check itself.
 args = st.one_of(
     st.dictionaries(plain_keys, json_like(plain_keys, scalars), max_size=4),
-    st.dictionaries(plain_keys | url_keys, json_like(plain_keys | url_keys, scalars | urls),
-                    max_size=4),
+    st.dictionaries(plain_keys | url_keys, json_like(plain_keys | url_keys, scalars | urls), max_size=4),
 )
 metadata_values = st.one_of(scalars, st.sampled_from(["auto", "never", "always", "true", "false"]))
 client_metadata = st.dictionaries(
     st.sampled_from(["mutating", "plan", "approval_policy", "policy_class", "hitl_tier", "note"]),
-    metadata_values, max_size=4)
-ops = st.one_of(st.sampled_from(["", "create", "update", "send", " Delete", "VOID", "remove ",
-                                 "Cancel", "discontinue", "ARCHIVE", "delete_note", "bulkDelete",
-                                 "bulk-remove", "d\u0435lete", "delete\u200b", "de-lete", "d.e.l.e.t.e",
-                                 "purge", "rm", "del", "bulkRm", "-", "confirm"]),
-                st.text(max_size=10))
+    metadata_values,
+    max_size=4,
+)
+ops = st.one_of(
+    st.sampled_from(
+        [
+            "",
+            "create",
+            "update",
+            "send",
+            " Delete",
+            "VOID",
+            "remove ",
+            "Cancel",
+            "discontinue",
+            "ARCHIVE",
+            "delete_note",
+            "bulkDelete",
+            "bulk-remove",
+            "d\u0435lete",
+            "delete\u200b",
+            "de-lete",
+            "d.e.l.e.t.e",
+            "purge",
+            "rm",
+            "del",
+            "bulkRm",
+            "-",
+            "confirm",
+        ]
+    ),
+    st.text(max_size=10),
+)
 # Unrecognised spellings are in the mix; they must fail closed like "guarded" / "child".
 contexts = st.builds(
     Context,
@@ -77,16 +134,18 @@ def calls(draw):
     """(call, registered descriptor or None) for one tool."""
     name = draw(tool_names)
     call = ToolCall(tool=name, op=draw(ops), args=draw(args), metadata=draw(client_metadata))
-    registered = draw(st.none() | st.builds(
-        ToolSpec,
-        name=st.just(name),
-        policy_class=st.sampled_from([None, "", "read", "mutate", "exec", "comms", "quantum"]),
-        hitl_tier=st.sampled_from([None, "", "low", "high", "medium"]),
-        trust=st.sampled_from(["trusted", "untrusted"]),
-        allowed_hosts=st.lists(hosts, max_size=2).map(tuple),
-        metadata=st.dictionaries(st.sampled_from(["mutating", "owner"]), metadata_values,
-                                 max_size=2),
-    ))
+    registered = draw(
+        st.none()
+        | st.builds(
+            ToolSpec,
+            name=st.just(name),
+            policy_class=st.sampled_from([None, "", "read", "mutate", "exec", "comms", "quantum"]),
+            hitl_tier=st.sampled_from([None, "", "low", "high", "medium"]),
+            trust=st.sampled_from(["trusted", "untrusted"]),
+            allowed_hosts=st.lists(hosts, max_size=2).map(tuple),
+            metadata=st.dictionaries(st.sampled_from(["mutating", "owner"]), metadata_values, max_size=2),
+        )
+    )
     return call, registered
 
 
@@ -128,14 +187,18 @@ def test_high_missing_tier_or_destructive_mutations_always_need_approval(call_an
     verdict = evaluate(call, ctx, registered)
     # Whole verbs and the SPEC's word-part examples; the properties below cover the rest.
     op = call.op.strip()
-    destructive = not op.strip("._-") or op.lower() in DESTRUCTIVE or any(
-        op.lower().startswith(f"{verb}_") or op.lower().endswith(f"-{verb}") or op.endswith(verb.capitalize())
-        for verb in DESTRUCTIVE) or not op.isascii()
-    if verdict.policy_class == "mutate" and (declared_tier(call, registered) != "low"
-                                             or destructive):
+    destructive = (
+        not op.strip("._-")
+        or op.lower() in DESTRUCTIVE
+        or any(
+            op.lower().startswith(f"{verb}_") or op.lower().endswith(f"-{verb}") or op.endswith(verb.capitalize())
+            for verb in DESTRUCTIVE
+        )
+        or not op.isascii()
+    )
+    if verdict.policy_class == "mutate" and (declared_tier(call, registered) != "low" or destructive):
         # Egress may block it outright first; it is never allowed.
-        assert verdict.decision is Decision.REQUIRE_APPROVAL or verdict.rule_id.startswith(
-            "egress.")
+        assert verdict.decision is Decision.REQUIRE_APPROVAL or verdict.rule_id.startswith("egress.")
         assert verdict.effective_tier == "high"
 
 
@@ -150,10 +213,28 @@ def test_unknown_tool_or_unknown_class_never_allows(call_and_spec, ctx):
 
 
 @settings(max_examples=500)
-@given(calls(), contexts, st.dictionaries(
-    st.sampled_from(["plan", "approval_policy", "approvalPolicy", "policy_class", "hitl_tier",
-                     "autonomy", "consent", "tainted", "note"]) | st.text(max_size=8),
-    metadata_values, max_size=4))
+@given(
+    calls(),
+    contexts,
+    st.dictionaries(
+        st.sampled_from(
+            [
+                "plan",
+                "approval_policy",
+                "approvalPolicy",
+                "policy_class",
+                "hitl_tier",
+                "autonomy",
+                "consent",
+                "tainted",
+                "note",
+            ]
+        )
+        | st.text(max_size=8),
+        metadata_values,
+        max_size=4,
+    ),
+)
 def test_client_plan_and_approval_policy_never_change_the_verdict(call_and_spec, ctx, extra):
     call, registered = call_and_spec
     extra.pop("mutating", None)  # the one key the SPEC lets a client use (step 3)
@@ -200,8 +281,13 @@ LOW_MUTATE = ToolSpec("probe_tool", policy_class="mutate", hitl_tier="low")
 TYPED = Context(autonomy="autonomous", tainted=False, consent=True, age_band="adult")
 
 
-@given(st.lists(words, max_size=3), verbs, st.lists(words, max_size=3), st.sampled_from("_-."),
-       st.sampled_from([str.lower, str.upper, str.capitalize]))
+@given(
+    st.lists(words, max_size=3),
+    verbs,
+    st.lists(words, max_size=3),
+    st.sampled_from("_-."),
+    st.sampled_from([str.lower, str.upper, str.capitalize]),
+)
 def test_a_destructive_verb_between_separators_is_destructive(before, verb, after, sep, case):
     op = sep.join([*before, case(verb), *after])
     verdict = evaluate(ToolCall("probe_tool", op=op), TYPED, LOW_MUTATE, static={})
@@ -215,8 +301,12 @@ def test_a_destructive_verb_as_a_camel_case_hump_is_destructive(before, verb, af
     assert is_destructive(op), op
 
 
-@given(st.text(alphabet=string.ascii_letters + string.digits, max_size=6), long_verbs,
-       st.text(alphabet=string.ascii_letters + string.digits, max_size=6), st.data())
+@given(
+    st.text(alphabet=string.ascii_letters + string.digits, max_size=6),
+    long_verbs,
+    st.text(alphabet=string.ascii_letters + string.digits, max_size=6),
+    st.data(),
+)
 def test_a_destructive_verb_inside_a_word_in_any_case_is_destructive(before, verb, after, data):
     # "CANCELled", "DELETEall", "softdeletes": no rule for where a word ends to spell around.
     cased = "".join(data.draw(st.sampled_from([ch.lower(), ch.upper()])) for ch in verb)
@@ -230,23 +320,27 @@ def test_a_destructive_verb_inside_a_word_in_any_case_is_destructive(before, ver
 def test_separators_make_no_verb_harmless(parts, sep):
     # Separators are removed before looking: a word joined with them reads as the word without.
     assert is_destructive(sep.join(parts)) == is_destructive("".join(parts).lower()) or any(
-        len(part) <= 3 for part in parts)  # a short part may spell "rm" or "del" beside its neighbour
+        len(part) <= 3 for part in parts
+    )  # a short part may spell "rm" or "del" beside its neighbour
 
 
 @given(verbs, st.data(), st.sampled_from([str.lower, str.upper, str.capitalize]))
 def test_a_destructive_verb_split_by_separators_inside_it_is_destructive(verb, data, case):
     # "de-lete", "d.e.l.e.t.e", "r_m": every gap between two letters may hold separators.
     letters = case(verb)
-    gaps = data.draw(st.lists(st.sampled_from(["", "-", "_", ".", " "]), min_size=len(letters) - 1,
-                              max_size=len(letters) - 1))
+    gaps = data.draw(
+        st.lists(st.sampled_from(["", "-", "_", ".", " "]), min_size=len(letters) - 1, max_size=len(letters) - 1)
+    )
     op = letters[0] + "".join(gap + letter for gap, letter in zip(gaps, letters[1:], strict=True))
     assert is_destructive(op), op
     verdict = evaluate(ToolCall("probe_tool", op=op), TYPED, LOW_MUTATE, static={})
     assert verdict.rule_id == "mutate.destructive-op-approval", op
 
 
-@given(st.sampled_from(["", " ", "-", "._", None]), st.dictionaries(st.sampled_from(["action", "note", "id"]),
-                                                                  st.sampled_from(["delete", "create", "x"])))
+@given(
+    st.sampled_from(["", " ", "-", "._", None]),
+    st.dictionaries(st.sampled_from(["action", "note", "id"]), st.sampled_from(["delete", "create", "x"])),
+)
 def test_a_low_tier_write_with_no_op_parks_whatever_its_args_say(op, args):
     verdict = evaluate(ToolCall("probe_tool", op=op, args=args), TYPED, LOW_MUTATE, static={})
     assert (verdict.decision, verdict.rule_id) == (Decision.REQUIRE_APPROVAL, "mutate.missing-op-approval")

@@ -32,6 +32,7 @@ def resolve(tool, registered=None, call_metadata=None, static=STATIC):
 
 # Step 1: the registered descriptor's explicit class.
 
+
 def test_registered_explicit_class_beats_the_static_registry():
     assert resolve("static_high", ToolSpec("static_high", policy_class="read")) == "read"
     assert resolve("static_read", ToolSpec("static_read", policy_class="exec")) == "exec"
@@ -44,8 +45,7 @@ def test_registered_explicit_class_beats_mutating_metadata():
 
 def test_registered_unrecognised_class_is_kept_so_it_fails_closed():
     assert resolve("static_read", ToolSpec("static_read", policy_class="teleport")) == "teleport"
-    verdict = evaluate(ToolCall("static_read"), TYPED_ADULT,
-                       ToolSpec("static_read", policy_class="teleport"), STATIC)
+    verdict = evaluate(ToolCall("static_read"), TYPED_ADULT, ToolSpec("static_read", policy_class="teleport"), STATIC)
     assert verdict.rule_id == "unknown.fail-closed"
 
 
@@ -55,6 +55,7 @@ def test_enum_members_resolve_to_plain_strings():
 
 
 # Step 2: the static registry.
+
 
 def test_static_class_applies_when_registered_declares_none():
     assert resolve("static_high", ToolSpec("static_high")) == "mutate"
@@ -72,6 +73,7 @@ def test_static_class_beats_client_metadata():
 
 
 # Step 3: mutating: true in descriptor or call metadata.
+
 
 def test_registered_descriptor_metadata_mutating_promotes_to_mutate():
     assert resolve("tool_x", ToolSpec("tool_x", metadata={"mutating": True})) == "mutate"
@@ -92,8 +94,9 @@ def test_anything_but_true_does_not_promote(flag):
 
 
 def test_promoted_mutation_without_a_tier_is_treated_as_high():
-    verdict = evaluate(ToolCall("tool_x", op="create", metadata={"mutating": True}),
-                       TYPED_ADULT, ToolSpec("tool_x"), STATIC)
+    verdict = evaluate(
+        ToolCall("tool_x", op="create", metadata={"mutating": True}), TYPED_ADULT, ToolSpec("tool_x"), STATIC
+    )
     assert (verdict.policy_class, verdict.rule_id) == ("mutate", "mutate.missing-tier-approval")
     assert verdict.effective_tier == "high"
 
@@ -103,8 +106,10 @@ def test_metadata_can_never_demote_a_mutation():
     assert resolve("tool_x", registered, call_metadata={"mutating": False}) == "mutate"
     assert resolve("static_high", call_metadata={"mutating": False}) == "mutate"
     # The descriptor says mutating; the client saying otherwise changes nothing.
-    assert resolve("tool_x", ToolSpec("tool_x", metadata={"mutating": True}),
-                   call_metadata={"mutating": False}) == "mutate"
+    assert (
+        resolve("tool_x", ToolSpec("tool_x", metadata={"mutating": True}), call_metadata={"mutating": False})
+        == "mutate"
+    )
 
 
 def test_client_cannot_declare_its_own_policy_class():
@@ -116,6 +121,7 @@ def test_client_cannot_declare_its_own_policy_class():
 
 # Step 4: registered with none of these.
 
+
 def test_registered_without_class_or_flag_is_read():
     assert resolve("tool_x", ToolSpec("tool_x")) == "read"
 
@@ -125,6 +131,7 @@ def test_known_only_to_the_static_registry_without_class_is_read():
 
 
 # Unknown to both registries.
+
 
 def test_unknown_to_both_registries_resolves_to_none():
     assert resolve("tool_x") is None
@@ -146,6 +153,7 @@ def test_a_descriptor_for_another_tool_is_a_caller_bug():
 
 # effective_spec: the registered row laid over the static entry, field by field.
 
+
 def test_effective_spec_with_one_side_returns_that_side():
     registered = ToolSpec("tool_x", policy_class="read")
     assert effective_spec("tool_x", registered, STATIC) is registered
@@ -154,18 +162,22 @@ def test_effective_spec_with_one_side_returns_that_side():
 
 
 def test_effective_spec_registered_fields_win_when_set():
-    static = {"sync": ToolSpec("sync", "comms", "low", Trust.TRUSTED, ("a.example",),
-                               {"owner": "ehr", "v": 1}, "static words")}
-    registered = ToolSpec("sync", "mutate", "high", Trust.UNTRUSTED, ("b.example",),
-                          {"v": 2}, "registered words")
+    static = {
+        "sync": ToolSpec(
+            "sync", "comms", "low", Trust.TRUSTED, ("a.example",), {"owner": "ehr", "v": 1}, "static words"
+        )
+    }
+    registered = ToolSpec("sync", "mutate", "high", Trust.UNTRUSTED, ("b.example",), {"v": 2}, "registered words")
     merged = effective_spec("sync", registered, static)
-    assert merged == ToolSpec("sync", "mutate", "high", "untrusted", ("b.example",),
-                              {"owner": "ehr", "v": 2}, "registered words")
+    assert merged == ToolSpec(
+        "sync", "mutate", "high", "untrusted", ("b.example",), {"owner": "ehr", "v": 2}, "registered words"
+    )
 
 
 def test_effective_spec_unset_registered_fields_fall_back_to_static():
-    static = {"sync": ToolSpec("sync", "comms", "low", Trust.UNTRUSTED, ("a.example",),
-                               {"owner": "ehr"}, "static words")}
+    static = {
+        "sync": ToolSpec("sync", "comms", "low", Trust.UNTRUSTED, ("a.example",), {"owner": "ehr"}, "static words")
+    }
     merged = effective_spec("sync", ToolSpec("sync", policy_class="", hitl_tier=None), static)
     assert merged == static["sync"]
 
@@ -178,19 +190,16 @@ def test_registered_trusted_cannot_clear_a_static_untrusted():
 def test_effective_spec_registered_tier_over_static_class():
     merged = effective_spec("record_vitals", ToolSpec("record_vitals", hitl_tier=Tier.HIGH))
     assert (merged.policy_class, merged.hitl_tier) == ("mutate", "high")
-    assert merged.allowed_hosts == () and merged.description == STATIC_REGISTRY[
-        "record_vitals"].description
+    assert merged.allowed_hosts == () and merged.description == STATIC_REGISTRY["record_vitals"].description
 
 
 def test_evaluate_applies_the_same_merge():
     # The registered row raises the tier; the static entry still supplies the class.
-    verdict = evaluate(ToolCall("record_vitals", op="create"), TYPED_ADULT,
-                       ToolSpec("record_vitals", hitl_tier="high"))
+    verdict = evaluate(ToolCall("record_vitals", op="create"), TYPED_ADULT, ToolSpec("record_vitals", hitl_tier="high"))
     assert verdict.rule_id == "mutate.high-tier-always-approval"
     # The registered row declares no hosts; the static allow-list still applies.
     sync = ToolCall("sync_ehr", args={"endpoint": "https://ehr.partner.example/fhir"})
-    assert evaluate(sync, TYPED_ADULT, ToolSpec("sync_ehr")).rule_id == (
-        "comms.autonomous-consented-allow")
+    assert evaluate(sync, TYPED_ADULT, ToolSpec("sync_ehr")).rule_id == ("comms.autonomous-consented-allow")
     # Registered hosts replace the static list rather than extend it.
     moved = ToolSpec("sync_ehr", allowed_hosts=("ehr2.partner.example",))
     assert evaluate(sync, TYPED_ADULT, moved).rule_id == "egress.host-not-allowed"

@@ -23,14 +23,19 @@ def test_governance_adds_a_reason_and_it_is_audited(gina):
     row = AuditEvent.objects.get(kind="quick_reason")
     assert (row.actor, row.decision, row.data["quick_reason_id"]) == ("user:gina", "created", reason.pk)
     assert (row.data["before"], row.data["after"]) == (
-        None, {"text": "Duplicate of an existing order", "position": 1, "active": True})
+        None,
+        {"text": "Duplicate of an existing order", "position": 1, "active": True},
+    )
 
 
 def test_editing_a_reason_records_before_and_after(gina):
     reason = QuickReason.objects.create(text="Wrong patient", position=2)
     admin = logged_in(gina)
-    response = post(admin, f"/admin/approvals/quickreason/{reason.pk}/change/",
-                    {"text": "Wrong patient on the order", "position": 2})  # and no longer offered
+    response = post(
+        admin,
+        f"/admin/approvals/quickreason/{reason.pk}/change/",
+        {"text": "Wrong patient on the order", "position": 2},
+    )  # and no longer offered
     assert response.status_code == 302
     row = AuditEvent.objects.get(kind="quick_reason")
     assert row.decision == "updated"
@@ -41,19 +46,27 @@ def test_editing_a_reason_records_before_and_after(gina):
 def test_deleting_reasons_from_the_list_audits_each(gina):
     doomed = [QuickReason.objects.create(text=t) for t in ("Not indicated", "Already given")]
     admin = logged_in(gina)
-    response = post(admin, "/admin/approvals/quickreason/", {
-        "action": "delete_selected", "post": "yes", "_selected_action": [str(r.pk) for r in doomed]})
+    response = post(
+        admin,
+        "/admin/approvals/quickreason/",
+        {"action": "delete_selected", "post": "yes", "_selected_action": [str(r.pk) for r in doomed]},
+    )
     assert response.status_code == 302
     assert not QuickReason.objects.exists()
     assert sorted((r.decision, r.data["before"]["text"]) for r in AuditEvent.objects.filter(kind="quick_reason")) == [
-        ("deleted", "Already given"), ("deleted", "Not indicated")]
+        ("deleted", "Already given"),
+        ("deleted", "Not indicated"),
+    ]
 
 
 def test_saving_without_a_change_leaves_no_row(gina):
     reason = QuickReason.objects.create(text="Not indicated", position=0)
     admin = logged_in(gina)
-    post(admin, f"/admin/approvals/quickreason/{reason.pk}/change/", {"text": "Not indicated", "position": 0,
-                                                                      "active": "on"})
+    post(
+        admin,
+        f"/admin/approvals/quickreason/{reason.pk}/change/",
+        {"text": "Not indicated", "position": 0, "active": "on"},
+    )
     assert not AuditEvent.objects.filter(kind="quick_reason").exists()
 
 

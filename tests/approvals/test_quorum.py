@@ -35,8 +35,12 @@ def signing(api) -> tuple[str, str]:
 
 
 def decision_chunks(approval_id) -> list[dict]:
-    return [frame for event in RunEvent.objects.order_by("id") for frame in event.frames
-            if frame.get("type") == "data-approval-decision" and frame.get("id") == approval_id]
+    return [
+        frame
+        for event in RunEvent.objects.order_by("id")
+        for frame in event.frames
+        if frame.get("type") == "data-approval-decision" and frame.get("id") == approval_id
+    ]
 
 
 def test_sign_document_needs_two_approvals(signing, api):
@@ -117,8 +121,7 @@ def test_each_step_is_audited(signing, reviewer_http, rob_http):
     approve(reviewer_http, approval)
     approve(rob_http, approval)
     rows = AuditEvent.objects.filter(kind="decision", approval_id=approval).order_by("id")
-    assert [(row.actor, row.decision) for row in rows] == [("user:rita", "approval_counted"),
-                                                           ("user:rob", "approved")]
+    assert [(row.actor, row.decision) for row in rows] == [("user:rita", "approval_counted"), ("user:rob", "approved")]
     assert rows[0].data["approvals"] == 1 and rows[0].data["approvals_required"] == 2
 
 

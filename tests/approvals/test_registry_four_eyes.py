@@ -44,46 +44,82 @@ def lowering(name, before, **after):
 
 
 def row(**fields):
-    return {"description": "", "policy_class": None, "hitl_tier": None, "trust": "trusted", "allowed_hosts": [],
-            "metadata": {}, **fields}
+    return {
+        "description": "",
+        "policy_class": None,
+        "hitl_tier": None,
+        "trust": "trusted",
+        "allowed_hosts": [],
+        "metadata": {},
+        **fields,
+    }
 
 
 # --- what lowers risk ------------------------------------------------------------------------
 
-@pytest.mark.parametrize(("name", "before", "after", "reason"), [
-    ("amend_allergy", row(policy_class="mutate", hitl_tier="high"), {"hitl_tier": "low"}, "tier high → low"),
-    ("fetch_feed", row(trust="untrusted"), {"trust": "trusted"}, "trust untrusted → trusted"),
-    ("fax_letter", row(policy_class="comms", allowed_hosts=["a.example"]),
-     {"allowed_hosts": ["a.example", "b.example"]}, "allowed hosts added: b.example"),
-    ("amend_allergy", row(policy_class="mutate", hitl_tier="high"), {"policy_class": "read"}, "policy class mutate → read"),
-    ("run_job", row(policy_class="exec"), {"policy_class": "comms", "allowed_hosts": ["x.example"]},
-     "policy class exec → comms"),
-    ("legacy_write", row(metadata={"mutating": True}), {"metadata": {}}, "policy class mutate → read"),
-    # Clearing a row's field falls back to the static catalog: judged on what the gate applies.
-    ("send_email", row(policy_class="comms", allowed_hosts=["a.example"]), {"allowed_hosts": []},
-     "smtp.clinic.example"),
-    # A new tool the gate would then allow: before its row every call failed closed.
-    ("lookup_beds", None, {"policy_class": "read"}, "truth-table cell"),
-])
+
+@pytest.mark.parametrize(
+    ("name", "before", "after", "reason"),
+    [
+        ("amend_allergy", row(policy_class="mutate", hitl_tier="high"), {"hitl_tier": "low"}, "tier high → low"),
+        ("fetch_feed", row(trust="untrusted"), {"trust": "trusted"}, "trust untrusted → trusted"),
+        (
+            "fax_letter",
+            row(policy_class="comms", allowed_hosts=["a.example"]),
+            {"allowed_hosts": ["a.example", "b.example"]},
+            "allowed hosts added: b.example",
+        ),
+        (
+            "amend_allergy",
+            row(policy_class="mutate", hitl_tier="high"),
+            {"policy_class": "read"},
+            "policy class mutate → read",
+        ),
+        (
+            "run_job",
+            row(policy_class="exec"),
+            {"policy_class": "comms", "allowed_hosts": ["x.example"]},
+            "policy class exec → comms",
+        ),
+        ("legacy_write", row(metadata={"mutating": True}), {"metadata": {}}, "policy class mutate → read"),
+        # Clearing a row's field falls back to the static catalog: judged on what the gate applies.
+        (
+            "send_email",
+            row(policy_class="comms", allowed_hosts=["a.example"]),
+            {"allowed_hosts": []},
+            "smtp.clinic.example",
+        ),
+        # A new tool the gate would then allow: before its row every call failed closed.
+        ("lookup_beds", None, {"policy_class": "read"}, "truth-table cell"),
+    ],
+)
 def test_these_changes_lower_risk(db, name, before, after, reason):
     assert any(reason in text for text in lowering(name, before, **(after if before else row(**after))))
 
 
-@pytest.mark.parametrize(("name", "before", "after"), [
-    ("amend_allergy", row(policy_class="mutate", hitl_tier="low"), {"hitl_tier": "high"}),
-    ("fax_letter", row(policy_class="comms", allowed_hosts=["a.example", "b.example"]), {"allowed_hosts": ["a.example"]}),
-    ("amend_allergy", row(policy_class="read"), {"policy_class": "mutate", "hitl_tier": "low"}),
-    ("amend_allergy", row(policy_class="mutate", hitl_tier="high"), {"description": "Amend an allergy"}),
-    ("fetch_feed", row(trust="trusted"), {"trust": "untrusted"}),
-    # A row cannot clear the catalog's "untrusted": nothing the gate applies changes.
-    ("web_search", row(trust="untrusted"), {"trust": "trusted"}),
-    ("amend_allergy", None, row(policy_class="mutate", hitl_tier="high")),
-])
+@pytest.mark.parametrize(
+    ("name", "before", "after"),
+    [
+        ("amend_allergy", row(policy_class="mutate", hitl_tier="low"), {"hitl_tier": "high"}),
+        (
+            "fax_letter",
+            row(policy_class="comms", allowed_hosts=["a.example", "b.example"]),
+            {"allowed_hosts": ["a.example"]},
+        ),
+        ("amend_allergy", row(policy_class="read"), {"policy_class": "mutate", "hitl_tier": "low"}),
+        ("amend_allergy", row(policy_class="mutate", hitl_tier="high"), {"description": "Amend an allergy"}),
+        ("fetch_feed", row(trust="trusted"), {"trust": "untrusted"}),
+        # A row cannot clear the catalog's "untrusted": nothing the gate applies changes.
+        ("web_search", row(trust="untrusted"), {"trust": "trusted"}),
+        ("amend_allergy", None, row(policy_class="mutate", hitl_tier="high")),
+    ],
+)
 def test_these_changes_do_not_lower_risk(db, name, before, after):
     assert lowering(name, before, **after) == []
 
 
 # --- the service -----------------------------------------------------------------------------
+
 
 def test_a_lowering_change_is_proposed_not_applied_and_the_proposal_is_audited(gina, catalog):
     before = snapshot(tool_row())
@@ -91,7 +127,11 @@ def test_a_lowering_change_is_proposed_not_applied_and_the_proposal_is_audited(g
     assert submitted.descriptor is None
     change = submitted.change
     assert (change.status, change.proposed_by, change.before, change.after["hitl_tier"]) == (
-        "pending", gina, before, "low")
+        "pending",
+        gina,
+        before,
+        "low",
+    )
     assert tool_row().hitl_tier == "high"
     proposed = registry_audit("proposed").get()
     assert (proposed.actor_user, proposed.tool, proposed.data["change"]) == (gina, TOOL, change.pk)
@@ -120,7 +160,9 @@ def test_the_proposer_cannot_confirm_their_own_change(gina, catalog):
 def test_the_database_refuses_a_change_confirmed_by_its_proposer(gina, catalog):
     change = registry_changes.submit(TOOL, {"hitl_tier": "low"}, user=gina).change
     with pytest.raises(IntegrityError), transaction.atomic():
-        ToolChange.objects.filter(pk=change.pk).update(status="confirmed", decided_by=gina, decided_at=change.proposed_at)
+        ToolChange.objects.filter(pk=change.pk).update(
+            status="confirmed", decided_by=gina, decided_at=change.proposed_at
+        )
 
 
 def test_compliance_can_neither_propose_nor_confirm(carl, gina, catalog):
@@ -138,7 +180,10 @@ def test_a_rejected_change_leaves_the_registry_as_it_was(gina, gwen, catalog):
     assert tool_row().hitl_tier == "high"
     rejected = registry_audit("rejected").get()
     assert (rejected.actor_user, rejected.data["reason"], rejected.data["proposed_by"]) == (
-        gwen, "prescriptions stay high", "gina")
+        gwen,
+        "prescriptions stay high",
+        "gina",
+    )
 
 
 def test_a_proposal_made_stale_by_another_change_cannot_be_confirmed(gina, gwen, catalog):
@@ -163,6 +208,7 @@ def test_a_change_that_does_not_lower_risk_applies_at_once(gina, catalog):
 
 
 # --- the admin -------------------------------------------------------------------------------
+
 
 def test_lowering_a_tier_in_the_admin_shows_the_proposal_and_changes_nothing(gina, catalog):
     http = admin_client(gina)
@@ -222,10 +268,15 @@ def test_preview_shows_the_truth_table_before_and_after_and_saves_nothing(gina, 
     assert response.status_code == 200
     impact = response.context["impact"]
     assert impact.loosened_cells > 0
-    cell = next(cells[0] for ctx, cells in impact.rows
-                if (ctx.autonomy, ctx.tainted, ctx.consent, ctx.age_band) == ("autonomous", False, True, "adult"))
-    assert (cell.before.rule_id, cell.after.rule_id) == ("mutate.high-tier-always-approval",
-                                                        "mutate.low-tier-autonomous-allow")
+    cell = next(
+        cells[0]
+        for ctx, cells in impact.rows
+        if (ctx.autonomy, ctx.tainted, ctx.consent, ctx.age_band) == ("autonomous", False, True, "adult")
+    )
+    assert (cell.before.rule_id, cell.after.rule_id) == (
+        "mutate.high-tier-always-approval",
+        "mutate.low-tier-autonomous-allow",
+    )
     assert b"condor-loosened" in response.content
     assert tool_row().hitl_tier == "high"
     assert registry_audit().count() == audited and not ToolChange.objects.exists()
@@ -244,6 +295,7 @@ def test_compliance_cannot_preview(carl, catalog):
 
 
 # --- the commands ----------------------------------------------------------------------------
+
 
 def run(*args) -> str:
     out = StringIO()

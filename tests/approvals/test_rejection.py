@@ -104,7 +104,12 @@ def test_a_rejection_is_audited_once_with_its_reason(api, run_id, reviewer_http)
     approval = suspend(api, run_id)
     reject(reviewer_http, approval["id"])
     row = AuditEvent.objects.get(approval_id=approval["id"], kind="decision")
-    assert (row.decision, row.actor, row.data["reason"], row.data["stop_run"]) == ("rejected", "user:rita", REASON, False)
+    assert (row.decision, row.actor, row.data["reason"], row.data["stop_run"]) == (
+        "rejected",
+        "user:rita",
+        REASON,
+        False,
+    )
     assert not AuditEvent.objects.filter(run_id=run_id, kind="run_close").exists()
 
 
@@ -136,11 +141,18 @@ def test_reject_and_stop_is_audited_step_by_step(api, run_id, reviewer_http, thr
     target, _, _ = three_cards
     reject(reviewer_http, target["id"], stop_run=True)
     tail = audit_kinds(run_id)[-4:]
-    assert tail == [("decision", "rejected"), ("withdrawal", "withdrawn"), ("withdrawal", "withdrawn"),
-                    ("run_close", "aborted")]
+    assert tail == [
+        ("decision", "rejected"),
+        ("withdrawal", "withdrawn"),
+        ("withdrawal", "withdrawn"),
+        ("run_close", "aborted"),
+    ]
     close = AuditEvent.objects.get(run_id=run_id, kind="run_close")
     assert (close.actor, close.data["terminal_reason"], close.data["stop_reason"]) == (
-        "user:rita", "approval_denied", REASON)
+        "user:rita",
+        "approval_denied",
+        REASON,
+    )
 
 
 def test_stop_run_only_accompanies_a_rejection(api, run_id, reviewer_http):
@@ -180,7 +192,10 @@ def test_a_stop_is_audited_with_the_reviewer_and_reason(api, run_id, reviewer_ht
     assert tail == [("withdrawal", "withdrawn")] * 3 + [("run_close", "aborted")]
     close = AuditEvent.objects.get(run_id=run_id, kind="run_close")
     assert (close.actor, close.data["terminal_reason"], close.data["stop_reason"]) == (
-        "user:rita", "user_stopped", "Patient transferred.")
+        "user:rita",
+        "user_stopped",
+        "Patient transferred.",
+    )
 
 
 def test_a_reviewer_stops_an_executing_run(api, run_id, reviewer_http):
@@ -209,8 +224,7 @@ def test_stopping_an_ended_run_returns_it_unchanged(api, run_id, reviewer_http):
     assert response.status_code == 200, response.content
     assert (response.json()["state"], response.json()["terminal_reason"]) == ("completed", "completed")
     assert run_state(run_id) == ("completed", "completed")
-    assert (RunEvent.objects.filter(run_id=run_id).count(),
-            AuditEvent.objects.filter(run_id=run_id).count()) == written
+    assert (RunEvent.objects.filter(run_id=run_id).count(), AuditEvent.objects.filter(run_id=run_id).count()) == written
 
 
 def test_stopping_a_stopped_run_again_is_a_no_op(api, run_id, reviewer_http):

@@ -33,8 +33,14 @@ def approved(api, reviewer_http):
 
 def in_threads(attempt, count=THREADS) -> list:
     """`attempt()` in `count` threads at once: what each returned, or the code it was refused with."""
-    return [outcome.code if isinstance(outcome, CondorError) else repr(outcome) if isinstance(outcome, Exception)
-            else outcome for outcome in all_at_once([attempt] * count)]
+    return [
+        outcome.code
+        if isinstance(outcome, CondorError)
+        else repr(outcome)
+        if isinstance(outcome, Exception)
+        else outcome
+        for outcome in all_at_once([attempt] * count)
+    ]
 
 
 def resume_requests_at_once(ward_agent, approved, *, key=None) -> list[tuple[int, dict]]:

@@ -97,7 +97,10 @@ def test_plain_field_is_required_free_text_titled_by_its_name():
 def test_label_and_description_become_title_and_description():
     hint = {"label": "Dose (mg)", "description": "Per administration"}
     assert field({"name": "dose", "hint": hint}) == {
-        "title": "Dose (mg)", "type": "string", "minLength": 1, "description": "Per administration",
+        "title": "Dose (mg)",
+        "type": "string",
+        "minLength": 1,
+        "description": "Per administration",
     }
 
 
@@ -113,13 +116,18 @@ def test_null_hint_values_mean_absent():
 
 def test_string_options_make_a_single_select():
     assert field({"name": "route", "hint": {"options": ["oral", "iv"]}}) == {
-        "title": "route", "type": "string", "enum": ["oral", "iv"],
+        "title": "route",
+        "type": "string",
+        "enum": ["oral", "iv"],
     }
 
 
 def test_radio_flag_is_carried_as_a_widget_hint():
     assert field({"name": "route", "hint": {"options": ["oral", "iv"], "radio": True}}) == {
-        "title": "route", "type": "string", "enum": ["oral", "iv"], "x-condor-widget": "radio",
+        "title": "route",
+        "type": "string",
+        "enum": ["oral", "iv"],
+        "x-condor-widget": "radio",
     }
 
 
@@ -158,8 +166,13 @@ def test_labelled_multi_select_with_choice_count_bounds():
     assert field({"name": "symptoms", "type": "array", "hint": hint}) == {
         "title": "symptoms",
         "type": "array",
-        "items": {"anyOf": [{"const": "c", "title": "Cough"}, {"const": "fever", "title": "fever"},
-                            {"const": "rash", "title": "rash"}]},
+        "items": {
+            "anyOf": [
+                {"const": "c", "title": "Cough"},
+                {"const": "fever", "title": "fever"},
+                {"const": "rash", "title": "rash"},
+            ]
+        },
         "uniqueItems": True,
         "minItems": 1,
         "maxItems": 2,
@@ -176,46 +189,67 @@ def test_labelled_multi_select_with_choice_count_bounds():
 )
 def test_date_field_with_bounds(item):
     assert field(item) == {
-        "title": "start", "type": "string", "format": "date",
-        "formatMinimum": "2025-01-01", "formatMaximum": "2025-12-31",
+        "title": "start",
+        "type": "string",
+        "format": "date",
+        "formatMinimum": "2025-01-01",
+        "formatMaximum": "2025-12-31",
     }
 
 
 def test_date_time_field_with_bounds():
     hint = {"min": "2025-01-01T00:00:00Z", "max": "2025-01-02T00:00:00+01:00"}
     assert field({"name": "at", "type": "date-time", "hint": hint}) == {
-        "title": "at", "type": "string", "format": "date-time",
-        "formatMinimum": "2025-01-01T00:00:00Z", "formatMaximum": "2025-01-02T00:00:00+01:00",
+        "title": "at",
+        "type": "string",
+        "format": "date-time",
+        "formatMinimum": "2025-01-01T00:00:00Z",
+        "formatMaximum": "2025-01-02T00:00:00+01:00",
     }
 
 
 def test_textarea_flag_is_carried_as_a_widget_hint():
     assert field({"name": "note", "hint": {"textarea": True}}) == {
-        "title": "note", "type": "string", "minLength": 1, "x-condor-widget": "textarea",
+        "title": "note",
+        "type": "string",
+        "minLength": 1,
+        "x-condor-widget": "textarea",
     }
 
 
 def test_text_length_bounds():
     assert field({"name": "note", "hint": {"min": 3, "max": 200}}) == {
-        "title": "note", "type": "string", "minLength": 3, "maxLength": 200,
+        "title": "note",
+        "type": "string",
+        "minLength": 3,
+        "maxLength": 200,
     }
 
 
 def test_required_text_with_only_a_maximum_still_needs_an_answer():
     assert field({"name": "note", "hint": {"max": 200}}) == {
-        "title": "note", "type": "string", "minLength": 1, "maxLength": 200,
+        "title": "note",
+        "type": "string",
+        "minLength": 1,
+        "maxLength": 200,
     }
 
 
 def test_email_format():
     assert field({"name": "contact", "hint": {"format": "email"}}) == {
-        "title": "contact", "type": "string", "minLength": 1, "format": "email",
+        "title": "contact",
+        "type": "string",
+        "minLength": 1,
+        "format": "email",
     }
 
 
 def test_number_with_bounds():
     assert field({"name": "dose", "type": "number", "hint": {"min": 0.5, "max": 10}}) == {
-        "title": "dose", "type": "number", "minimum": 0.5, "maximum": 10,
+        "title": "dose",
+        "type": "number",
+        "minimum": 0.5,
+        "maximum": 10,
     }
 
 
@@ -268,8 +302,10 @@ MALFORMED = {
     "date min after max": {"type": "date", "hint": {"min": "2025-12-31", "max": "2025-01-01"}},
     "date-time bound is a date": {"type": "date-time", "hint": {"min": "2025-01-01"}},
     "date-time bound without offset": {"type": "date-time", "hint": {"min": "2025-01-01T00:00:00"}},
-    "date-time min after max": {"type": "date-time",
-                                "hint": {"min": "2025-01-01T01:00:00Z", "max": "2025-01-01T01:30:00+01:00"}},
+    "date-time min after max": {
+        "type": "date-time",
+        "hint": {"min": "2025-01-01T01:00:00Z", "max": "2025-01-01T01:30:00+01:00"},
+    },
     "number bound a string": {"type": "number", "hint": {"min": "1"}},
     "number bound a boolean": {"type": "number", "hint": {"min": True}},
     "number min after max": {"type": "number", "hint": {"min": 5, "max": 1}},

@@ -45,8 +45,14 @@ FULL_FORM = [
     {"name": "note", "hint": {"textarea": True, "required": False}},
 ]
 GOOD = {
-    "route": "iv", "site": "l", "symptoms": ["cough"], "start": "2025-06-01",
-    "at": "2025-01-15T09:30:00.123456789+02:00", "dose": 2.5, "count": 3, "fasting": False,
+    "route": "iv",
+    "site": "l",
+    "symptoms": ["cough"],
+    "start": "2025-06-01",
+    "at": "2025-01-15T09:30:00.123456789+02:00",
+    "dose": 2.5,
+    "count": 3,
+    "fasting": False,
 }
 
 
@@ -104,9 +110,7 @@ def test_bounds_are_inclusive_and_compare_instants_across_offsets():
 @pytest.mark.parametrize("name", ["route", "site", "symptoms", "start", "at", "dose", "count", "fasting"])
 def test_missing_required_value_is_refused(name):
     answer = {k: v for k, v in GOOD.items() if k != name}
-    assert validate_resume_data(clarification_resume_schema("Details?", FULL_FORM), answer) == [
-        f"{name}: is required"
-    ]
+    assert validate_resume_data(clarification_resume_schema("Details?", FULL_FORM), answer) == [f"{name}: is required"]
 
 
 def test_required_free_text_must_not_be_empty():

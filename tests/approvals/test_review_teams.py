@@ -134,7 +134,6 @@ def test_the_query_and_the_push_filter_agree(api, wards, rita, rob, with_default
         assert shown and len(shown) < 4
 
 
-
 def test_an_invisible_approval_is_404_to_fetch(api, wards, rob_http, reviewer_http):
     approval = park_in(api, "ICU")["id"]
     assert rob_http.get(f"/api/v1/approvals/{approval}/").status_code == 404
@@ -183,10 +182,15 @@ def test_the_agent_still_fetches_its_own_approval(api, wards):
 
 def test_governance_edits_a_team_in_the_admin_and_it_is_audited(gina, rita):
     admin = logged_in(gina)
-    response = admin.post("/admin/approvals/reviewteam/add/", {
-        "name": "ICU", "care_units": '["ICU"]', "members": [rita.pk], "csrfmiddlewaretoken":
-            admin.cookies["csrftoken"].value,
-    })
+    response = admin.post(
+        "/admin/approvals/reviewteam/add/",
+        {
+            "name": "ICU",
+            "care_units": '["ICU"]',
+            "members": [rita.pk],
+            "csrfmiddlewaretoken": admin.cookies["csrftoken"].value,
+        },
+    )
     assert response.status_code == 302, response.content.decode()[:2000]
     created = ReviewTeam.objects.get(name="ICU")
     assert list(created.members.all()) == [rita]
@@ -198,8 +202,10 @@ def test_governance_edits_a_team_in_the_admin_and_it_is_audited(gina, rita):
 def test_governance_deleting_a_team_is_audited(gina, rita):
     doomed = team("ICU", ["ICU"], rita)
     admin = logged_in(gina)
-    response = admin.post(f"/admin/approvals/reviewteam/{doomed.pk}/delete/",
-                          {"post": "yes", "csrfmiddlewaretoken": admin.cookies["csrftoken"].value})
+    response = admin.post(
+        f"/admin/approvals/reviewteam/{doomed.pk}/delete/",
+        {"post": "yes", "csrfmiddlewaretoken": admin.cookies["csrftoken"].value},
+    )
     assert response.status_code == 302
     row = AuditEvent.objects.get(kind="review_team")
     assert (row.decision, row.data["before"]["members"], row.data["after"]) == ("deleted", ["rita"], None)
@@ -208,21 +214,30 @@ def test_governance_deleting_a_team_is_audited(gina, rita):
 def test_deleting_teams_from_the_list_audits_each_one(gina, rita):
     doomed = [team("ICU", ["ICU"], rita), team("Ward 4", ["ward4"], rita)]
     admin = logged_in(gina)
-    response = admin.post("/admin/approvals/reviewteam/", {
-        "action": "delete_selected", "post": "yes", "_selected_action": [str(t.pk) for t in doomed],
-        "csrfmiddlewaretoken": admin.cookies["csrftoken"].value})
+    response = admin.post(
+        "/admin/approvals/reviewteam/",
+        {
+            "action": "delete_selected",
+            "post": "yes",
+            "_selected_action": [str(t.pk) for t in doomed],
+            "csrfmiddlewaretoken": admin.cookies["csrftoken"].value,
+        },
+    )
     assert response.status_code == 302
     assert not ReviewTeam.objects.exists()
-    assert sorted((row.decision, row.data["before"]["name"]) for row in AuditEvent.objects.filter(kind="review_team")) \
-        == [("deleted", "ICU"), ("deleted", "Ward 4")]
+    assert sorted(
+        (row.decision, row.data["before"]["name"]) for row in AuditEvent.objects.filter(kind="review_team")
+    ) == [("deleted", "ICU"), ("deleted", "Ward 4")]
 
 
 def test_compliance_reads_teams_but_cannot_change_them(carl, rita):
     existing = team("ICU", ["ICU"], rita)
     admin = logged_in(carl)
     assert admin.get(f"/admin/approvals/reviewteam/{existing.pk}/change/").status_code == 200
-    refused = admin.post(f"/admin/approvals/reviewteam/{existing.pk}/change/", {
-        "name": "Mine", "care_units": "[]", "csrfmiddlewaretoken": admin.cookies["csrftoken"].value})
+    refused = admin.post(
+        f"/admin/approvals/reviewteam/{existing.pk}/change/",
+        {"name": "Mine", "care_units": "[]", "csrfmiddlewaretoken": admin.cookies["csrftoken"].value},
+    )
     assert refused.status_code == 403
     assert admin.get("/admin/approvals/reviewteam/add/").status_code == 403
     assert ReviewTeam.objects.get().name == "ICU"
@@ -230,16 +245,20 @@ def test_compliance_reads_teams_but_cannot_change_them(carl, rita):
 
 def test_a_bad_care_unit_list_is_refused(gina):
     admin = logged_in(gina)
-    response = admin.post("/admin/approvals/reviewteam/add/", {
-        "name": "ICU", "care_units": '["ICU", 7]', "csrfmiddlewaretoken": admin.cookies["csrftoken"].value})
+    response = admin.post(
+        "/admin/approvals/reviewteam/add/",
+        {"name": "ICU", "care_units": '["ICU", 7]', "csrfmiddlewaretoken": admin.cookies["csrftoken"].value},
+    )
     assert response.status_code == 200 and b"Care units must be a list" in response.content
     assert not ReviewTeam.objects.exists()
 
 
 def test_a_care_unit_list_nested_past_the_limit_is_a_form_error(gina):
     admin = logged_in(gina)
-    response = admin.post("/admin/approvals/reviewteam/add/", {
-        "name": "ICU", "care_units": "[" * 2000 + "]" * 2000, "csrfmiddlewaretoken": admin.cookies["csrftoken"].value})
+    response = admin.post(
+        "/admin/approvals/reviewteam/add/",
+        {"name": "ICU", "care_units": "[" * 2000 + "]" * 2000, "csrfmiddlewaretoken": admin.cookies["csrftoken"].value},
+    )
     assert response.status_code == 200 and b"nested deeper than" in response.content
     assert not ReviewTeam.objects.exists()
 
@@ -247,9 +266,15 @@ def test_a_care_unit_list_nested_past_the_limit_is_a_form_error(gina):
 def test_only_one_team_is_the_default(gina, rita):
     team("Triage", [], rita, default=True)
     admin = logged_in(gina)
-    response = admin.post("/admin/approvals/reviewteam/add/", {
-        "name": "Nights", "care_units": "[]", "is_default": "on",
-        "csrfmiddlewaretoken": admin.cookies["csrftoken"].value})
+    response = admin.post(
+        "/admin/approvals/reviewteam/add/",
+        {
+            "name": "Nights",
+            "care_units": "[]",
+            "is_default": "on",
+            "csrfmiddlewaretoken": admin.cookies["csrftoken"].value,
+        },
+    )
     assert response.status_code == 200 and b"already the default team" in response.content
 
 

@@ -15,6 +15,7 @@ from tests.helpers.runs import open_executing_run
 
 pytestmark = pytest.mark.django_db
 
+
 def test_a_decision_reads_the_reviewers_group_once_with_the_user(api, catalog, reviewer_http):
     approval = park(api, open_executing_run(api))
     with CaptureQueriesContext(connection) as queries:

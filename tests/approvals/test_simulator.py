@@ -37,15 +37,22 @@ CONTEXTS = {Context(a, t, c, b) for a, t, c, b in product(Autonomy, (False, True
 @pytest.fixture
 def registry(catalog):
     for name, fields in EXTRA_ROWS.items():
-        ToolDescriptor.objects.update_or_create(name=name, defaults={"policy_class": None, "hitl_tier": None,
-                                                                     "allowed_hosts": [], "metadata": {}, **fields})
+        ToolDescriptor.objects.update_or_create(
+            name=name, defaults={"policy_class": None, "hitl_tier": None, "allowed_hosts": [], "metadata": {}, **fields}
+        )
 
 
 def query(tool, op="", args=None, metadata=None, **ctx):
-    return {"tool": tool, "op": op, "autonomy": ctx.get("autonomy", "autonomous"),
-            "age_band": ctx.get("age_band", "adult"), "args": json.dumps(args or {}),
-            "metadata": json.dumps(metadata or {}),
-            **({"tainted": "on"} if ctx.get("tainted") else {}), **({"consent": "on"} if ctx.get("consent") else {})}
+    return {
+        "tool": tool,
+        "op": op,
+        "autonomy": ctx.get("autonomy", "autonomous"),
+        "age_band": ctx.get("age_band", "adult"),
+        "args": json.dumps(args or {}),
+        "metadata": json.dumps(metadata or {}),
+        **({"tainted": "on"} if ctx.get("tainted") else {}),
+        **({"consent": "on"} if ctx.get("consent") else {}),
+    }
 
 
 def row_spec(tool):
@@ -56,8 +63,11 @@ def row_spec(tool):
 
 def engine(tool, op, args, metadata, ctx, registered=None):
     """The engine called directly."""
-    return evaluate(PolicyCall(tool=tool, op=op, args=args, metadata=metadata), ctx,
-                    registered if registered is not None else row_spec(tool))
+    return evaluate(
+        PolicyCall(tool=tool, op=op, args=args, metadata=metadata),
+        ctx,
+        registered if registered is not None else row_spec(tool),
+    )
 
 
 def test_the_simulator_agrees_with_the_engine_on_the_whole_matrix(gina, registry):
@@ -88,11 +98,14 @@ def test_a_catalog_tool_without_a_registry_row_is_simulated_from_the_catalog(gin
     assert response.context["result"]["verdict"].rule_id == "mutate.high-tier-always-approval"
 
 
-@pytest.mark.parametrize("ctx", [
-    {"autonomy": "autonomous", "age_band": "adult", "consent": True},
-    {"autonomy": "guarded", "age_band": "adult", "consent": True},
-    {"autonomy": "autonomous", "age_band": "child", "consent": False},
-])
+@pytest.mark.parametrize(
+    "ctx",
+    [
+        {"autonomy": "autonomous", "age_band": "adult", "consent": True},
+        {"autonomy": "guarded", "age_band": "adult", "consent": True},
+        {"autonomy": "autonomous", "age_band": "child", "consent": False},
+    ],
+)
 def test_the_simulator_says_what_the_gate_then_does(gina, api, catalog, ctx):
     run_id = open_executing_run(api, autonomy=ctx["autonomy"], age_band=ctx["age_band"], consent=ctx["consent"])
     answer = gate(api, run_id, tool="record_vitals", op="update", args={"pulse": 80}).json()

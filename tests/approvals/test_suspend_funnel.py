@@ -25,9 +25,16 @@ def suspended_events(run_id):
 
 
 def request(**overrides) -> SuspendRequest:
-    fields = {"tool_call_id": "call-1", "step_id": "step-1", "tool": "prescribe_medication", "op": "create",
-              "args": PRESCRIPTION, "rule_id": "mutate.high-tier-always-approval",
-              "explanation": "High-tier writes need a clinician.", "hitl_tier": "high"}
+    fields = {
+        "tool_call_id": "call-1",
+        "step_id": "step-1",
+        "tool": "prescribe_medication",
+        "op": "create",
+        "args": PRESCRIPTION,
+        "rule_id": "mutate.high-tier-always-approval",
+        "explanation": "High-tier writes need a clinician.",
+        "hitl_tier": "high",
+    }
     return SuspendRequest(**{**fields, **overrides})
 
 
@@ -89,20 +96,40 @@ def test_the_payload_hash_is_sha256_of_rfc8785_json(api):
 # Stored on every approval as its suspend identity (one_approval_per_suspend): a change to how
 # it is computed would make a repeated suspend of an existing card a second card.
 SUSPEND_IDENTITIES = [
-    (dict(args={"drug": "amoxicillin", "dose": "500 mg", "days": 7}),
-     "1e89bcf67b7d552085149e6ccdc835d1be31649d6f5a643856791ff3f131fea4"),
-    (dict(args={"drug": "amoxicillin"}, kind="clarification", message="Which dose?", missing=("dose",)),
-     "f609334151f6ca19c686a4bcc6eec8ceaba62308879fb129102aea87ec7118d7"),
+    (
+        dict(args={"drug": "amoxicillin", "dose": "500 mg", "days": 7}),
+        "1e89bcf67b7d552085149e6ccdc835d1be31649d6f5a643856791ff3f131fea4",
+    ),
+    (
+        dict(args={"drug": "amoxicillin"}, kind="clarification", message="Which dose?", missing=("dose",)),
+        "f609334151f6ca19c686a4bcc6eec8ceaba62308879fb129102aea87ec7118d7",
+    ),
 ]
 
 
 @pytest.mark.parametrize("fields, expected", SUSPEND_IDENTITIES)
 def test_the_contract_hash_of_a_suspend_is_stable(fields, expected):
-    request = SuspendRequest(tool_call_id="t", step_id="s", tool="prescribe_medication", op="create",
-                             rule_id="r", explanation="", hitl_tier=None, **fields)
-    reference = hashlib.sha256(rfc8785.dumps({
-        "tool": request.tool, "op": request.op, "args": request.args,
-        "reason_code": request.reason_code, "missing": list(request.missing)})).hexdigest()
+    request = SuspendRequest(
+        tool_call_id="t",
+        step_id="s",
+        tool="prescribe_medication",
+        op="create",
+        rule_id="r",
+        explanation="",
+        hitl_tier=None,
+        **fields,
+    )
+    reference = hashlib.sha256(
+        rfc8785.dumps(
+            {
+                "tool": request.tool,
+                "op": request.op,
+                "args": request.args,
+                "reason_code": request.reason_code,
+                "missing": list(request.missing),
+            }
+        )
+    ).hexdigest()
     assert request.contract_hash == reference == expected
 
 
@@ -112,9 +139,18 @@ def test_the_contract_hash_takes_the_fast_encoder(monkeypatch):
         raise AssertionError(f"the reference encoder was asked for {value!r}")
 
     monkeypatch.setattr(rfc8785, "dumps", reference_refused)
-    request = SuspendRequest(tool_call_id="t", step_id="s", tool="prescribe_medication", op="create",
-                             args={"drug": "amoxicillin"}, rule_id="r", explanation="", hitl_tier=None)
+    request = SuspendRequest(
+        tool_call_id="t",
+        step_id="s",
+        tool="prescribe_medication",
+        op="create",
+        args={"drug": "amoxicillin"},
+        rule_id="r",
+        explanation="",
+        hitl_tier=None,
+    )
     assert len(request.contract_hash) == 64
+
 
 def test_the_ttl_comes_from_the_setting(api, settings):
     settings.CONDOR_APPROVAL_TTL_SECONDS = 120
@@ -154,8 +190,11 @@ def outbox_down(monkeypatch):
     def failed(ids):
         raise RuntimeError("outbox insert failed")
 
-    monkeypatch.setattr(suspend_module, "event_write",
-                        lambda *args, **kwargs: dataclasses.replace(real_event_write(*args, **kwargs), done=failed))
+    monkeypatch.setattr(
+        suspend_module,
+        "event_write",
+        lambda *args, **kwargs: dataclasses.replace(real_event_write(*args, **kwargs), done=failed),
+    )
 
 
 def test_a_failing_event_write_leaves_no_approval_and_the_run_executing(api, monkeypatch):
@@ -174,9 +213,17 @@ def test_a_gate_call_whose_park_fails_leaves_no_ledger_row_or_verdict(api, monke
     run_id = open_executing_run(api)
     failure(monkeypatch)
     agent = Client(raise_request_exception=False)
-    response = agent.post(f"/api/v1/runs/{run_id}/tool-calls/", {
-        "tool_call_id": "call-1", "step_id": "step-1", "tool": "prescribe_medication", "args": PRESCRIPTION,
-    }, content_type="application/json", HTTP_AUTHORIZATION=api._credentials["HTTP_AUTHORIZATION"])
+    response = agent.post(
+        f"/api/v1/runs/{run_id}/tool-calls/",
+        {
+            "tool_call_id": "call-1",
+            "step_id": "step-1",
+            "tool": "prescribe_medication",
+            "args": PRESCRIPTION,
+        },
+        content_type="application/json",
+        HTTP_AUTHORIZATION=api._credentials["HTTP_AUTHORIZATION"],
+    )
     assert response.status_code == 500
     assert not ToolCall.objects.exists()
     assert not Approval.objects.exists()

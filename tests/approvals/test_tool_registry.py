@@ -16,6 +16,7 @@ def registry_changes():
 
 # --- mutate needs a tier: database and model validation --------------------------------------
 
+
 def test_the_database_refuses_a_mutate_tool_without_a_tier(db):
     with pytest.raises(IntegrityError, match="mutate_tool_declares_tier"), transaction.atomic():
         ToolDescriptor.objects.create(name="amend_allergy", policy_class="mutate")
@@ -79,12 +80,25 @@ def test_full_clean_refuses_metadata_numbers_the_audit_log_could_not_verify(db, 
 
 # --- ToolDescriptor.to_spec ------------------------------------------------------------------
 
+
 def test_to_spec_hands_the_engine_plain_data(db):
-    tool = ToolDescriptor(name="fax_letter", policy_class="comms", trust="untrusted",
-                          allowed_hosts=["fax.example"], metadata={"vendor": "acme"}, description="Fax it.")
-    assert tool.to_spec() == ToolSpec(name="fax_letter", policy_class="comms", hitl_tier=None, trust="untrusted",
-                                      allowed_hosts=("fax.example",), metadata={"vendor": "acme"},
-                                      description="Fax it.")
+    tool = ToolDescriptor(
+        name="fax_letter",
+        policy_class="comms",
+        trust="untrusted",
+        allowed_hosts=["fax.example"],
+        metadata={"vendor": "acme"},
+        description="Fax it.",
+    )
+    assert tool.to_spec() == ToolSpec(
+        name="fax_letter",
+        policy_class="comms",
+        hitl_tier=None,
+        trust="untrusted",
+        allowed_hosts=("fax.example",),
+        metadata={"vendor": "acme"},
+        description="Fax it.",
+    )
 
 
 def test_to_spec_reads_blank_class_and_tier_as_undeclared(db):
@@ -102,7 +116,11 @@ def test_registering_a_new_tool_is_audited_as_created(db, rita):
     assert created and tool.pk is not None
     change = registry_changes().get()
     assert (change.tool, change.decision, change.actor_user, change.actor) == (
-        "amend_allergy", "created", rita, "user:rita")
+        "amend_allergy",
+        "created",
+        rita,
+        "user:rita",
+    )
     assert change.data["before"] is None
     assert change.data["after"]["hitl_tier"] == "low"
 
@@ -139,6 +157,7 @@ def test_an_invalid_change_leaves_the_tool_as_it_was(db):
 
 
 # --- seed_static_catalog ---------------------------------------------------------------------
+
 
 def test_seeding_mirrors_the_static_registry(db):
     assert seed_static_catalog() == len(STATIC_REGISTRY)

@@ -21,8 +21,9 @@ EMAIL = {"host": "smtp.clinic.example", "to": "gp@example.org", "body": "Dischar
 
 
 def report(api, run_id, tool_call_id="call-1", **body):
-    return api.post(f"/api/v1/runs/{run_id}/tool-calls/{tool_call_id}/result/",
-                    {"output": {"hits": 3}, **body}, format="json")
+    return api.post(
+        f"/api/v1/runs/{run_id}/tool-calls/{tool_call_id}/result/", {"output": {"hits": 3}, **body}, format="json"
+    )
 
 
 def session_tainted(run_id) -> bool:
@@ -46,8 +47,12 @@ def charted(api):
 
 
 def test_a_result_is_stored(charted, api):
-    response = report(api, charted, entities=[{"kind": "patient", "id": "p-1042"}],
-                      cards=[{"kind": "summary", "title": "Problems", "data": {"n": 2}}])
+    response = report(
+        api,
+        charted,
+        entities=[{"kind": "patient", "id": "p-1042"}],
+        cards=[{"kind": "summary", "title": "Problems", "data": {"n": 2}}],
+    )
     assert response.status_code == 200
     call = ToolCall.objects.get(tool_call_id="call-1")
     assert call.output == {"hits": 3}
@@ -65,8 +70,9 @@ def test_a_result_is_framed_for_the_stream(charted, api):
 def test_an_error_result_is_framed_as_an_error(charted, api):
     report(api, charted, output={"error": "Chart service timed out."}, is_error=True)
     event = RunEvent.objects.get(run_id=charted, kind="tool.result")
-    assert event.frames == [{"type": "tool-output-error", "toolCallId": "call-1",
-                             "errorText": "Chart service timed out."}]
+    assert event.frames == [
+        {"type": "tool-output-error", "toolCallId": "call-1", "errorText": "Chart service timed out."}
+    ]
 
 
 def test_an_untrusted_tools_result_taints_the_session(searched, api):
@@ -140,8 +146,9 @@ def test_a_closed_run_takes_no_results(charted, api):
     assert not session_tainted(charted)
 
 
-@pytest.mark.parametrize("fixture, body", [("searched", {}), ("charted", {"untrusted": True})],
-                         ids=["untrusted-tool", "marked-untrusted"])
+@pytest.mark.parametrize(
+    "fixture, body", [("searched", {}), ("charted", {"untrusted": True})], ids=["untrusted-tool", "marked-untrusted"]
+)
 def test_an_untrusted_result_after_its_run_ended_is_refused_but_taints_the_session(request, api, fixture, body):
     # The content reached the agent all the same; its next run in this session must not act on it untainted.
     run_id = request.getfixturevalue(fixture)
@@ -182,10 +189,16 @@ def test_a_parked_call_takes_its_result_once_resumed(api, reviewer_http):
 
 @pytest.mark.parametrize(
     "raw",
-    ['{"output": 1, "output": 2}', '{"output": NaN}', '{"output": 9007199254740992}', '[1]',
-     '{"output": 1, "trusted": true}', '{"output": 1, "untrusted": "maybe"}', '{"output": 1, "cards": [1]}'],
-    ids=["duplicate-key", "nan", "2**53", "non-object", "unknown-field", "untrusted-not-boolean",
-         "card-not-object"],
+    [
+        '{"output": 1, "output": 2}',
+        '{"output": NaN}',
+        '{"output": 9007199254740992}',
+        "[1]",
+        '{"output": 1, "trusted": true}',
+        '{"output": 1, "untrusted": "maybe"}',
+        '{"output": 1, "cards": [1]}',
+    ],
+    ids=["duplicate-key", "nan", "2**53", "non-object", "unknown-field", "untrusted-not-boolean", "card-not-object"],
 )
 def test_a_malformed_result_is_refused_and_nothing_is_stored(searched, api, raw):
     response = raw_post(api, f"/api/v1/runs/{searched}/tool-calls/call-1/result/", raw)
@@ -214,8 +227,7 @@ def test_a_call_blocked_because_the_client_cannot_park_takes_no_result(db):
     hurried = api_for(agent("batch-agent", can_park=False))
     run_id = open_executing_run(hurried, age_band="adult")
     assert gate(hurried, run_id).json()["rule_id"] == "client.cannot-park"
-    assert_refused_as_not_allowed(report(hurried, run_id, output={"prescription_id": "rx-1"}, untrusted=True),
-                                  run_id)
+    assert_refused_as_not_allowed(report(hurried, run_id, output={"prescription_id": "rx-1"}, untrusted=True), run_id)
     assert not session_tainted(run_id)
 
 
@@ -224,8 +236,9 @@ def test_a_call_whose_approval_expired_takes_no_result(api, reviewer_http, monke
     start = frozen_clock(monkeypatch, timezone.now())
     run_id = open_executing_run(api)
     first = gate(api, run_id).json()["approval"]
-    second = gate(api, run_id, tool="submit_billing_claim", op="submit", args={"claim_id": "c-7"},
-                  tool_call_id="call-2").json()["approval"]
+    second = gate(
+        api, run_id, tool="submit_billing_claim", op="submit", args={"claim_id": "c-7"}, tool_call_id="call-2"
+    ).json()["approval"]
     frozen_clock(monkeypatch, start + timedelta(seconds=100))
     approve(reviewer_http, second["id"])
     expire_due(now=start + timedelta(seconds=settings.CONDOR_APPROVAL_TTL_SECONDS + 1))

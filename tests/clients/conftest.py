@@ -42,15 +42,21 @@ class Rita:
     def _work(self):
         try:
             while not self._stop.is_set():
-                fresh = Approval.objects.filter(status=ApprovalStatus.PENDING).exclude(
-                    pk__in=[a.pk for a in self.seen]).order_by("requested_at")
+                fresh = (
+                    Approval.objects.filter(status=ApprovalStatus.PENDING)
+                    .exclude(pk__in=[a.pk for a in self.seen])
+                    .order_by("requested_at")
+                )
                 for approval in fresh:
                     self.seen.append(approval)
                     body = self.policy(approval)
                     if body is not None:
                         answer = decide(self.browser, approval.pk, body)
-                        if answer.status_code == 200 and answer.json()["status"] == "pending" \
-                                and self.second_eyes is not None:
+                        if (
+                            answer.status_code == 200
+                            and answer.json()["status"] == "pending"
+                            and self.second_eyes is not None
+                        ):
                             answer = decide(self.second_eyes, approval.pk, body)
                         self.answers.append((answer.status_code, answer.json()))
                 time.sleep(0.05)

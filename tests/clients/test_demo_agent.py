@@ -25,8 +25,15 @@ def rita_approves(approval):
 def test_one_round_plays_every_scenario_through_to_its_results(live_agent, rita_deciding):
     out = io.StringIO()
     with rita_deciding(rita_approves) as rita:
-        call_command("demo_agent", base_url=f"http://{live_agent.host}", key=live_agent.key, loops=1,
-                     stagger=0.2, wait=30, stdout=out)
+        call_command(
+            "demo_agent",
+            base_url=f"http://{live_agent.host}",
+            key=live_agent.key,
+            loops=1,
+            stagger=0.2,
+            wait=30,
+            stdout=out,
+        )
     log = out.getvalue()
     assert all(status == 200 for status, _ in rita.answers), rita.answers
     # Every session ran to completion, each in its own run.
@@ -34,9 +41,9 @@ def test_one_round_plays_every_scenario_through_to_its_results(live_agent, rita_
     assert runs.count() == Session.objects.count() == 7, log
     assert {run.terminal_reason for run in runs} == {"completed"}, log
     # The cards that reached the inbox: everything but the autonomous vitals.
-    assert sorted(approval.tool for approval in rita.seen) == sorted([
-        "prescribe_medication", "change_medication", "send_email", "send_email", "record_allergy",
-        "sign_document"])
+    assert sorted(approval.tool for approval in rita.seen) == sorted(
+        ["prescribe_medication", "change_medication", "send_email", "send_email", "record_allergy", "sign_document"]
+    )
     assert {a.status for a in Approval.objects.all()} == {"consumed"}
     # Decisions flowed back: the edited dose ran, and every call's result was reported.
     prescription = ToolCall.objects.get(tool="prescribe_medication")
@@ -48,7 +55,9 @@ def test_one_round_plays_every_scenario_through_to_its_results(live_agent, rita_
     assert Approval.objects.get(session=upload_session).rule_id == "taint.external-approval"
     # Every call said why, after the agent said what it would do, in a conversation the clinician opened.
     assert all(call.metadata.get("rationale") for call in ToolCall.objects.all())
-    assert all({"user", "assistant"} <= set(session.messages.values_list("role", flat=True))
-               for session in Session.objects.all())
+    assert all(
+        {"user", "assistant"} <= set(session.messages.values_list("role", flat=True))
+        for session in Session.objects.all()
+    )
     allergy = ToolCall.objects.get(tool="record_allergy", decision="allow")
     assert allergy.args == {"patient_ref": "MRN-55190", "substance": "penicillin", **ANSWERS}

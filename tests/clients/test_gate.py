@@ -54,8 +54,7 @@ def test_an_approved_call_resumes_and_returns_the_args(condor, rita_deciding):
 
 
 def test_an_edited_approval_returns_the_edited_args(condor, rita_deciding):
-    with rita_deciding(lambda approval: {"approved": True, "edited_args": EDITED}), \
-            ward_session(condor).run() as run:
+    with rita_deciding(lambda approval: {"approved": True, "edited_args": EDITED}), ward_session(condor).run() as run:
         allowed = run.gate("prescribe_medication", PRESCRIPTION, op="create")
     assert allowed == EDITED
     assert Approval.objects.get(pk=allowed.approval_id).args == PRESCRIPTION  # the original is kept
@@ -64,8 +63,10 @@ def test_an_edited_approval_returns_the_edited_args(condor, rita_deciding):
 def test_a_rejection_raises_denied_with_the_reason_and_the_run_goes_on(condor, rita_deciding):
     from condor_client import Denied
 
-    with rita_deciding(lambda approval: {"approved": False, "reason": REASON}), \
-            ward_session(condor, autonomy="autonomous").run() as run:
+    with (
+        rita_deciding(lambda approval: {"approved": False, "reason": REASON}),
+        ward_session(condor, autonomy="autonomous").run() as run,
+    ):
         with pytest.raises(Denied) as denied:
             run.gate("prescribe_medication", PRESCRIPTION, op="create")
         # The rejection denied that call, not the run: the agent proposes something else.
@@ -78,8 +79,10 @@ def test_a_rejection_raises_denied_with_the_reason_and_the_run_goes_on(condor, r
 def test_a_rejection_whose_reason_is_the_word_expired_is_still_denied(condor, rita_deciding):
     from condor_client import Denied
 
-    with rita_deciding(lambda approval: {"approved": False, "reason": "expired"}), \
-            ward_session(condor, autonomy="autonomous").run() as run:
+    with (
+        rita_deciding(lambda approval: {"approved": False, "reason": "expired"}),
+        ward_session(condor, autonomy="autonomous").run() as run,
+    ):
         with pytest.raises(Denied) as denied:
             run.gate("prescribe_medication", PRESCRIPTION, op="create")
     assert (denied.value.reason, denied.value.code) == ("expired", "approval_rejected")
@@ -119,8 +122,10 @@ def test_a_new_run_while_the_call_waits_raises_withdrawn(condor, rita_deciding):
         with pytest.raises(Withdrawn) as withdrawn, ward_session(condor).run() as run:
             run.gate("prescribe_medication", PRESCRIPTION, op="create")
     assert isinstance(withdrawn.value, RunEnded)
-    assert (withdrawn.value.code, withdrawn.value.approval_id) == ("approval_withdrawn",
-                                                                   str(Approval.objects.get(run_id=run.id).pk))
+    assert (withdrawn.value.code, withdrawn.value.approval_id) == (
+        "approval_withdrawn",
+        str(Approval.objects.get(run_id=run.id).pk),
+    )
     assert Approval.objects.get(run_id=run.id).status == "withdrawn"
     assert Run.objects.get(pk=run.id).terminal_reason == "superseded"
 
@@ -149,11 +154,13 @@ def test_no_decision_within_the_timeout_raises_timed_out_and_closes_the_run_as_t
 
 def test_a_clarification_returns_the_reviewers_answers(condor, rita_deciding):
     answers = {"severity": "moderate"}
-    with rita_deciding(lambda approval: {"values": answers}), \
-            ward_session(condor, autonomy="autonomous").run() as run:
-        values = run.clarify("record_allergy", "How severe was the reaction?",
-                             [{"name": "severity", "hint": {"options": ["mild", "moderate", "severe"]}}],
-                             args={"substance": "penicillin"})
+    with rita_deciding(lambda approval: {"values": answers}), ward_session(condor, autonomy="autonomous").run() as run:
+        values = run.clarify(
+            "record_allergy",
+            "How severe was the reaction?",
+            [{"name": "severity", "hint": {"options": ["mild", "moderate", "severe"]}}],
+            args={"substance": "penicillin"},
+        )
         allowed = run.gate("record_allergy", {"substance": "penicillin", **values}, op="create")
     assert values == answers
     assert allowed == {"substance": "penicillin", "severity": "moderate"}

@@ -27,8 +27,10 @@ def prescribing_tool(received: list):
 def test_the_tool_runs_with_the_reviewers_edit_and_its_result_is_reported(condor, rita_deciding):
     received = []
     prescribe = prescribing_tool(received)
-    with rita_deciding(lambda approval: {"approved": True, "edited_args": EDITED}), \
-            condor.session(patient_ref="MRN-7").run() as run:
+    with (
+        rita_deciding(lambda approval: {"approved": True, "edited_args": EDITED}),
+        condor.session(patient_ref="MRN-7").run() as run,
+    ):
         result = prescribe(**PRESCRIPTION)
     assert received == [EDITED]
     assert result == {"prescription_id": "rx-1", "dose_mg": 250}

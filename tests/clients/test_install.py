@@ -29,10 +29,18 @@ def test_the_client_installs_into_a_fresh_venv_and_gates_without_django(tmp_path
     venv = tmp_path / "venv"
     subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True, timeout=120)
     python = venv / "bin" / "python"
-    install = subprocess.run([str(python), "-m", "pip", "install", "--quiet", "--disable-pip-version-check",
-                              str(CLIENT)], capture_output=True, text=True, timeout=300)
+    install = subprocess.run(
+        [str(python), "-m", "pip", "install", "--quiet", "--disable-pip-version-check", str(CLIENT)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert install.returncode == 0, install.stderr
-    gated = subprocess.run([str(python), "-c", AGENT, f"http://{live_agent.host}", live_agent.key],
-                           capture_output=True, text=True, timeout=60)
+    gated = subprocess.run(
+        [str(python), "-c", AGENT, f"http://{live_agent.host}", live_agent.key],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert gated.returncode == 0, gated.stderr
     assert gated.stdout.strip() == "mutate.low-tier-autonomous-allow"

@@ -28,8 +28,13 @@ def ward_round(condor, turns, *, thread_id="bed-7"):
 
     session = condor.session(title="Bed 7", patient_ref="MRN-7", age_band="adult", autonomy="autonomous")
     with session.run(engine="langgraph") as run:
-        messages = converse(build_graph(InMemorySaver()), Wiring(run, ward_tools(ran), scripted(turns)),
-                            "Morning round for bed 7.", thread_id=thread_id, on_card=on_card)
+        messages = converse(
+            build_graph(InMemorySaver()),
+            Wiring(run, ward_tools(ran), scripted(turns)),
+            "Morning round for bed 7.",
+            thread_id=thread_id,
+            on_card=on_card,
+        )
     return messages, ran, cards, run.id
 
 
@@ -54,8 +59,11 @@ def test_a_parked_call_interrupts_with_the_card_and_runs_with_the_reviewers_edit
         messages, ran, cards, run_id = ward_round(condor, [[("prescribe_medication", ASKED)]])
     [(card, ran_before_decision)] = cards
     assert ran_before_decision == []
-    assert (card["tool"], card["args"], card["rule_id"]) == ("prescribe_medication", ASKED,
-                                                             Approval.objects.get(run_id=run_id).rule_id)
+    assert (card["tool"], card["args"], card["rule_id"]) == (
+        "prescribe_medication",
+        ASKED,
+        Approval.objects.get(run_id=run_id).rule_id,
+    )
     assert ran == [("prescribe_medication", EDITED)]
     [reply] = tool_replies(messages)
     call = ToolCall.objects.get(run_id=run_id, tool_call_id=reply.tool_call_id)
@@ -87,8 +95,9 @@ def test_a_round_of_three_interrupts_only_for_the_prescriptions(condor, rita_dec
 
 
 @pytest.mark.timeout(300)
-def test_the_readmes_command_runs_from_the_venv_and_waits_only_for_the_prescriptions(tmp_path, live_agent,
-                                                                                     daphne_server, rita_deciding):
+def test_the_readmes_command_runs_from_the_venv_and_waits_only_for_the_prescriptions(
+    tmp_path, live_agent, daphne_server, rita_deciding
+):
     command = fenced_block("langgraph-ward", REPO / "examples" / "langgraph" / "README.md").strip()
     key_file = tmp_path / "demo-agent.key"
     key_file.write_text(live_agent.key)
@@ -100,8 +109,9 @@ def test_the_readmes_command_runs_from_the_venv_and_waits_only_for_the_prescript
         return next(answers)
 
     with rita_deciding(rita):
-        finished = run_shell(f"{command} --url {daphne_server.url()} --key-file {key_file}", cwd=REPO, env={},
-                             timeout=240)
+        finished = run_shell(
+            f"{command} --url {daphne_server.url()} --key-file {key_file}", cwd=REPO, env={}, timeout=240
+        )
     assert finished.returncode == 0, finished.stderr
     waits = [line for line in finished.stdout.splitlines() if line.startswith("waiting for a reviewer:")]
     assert [line.split()[4] for line in waits] == ["prescribe_medication", "prescribe_medication"]

@@ -30,8 +30,16 @@ class FakeCondor:
         if path == "sessions/s1/messages/":
             return httpx.Response(201, json={"id": "m1", **body})
         if path == "runs/r1/tool-calls/":
-            return httpx.Response(200, json={"decision": "allow", "rule_id": "read.allow", "explanation": "",
-                                             "tool_call_id": body["tool_call_id"], "args": body["args"]})
+            return httpx.Response(
+                200,
+                json={
+                    "decision": "allow",
+                    "rule_id": "read.allow",
+                    "explanation": "",
+                    "tool_call_id": body["tool_call_id"],
+                    "args": body["args"],
+                },
+            )
         return httpx.Response(200, json={"id": "r1"})  # transition, report, close
 
     def gated_metadata(self) -> list[dict | None]:
@@ -102,16 +110,21 @@ def test_gated_sends_a_fixed_rationale(fake):
 def test_gated_asks_a_callable_for_each_calls_rationale(fake):
     from condor_client import gated
 
-    @gated("prescribe_medication", op="create",
-           rationale=lambda drug, dose_mg, **_: f"{drug} {dose_mg} mg: first-line for pneumonia.")
+    @gated(
+        "prescribe_medication",
+        op="create",
+        rationale=lambda drug, dose_mg, **_: f"{drug} {dose_mg} mg: first-line for pneumonia.",
+    )
     def prescribe(*, patient_ref, drug, dose_mg):
         return {"ok": True}
 
     with sync_condor(fake) as condor, condor.session().run():
         prescribe(**PRESCRIPTION)
         prescribe(**{**PRESCRIPTION, "drug": "doxycycline", "dose_mg": 200})
-    assert fake.gated_metadata() == [{"rationale": "amoxicillin 500 mg: first-line for pneumonia."},
-                                     {"rationale": "doxycycline 200 mg: first-line for pneumonia."}]
+    assert fake.gated_metadata() == [
+        {"rationale": "amoxicillin 500 mg: first-line for pneumonia."},
+        {"rationale": "doxycycline 200 mg: first-line for pneumonia."},
+    ]
 
 
 def test_gated_async_tools_send_their_rationale(fake):
@@ -139,7 +152,8 @@ def test_a_session_stores_messages_of_the_turn(fake):
             session.add_message("assistant", parts=[{"type": "text", "text": "Prescribing."}], run=run)
     assert fake.bodies["sessions/s1/messages/"] == [
         {"role": "user", "parts": [{"type": "text", "text": "Start amoxicillin for her chest infection."}]},
-        {"role": "assistant", "parts": [{"type": "text", "text": "Prescribing."}], "run": "r1"}]
+        {"role": "assistant", "parts": [{"type": "text", "text": "Prescribing."}], "run": "r1"},
+    ]
 
 
 def test_the_async_session_stores_messages(fake):
@@ -151,4 +165,5 @@ def test_the_async_session_stores_messages(fake):
 
     asyncio.run(main())
     assert fake.bodies["sessions/s1/messages/"] == [
-        {"role": "assistant", "parts": [{"type": "text", "text": "Prescribing."}], "run": "r1"}]
+        {"role": "assistant", "parts": [{"type": "text", "text": "Prescribing."}], "run": "r1"}
+    ]

@@ -37,8 +37,10 @@ def last_json_line(output: str):
 def test_the_round_trip_exits_after_the_decision_and_resumes_again_and_again(checkout, daphne_server, rita_deciding):
     round_trip = fenced_block("round-trip")
     with rita_deciding(approve_all):
-        runs = [run_shell(round_trip, cwd=checkout, env={"PORT": str(daphne_server.port)},
-                          timeout=EXITS_WITHIN_SECONDS) for _ in range(2)]
+        runs = [
+            run_shell(round_trip, cwd=checkout, env={"PORT": str(daphne_server.port)}, timeout=EXITS_WITHIN_SECONDS)
+            for _ in range(2)
+        ]
     for finished in runs:
         assert finished.returncode == 0, finished.stderr
         assert last_json_line(finished.stdout) == {"proceed": True, "args": {"drug": "amoxicillin", "dose_mg": 500}}
@@ -48,11 +50,17 @@ def test_the_round_trip_exits_after_the_decision_and_resumes_again_and_again(che
 @pytest.mark.timeout(2 * EXITS_WITHIN_SECONDS)
 def test_the_round_trip_ends_with_the_reviewers_reason_after_a_rejection(checkout, daphne_server, rita_deciding):
     with rita_deciding(lambda approval: {"approved": False, "reason": "Penicillin allergy on file."}):
-        finished = run_shell(fenced_block("round-trip"), cwd=checkout, env={"PORT": str(daphne_server.port)},
-                             timeout=EXITS_WITHIN_SECONDS)
+        finished = run_shell(
+            fenced_block("round-trip"),
+            cwd=checkout,
+            env={"PORT": str(daphne_server.port)},
+            timeout=EXITS_WITHIN_SECONDS,
+        )
     assert finished.returncode == 0, finished.stderr
     assert last_json_line(finished.stdout) == {
-        "error": "approval_rejected", "detail": "The reviewer rejected this call: Penicillin allergy on file."}
+        "error": "approval_rejected",
+        "detail": "The reviewer rejected this call: Penicillin allergy on file.",
+    }
 
 
 def test_the_python_client_example_is_the_same_in_both_readmes():
@@ -66,8 +74,8 @@ def test_the_python_client_example_prints_what_the_approved_tool_returned(checko
     script = example.replace("http://127.0.0.1:8000", daphne_server.url())
     with rita_deciding(approve_all):
         # The interpreter of the environment `make run` builds (here, the suite's own).
-        finished = run_shell(f"{sys.executable} - <<'EXAMPLE'\n{script}EXAMPLE\n", cwd=checkout, env={},
-                             timeout=EXITS_WITHIN_SECONDS)
+        finished = run_shell(
+            f"{sys.executable} - <<'EXAMPLE'\n{script}EXAMPLE\n", cwd=checkout, env={}, timeout=EXITS_WITHIN_SECONDS
+        )
     assert finished.returncode == 0, finished.stderr
-    assert finished.stdout.strip() == ("prescribed: {'prescription_id': 'rx-1', 'drug': 'amoxicillin', "
-                                       "'dose_mg': 500}")
+    assert finished.stdout.strip() == ("prescribed: {'prescription_id': 'rx-1', 'drug': 'amoxicillin', 'dose_mg': 500}")

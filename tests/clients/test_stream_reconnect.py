@@ -38,8 +38,12 @@ class DropsTheFirstStream(httpx.BaseTransport):
             return response
         self.last_event_ids.append(request.headers.get("Last-Event-ID"))
         if len(self.last_event_ids) == 1:
-            return httpx.Response(response.status_code, headers=response.headers, request=request,
-                                  stream=_CutAfterTheRequest(response.stream))
+            return httpx.Response(
+                response.status_code,
+                headers=response.headers,
+                request=request,
+                stream=_CutAfterTheRequest(response.stream),
+            )
         self.reconnected.set()
         return response
 
@@ -56,9 +60,11 @@ def test_a_dropped_stream_resumes_after_the_last_event_seen(live_agent, rita_dec
         assert transport.reconnected.wait(10)
         return {"approved": True}
 
-    with rita_deciding(approve_once_reconnected), \
-            Condor(f"http://{live_agent.host}", live_agent.key, transport=transport, wait_timeout=20) as condor, \
-            condor.session().run() as run:
+    with (
+        rita_deciding(approve_once_reconnected),
+        Condor(f"http://{live_agent.host}", live_agent.key, transport=transport, wait_timeout=20) as condor,
+        condor.session().run() as run,
+    ):
         allowed = run.gate("prescribe_medication", PRESCRIPTION, op="create")
     assert allowed == PRESCRIPTION
     first, again = transport.last_event_ids[:2]

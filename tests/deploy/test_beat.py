@@ -27,11 +27,16 @@ def test_beat_closes_an_idle_run_and_expires_an_approval_when_they_fall_due(api,
     idle_since = Run.objects.get(pk=idle).last_activity_at
     env = {**shared_env, "CONDOR_SWEEP_INTERVAL_SECONDS": "1", "CONDOR_IDLE_TIMEOUT_SECONDS": str(IDLE_TIMEOUT)}
     with celery_worker("sweeper", env, beat_schedule=tmp_path / "beat-schedule") as worker:
+
         def reported(step):
             return sum(counts[step] for counts in passes(worker.log()))
 
-        wait_for(lambda: reported("runs_idle") and reported("approvals_expired") and reported("runs_approval_expired"),
-                 60, "passes closing the idle run, expiring the approval and closing its run", worker.log)
+        wait_for(
+            lambda: reported("runs_idle") and reported("approvals_expired") and reported("runs_approval_expired"),
+            60,
+            "passes closing the idle run, expiring the approval and closing its run",
+            worker.log,
+        )
         worker.stop()  # a warm shutdown: the pass under way finishes and logs, so the log is complete
         done = passes(worker.log())
     closed, stored = Run.objects.get(pk=idle), Approval.objects.get(pk=approval["id"])
@@ -73,7 +78,9 @@ def test_two_workers_running_the_pass_at_once_close_each_run_exactly_once(api, s
             worker.close()
     assert set(Run.objects.filter(pk__in=runs).values_list("terminal_reason", flat=True)) == {"sweep_idle"}
     closed_events = RunEvent.objects.filter(run_id__in=runs, kind="run.closed")
-    assert sorted(closed_events.values_list("run_id", flat=True)) == sorted(Run.objects.filter(pk__in=runs).values_list("pk", flat=True))
+    assert sorted(closed_events.values_list("run_id", flat=True)) == sorted(
+        Run.objects.filter(pk__in=runs).values_list("pk", flat=True)
+    )
     closing_audit = AuditEvent.objects.filter(run_id__in=runs, kind="run_close")
     assert closing_audit.count() == RUNS and closing_audit.values("run_id").distinct().count() == RUNS
     assert sum(counts["runs_idle"] for counts in done) == RUNS  # every close reported by exactly one pass

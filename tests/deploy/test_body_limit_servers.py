@@ -38,7 +38,7 @@ def send(host, path, body: bytes, headers: dict, *, chunked: bool):
     connection = http.client.HTTPConnection(host, timeout=30)
     try:
         if chunked:
-            pieces = (body[i:i + 1024] for i in range(0, len(body), 1024))
+            pieces = (body[i : i + 1024] for i in range(0, len(body), 1024))
             connection.request("POST", path, body=pieces, headers=headers, encode_chunked=True)
         else:
             connection.request("POST", path, body=body, headers={**headers, "Content-Length": str(len(body))})
@@ -57,9 +57,11 @@ def padded_title(size: int) -> bytes:
 
 
 def multipart(size: int) -> bytes:
-    return (f"--{BOUNDARY}\r\nContent-Disposition: form-data; name=\"username\"\r\n\r\nrita\r\n"
-            f"--{BOUNDARY}\r\nContent-Disposition: form-data; name=\"upload\"; filename=\"a.bin\"\r\n"
-            f"Content-Type: application/octet-stream\r\n\r\n{'x' * size}\r\n--{BOUNDARY}--\r\n").encode()
+    return (
+        f'--{BOUNDARY}\r\nContent-Disposition: form-data; name="username"\r\n\r\nrita\r\n'
+        f'--{BOUNDARY}\r\nContent-Disposition: form-data; name="upload"; filename="a.bin"\r\n'
+        f"Content-Type: application/octet-stream\r\n\r\n{'x' * size}\r\n--{BOUNDARY}--\r\n"
+    ).encode()
 
 
 def assert_too_large(answer):
@@ -69,21 +71,22 @@ def assert_too_large(answer):
 
 
 def test_a_chunked_json_body_is_read_not_dropped(server, ward_agent):
-    status, body = send(server, "/api/v1/sessions/", json.dumps({"title": "Ward 3"}).encode(),
-                        json_headers(ward_agent), chunked=True)
+    status, body = send(
+        server, "/api/v1/sessions/", json.dumps({"title": "Ward 3"}).encode(), json_headers(ward_agent), chunked=True
+    )
     assert status == 201, body
     assert json.loads(body)["title"] == "Ward 3"
 
 
 def test_a_chunked_json_body_over_the_limit_is_413_and_makes_no_session(server, ward_agent):
-    assert_too_large(send(server, "/api/v1/sessions/", padded_title(TOO_LARGE), json_headers(ward_agent),
-                          chunked=True))
+    assert_too_large(send(server, "/api/v1/sessions/", padded_title(TOO_LARGE), json_headers(ward_agent), chunked=True))
     assert not Session.objects.exists()
 
 
 def test_a_declared_json_body_over_the_limit_is_413(server, ward_agent):
-    assert_too_large(send(server, "/api/v1/sessions/", padded_title(TOO_LARGE), json_headers(ward_agent),
-                          chunked=False))
+    assert_too_large(
+        send(server, "/api/v1/sessions/", padded_title(TOO_LARGE), json_headers(ward_agent), chunked=False)
+    )
 
 
 @pytest.mark.parametrize("chunked", [False, True], ids=["declared", "chunked"])
@@ -94,5 +97,6 @@ def test_a_multipart_login_form_over_the_limit_is_413(server, chunked):
 
 def test_a_form_body_over_the_limit_is_413(server):
     headers = {"Content-Type": "application/x-www-form-urlencoded", "Cookie": "csrftoken=" + "a" * 32}
-    assert_too_large(send(server, "/accounts/login/", b"username=rita&password=" + b"x" * TOO_LARGE, headers,
-                          chunked=True))
+    assert_too_large(
+        send(server, "/accounts/login/", b"username=rita&password=" + b"x" * TOO_LARGE, headers, chunked=True)
+    )

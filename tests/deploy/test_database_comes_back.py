@@ -36,8 +36,11 @@ def servers(django_db_setup):
 
     if connection.vendor != "postgresql":
         pytest.skip("the connection pool is PostgreSQL's")
-    env = {"SECRET_KEY": settings.SECRET_KEY, "CONDOR_DB_POOL_MIN": str(POOL_SIZE),
-           "CONDOR_DB_POOL_MAX": str(POOL_SIZE + 4)}
+    env = {
+        "SECRET_KEY": settings.SECRET_KEY,
+        "CONDOR_DB_POOL_MIN": str(POOL_SIZE),
+        "CONDOR_DB_POOL_MAX": str(POOL_SIZE + 4),
+    }
     if settings.REDIS_URL:
         env |= {"REDIS_URL": settings.REDIS_URL, "CONDOR_CHANNEL_PREFIX": settings.REDIS_PREFIX}
     url = database_url(settings.DATABASES["default"])
@@ -68,14 +71,18 @@ def admin_connection() -> psycopg.Connection:
 
 def backends_of(server: str) -> int:
     with admin_connection() as admin:
-        return admin.execute("SELECT count(*) FROM pg_stat_activity WHERE datname = %s AND application_name = %s",
-                             [connection.settings_dict["NAME"], server]).fetchone()[0]
+        return admin.execute(
+            "SELECT count(*) FROM pg_stat_activity WHERE datname = %s AND application_name = %s",
+            [connection.settings_dict["NAME"], server],
+        ).fetchone()[0]
 
 
 def end_every_connection(admin) -> int:
     connections.close_all()  # this test's own connection back in its pool, idle, as between requests
-    return admin.execute("SELECT count(pg_terminate_backend(pid, 5000)) FROM pg_stat_activity WHERE datname = %s",
-                         [connection.settings_dict["NAME"]]).fetchone()[0]
+    return admin.execute(
+        "SELECT count(pg_terminate_backend(pid, 5000)) FROM pg_stat_activity WHERE datname = %s",
+        [connection.settings_dict["NAME"]],
+    ).fetchone()[0]
 
 
 @contextlib.contextmanager

@@ -48,11 +48,17 @@ def prod(shared_env):
     """`make prod` on a free port with its own run directory; (service, host). Always stopped."""
     port = free_port()
     run_dir = Path(tempfile.mkdtemp(prefix="condor-prod-"))  # short: unix socket paths are limited
-    env = {**shared_env, "CONDOR_RUN_DIR": str(run_dir), "WEB_CONCURRENCY": "1", "CELERY_CONCURRENCY": "1",
-           "CONDOR_SWEEP_INTERVAL_SECONDS": "1"}
+    env = {
+        **shared_env,
+        "CONDOR_RUN_DIR": str(run_dir),
+        "WEB_CONCURRENCY": "1",
+        "CELERY_CONCURRENCY": "1",
+        "CONDOR_SWEEP_INTERVAL_SECONDS": "1",
+    }
     # -o: the venv this suite runs in is the one make would (re)install.
-    service = Service("make-prod", ["make", "-o", ".venv/.installed", "prod", f"PORT={port}"], env,
-                      ready=r"make prod: Condor on")
+    service = Service(
+        "make-prod", ["make", "-o", ".venv/.installed", "prod", f"PORT={port}"], env, ready=r"make prod: Condor on"
+    )
     with service:
         host = f"127.0.0.1:{port}"
         wait_for(lambda: answers(host) and upgrades(host), 90, "the API and the inbox socket behind nginx", service.log)
@@ -62,8 +68,14 @@ def prod(shared_env):
 def test_make_prod_refuses_to_start_without_postgres_and_redis():
     import subprocess
 
-    done = subprocess.run(["make", "-s", "-o", ".venv/.installed", "-o", "proxy", "prod"], cwd=REPO,
-                          env={"PATH": "/usr/bin:/bin"}, capture_output=True, text=True, timeout=60)
+    done = subprocess.run(
+        ["make", "-s", "-o", ".venv/.installed", "-o", "proxy", "prod"],
+        cwd=REPO,
+        env={"PATH": "/usr/bin:/bin"},
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert done.returncode != 0
     assert "DATABASE_URL is not set" in done.stderr and "REDIS_URL is not set" in done.stderr
 
@@ -81,7 +93,9 @@ def test_make_prod_answers_on_one_port_and_stops_on_ctrl_c(prod, ward_agent, rit
             assert stream.response.getheader("x-vercel-ai-ui-message-stream") == "v1"
             approval = suspend(agent, run_id)
             # Both pushed live through nginx: the card to the socket, the chunks to the unbuffered stream.
-            assert inbox.receive_until(lambda message: message["type"] == "card.added")[-1]["card"]["id"] == approval["id"]
+            assert (
+                inbox.receive_until(lambda message: message["type"] == "card.added")[-1]["card"]["id"] == approval["id"]
+            )
             stream.until(lambda event: chunk_type(event) == "tool-approval-request")
     # The worker and beat are up too: a sweep pass has run.
     wait_for(lambda: Heartbeat.objects.filter(name="sweep").exists(), 60, "a sweep pass", service.log)
@@ -90,8 +104,12 @@ def test_make_prod_answers_on_one_port_and_stops_on_ctrl_c(prod, ward_agent, rit
     assert len(started) >= 5  # honcho, gunicorn, daphne, celery worker and beat, nginx (and their children)
     service.signal(signal.SIGINT)  # Ctrl-C in the terminal: the foreground process group
     service.wait(timeout=30)
-    wait_for(lambda: not any(alive(pid) for pid in started), 15, "every process to exit",
-             lambda: f"{[pid for pid in started if alive(pid)]}\n{service.log()}")
+    wait_for(
+        lambda: not any(alive(pid) for pid in started),
+        15,
+        "every process to exit",
+        lambda: f"{[pid for pid in started if alive(pid)]}\n{service.log()}",
+    )
     assert not answers(host)
     with pytest.raises(OSError):
         socket.create_connection(("127.0.0.1", int(host.rsplit(":", 1)[1])), timeout=2).close()

@@ -32,8 +32,9 @@ def nodes(shared_env):
 
 
 def inbox_socket(server, reviewer: LiveBrowser) -> WebSocket:
-    return WebSocket(server.host, "/ws/inbox/", headers={"Origin": f"http://{server.host}",
-                                                         "Cookie": reviewer.cookie_header})
+    return WebSocket(
+        server.host, "/ws/inbox/", headers={"Origin": f"http://{server.host}", "Cookie": reviewer.cookie_header}
+    )
 
 
 def stream(server, agent, run_id, **headers) -> SSEStream:
@@ -78,4 +79,8 @@ def test_a_run_crosses_three_web_nodes_and_its_stream_survives_a_move(nodes, war
     ids = [tuple(int(part) for part in frame_id.split(".")) for frame_id, _ in received]  # "<event>.<frame>"
     assert ids == sorted(set(ids))
     types = [chunk["type"] for _, chunk in received if chunk]
-    assert types.index("tool-approval-request") < types.index("data-approval-decision") < types.index("tool-output-available")
+    assert (
+        types.index("tool-approval-request")
+        < types.index("data-approval-decision")
+        < types.index("tool-output-available")
+    )

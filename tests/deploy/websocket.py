@@ -25,9 +25,15 @@ class WebSocket(ClosedOnExit):
         name, port = host.rsplit(":", 1)
         self.sock = socket.create_connection((name, int(port)), timeout=timeout)
         key = base64.b64encode(os.urandom(16)).decode()
-        lines = [f"GET {path} HTTP/1.1", f"Host: {host}", "Upgrade: websocket", "Connection: Upgrade",
-                 f"Sec-WebSocket-Key: {key}", "Sec-WebSocket-Version: 13",
-                 *(f"{name}: {value}" for name, value in headers.items())]
+        lines = [
+            f"GET {path} HTTP/1.1",
+            f"Host: {host}",
+            "Upgrade: websocket",
+            "Connection: Upgrade",
+            f"Sec-WebSocket-Key: {key}",
+            "Sec-WebSocket-Version: 13",
+            *(f"{name}: {value}" for name, value in headers.items()),
+        ]
         self.sock.sendall(("\r\n".join(lines) + "\r\n\r\n").encode())
         self._buffer = b""
         while b"\r\n\r\n" not in self._buffer:

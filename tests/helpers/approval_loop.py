@@ -14,10 +14,25 @@ CHART_READ = {"patient_id": "p-1042"}
 _steps = itertools.count(1)
 
 
-def gate(api, run_id, *, tool="prescribe_medication", args=None, step_id="step-1", tool_call_id="call-1",
-         op="create", **extra):
-    body = {"tool_call_id": tool_call_id, "step_id": step_id, "tool": tool, "op": op,
-            "args": PRESCRIPTION if args is None else args, **extra}
+def gate(
+    api,
+    run_id,
+    *,
+    tool="prescribe_medication",
+    args=None,
+    step_id="step-1",
+    tool_call_id="call-1",
+    op="create",
+    **extra,
+):
+    body = {
+        "tool_call_id": tool_call_id,
+        "step_id": step_id,
+        "tool": tool,
+        "op": op,
+        "args": PRESCRIPTION if args is None else args,
+        **extra,
+    }
     return post(api, f"/api/v1/runs/{run_id}/tool-calls/", body)
 
 
@@ -54,10 +69,27 @@ def parked_run(api, session: dict | None = None, **call) -> tuple[str, dict]:
     return run_id, suspend(api, run_id, **call)
 
 
-def clarify(api, run_id, missing, *, step_id="step-1", tool_call_id="call-1", tool="prescribe_medication",
-            args=None, message="Which route should the antibiotic take?", **extra):
-    body = {"tool_call_id": tool_call_id, "step_id": step_id, "tool": tool, "message": message,
-            "missing": missing, "args": PRESCRIPTION if args is None else args, **extra}
+def clarify(
+    api,
+    run_id,
+    missing,
+    *,
+    step_id="step-1",
+    tool_call_id="call-1",
+    tool="prescribe_medication",
+    args=None,
+    message="Which route should the antibiotic take?",
+    **extra,
+):
+    body = {
+        "tool_call_id": tool_call_id,
+        "step_id": step_id,
+        "tool": tool,
+        "message": message,
+        "missing": missing,
+        "args": PRESCRIPTION if args is None else args,
+        **extra,
+    }
     return post(api, f"/api/v1/runs/{run_id}/clarifications/", body)
 
 

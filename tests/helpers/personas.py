@@ -66,8 +66,9 @@ def group(name: str) -> Group:
 
 def person(username: str, group_name: str) -> User:
     """A user in one group; as `create_reviewer` makes them, compliance and governance work in the admin."""
-    user = User.objects.create(username=username, password=_password_hash(),
-                               is_staff=group_name in ("compliance", "governance"))
+    user = User.objects.create(
+        username=username, password=_password_hash(), is_staff=group_name in ("compliance", "governance")
+    )
     user.groups.add(group(group_name))
     return user
 

@@ -47,15 +47,28 @@ DOCUMENTED_STATE = {"adding", "db"}
 # the column expressions and backend converters it reads rows with (core/rows.py's `reader`
 # converts through the fields' documented `to_python` and `from_db_value`).
 DENIED_NAMES = {
-    "json.encoder": {"c_make_encoder", "encode_basestring", "encode_basestring_ascii", "py_encode_basestring",
-                     "py_encode_basestring_ascii", "c_encode_basestring", "c_encode_basestring_ascii"},
+    "json.encoder": {
+        "c_make_encoder",
+        "encode_basestring",
+        "encode_basestring_ascii",
+        "py_encode_basestring",
+        "py_encode_basestring_ascii",
+        "c_encode_basestring",
+        "c_encode_basestring_ascii",
+    },
     "json.decoder": {"scanstring", "c_scanstring", "py_scanstring"},
     "json.scanner": {"make_scanner", "c_make_scanner", "py_make_scanner"},
     "django.db.backends.utils": {"CursorWrapper", "CursorDebugWrapper"},
 }
 DENIED_MODULES = {"django.db.models.sql"}  # and everything under it
 DENIED_ATTRIBUTES = set().union(*DENIED_NAMES.values()) | {
-    "get_compiler", "klass_info", "related_klass_infos", "returning_fields", "get_col", "get_db_converters"}
+    "get_compiler",
+    "klass_info",
+    "related_klass_infos",
+    "returning_fields",
+    "get_col",
+    "get_db_converters",
+}
 
 
 @dataclass(frozen=True)
@@ -73,8 +86,11 @@ def is_private(name: str) -> bool:
 
 
 def first_party_files(root: Path) -> list[Path]:
-    return [path for path in sorted(root.rglob("*.py"))
-            if not any(part in NOT_SCANNED or part.startswith(".") for part in path.relative_to(root).parts)]
+    return [
+        path
+        for path in sorted(root.rglob("*.py"))
+        if not any(part in NOT_SCANNED or part.startswith(".") for part in path.relative_to(root).parts)
+    ]
 
 
 def module_name(path: Path, root: Path) -> str:
@@ -113,13 +129,20 @@ class Module:
         if not node.level:
             return node.module or ""
         package = self.name.split(".") if self.is_package else self.name.split(".")[:-1]
-        package = package[:len(package) - node.level + 1]
+        package = package[: len(package) - node.level + 1]
         return ".".join([*package, *([node.module] if node.module else [])])
 
 
 def load(root: Path) -> list[Module]:
-    return [Module(path.relative_to(root).as_posix(), module_name(path, root), ast.parse(path.read_text(), str(path)),
-                   path.stem == "__init__") for path in first_party_files(root)]
+    return [
+        Module(
+            path.relative_to(root).as_posix(),
+            module_name(path, root),
+            ast.parse(path.read_text(), str(path)),
+            path.stem == "__init__",
+        )
+        for path in first_party_files(root)
+    ]
 
 
 def defined_underscore_names(modules: list[Module]) -> set[str]:
@@ -144,8 +167,14 @@ def defined_underscore_names(modules: list[Module]) -> set[str]:
 
 def named_attribute(node, function: str) -> bool:
     """`function(obj, "name", ...)` with a constant name."""
-    return (isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == function
-            and len(node.args) >= 2 and isinstance(node.args[1], ast.Constant) and isinstance(node.args[1].value, str))
+    return (
+        isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Name)
+        and node.func.id == function
+        and len(node.args) >= 2
+        and isinstance(node.args[1], ast.Constant)
+        and isinstance(node.args[1].value, str)
+    )
 
 
 def denied_module(name: str) -> bool:
@@ -267,8 +296,11 @@ class Scanner(ast.NodeVisitor):
     def visit_ClassDef(self, node):
         for name, item in own_private_names(node):
             for base in self.library_bases(node):
-                if any(name in vars(klass) for klass in inspect.getmro(base)
-                       if self.third_party(klass.__module__) and klass.__module__ != "builtins"):
+                if any(
+                    name in vars(klass)
+                    for klass in inspect.getmro(base)
+                    if self.third_party(klass.__module__) and klass.__module__ != "builtins"
+                ):
                     self.offend(item, f"overrides {name} of {base.__module__}.{base.__qualname__}, a library's")
                     break
         self.generic_visit(node)
@@ -276,8 +308,11 @@ class Scanner(ast.NodeVisitor):
     def library_bases(self, node: ast.ClassDef, seen=()):
         """The third-party classes `node` derives from, through first-party classes of the scanned code."""
         for base in node.bases:
-            path = dotted(base, self.origins) if not isinstance(base, ast.Name) or base.id in self.origins \
+            path = (
+                dotted(base, self.origins)
+                if not isinstance(base, ast.Name) or base.id in self.origins
                 else f"{self.module.name}.{base.id}"
+            )
             if path is None or path in seen:
                 continue
             if not self.third_party(path):

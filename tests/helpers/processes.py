@@ -36,11 +36,16 @@ class Service:
         return Path(self._log.name).read_text(errors="replace")
 
     def start(self) -> Service:
-        self.process = subprocess.Popen(self.argv, cwd=REPO, env=self.env, stdout=self._log,
-                                        stderr=subprocess.STDOUT, start_new_session=True)
+        self.process = subprocess.Popen(
+            self.argv, cwd=REPO, env=self.env, stdout=self._log, stderr=subprocess.STDOUT, start_new_session=True
+        )
         try:
-            self.ready = wait_for(lambda: self.ready_pattern.search(self.log()) or self._exited(),
-                                  self.startup_timeout, f"{self.name} to start", lambda: self.log())
+            self.ready = wait_for(
+                lambda: self.ready_pattern.search(self.log()) or self._exited(),
+                self.startup_timeout,
+                f"{self.name} to start",
+                lambda: self.log(),
+            )
         except BaseException:
             self.stop()
             raise

@@ -55,9 +55,14 @@ def backend_pid() -> int:
 def wait_until_queued(*backends) -> None:
     """Until every backend waits for a lock (PostgreSQL's wait_event_type `Lock`); each of
     `backends` is a function giving its pid once the thread has one (None before)."""
+
     def queued(backend) -> bool:
         pid = backend()
         return pid is not None and lock_waiters(pid) == ["Lock"]
 
-    wait_for(lambda: all(queued(backend) for backend in backends), HANG_SECONDS, "a backend to queue for a lock",
-             interval=0.02)
+    wait_for(
+        lambda: all(queued(backend) for backend in backends),
+        HANG_SECONDS,
+        "a backend to queue for a lock",
+        interval=0.02,
+    )

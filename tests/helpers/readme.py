@@ -19,8 +19,11 @@ from tests.helpers.processes import REPO
 
 def fenced_block(name: str, document: Path = REPO / "README.md") -> str:
     """The fenced code block right after the `readme-test: NAME` marker in `document`."""
-    found = re.findall(rf"^<!-- readme-test: {re.escape(name)}\b[^\n]*-->\n```[a-z]*\n(.*?)^```$",
-                       document.read_text(), flags=re.M | re.S)
+    found = re.findall(
+        rf"^<!-- readme-test: {re.escape(name)}\b[^\n]*-->\n```[a-z]*\n(.*?)^```$",
+        document.read_text(),
+        flags=re.M | re.S,
+    )
     assert len(found) == 1, f"{document.name} has {len(found)} blocks marked readme-test: {name}"
     return found[0]
 
@@ -49,8 +52,15 @@ def run_shell(script: str, *, cwd: Path, env: dict[str, str], timeout: float) ->
 def _run(script: str, cwd: Path, env: dict[str, str], timeout: float, logs: Path) -> Finished:
     out, err = logs / "stdout", logs / "stderr"
     with out.open("w") as stdout, err.open("w") as stderr:
-        process = subprocess.Popen(["bash", "-e", "-o", "pipefail", "-c", script], cwd=cwd, env=env,
-                                   stdin=subprocess.DEVNULL, stdout=stdout, stderr=stderr, start_new_session=True)
+        process = subprocess.Popen(
+            ["bash", "-e", "-o", "pipefail", "-c", script],
+            cwd=cwd,
+            env=env,
+            stdin=subprocess.DEVNULL,
+            stdout=stdout,
+            stderr=stderr,
+            start_new_session=True,
+        )
         try:
             returncode = process.wait(timeout)
         except subprocess.TimeoutExpired:

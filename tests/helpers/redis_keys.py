@@ -16,7 +16,7 @@ _BATCH = 500
 def own_key(key: str, prefix: str) -> bool:
     """Whether `key` is under `prefix` itself, not under a longer prefix that starts the same way
     (run 123's prefix must not take run 1234's keys: the run prefix ends with its pid's digits)."""
-    return key.startswith(prefix) and not key[len(prefix):len(prefix) + 1].isdigit()
+    return key.startswith(prefix) and not key[len(prefix) : len(prefix) + 1].isdigit()
 
 
 def forget_run_keys(url: str, prefix: str) -> int:

@@ -19,16 +19,20 @@ def models_read_by_reader() -> list:
 def read_back(model, pk):
     """`model`'s row `pk`, selected by its `columns()` in a plain statement and built by `reader`."""
     name = model._meta.pk.name
-    row = first_row(f"SELECT {columns(model)} FROM {table(model)} WHERE {column(model, name)} = %s",
-                    [db_value(model, name, pk)])
+    row = first_row(
+        f"SELECT {columns(model)} FROM {table(model)} WHERE {column(model, name)} = %s", [db_value(model, name, pk)]
+    )
     return reader(model)(row)
 
 
 def field_values(obj) -> list:
     """Each concrete field's value by attname, with its type and, for a datetime, its zone: equal
     values of another type (1 for True) or another zone would compare equal on their own."""
-    return [(field.attname, type(value), value, getattr(value, "tzinfo", None))
-            for field in type(obj)._meta.concrete_fields for value in [getattr(obj, field.attname)]]
+    return [
+        (field.attname, type(value), value, getattr(value, "tzinfo", None))
+        for field in type(obj)._meta.concrete_fields
+        for value in [getattr(obj, field.attname)]
+    ]
 
 
 def unlike_the_orm(model, pk) -> list:

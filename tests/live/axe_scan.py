@@ -20,6 +20,8 @@ def serious_violations(page) -> list[dict]:
     if not page.evaluate("typeof window.axe === 'object'"):
         page.evaluate(f"(() => {{ {AXE.read_text()}\n}})()")
     result = page.evaluate("axe.run(document, { resultTypes: ['violations'] })")
-    return [{"id": v["id"], "impact": v["impact"], "help": v["help"],
-             "targets": [n["target"] for n in v["nodes"]][:5]}
-            for v in result["violations"] if v["impact"] in ("serious", "critical")]
+    return [
+        {"id": v["id"], "impact": v["impact"], "help": v["help"], "targets": [n["target"] for n in v["nodes"]][:5]}
+        for v in result["violations"]
+        if v["impact"] in ("serious", "critical")
+    ]

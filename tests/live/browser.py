@@ -22,4 +22,3 @@ def launch_chromium(playwright, **kwargs):
 
     expect.set_options(timeout=HANG_MS)
     return playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True, **kwargs)
-

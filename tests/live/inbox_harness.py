@@ -117,7 +117,9 @@ class InboxHarness(InboxHttp):
 
     def __post_init__(self) -> None:
         if self.view:
-            self.page.add_init_script(f"try {{ localStorage.setItem('condor.inbox.view', {json.dumps(self.view)}); }} catch (e) {{}}")
+            self.page.add_init_script(
+                f"try {{ localStorage.setItem('condor.inbox.view', {json.dumps(self.view)}); }} catch (e) {{}}"
+            )
         pattern = re.escape(DECISION_URL_TEMPLATE).replace(re.escape("{id}"), r"(?P<id>[^/]+)")
         self._decision_re = re.compile(f"^{pattern}$")
         stop_pattern = re.escape(STOP_URL_TEMPLATE).replace(re.escape("{id}"), r"(?P<id>[^/]+)")
@@ -173,7 +175,9 @@ class InboxHarness(InboxHttp):
         return self.page.locator('[data-testid="approval-card"]')
 
     def displayed_ids(self) -> list[str]:
-        return self.page.eval_on_selector_all('[data-testid="approval-card"]', "els => els.map(e => e.dataset.approvalId)")
+        return self.page.eval_on_selector_all(
+            '[data-testid="approval-card"]', "els => els.map(e => e.dataset.approvalId)"
+        )
 
     @property
     def feedback(self):
@@ -260,8 +264,14 @@ class InboxHarness(InboxHttp):
         """Push the row as it is now (after a claim, a counted approval, an escalation...)."""
         self._push(self.rows.updated(approval_id))
 
-    def remove(self, approval_id: str, status: str = ApprovalStatus.APPROVED, decided_by: str | None = "alice",
-               *, reason: str = "Decided elsewhere.") -> None:
+    def remove(
+        self,
+        approval_id: str,
+        status: str = ApprovalStatus.APPROVED,
+        decided_by: str | None = "alice",
+        *,
+        reason: str = "Decided elsewhere.",
+    ) -> None:
         """Decide (or expire, or consume) the row elsewhere and push its removal."""
         self.rows.decide(approval_id, status, decided_by, reason=reason)
         self._push(self.rows.removed(approval_id))

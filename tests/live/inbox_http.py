@@ -82,8 +82,11 @@ class InboxHttp:
             route.abort("connectionreset")
             return
         row = self.rows.by_id.get(approval_id)
-        error = reply.error or (NotFound() if row is None else None) or \
-            (ApprovalNotPending() if row.status != ApprovalStatus.PENDING else None)
+        error = (
+            reply.error
+            or (NotFound() if row is None else None)
+            or (ApprovalNotPending() if row.status != ApprovalStatus.PENDING else None)
+        )
         if error is not None:
             self._fulfil(route, *error_response(error))
             return
@@ -91,8 +94,14 @@ class InboxHttp:
         approved = body.get("approved", True) is not False
         status = ApprovalStatus.APPROVED if approved else ApprovalStatus.REJECTED
         try:
-            met = self.rows.decide(approval_id, status, self.username, reason=body.get("reason") or "",
-                                   edited_args=body.get("edited_args"), values=body.get("values"))
+            met = self.rows.decide(
+                approval_id,
+                status,
+                self.username,
+                reason=body.get("reason") or "",
+                edited_args=body.get("edited_args"),
+                values=body.get("values"),
+            )
         except CondorError as refused:
             self._fulfil(route, *error_response(refused))
             return
@@ -122,8 +131,9 @@ class InboxHttp:
     def _claim(self, route, approval_id: str, *, releasing: bool) -> None:
         """As approvals/claim_views.py: the row changes, its push (sent on commit) goes out, then the answer."""
         row = self.rows.by_id.get(approval_id)
-        error = (NotFound() if row is None else None) or \
-            (ApprovalNotPending() if row.status != ApprovalStatus.PENDING else None)
+        error = (NotFound() if row is None else None) or (
+            ApprovalNotPending() if row.status != ApprovalStatus.PENDING else None
+        )
         if error is None:
             try:
                 claims.refuse_if_claimed_by_other(row, reviewer(self.username), timezone.now())
@@ -141,7 +151,9 @@ class InboxHttp:
         if releasing:
             route.fulfill(status=204, body="")
         else:
-            self._fulfil(route, 200, {"claimed_by": self.username, "claim_expires_at": row.claim_expires_at.isoformat()})
+            self._fulfil(
+                route, 200, {"claimed_by": self.username, "claim_expires_at": row.claim_expires_at.isoformat()}
+            )
 
     # ---- HTTP
 
@@ -162,8 +174,11 @@ class InboxHttp:
         path = urlsplit(request.url).path
         self.requests.append(f"{request.method} {path}")
         if path == INBOX_PATH:
-            route.fulfill(status=200, content_type="text/html; charset=utf-8",
-                          body=render_inbox(self.username, self.poll_seconds, self.quick_reasons))
+            route.fulfill(
+                status=200,
+                content_type="text/html; charset=utf-8",
+                body=render_inbox(self.username, self.poll_seconds, self.quick_reasons),
+            )
             return
         query = parse_qs(urlsplit(request.url).query, keep_blank_values=True)
         if path == CARDS_URL and request.method == "GET" and set(query) & set(inbox_search.PARAMS):
@@ -185,7 +200,7 @@ class InboxHttp:
                 self._fulfil(route, *card_page(self.rows, cursor))
             return
         if path.startswith("/static/"):
-            target = (STATIC_DIR / path[len("/static/"):]).resolve()
+            target = (STATIC_DIR / path[len("/static/") :]).resolve()
             if STATIC_DIR.resolve() in target.parents and target.is_file():
                 ctype = mimetypes.guess_type(target.name)[0] or "application/octet-stream"
                 route.fulfill(status=200, content_type=ctype, body=target.read_bytes())

@@ -60,8 +60,15 @@ class FakeUser:
 def render_inbox(username: str = "rita", poll_seconds: int = 10, quick_reasons: tuple[str, ...] = ()) -> str:
     return render_template(
         "inbox/inbox.html",
-        {"ws_path": WS_PATH, "decision_url_template": DECISION_URL_TEMPLATE, "stop_url_template": STOP_URL_TEMPLATE,
-         "user": FakeUser(username), "approval_url_template": APPROVAL_URL_TEMPLATE, "cards_url": CARDS_URL,
-         "claim_url_template": CLAIM_URL_TEMPLATE,
-         "poll_seconds": poll_seconds, "quick_reasons": list(quick_reasons)},
+        {
+            "ws_path": WS_PATH,
+            "decision_url_template": DECISION_URL_TEMPLATE,
+            "stop_url_template": STOP_URL_TEMPLATE,
+            "user": FakeUser(username),
+            "approval_url_template": APPROVAL_URL_TEMPLATE,
+            "cards_url": CARDS_URL,
+            "claim_url_template": CLAIM_URL_TEMPLATE,
+            "poll_seconds": poll_seconds,
+            "quick_reasons": list(quick_reasons),
+        },
     )

@@ -79,26 +79,53 @@ class Card(dict):
 
 
 def _session(*, title, patient_ref, client, care_unit, autonomy, age_band, consent, tainted) -> Session:
-    session = Session(title=title, patient_ref=patient_ref, care_unit=care_unit, autonomy=autonomy,
-                      age_band=age_band, consent=consent, client=ApiClient(name=client))
+    session = Session(
+        title=title,
+        patient_ref=patient_ref,
+        care_unit=care_unit,
+        autonomy=autonomy,
+        age_band=age_band,
+        consent=consent,
+        client=ApiClient(name=client),
+    )
     session.tainted = tainted  # not editable: the server sets it only from an untrusted result
     return session
 
 
-def _park(request: SuspendRequest, session: Session, *, run_id, expires_in: float, approvals_required: int,
-          now: datetime | None = None) -> Approval:
+def _park(
+    request: SuspendRequest,
+    session: Session,
+    *,
+    run_id,
+    expires_in: float,
+    approvals_required: int,
+    now: datetime | None = None,
+) -> Approval:
     """The row approvals/suspend.py's persist_suspend creates for `request` at `now`, unsaved."""
     now = now or timezone.now()
     return Approval(
-        run_id=uuid.UUID(str(run_id)) if run_id else uuid.uuid4(), session=session, client=session.client, tool=request.tool, op=request.op,
+        run_id=uuid.UUID(str(run_id)) if run_id else uuid.uuid4(),
+        session=session,
+        client=session.client,
+        tool=request.tool,
+        op=request.op,
         bound_context={"patient_ref": session.patient_ref, "age_band": session.age_band, "consent": session.consent},
-        tool_call_id=request.tool_call_id, step_id=request.step_id, contract_hash=request.contract_hash,
-        reason_code=request.reason_code, rule_id=request.rule_id, explanation=request.explanation,
-        hitl_tier=request.hitl_tier, message=request.message, args=request.args,
-        payload_hash=payload_hash(request.args), resume_schema=request.resume_schema(),
-        locked_args=locked_args.card_paths(request.args, identity_args=request.identity_args,
-                                           patient_ref=session.patient_ref),
-        approvals_required=approvals_required, requested_at=now - timedelta(seconds=30),
+        tool_call_id=request.tool_call_id,
+        step_id=request.step_id,
+        contract_hash=request.contract_hash,
+        reason_code=request.reason_code,
+        rule_id=request.rule_id,
+        explanation=request.explanation,
+        hitl_tier=request.hitl_tier,
+        message=request.message,
+        args=request.args,
+        payload_hash=payload_hash(request.args),
+        resume_schema=request.resume_schema(),
+        locked_args=locked_args.card_paths(
+            request.args, identity_args=request.identity_args, patient_ref=session.patient_ref
+        ),
+        approvals_required=approvals_required,
+        requested_at=now - timedelta(seconds=30),
         expires_at=now + timedelta(seconds=expires_in),
     )
 
@@ -112,12 +139,16 @@ def _context(*, autonomy: str, rationale: str | None, tainted_by: str | None, tu
 def conversation_turn(user: str | None = None, agent: str | None = None, *, minutes_ago: float = 3) -> dict:
     """A card's `turn` as sessions_app/turns.py reads it: the user's message, then the agent's, minutes before."""
     at = timezone.now() - timedelta(minutes=minutes_ago)
-    said = lambda text, later: {"text": text, "at": (at + timedelta(seconds=later)).isoformat(), "cut": False} if text else None  # noqa: E731
+
+    def said(text, later):
+        return {"text": text, "at": (at + timedelta(seconds=later)).isoformat(), "cut": False} if text else None
+
     return {"user": said(user, 0), "agent": said(agent, 20)}
 
 
-def _card(row: Approval, context: dict, *, claimed_by: str | None, claim_seconds: float | None,
-          now: datetime | None = None) -> Card:
+def _card(
+    row: Approval, context: dict, *, claimed_by: str | None, claim_seconds: float | None, now: datetime | None = None
+) -> Card:
     rows = Rows()
     rows.keep(row, context)
     if claimed_by:
@@ -159,31 +190,79 @@ def approval_card(
     n = next(_seq)
     if not identifiers.TOOL_NAME_RE.fullmatch(tool) or not identifiers.TOOL_NAME_RE.fullmatch(op):
         raise ValueError(f"the API refuses tool {tool!r} / op {op!r} before the gate")
-    args = args if args is not None else {"drug": "amoxicillin", "dose_mg": 500, "route": "oral", "frequency": "8-hourly"}
-    session = _session(title=title, patient_ref=patient_ref or f"MRN-{40000 + n}", client=client, care_unit=care_unit,
-                       autonomy=autonomy, age_band=age_band, consent=consent, tainted=tainted_by is not None)
+    args = (
+        args if args is not None else {"drug": "amoxicillin", "dose_mg": 500, "route": "oral", "frequency": "8-hourly"}
+    )
+    session = _session(
+        title=title,
+        patient_ref=patient_ref or f"MRN-{40000 + n}",
+        client=client,
+        care_unit=care_unit,
+        autonomy=autonomy,
+        age_band=age_band,
+        consent=consent,
+        tainted=tainted_by is not None,
+    )
     registered = ToolSpec(tool, policy_class, tier, identity_args=identity_args)
     verdict = evaluate(ToolCall(tool, op, args), Context(autonomy, session.tainted, consent, age_band), registered)
     if verdict.decision != Decision.REQUIRE_APPROVAL:
         raise ValueError(f"the gate would not park {tool} · {op}: {verdict.rule_id}")
-    request = SuspendRequest(tool_call_id=f"call_{n:04d}", step_id=f"step-{n}", tool=tool, op=op, args=args,
-                             rule_id=verdict.rule_id, explanation=verdict.explanation,
-                             hitl_tier=verdict.effective_tier, identity_args=identity_args)
-    row = _park(request, session, run_id=run_id, expires_in=expires_in,
-                approvals_required=effective_spec(tool, registered).approvals_required, now=now)
-    return _card(row, _context(autonomy=autonomy, rationale=rationale, tainted_by=tainted_by, turn=turn),
-                 claimed_by=claimed_by, claim_seconds=claim_seconds, now=now)
+    request = SuspendRequest(
+        tool_call_id=f"call_{n:04d}",
+        step_id=f"step-{n}",
+        tool=tool,
+        op=op,
+        args=args,
+        rule_id=verdict.rule_id,
+        explanation=verdict.explanation,
+        hitl_tier=verdict.effective_tier,
+        identity_args=identity_args,
+    )
+    row = _park(
+        request,
+        session,
+        run_id=run_id,
+        expires_in=expires_in,
+        approvals_required=effective_spec(tool, registered).approvals_required,
+        now=now,
+    )
+    return _card(
+        row,
+        _context(autonomy=autonomy, rationale=rationale, tainted_by=tainted_by, turn=turn),
+        claimed_by=claimed_by,
+        claim_seconds=claim_seconds,
+        now=now,
+    )
 
 
 # The agent's missing fields, one of every kind the inbox renders (hints: approvals/resume_schemas.py).
 FOLLOW_UP_FIELDS = [
     {"name": "clinic", "hint": {"label": "Clinic", "options": ["cardiology", "renal", "diabetes"]}},
-    {"name": "urgency", "hint": {"label": "Urgency", "radio": True, "options": [
-        {"value": "routine", "label": "Routine"}, {"value": "soon", "label": "Within 2 weeks"},
-        {"value": "urgent", "label": "Urgent"}]}},
-    {"name": "tests", "type": "array", "hint": {"label": "Tests before the visit", "required": False, "options": [
-        {"value": "ecg", "label": "ECG"}, {"value": "echo", "label": "Echocardiogram"},
-        {"value": "bloods", "label": "Bloods (U&E)"}]}},
+    {
+        "name": "urgency",
+        "hint": {
+            "label": "Urgency",
+            "radio": True,
+            "options": [
+                {"value": "routine", "label": "Routine"},
+                {"value": "soon", "label": "Within 2 weeks"},
+                {"value": "urgent", "label": "Urgent"},
+            ],
+        },
+    },
+    {
+        "name": "tests",
+        "type": "array",
+        "hint": {
+            "label": "Tests before the visit",
+            "required": False,
+            "options": [
+                {"value": "ecg", "label": "ECG"},
+                {"value": "echo", "label": "Echocardiogram"},
+                {"value": "bloods", "label": "Bloods (U&E)"},
+            ],
+        },
+    },
     {"name": "visit_date", "type": "date", "hint": {"label": "Visit date", "min": "2030-01-01", "max": "2030-03-31"}},
     {"name": "notes", "hint": {"label": "Notes for the clinic", "textarea": True, "required": False}},
     {"name": "duration_min", "type": "integer", "hint": {"label": "Duration (minutes)", "min": 10, "max": 60}},
@@ -208,15 +287,36 @@ def clarification_card(
 ) -> Card:
     """A question parked as approvals/gate.py's request_clarification parks it; the form comes from `missing`."""
     n = next(_seq)
-    session = _session(title=title, patient_ref=patient_ref or f"MRN-{40000 + n}", client=client, care_unit=care_unit,
-                       autonomy="guarded", age_band="adult", consent=True, tainted=False)
-    request = SuspendRequest(tool_call_id=f"call_{n:04d}", step_id=f"step-{n}", tool=tool, op=op,
-                             args=args if args is not None else {"clinic": "cardiology"}, kind="clarification",
-                             message=message, missing=tuple(missing or FOLLOW_UP_FIELDS), rule_id=CLARIFICATION_RULE,
-                             explanation=EXPLANATIONS[CLARIFICATION_RULE], hitl_tier=None)
+    session = _session(
+        title=title,
+        patient_ref=patient_ref or f"MRN-{40000 + n}",
+        client=client,
+        care_unit=care_unit,
+        autonomy="guarded",
+        age_band="adult",
+        consent=True,
+        tainted=False,
+    )
+    request = SuspendRequest(
+        tool_call_id=f"call_{n:04d}",
+        step_id=f"step-{n}",
+        tool=tool,
+        op=op,
+        args=args if args is not None else {"clinic": "cardiology"},
+        kind="clarification",
+        message=message,
+        missing=tuple(missing or FOLLOW_UP_FIELDS),
+        rule_id=CLARIFICATION_RULE,
+        explanation=EXPLANATIONS[CLARIFICATION_RULE],
+        hitl_tier=None,
+    )
     row = _park(request, session, run_id=run_id, expires_in=expires_in, approvals_required=1)
-    return _card(row, _context(autonomy="guarded", rationale=None, tainted_by=None, turn=turn),
-                 claimed_by=None, claim_seconds=None)
+    return _card(
+        row,
+        _context(autonomy="guarded", rationale=None, tainted_by=None, turn=turn),
+        claimed_by=None,
+        claim_seconds=None,
+    )
 
 
 def error_response(exc: Exception) -> tuple[int, dict]:
@@ -261,8 +361,15 @@ def stopped_run_body(row: Approval, state=RunState.ABORTED, reason=TerminalReaso
     """POST runs/{id}/stop/'s 200: RunSerializer over `row`'s run as runs/spine.py's stop leaves it (or,
     for a run that had already ended, returns it: `state` and `reason`)."""
     now = timezone.now()
-    run = Run(pk=row.run_id, session=row.session, autonomy=row.session.autonomy, state=state,
-              terminal_reason=reason, last_activity_at=now, closed_at=now)
+    run = Run(
+        pk=row.run_id,
+        session=row.session,
+        autonomy=row.session.autonomy,
+        state=state,
+        terminal_reason=reason,
+        last_activity_at=now,
+        closed_at=now,
+    )
     return json.loads(JSONRenderer().render(RunSerializer(run).data))
 
 
@@ -272,8 +379,12 @@ def _queue_position(row: Approval) -> tuple:
 
 def queue_key(card: dict) -> tuple:
     """A card's place in the server's queue order (inbox/pages.py): escalated, risk, deadline, id."""
-    return (0 if card.get("escalated_at") else 1, {"high": 0, "low": 1}.get(card.get("hitl_tier"), 2),
-            datetime.fromisoformat(card["expires_at"]), card["id"])
+    return (
+        0 if card.get("escalated_at") else 1,
+        {"high": 0, "low": 1}.get(card.get("hitl_tier"), 2),
+        datetime.fromisoformat(card["expires_at"]),
+        card["id"],
+    )
 
 
 class Rows:
@@ -290,16 +401,23 @@ class Rows:
     def pending(self) -> list[Approval]:
         """approvals/visibility.py's pending_approvals: pending, not past due, soonest deadline first."""
         now = timezone.now()
-        return sorted((row for row in self.by_id.values()
-                       if row.status == ApprovalStatus.PENDING and row.expires_at > now),
-                      key=lambda row: (row.expires_at, str(row.pk)))
+        return sorted(
+            (row for row in self.by_id.values() if row.status == ApprovalStatus.PENDING and row.expires_at > now),
+            key=lambda row: (row.expires_at, str(row.pk)),
+        )
 
     def granted_in_runs(self, run_ids) -> dict:
         """cards.granted_in_runs over these rows: approved, unexpired grants by decision time."""
         now = timezone.now()
         granted = defaultdict(list)
-        held = sorted((row for row in self.by_id.values() if row.status == ApprovalStatus.APPROVED
-                       and row.expires_at > now and row.run_id in set(run_ids)), key=lambda row: row.decided_at)
+        held = sorted(
+            (
+                row
+                for row in self.by_id.values()
+                if row.status == ApprovalStatus.APPROVED and row.expires_at > now and row.run_id in set(run_ids)
+            ),
+            key=lambda row: row.decided_at,
+        )
         for row in held:
             granted[row.run_id].append(cards.sibling(row))
         return granted
@@ -310,8 +428,10 @@ class Rows:
     @contextmanager
     def answering(self):
         """The card builder's queries answered from these rows instead of the database."""
-        with mock.patch.object(cards, "granted_in_runs", self.granted_in_runs), \
-                mock.patch.object(cards, "contexts_for", self.contexts_for):
+        with (
+            mock.patch.object(cards, "granted_in_runs", self.granted_in_runs),
+            mock.patch.object(cards, "contexts_for", self.contexts_for),
+        ):
             yield
 
     # ---- what the socket sends
@@ -328,9 +448,14 @@ class Rows:
             ordered = [row for row in ordered if _queue_position(row) > (*key[:3], str(key[3]))]
         with self.answering():
             if whole:  # every pending card in one frame, whatever its size (see InboxHarness.whole_snapshot)
-                return inbox_pages.page_body(ordered, total=len(rows), cursor=cursor, page_cards=len(ordered),
-                                             max_bytes=len(ordered) * inbox_pages.PAGE_MAX_BYTES)
-            return inbox_pages.page_body(ordered[:inbox_pages.PAGE_CARDS + 1], total=len(rows), cursor=cursor)
+                return inbox_pages.page_body(
+                    ordered,
+                    total=len(rows),
+                    cursor=cursor,
+                    page_cards=len(ordered),
+                    max_bytes=len(ordered) * inbox_pages.PAGE_MAX_BYTES,
+                )
+            return inbox_pages.page_body(ordered[: inbox_pages.PAGE_CARDS + 1], total=len(rows), cursor=cursor)
 
     def total(self) -> int:
         return len(self.pending())
@@ -342,11 +467,14 @@ class Rows:
         cursor = params.get("cursor")
         key = inbox_search.decode_cursor(filters, cursor) if cursor is not None else None
         wanted = filters.patient_ref.casefold()
-        matched = [row for row in self.pending()
-                   if row.session.patient_ref.casefold().startswith(wanted)
-                   and (not filters.ward or row.session.care_unit == filters.ward)
-                   and (not filters.tool or row.tool == filters.tool)
-                   and (not filters.risk or {"high": 0, "low": 1}.get(row.hitl_tier, 2) == inbox_search.RISKS[filters.risk])]
+        matched = [
+            row
+            for row in self.pending()
+            if row.session.patient_ref.casefold().startswith(wanted)
+            and (not filters.ward or row.session.care_unit == filters.ward)
+            and (not filters.tool or row.tool == filters.tool)
+            and (not filters.risk or {"high": 0, "low": 1}.get(row.hitl_tier, 2) == inbox_search.RISKS[filters.risk])
+        ]
         for row in matched:
             row.match_rank = 0 if wanted and row.session.patient_ref.casefold() == wanted else 1
             row.escalation_rank = 0 if row.escalated_at else 1
@@ -357,19 +485,27 @@ class Rows:
             ordered = [row for row in ordered if position(row) > (*key[:4], str(key[4]))]
         with self.answering():
             body = inbox_pages.page_body(
-                ordered[:inbox_pages.PAGE_CARDS + 1], total=len(matched), cursor=cursor,
+                ordered[: inbox_pages.PAGE_CARDS + 1],
+                total=len(matched),
+                cursor=cursor,
                 encode=inbox_search.cursor_encoder(filters),
-                key=lambda row: (row.match_rank, row.escalation_rank, row.risk_rank, row.expires_at, row.pk))
+                key=lambda row: (row.match_rank, row.escalation_rank, row.risk_rank, row.expires_at, row.pk),
+            )
         refs = {card["session"]["patient_ref"] for card in body["cards"]}
         totals = {ref: sum(row.session.patient_ref == ref for row in matched) for ref in sorted(refs)}
         return {"patient_totals": totals, **body}
 
     def filter_options(self) -> dict:
         """inbox/search.py's options over these rows: the wards and tools with pending cards."""
+
         def counted(values) -> list[dict]:
             return [{"value": value, "count": n} for value, n in sorted(Counter(v for v in values if v).items())]
+
         pending = self.pending()
-        return {"wards": counted(row.session.care_unit for row in pending), "tools": counted(row.tool for row in pending)}
+        return {
+            "wards": counted(row.session.care_unit for row in pending),
+            "tools": counted(row.tool for row in pending),
+        }
 
     def added(self, approval_id: str) -> dict:
         with self.answering():
@@ -399,8 +535,9 @@ class Rows:
     def escalate(self, approval_id: str) -> None:
         self.by_id[approval_id].escalated_at = timezone.now()  # approvals/escalation.py, once per card
 
-    def decide(self, approval_id: str, status: str, by: str | None, *, reason: str = "", edited_args=None,
-               values=None) -> bool:
+    def decide(
+        self, approval_id: str, status: str, by: str | None, *, reason: str = "", edited_args=None, values=None
+    ) -> bool:
         """Move the row on as approvals/decisions.py does; False while a four-eyes quorum is still short.
 
         Raises the server's error where it would refuse (another's claim, a second approval by the same reviewer).
@@ -411,15 +548,22 @@ class Rows:
         if status == ApprovalStatus.APPROVED:
             user = reviewer(by)
             if edited_args is not None:
-                locked_args.refuse_retargeting(row.args, edited_args, patient_ref=row.bound_context["patient_ref"],
-                                               card_locked=row.locked_args)
+                locked_args.refuse_retargeting(
+                    row.args, edited_args, patient_ref=row.bound_context["patient_ref"], card_locked=row.locked_args
+                )
             proposed = edited_args if edited_args is not None else quorum.proposal(row)
             approved = canonical(proposed)
             if not quorum.count(row, user=user, approved=approved, reason=reason, now=now):
                 return False
-            row.approve(by=user, at=now, approved_args=proposed, payload_hash=approved.hash,
-                        expires_at=now + timedelta(seconds=settings.CONDOR_APPROVAL_TTL_SECONDS),
-                        resume_data=values, reason=reason)
+            row.approve(
+                by=user,
+                at=now,
+                approved_args=proposed,
+                payload_hash=approved.hash,
+                expires_at=now + timedelta(seconds=settings.CONDOR_APPROVAL_TTL_SECONDS),
+                resume_data=values,
+                reason=reason,
+            )
         elif status == ApprovalStatus.REJECTED:
             row.reject(by=reviewer(by), at=now, reason=reason)
         elif status in (ApprovalStatus.EXPIRED, ApprovalStatus.WITHDRAWN):

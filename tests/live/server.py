@@ -19,8 +19,9 @@ class DaphneServer(Service):
     def __init__(self, env: dict[str, str], *, startup_timeout: float = 90.0):
         # Port 0 and the "Listening on" line: no race for a port picked in advance.
         argv = [str(BIN / "daphne"), "-e", "tcp:port=0:interface=127.0.0.1", "condor.asgi:application"]
-        super().__init__("daphne", argv, env, ready=r"Listening on TCP address 127\.0\.0\.1:(\d+)",
-                         startup_timeout=startup_timeout)
+        super().__init__(
+            "daphne", argv, env, ready=r"Listening on TCP address 127\.0\.0\.1:(\d+)", startup_timeout=startup_timeout
+        )
 
     @property
     def port(self) -> int:

@@ -24,6 +24,7 @@ PUSH_TIMEOUT = HANG_SECONDS
 
 def in_event_loop(test):
     """Run an async test function to completion in one event loop, as a plain pytest test."""
+
     @functools.wraps(test)
     def run(*args, **kwargs):
         return async_to_sync(test)(*args, **kwargs)
@@ -42,8 +43,9 @@ def _session_cookie(user, browser=None) -> bytes:
     return f"sessionid={browser.cookies['sessionid'].value}".encode()
 
 
-async def inbox_socket(user=None, *, origin: bytes = ALLOWED_ORIGIN, host: bytes = b"127.0.0.1",
-                       browser=None) -> WebsocketCommunicator:
+async def inbox_socket(
+    user=None, *, origin: bytes = ALLOWED_ORIGIN, host: bytes = b"127.0.0.1", browser=None
+) -> WebsocketCommunicator:
     """A not yet connected socket to /ws/inbox/, logged in as `user` (or anonymous).
 
     `browser`: a logged-in test Client whose session the socket shares (to log it out later).

@@ -31,8 +31,14 @@ pytestmark = [
     pytest.mark.django_db(transaction=True, serialized_rollback=True),
 ]
 
-SIMULATED = {"tool": "prescribe_medication", "op": "create", "autonomy": "guarded", "age_band": "adult",
-             "args": json.dumps({"drug": "amoxicillin", "dose": "500 mg"}), "metadata": "{}"}
+SIMULATED = {
+    "tool": "prescribe_medication",
+    "op": "create",
+    "autonomy": "guarded",
+    "age_band": "adult",
+    "args": json.dumps({"drug": "amoxicillin", "dose": "500 mg"}),
+    "metadata": "{}",
+}
 
 
 def sign_in(browser_page, username: str):
@@ -76,10 +82,14 @@ def console(decided, catalog) -> dict[str, str]:
     run = Run.objects.get(pk=run_id)
     return {
         "audit": AuditEvent.objects.filter(approval_id=approval_id).order_by("-pk").values_list("pk", flat=True)[0],
-        "approval": approval_id, "run": run_id, "session": run.session_id,
+        "approval": approval_id,
+        "run": run_id,
+        "session": run.session_id,
         "call": ToolCall.objects.filter(run=run).values_list("pk", flat=True)[0],
         "tool": ToolDescriptor.objects.get(name="prescribe_medication").pk,
-        "change": ToolChange.objects.get().pk, "grant": AccessGrant.objects.get().pk, "team": team.pk,
+        "change": ToolChange.objects.get().pk,
+        "grant": AccessGrant.objects.get().pk,
+        "team": team.pk,
         "reason": QuickReason.objects.create(text="Duplicate of an existing order").pk,
     }
 
@@ -88,26 +98,40 @@ def console_pages(ids: dict) -> list[str]:
     """The pages both groups read."""
     return [
         "/admin/",
-        "/admin/audit/auditevent/", f"/admin/audit/auditevent/{ids['audit']}/change/",
+        "/admin/audit/auditevent/",
+        f"/admin/audit/auditevent/{ids['audit']}/change/",
         "/admin/audit/auditevent/?q=amoxicillin",
-        "/admin/approvals/approval/", f"/admin/approvals/approval/{ids['approval']}/change/",
-        "/admin/approvals/toolcall/", f"/admin/approvals/toolcall/{ids['call']}/change/",
-        "/admin/runs/run/", f"/admin/runs/run/{ids['run']}/change/",
-        "/admin/sessions_app/session/", f"/admin/sessions_app/session/{ids['session']}/change/",
-        "/admin/registry/tooldescriptor/", f"/admin/registry/tooldescriptor/{ids['tool']}/change/",
-        "/admin/registry/toolchange/", f"/admin/registry/toolchange/{ids['change']}/change/",
+        "/admin/approvals/approval/",
+        f"/admin/approvals/approval/{ids['approval']}/change/",
+        "/admin/approvals/toolcall/",
+        f"/admin/approvals/toolcall/{ids['call']}/change/",
+        "/admin/runs/run/",
+        f"/admin/runs/run/{ids['run']}/change/",
+        "/admin/sessions_app/session/",
+        f"/admin/sessions_app/session/{ids['session']}/change/",
+        "/admin/registry/tooldescriptor/",
+        f"/admin/registry/tooldescriptor/{ids['tool']}/change/",
+        "/admin/registry/toolchange/",
+        f"/admin/registry/toolchange/{ids['change']}/change/",
         "/admin/registry/tooldescriptor/simulator/",
         f"/admin/registry/tooldescriptor/simulator/?{urlencode(SIMULATED)}",
-        "/admin/registry/accessgrant/", f"/admin/registry/accessgrant/{ids['grant']}/change/",
-        "/admin/approvals/reviewteam/", f"/admin/approvals/reviewteam/{ids['team']}/change/",
-        "/admin/approvals/quickreason/", f"/admin/approvals/quickreason/{ids['reason']}/change/",
+        "/admin/registry/accessgrant/",
+        f"/admin/registry/accessgrant/{ids['grant']}/change/",
+        "/admin/approvals/reviewteam/",
+        f"/admin/approvals/reviewteam/{ids['team']}/change/",
+        "/admin/approvals/quickreason/",
+        f"/admin/approvals/quickreason/{ids['reason']}/change/",
     ]
 
 
 # Governance edits these; compliance reads the same records through the pages above.
-GOVERNANCE_FORMS = ["/admin/approvals/reviewteam/add/", "/admin/registry/tooldescriptor/add/",
-                    "/admin/approvals/quickreason/add/",
-                    "/admin/agents/apiclient/", "/admin/agents/apiclient/add/"]
+GOVERNANCE_FORMS = [
+    "/admin/approvals/reviewteam/add/",
+    "/admin/registry/tooldescriptor/add/",
+    "/admin/approvals/quickreason/add/",
+    "/admin/agents/apiclient/",
+    "/admin/agents/apiclient/add/",
+]
 
 
 def violations_on(signed_in, paths: list[str]) -> dict:

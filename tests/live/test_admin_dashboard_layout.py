@@ -46,8 +46,18 @@ def working_day(live_agent, live_reviewer, ward_agent):
     ReviewTeam.objects.create(name="Cardiology", care_units=["Cardiology"])
     approval = Approval.objects.get(pk=waiting["id"])
     with transaction.atomic():
-        audit.record_all([audit.entry(audit.Kind.VERDICT, actor_client=ward_agent, tool="prescribe_medication",
-                                      decision="require_approval", rule_id=rule) for rule in RULE_IDS])
+        audit.record_all(
+            [
+                audit.entry(
+                    audit.Kind.VERDICT,
+                    actor_client=ward_agent,
+                    tool="prescribe_medication",
+                    decision="require_approval",
+                    rule_id=rule,
+                )
+                for rule in RULE_IDS
+            ]
+        )
     audit.record(audit.Kind.ESCALATION, approval=approval, actor_system=audit.SWEEP, decision=EMAIL_FAILED)
     heartbeats.beat(heartbeats.SWEEP, {**{name: 12 for name in SWEEP_COUNTS}, "seconds": 0.42})
     audit.record(audit.Kind.VERIFY, actor_system=audit.command("verify_audit"), decision="intact")
@@ -73,8 +83,10 @@ def measure(page) -> dict:
     }""")
 
 
-@pytest.mark.parametrize(("width", "height_at_most"), [
-    (1440, DESKTOP_HEIGHT_AT_MOST), (1920, DESKTOP_HEIGHT_AT_MOST), (390, PHONE_HEIGHT_AT_MOST)])
+@pytest.mark.parametrize(
+    ("width", "height_at_most"),
+    [(1440, DESKTOP_HEIGHT_AT_MOST), (1920, DESKTOP_HEIGHT_AT_MOST), (390, PHONE_HEIGHT_AT_MOST)],
+)
 def test_the_dashboard_reads_as_a_table_at_every_width(compliance, working_day, width, height_at_most):
     compliance.page.set_viewport_size({"width": width, "height": 900})
     assert compliance.page.goto(compliance.server.url("/admin/")).status == 200
@@ -85,8 +97,11 @@ def test_the_dashboard_reads_as_a_table_at_every_width(compliance, working_day, 
     assert max(label["lines"] for label in drawn["labels"]) <= 2
     assert [label["lines"] for label in drawn["labels"] if label["text"] == "Pending now"] == [1]
     # A cell may wrap, but never down to a few letters a line.
-    crushed = [cell for cell in drawn["labels"] + drawn["values"]
-               if cell["lines"] > 1 and len(cell["text"]) / cell["lines"] < 10]
+    crushed = [
+        cell
+        for cell in drawn["labels"] + drawn["values"]
+        if cell["lines"] > 1 and len(cell["text"]) / cell["lines"] < 10
+    ]
     assert crushed == [], crushed
     assert drawn["width"] <= drawn["viewport"], "the page scrolls sideways"
     assert drawn["height"] <= height_at_most

@@ -24,8 +24,12 @@ pytestmark = [
 def operation_ids(daphne_server) -> set[str]:
     with urllib.request.urlopen(daphne_server.url("/api/schema/?format=json")) as answer:
         schema = json.load(answer)
-    return {operation["operationId"] for item in schema["paths"].values() for operation in item.values()
-            if isinstance(operation, dict) and "operationId" in operation}
+    return {
+        operation["operationId"]
+        for item in schema["paths"].values()
+        for operation in item.values()
+        if isinstance(operation, dict) and "operationId" in operation
+    }
 
 
 class Heard:
@@ -45,8 +49,10 @@ class Heard:
 
 def rendered(page, selector: str, attribute: str, pattern: str) -> set[str]:
     page.locator(selector).first.wait_for()
-    return {re.fullmatch(pattern, value).group(1)
-            for value in page.locator(selector).evaluate_all(f"(all) => all.map((e) => e.getAttribute('{attribute}'))")}
+    return {
+        re.fullmatch(pattern, value).group(1)
+        for value in page.locator(selector).evaluate_all(f"(all) => all.map((e) => e.getAttribute('{attribute}'))")
+    }
 
 
 def test_swagger_ui_renders_every_operation_from_this_site_under_the_csp(page, daphne_server, operation_ids):

@@ -52,7 +52,9 @@ def test_the_inbox_works_under_the_policy(browser_page, rita, live_agent):
     approval = suspend(live_agent, open_executing_run(live_agent, title="Bed 2"), args=PRESCRIPTION)
     card = browser_page.open_card(approval["id"])  # from its line in the queue
     card.get_by_test_id("approve").click()
-    card.get_by_test_id("confirm-approve").click()  # a high-risk approval is confirmed; the decision is a fetch under connect-src
+    card.get_by_test_id(
+        "confirm-approve"
+    ).click()  # a high-risk approval is confirmed; the decision is a fetch under connect-src
     expect(card).to_have_count(0)
     expect(browser_page.feedback).to_contain_text("Approved")
 
@@ -64,7 +66,11 @@ def test_the_admin_works_under_the_policy(browser_page, carl, live_agent):
     browser_page.page.get_by_label("Password").fill(PASSWORD)
     with browser_page.page.expect_navigation():
         browser_page.page.get_by_role("button", name="Log in").click()
-    for path in ("/admin/", f"/admin/approvals/approval/{approval['id']}/change/",
-                 "/admin/audit/auditevent/?kind__exact=suspend", "/admin/approvals/approval/"):
+    for path in (
+        "/admin/",
+        f"/admin/approvals/approval/{approval['id']}/change/",
+        "/admin/audit/auditevent/?kind__exact=suspend",
+        "/admin/approvals/approval/",
+    ):
         assert open_page(browser_page, path).status == 200, path
     browser_page.page.get_by_role("link", name="prescribe_medication").first.wait_for()  # the changelist row

@@ -65,8 +65,13 @@ def test_no_two_cards_have_controls_of_the_same_name(page):
     for card in cards:
         patient = card["session"]["patient_ref"]
         # The visible text first, then which card: a speech-input user says what they see.
-        for testid, text in (("approve", "Approve"), ("reject", "Reject…"), ("edit", "Edit args"),
-                             ("claim-toggle", "Claim"), ("stop-run", "Stop run…")):
+        for testid, text in (
+            ("approve", "Approve"),
+            ("reject", "Reject…"),
+            ("edit", "Edit args"),
+            ("claim-toggle", "Claim"),
+            ("stop-run", "Stop run…"),
+        ):
             control = harness.card(card["id"]).get_by_test_id(testid)
             expect(control).to_have_accessible_name(re.compile(rf"^{re.escape(text)} .*{patient}$"))
         summary = harness.card(card["id"]).locator("summary", has_text="Technical details")
@@ -74,19 +79,25 @@ def test_no_two_cards_have_controls_of_the_same_name(page):
     harness.card(cards[0]["id"]).get_by_test_id("reject").click()
     patient = cards[0]["session"]["patient_ref"]
     expect(harness.card(cards[0]["id"]).get_by_test_id("reject-reason")).to_have_accessible_name(
-        re.compile(rf"^Reason for rejecting.*{patient}$"))
+        re.compile(rf"^Reason for rejecting.*{patient}$")
+    )
     expect(harness.card(cards[0]["id"]).get_by_test_id("reject-submit")).to_have_accessible_name(
-        re.compile(rf"^Reject .*{patient}$"))
+        re.compile(rf"^Reject .*{patient}$")
+    )
     # Claim becomes Release: the name follows the text.
     harness.card(cards[1]["id"]).get_by_test_id("claim-toggle").click()
     expect(harness.card(cards[1]["id"]).get_by_test_id("claim-toggle")).to_have_accessible_name(
-        re.compile(rf"^Release .*{cards[1]['session']['patient_ref']}$"))
+        re.compile(rf"^Release .*{cards[1]['session']['patient_ref']}$")
+    )
 
 
 def test_a_skip_link_goes_from_the_queue_to_the_open_card(page):
     # Side by side, from 961 px; narrower, the open card takes the queue's place.
     harness = InboxHarness(page, view="queue")
-    first, second = approval_card(tier="high", patient_ref="MRN-60001"), approval_card(tier="low", patient_ref="MRN-60002")
+    first, second = (
+        approval_card(tier="high", patient_ref="MRN-60001"),
+        approval_card(tier="low", patient_ref="MRN-60002"),
+    )
     harness.open([first, second])
     page.get_by_test_id("queue-row").nth(1).click()
     page.get_by_test_id("queue-search").focus()
@@ -107,7 +118,9 @@ def test_a_skip_link_goes_from_the_queue_to_the_open_card(page):
 def test_a_bulk_selection_and_its_panel_have_no_serious_violations(page, width):
     page.set_viewport_size({"width": width, "height": 900})
     harness = InboxHarness(page, view="queue", quick_reasons=("Duplicate of an existing order", "Wrong patient"))
-    harness.open([approval_card(tier="low", patient_ref=f"MRN-9500{i}") for i in range(3)] + [approval_card(tier="high")])
+    harness.open(
+        [approval_card(tier="low", patient_ref=f"MRN-9500{i}") for i in range(3)] + [approval_card(tier="high")]
+    )
     boxes = page.get_by_test_id("bulk-select")
     expect(boxes).to_have_count(3)  # the high-risk line has none
     boxes.nth(0).check()

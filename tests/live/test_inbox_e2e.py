@@ -31,16 +31,38 @@ pytestmark = [
 ]
 
 PATIENT_REF = "MRN-20417"
-WARD_SESSION = {"title": "Sepsis pathway, bay 3", "patient_ref": PATIENT_REF,
-                "autonomy": "autonomous", "age_band": "adult"}
+WARD_SESSION = {
+    "title": "Sepsis pathway, bay 3",
+    "patient_ref": PATIENT_REF,
+    "autonomy": "autonomous",
+    "age_band": "adult",
+}
 EDITED = {**PRESCRIPTION, "dose": "250 mg"}
 CLARIFICATION = [
-    {"name": "route", "hint": {"label": "Route", "radio": True, "options": [
-        {"value": "oral", "label": "By mouth"}, {"value": "iv", "label": "Intravenous"},
-        {"value": "im", "label": "Intramuscular"}]}},
-    {"name": "monitoring", "hint": {"label": "Monitoring", "multiple": True, "options": [
-        {"value": "renal", "label": "Renal function"}, {"value": "levels", "label": "Drug levels"},
-        {"value": "ecg", "label": "ECG"}]}},
+    {
+        "name": "route",
+        "hint": {
+            "label": "Route",
+            "radio": True,
+            "options": [
+                {"value": "oral", "label": "By mouth"},
+                {"value": "iv", "label": "Intravenous"},
+                {"value": "im", "label": "Intramuscular"},
+            ],
+        },
+    },
+    {
+        "name": "monitoring",
+        "hint": {
+            "label": "Monitoring",
+            "multiple": True,
+            "options": [
+                {"value": "renal", "label": "Renal function"},
+                {"value": "levels", "label": "Drug levels"},
+                {"value": "ecg", "label": "ECG"},
+            ],
+        },
+    },
     {"name": "start_date", "type": "date", "hint": {"label": "Start date", "min": "2030-01-01", "max": "2030-03-31"}},
     {"name": "notes", "hint": {"label": "Notes for the ward", "textarea": True}},
     {"name": "days", "type": "integer", "hint": {"label": "Course length (days)", "min": 1, "max": 14}},
@@ -101,8 +123,9 @@ def test_the_card_says_why_the_agent_asked_and_in_what_session(inbox, live_agent
     run_id = open_executing_run(live_agent, **WARD_SESSION, consent=True)
     session_id = Run.objects.get(pk=run_id).session_id
     append(live_agent, session_id, "user", [{"type": "text", "text": "Start the sepsis protocol for bay 3."}])
-    append(live_agent, session_id, "assistant", [{"type": "text", "text": "The culture is back; prescribing."}],
-           run=run_id)
+    append(
+        live_agent, session_id, "assistant", [{"type": "text", "text": "The culture is back; prescribing."}], run=run_id
+    )
     rationale = "Culture grew E. coli; <script>window.__x=1</script> start the protocol."
     approval = suspend(live_agent, run_id, metadata={"rationale": rationale})
 
@@ -189,8 +212,9 @@ def test_a_rejection_in_the_browser_denies_the_call_and_the_run_goes_on(inbox, p
 
 def test_reject_and_stop_in_the_browser_names_and_withdraws_the_runs_other_cards(inbox, live_agent):
     run_id, first = park_prescription(live_agent)
-    second = suspend(live_agent, run_id, tool="sign_document", op="sign", args={"document_id": "d-7"},
-                     tool_call_id="call-2")
+    second = suspend(
+        live_agent, run_id, tool="sign_document", op="sign", args={"document_id": "d-7"}, tool_call_id="call-2"
+    )
     card = inbox.open_card(first["id"])
     expect(inbox.card(second["id"])).to_have_attribute("data-run-pos", "last")
     card.get_by_test_id("reject").click()

@@ -25,8 +25,15 @@ VITALS = {"pulse": 88, "temperature_c": 37.9}
 
 
 def park_vitals(agent, n: int) -> list[dict]:
-    return [suspend(agent, open_executing_run(agent, patient_ref=f"MRN-9300{i}", age_band="adult"),
-                    tool="record_vitals", args=VITALS) for i in range(n)]
+    return [
+        suspend(
+            agent,
+            open_executing_run(agent, patient_ref=f"MRN-9300{i}", age_band="adult"),
+            tool="record_vitals",
+            args=VITALS,
+        )
+        for i in range(n)
+    ]
 
 
 def line(inbox, approval_id):
@@ -66,7 +73,8 @@ def test_three_low_risk_cards_are_approved_with_one_reason_and_one_confirmation(
     assert rows.count() == 3
     assert len({r.data["bulk_id"] for r in rows}) == 1
     assert set(Approval.objects.filter(pk__in=[c["id"] for c in low]).values_list("status", flat=True)) == {
-        ApprovalStatus.APPROVED}
+        ApprovalStatus.APPROVED
+    }
     assert Approval.objects.get(pk=high["id"]).status == ApprovalStatus.PENDING
 
 
@@ -90,4 +98,5 @@ def test_a_bulk_rejection_offers_governances_quick_reasons(inbox, live_agent):
     inbox.page.get_by_test_id("bulk-confirm").click()
     expect(inbox.feedback).to_contain_text("Rejected 2 cards")
     assert set(Approval.objects.filter(pk__in=[c["id"] for c in low]).values_list("decision_reason", flat=True)) == {
-        "Duplicate of an existing order (see the 09:00 entry)"}
+        "Duplicate of an existing order (see the 09:00 entry)"
+    }

@@ -53,7 +53,9 @@ def test_a_claim_made_in_one_inbox_locks_the_other_until_it_is_released(inbox, r
 
     # Rita's page learns it from the push, and says why she cannot decide.
     expect(ritas_card.get_by_test_id("card-claim")).to_have_text("rob is reviewing")
-    expect(ritas_card.get_by_test_id("claim-note")).to_contain_text("rob is reviewing this card, so you cannot decide it now")
+    expect(ritas_card.get_by_test_id("claim-note")).to_contain_text(
+        "rob is reviewing this card, so you cannot decide it now"
+    )
     for control in ("approve", "reject", "edit", "claim-toggle"):
         expect(ritas_card.get_by_test_id(control)).to_be_disabled()
     assert inbox.same_document()

@@ -67,7 +67,9 @@ def test_the_decided_view_lists_this_reviewers_decisions_and_searches_them(inbox
     expect(view.get_by_test_id("decided-status")).to_contain_text("matching “4755”")
     view.get_by_test_id("decided-search").fill("MRN-99999")
     expect(items).to_have_count(0)
-    expect(view.get_by_test_id("decided-status")).to_have_text("No decisions in the last 24 hours for patients matching “MRN-99999”.")
+    expect(view.get_by_test_id("decided-status")).to_have_text(
+        "No decisions in the last 24 hours for patients matching “MRN-99999”."
+    )
 
     inbox.page.get_by_test_id("view-waiting").click()
     expect(inbox.page.get_by_test_id("decided-view")).to_be_hidden()

@@ -30,8 +30,9 @@ PHONE = {"width": 390, "height": 844}
 @pytest.fixture
 def phone(chromium, daphne_server, rita):
     """Rita's inbox on a phone-sized, touch browser context."""
-    with signed_in(chromium, daphne_server, "rita", viewport=PHONE, is_mobile=True, has_touch=True,
-                   device_scale_factor=2) as inbox:
+    with signed_in(
+        chromium, daphne_server, "rita", viewport=PHONE, is_mobile=True, has_touch=True, device_scale_factor=2
+    ) as inbox:
         yield inbox
 
 

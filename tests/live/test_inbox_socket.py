@@ -70,8 +70,11 @@ async def test_the_snapshot_holds_exactly_the_pending_cards(api, rita, reviewer_
     async with connected_inbox(rita) as (_, cards):
         assert [card["id"] for card in cards] == [waiting["id"]]
         (card,) = cards
-        assert (card["status"], card["tool"], card["client"]) == ("pending", "prescribe_medication",
-                                                                   {"name": "ward-agent"})
+        assert (card["status"], card["tool"], card["client"]) == (
+            "pending",
+            "prescribe_medication",
+            {"name": "ward-agent"},
+        )
         assert card["args"] == waiting["args"]
 
 
@@ -114,9 +117,17 @@ async def test_an_approval_pushes_the_removal_with_who_decided(api, rita, review
     async with connected_inbox(rita) as (socket, _):
         await sync(approve, reviewer_http, approval["id"])
         message = await next_message(socket)
-    assert message == {"type": "card.removed", "id": approval["id"], "status": "approved", "decided_by": "rita",
-                       "run_id": approval["run"], "tool": "prescribe_medication", "op": "create", "care_unit": "",
-                       "total": 0}
+    assert message == {
+        "type": "card.removed",
+        "id": approval["id"],
+        "status": "approved",
+        "decided_by": "rita",
+        "run_id": approval["run"],
+        "tool": "prescribe_medication",
+        "op": "create",
+        "care_unit": "",
+        "total": 0,
+    }
 
 
 @in_event_loop
@@ -146,9 +157,17 @@ async def test_an_expired_approval_is_removed(api, rita):
         past_deadline = later(settings.CONDOR_APPROVAL_TTL_SECONDS + 1)
         assert await sync(expire_due, now=past_deadline) == 1
         message = await next_message(socket)
-    assert message == {"type": "card.removed", "id": approval["id"], "status": "expired", "decided_by": None,
-                       "run_id": approval["run"], "tool": "prescribe_medication", "op": "create", "care_unit": "",
-                       "total": 0}
+    assert message == {
+        "type": "card.removed",
+        "id": approval["id"],
+        "status": "expired",
+        "decided_by": None,
+        "run_id": approval["run"],
+        "tool": "prescribe_medication",
+        "op": "create",
+        "care_unit": "",
+        "total": 0,
+    }
 
 
 @in_event_loop
@@ -158,9 +177,19 @@ async def test_a_card_withdrawn_by_a_new_run_is_removed_saying_so(api, rita):
     async with connected_inbox(rita) as (socket, _):
         assert (await sync(open_run, api, session_id))["superseded_run"] == run_id
         message = await next_message(socket)
-    assert message == {"type": "card.removed", "id": approval["id"], "status": "withdrawn", "decided_by": None,
-                       "run_id": run_id, "tool": "prescribe_medication", "op": "create", "care_unit": "",
-                       "cause": "superseded", "stopped_by": None, "total": 0}
+    assert message == {
+        "type": "card.removed",
+        "id": approval["id"],
+        "status": "withdrawn",
+        "decided_by": None,
+        "run_id": run_id,
+        "tool": "prescribe_medication",
+        "op": "create",
+        "care_unit": "",
+        "cause": "superseded",
+        "stopped_by": None,
+        "total": 0,
+    }
 
 
 @in_event_loop

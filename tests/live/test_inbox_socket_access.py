@@ -102,11 +102,15 @@ def _leave_group_quietly(user):
     User.groups.through.objects.filter(user_id=user.pk).delete()  # no m2m_changed
 
 
-@pytest.mark.parametrize(("revoke", "code"), [
-    (lambda rita: _end_sessions_quietly(), SIGNED_OUT),
-    (_deactivate_quietly, SIGNED_OUT),
-    (_leave_group_quietly, NOT_A_REVIEWER),
-], ids=["session-gone", "deactivated", "left-the-group"])
+@pytest.mark.parametrize(
+    ("revoke", "code"),
+    [
+        (lambda rita: _end_sessions_quietly(), SIGNED_OUT),
+        (_deactivate_quietly, SIGNED_OUT),
+        (_leave_group_quietly, NOT_A_REVIEWER),
+    ],
+    ids=["session-gone", "deactivated", "left-the-group"],
+)
 @in_event_loop
 async def test_the_next_push_finds_the_permission_gone_and_closes(rita, api, revoke, code, monkeypatch):
     told = []
@@ -138,14 +142,18 @@ async def test_a_card_the_reviewer_may_not_see_is_not_pushed(rita, api, monkeypa
 # ------------------------------------------------------------------ origin
 
 
-@pytest.mark.parametrize(("origin", "host"), [
-    (b"http://127.0.0.1:8001", b"127.0.0.1:8000"),  # another port of the same host
-    (b"http://127.0.0.1:8000", b"127.0.0.1"),  # :8000 is not the default port 80
-    (b"https://127.0.0.1", b"127.0.0.1"),  # the socket came over plain ws
-    (b"http://evil.example", b"evil.example"),  # a Host not in ALLOWED_HOSTS
-    (b"null", b"127.0.0.1"),  # a sandboxed page
-    (b"http://127.0.0.1:notaport", b"127.0.0.1"),
-], ids=["other-port", "port-vs-default", "other-scheme", "host-not-allowed", "null", "malformed"])
+@pytest.mark.parametrize(
+    ("origin", "host"),
+    [
+        (b"http://127.0.0.1:8001", b"127.0.0.1:8000"),  # another port of the same host
+        (b"http://127.0.0.1:8000", b"127.0.0.1"),  # :8000 is not the default port 80
+        (b"https://127.0.0.1", b"127.0.0.1"),  # the socket came over plain ws
+        (b"http://evil.example", b"evil.example"),  # a Host not in ALLOWED_HOSTS
+        (b"null", b"127.0.0.1"),  # a sandboxed page
+        (b"http://127.0.0.1:notaport", b"127.0.0.1"),
+    ],
+    ids=["other-port", "port-vs-default", "other-scheme", "host-not-allowed", "null", "malformed"],
+)
 @in_event_loop
 async def test_an_origin_differing_in_scheme_host_or_port_is_refused(rita, origin, host):
     assert await refused(rita, origin=origin, host=host)
@@ -169,8 +177,11 @@ async def test_csrf_trusted_origins_are_let_in_with_their_exact_port(rita):
 # ------------------------------------------------------------------ what the page sends
 
 
-@pytest.mark.parametrize("text", ["not json", "[1, 2]", '"ping"', "null", '{"type": "ping", "pad": "%s"}' % ("x" * 5000)],
-                         ids=["not-json", "array", "string", "null", "oversized"])
+@pytest.mark.parametrize(
+    "text",
+    ["not json", "[1, 2]", '"ping"', "null", '{"type": "ping", "pad": "%s"}' % ("x" * 5000)],
+    ids=["not-json", "array", "string", "null", "oversized"],
+)
 @in_event_loop
 async def test_a_bad_message_is_answered_and_the_socket_stays_open(rita, text):
     async with connected_inbox(rita) as (socket, _):

@@ -59,7 +59,11 @@ async def test_the_snapshot_is_a_first_page_and_the_rest_come_on_request(ward_ag
         assert await pong_is_next(socket)  # nothing more until the page asks
         second = await ask(socket, snapshot["cursor"])
         assert (second["type"], second["after"], len(second["cards"]), second["total"]) == (
-            "page", snapshot["cursor"], 100, 250)
+            "page",
+            snapshot["cursor"],
+            100,
+            250,
+        )
         rest = await all_pages(socket, second)
     sent = [card["id"] for card in snapshot["cards"] + rest]
     assert len(sent) == len(set(sent)) == 250

@@ -49,7 +49,10 @@ def test_an_edited_approval_of_a_high_risk_card_asks_first_with_the_diff_and_the
     panel.get_by_test_id("confirm-approve").click()
 
     assert inbox.wait_for_decisions(1)[0].body == {
-        "approved": True, "edited_args": {**CHEMO, "dose_mg": 10000}, "payload_hash": card["payload_hash"]}
+        "approved": True,
+        "edited_args": {**CHEMO, "dose_mg": 10000},
+        "payload_hash": card["payload_hash"],
+    }
     expect(inbox.feedback).to_contain_text("MRN-S005")
 
 

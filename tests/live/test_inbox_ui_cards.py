@@ -40,8 +40,13 @@ def test_snapshot_renders_cards_high_tier_first_then_soonest_expiry(inbox):
 
 def test_card_shows_who_what_and_why(inbox):
     card = approval_card(
-        tier="high", tool="ehr.medication_order", op="create", patient_ref="MRN-777", title="Sepsis bay 3",
-        client="sepsis-agent", args={"drug": "gentamicin", "dose_mg": 350, "renal": {"egfr": 48}},
+        tier="high",
+        tool="ehr.medication_order",
+        op="create",
+        patient_ref="MRN-777",
+        title="Sepsis bay 3",
+        client="sepsis-agent",
+        args={"drug": "gentamicin", "dose_mg": 350, "renal": {"egfr": 48}},
     )
     inbox.open([card])
     shown = inbox.card(card["id"])
@@ -62,14 +67,19 @@ def test_card_shows_who_what_and_why(inbox):
 
 def test_hidden_and_look_alike_characters_are_marked_and_the_card_warns(inbox):
     # "\u202e5.2\u202c mg" would read "2.5 mg": the override must show, not act.
-    tricked = approval_card(tool="ehr.medication_order", op="create",
-                            args={"dose": "\u202e5.2\u202c mg", "dr\u0435g": "amoxicillin", "route": "oral"})
+    tricked = approval_card(
+        tool="ehr.medication_order",
+        op="create",
+        args={"dose": "\u202e5.2\u202c mg", "dr\u0435g": "amoxicillin", "route": "oral"},
+    )
     plain = approval_card(args={"dose": "5.2 mg"})
     inbox.open([tricked, plain])
     shown = inbox.card(tricked["id"])
 
     expect(shown.get_by_test_id("card-hidden-warning")).to_be_visible()
-    expect(shown.get_by_test_id("card-hidden-warning")).to_contain_text("This card contains hidden or look-alike characters")
+    expect(shown.get_by_test_id("card-hidden-warning")).to_contain_text(
+        "This card contains hidden or look-alike characters"
+    )
     dose = shown.locator('.args__row[data-key="dose"] dd')
     expect(dose).to_have_text("⟨U+202E⟩5.2⟨U+202C⟩ mg")
     expect(dose.get_by_test_id("hidden-char")).to_have_count(2)
@@ -80,7 +90,8 @@ def test_hidden_and_look_alike_characters_are_marked_and_the_card_warns(inbox):
     # The inbox and the admin (core/display.py) judge text alike.
     verdicts = inbox.page.evaluate(
         "async (texts) => { const m = await import('/static/inbox/reveal.js'); return texts.map(m.hasHidden); }",
-        HIDDEN_OR_LOOKALIKE + ORDINARY)
+        HIDDEN_OR_LOOKALIKE + ORDINARY,
+    )
     assert verdicts == [True] * len(HIDDEN_OR_LOOKALIKE) + [False] * len(ORDINARY)
 
 
@@ -201,7 +212,10 @@ def test_card_expiring_under_an_open_reject_says_expired(inbox):
 
 def test_untrusted_args_are_shown_as_text_never_markup(inbox):
     card = approval_card(
-        args={"note": '<img src=x onerror="window.__pwned=1"><b>bold</b>', "nested": {"html": "<script>window.__pwned=1</script>"}},
+        args={
+            "note": '<img src=x onerror="window.__pwned=1"><b>bold</b>',
+            "nested": {"html": "<script>window.__pwned=1</script>"},
+        },
     )
     inbox.open([card])
     shown = inbox.card(card["id"])
@@ -213,19 +227,27 @@ def test_untrusted_args_are_shown_as_text_never_markup(inbox):
 
 def clock_time(page, at) -> str:
     """`at` as the page writes a clock time: hours and minutes in the browser's time zone."""
-    return page.evaluate("ms => { const d = new Date(ms); return `${String(d.getHours()).padStart(2, '0')}:"
-                         "${String(d.getMinutes()).padStart(2, '0')}`; }", at.timestamp() * 1000)
+    return page.evaluate(
+        "ms => { const d = new Date(ms); return `${String(d.getHours()).padStart(2, '0')}:"
+        "${String(d.getMinutes()).padStart(2, '0')}`; }",
+        at.timestamp() * 1000,
+    )
 
 
 def test_time_left_reads_in_minutes_beside_the_deadline_as_a_clock_time(inbox):
     frozen = inbox.open_with_clock_stopped()
-    soon, later = approval_card(expires_in=750, now=frozen), approval_card(expires_in=2 * 3600 + 5 * 60 + 30, now=frozen)
+    soon, later = (
+        approval_card(expires_in=750, now=frozen),
+        approval_card(expires_in=2 * 3600 + 5 * 60 + 30, now=frozen),
+    )
     inbox.add(soon)
     inbox.add(later)
     expect(inbox.card(soon["id"]).get_by_test_id("countdown")).to_have_text(
-        f"12 min left · until {clock_time(inbox.page, frozen + timedelta(seconds=750))}")
+        f"12 min left · until {clock_time(inbox.page, frozen + timedelta(seconds=750))}"
+    )
     expect(inbox.card(later["id"]).get_by_test_id("countdown")).to_have_text(
-        f"2 h 05 min left · until {clock_time(inbox.page, frozen + timedelta(seconds=7530))}")
+        f"2 h 05 min left · until {clock_time(inbox.page, frozen + timedelta(seconds=7530))}"
+    )
     asked = clock_time(inbox.page, datetime.fromisoformat(soon["requested_at"]))
     expect(inbox.card(soon["id"]).locator("time.meta__time")).to_have_text(f"asked at {asked}")
 

@@ -28,9 +28,19 @@ from tests.live.inbox_rows import Rows, approval_card, clarification_card
 pytestmark = pytest.mark.browser
 
 
-def decided(*, status: str = ApprovalStatus.APPROVED, by=("rob",), reason: str = "", values=None,
-            run_state: str = RunState.COMPLETED, terminal_reason: str = TerminalReason.COMPLETED,
-            card=None, then: str | None = None, result: str | None = None, **card_fields) -> dict:
+def decided(
+    *,
+    status: str = ApprovalStatus.APPROVED,
+    by=("rob",),
+    reason: str = "",
+    values=None,
+    run_state: str = RunState.COMPLETED,
+    terminal_reason: str = TerminalReason.COMPLETED,
+    card=None,
+    then: str | None = None,
+    result: str | None = None,
+    **card_fields,
+) -> dict:
     """A decision as inbox/decided/ sends it: DecidedSerializer over a row the harness decided
     as approvals/decisions.py would (each reviewer in `by` in turn), its run now in `run_state`;
     `then`: what became of it afterwards (withdrawn with its run, consumed by the agent);
@@ -57,8 +67,12 @@ def decided_view(inbox):
         query = {k: v[0] for k, v in parse_qs(urlsplit(route.request.url).query).items()}
         state["queries"].append(query)
         offset, limit = int(query.get("offset", 0)), int(query.get("limit", 20))
-        body = {"count": len(state["rows"]), "next": None, "previous": None,
-                "results": state["rows"][offset:offset + limit]}
+        body = {
+            "count": len(state["rows"]),
+            "next": None,
+            "previous": None,
+            "results": state["rows"][offset : offset + limit],
+        }
         route.fulfill(status=200, content_type="application/json", body=json.dumps(body))
 
     inbox.page.route("**/api/v1/inbox/decided/**", answer)
@@ -66,7 +80,7 @@ def decided_view(inbox):
 
 
 def test_what_the_server_sent_is_shown_as_text(inbox, decided_view):
-    payload = "<img src=x onerror=\"window.__ran=1\">"
+    payload = '<img src=x onerror="window.__ran=1">'
     decided_view["rows"] = [decided(status=ApprovalStatus.REJECTED, reason=payload, patient_ref=payload)]
     inbox.open([])
     inbox.page.get_by_test_id("view-decided").click()
@@ -78,8 +92,13 @@ def test_what_the_server_sent_is_shown_as_text(inbox, decided_view):
 
 @pytest.mark.parametrize("dose", [TATWEEL_DOSE, HEBREW_DOSE], ids=["tatweel", "hebrew"])
 def test_right_to_left_letters_cannot_reorder_the_digits_of_a_decided_value(inbox, decided_view, dose):
-    decided_view["rows"] = [decided(status=ApprovalStatus.REJECTED, reason=f"Not {dose} without a level",
-                                    args={"drug": "methotrexate", "dose_mg_per_week": dose})]
+    decided_view["rows"] = [
+        decided(
+            status=ApprovalStatus.REJECTED,
+            reason=f"Not {dose} without a level",
+            args={"drug": "methotrexate", "dose_mg_per_week": dose},
+        )
+    ]
     inbox.open([])
     inbox.page.get_by_test_id("view-decided").click()
     item = inbox.page.get_by_test_id("decided-item")
@@ -109,8 +128,9 @@ def test_a_four_eyes_decision_lists_its_approvals_and_an_answer_shows(inbox, dec
 
 
 def test_a_grant_withdrawn_with_its_run_says_so(inbox, decided_view):
-    decided_view["rows"] = [decided(then=ApprovalStatus.WITHDRAWN, run_state=RunState.ABORTED,
-                                    terminal_reason=TerminalReason.USER_STOPPED)]
+    decided_view["rows"] = [
+        decided(then=ApprovalStatus.WITHDRAWN, run_state=RunState.ABORTED, terminal_reason=TerminalReason.USER_STOPPED)
+    ]
     inbox.open([])
     inbox.page.get_by_test_id("view-decided").click()
     expect(inbox.page.get_by_test_id("decided-outcome")).to_have_text("Approved, then withdrawn")
@@ -120,10 +140,16 @@ def test_decided_says_what_became_of_each_approved_call(inbox, decided_view):
     decided_view["rows"] = [
         decided(then=ApprovalStatus.CONSUMED, result="ok", patient_ref="MRN-RAN"),
         decided(then=ApprovalStatus.CONSUMED, result="error", patient_ref="MRN-FAILED"),
-        decided(then=ApprovalStatus.CONSUMED, patient_ref="MRN-RUNNING", run_state=RunState.EXECUTING, terminal_reason=""),
+        decided(
+            then=ApprovalStatus.CONSUMED, patient_ref="MRN-RUNNING", run_state=RunState.EXECUTING, terminal_reason=""
+        ),
         decided(patient_ref="MRN-WAITING", run_state=RunState.SUSPENDED, terminal_reason=""),
-        decided(then=ApprovalStatus.WITHDRAWN, patient_ref="MRN-WITHDRAWN", run_state=RunState.ABORTED,
-                terminal_reason=TerminalReason.USER_STOPPED),
+        decided(
+            then=ApprovalStatus.WITHDRAWN,
+            patient_ref="MRN-WITHDRAWN",
+            run_state=RunState.ABORTED,
+            terminal_reason=TerminalReason.USER_STOPPED,
+        ),
         decided(status=ApprovalStatus.REJECTED, patient_ref="MRN-REJECTED"),
     ]
     inbox.open([])

@@ -89,8 +89,12 @@ def test_valid_edit_shows_a_diff_and_posts_edited_args(inbox):
     expect(diff.locator('[data-op="added"][data-path="note"]')).to_contain_text("renal dosing")
     shown.get_by_test_id("approve-edited").click()
 
-    assert_decided(inbox, shown, {"approved": True, "edited_args": edited, "payload_hash": card["payload_hash"]},
-                   "Approved with 3 edits")
+    assert_decided(
+        inbox,
+        shown,
+        {"approved": True, "edited_args": edited, "payload_hash": card["payload_hash"]},
+        "Approved with 3 edits",
+    )
 
 
 def test_cancel_edit_restores_the_original_args(inbox):
@@ -138,8 +142,9 @@ def test_network_error_keeps_the_card_and_the_typed_reason(inbox):
 
     reject(shown, "Allergy documented in GP record")
 
-    assert_kept_for_another_try(shown, "Network problem", "reject-reason", "Allergy documented in GP record",
-                                "reject-submit")
+    assert_kept_for_another_try(
+        shown, "Network problem", "reject-reason", "Allergy documented in GP record", "reject-submit"
+    )
 
     shown.get_by_test_id("reject-submit").click()  # the retry goes through
     expect(shown).to_have_count(0)
@@ -155,8 +160,9 @@ def test_invalid_payload_keeps_the_card_and_the_edit(inbox):
 
     shown.get_by_test_id("approve-edited").click()
 
-    assert_kept_for_another_try(shown, "Integers beyond 2^53-1 are not accepted.", "args-editor", '{"dose_mg": 250}',
-                                "approve-edited")
+    assert_kept_for_another_try(
+        shown, "Integers beyond 2^53-1 are not accepted.", "args-editor", '{"dose_mg": 250}', "approve-edited"
+    )
 
 
 def test_forbidden_keeps_the_card_and_says_not_permitted(inbox):
@@ -198,8 +204,12 @@ def test_declining_a_clarification_needs_a_reason_and_posts_approved_false(inbox
     expect(shown.get_by_test_id("clarify-form")).to_be_hidden()
     reason_is_required(shown, "Booking is for the cardiology team to decide")
 
-    assert_decided(inbox, shown, {"approved": False, "reason": "Booking is for the cardiology team to decide"},
-                   "Declined: scheduling.book_followup")
+    assert_decided(
+        inbox,
+        shown,
+        {"approved": False, "reason": "Booking is for the cardiology team to decide"},
+        "Declined: scheduling.book_followup",
+    )
 
 
 def test_cancelling_a_decline_brings_back_the_answers_typed_so_far(inbox):
@@ -225,5 +235,6 @@ def test_a_failed_decline_keeps_the_card_and_the_reason(inbox):
 
     reject(shown, "Wrong patient on the request", opener="decline")
 
-    assert_kept_for_another_try(shown, "A rejection needs a reason.", "reject-reason", "Wrong patient on the request",
-                                "reject-submit")
+    assert_kept_for_another_try(
+        shown, "A rejection needs a reason.", "reject-reason", "Wrong patient on the request", "reject-submit"
+    )

@@ -48,8 +48,11 @@ def test_each_flat_argument_gets_a_field_of_its_type(inbox):
     shown.get_by_test_id("approve-edited").click()
 
     edited = {"drug": "gentamicin", "dose_mg_per_kg": 4.5, "once_daily": False, "note": "renal dosing"}
-    assert inbox.wait_for_decisions(1)[0].body == {"approved": True, "edited_args": edited,
-                                                  "payload_hash": card["payload_hash"]}
+    assert inbox.wait_for_decisions(1)[0].body == {
+        "approved": True,
+        "edited_args": edited,
+        "payload_hash": card["payload_hash"],
+    }
 
 
 def test_an_empty_number_blocks_approving(inbox):
@@ -64,16 +67,22 @@ def test_edits_carry_across_to_json_and_back(inbox):
     shown.get_by_test_id("args-form").locator('[name="drug"]').fill("tobramycin")
     shown.get_by_test_id("edit-as").click()
     expect(shown.get_by_test_id("args-editor")).to_have_value(re.compile(r'"drug": "tobramycin"'))
-    shown.get_by_test_id("args-editor").fill('{"drug": "tobramycin", "dose_mg_per_kg": 3, "once_daily": true, "note": null}')
+    shown.get_by_test_id("args-editor").fill(
+        '{"drug": "tobramycin", "dose_mg_per_kg": 3, "once_daily": true, "note": null}'
+    )
     shown.get_by_test_id("edit-as").click()
     expect(shown.get_by_test_id("args-form").locator('[name="dose_mg_per_kg"]')).to_have_value("3")
     expect(shown.get_by_test_id("args-diff")).to_contain_text("2 changes")
 
 
-@pytest.mark.parametrize("args", [
-    {"drug": "gentamicin", "schedule": {"every_hours": 24}},
-    {"drug": "genta\u200bmicin"},
-], ids=["nested", "hidden-character"])
+@pytest.mark.parametrize(
+    "args",
+    [
+        {"drug": "gentamicin", "schedule": {"every_hours": 24}},
+        {"drug": "genta\u200bmicin"},
+    ],
+    ids=["nested", "hidden-character"],
+)
 def test_args_a_form_would_misshow_keep_the_json_editor(inbox, args):
     card = approval_card(args=args)
     inbox.open([card])

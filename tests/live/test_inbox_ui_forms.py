@@ -104,15 +104,26 @@ def test_clarification_is_validated_before_it_is_sent(inbox):
 
 def test_clarification_datetime_bounds_and_malformed_hints(inbox):
     optional = {"required": False}
-    card = clarification_card(missing=[
-        {"name": "seen_at", "type": "date-time", "hint": {
-            "label": "Seen at", "min": "2030-01-01T08:00:00+01:00", "max": "2030-01-01T18:00:00+01:00"}},
-        {"name": "severity", "hint": {"label": "Severity", "options": "not-a-list", **optional}},
-        {"name": "sites", "type": "array", "hint": {"label": "Sites", "options": ["left", "right"], **optional}},
-        {"name": "site_count", "type": "number", "hint": {"min": 0.5, "max": 2.5, **optional}},
-        {"name": "priority", "hint": {"label": "Priority", "options": [
-            {"value": "p1", "label": "P1 — now"}, {"value": "p2", "label": "P2 — today"}], **optional}},
-    ])
+    card = clarification_card(
+        missing=[
+            {
+                "name": "seen_at",
+                "type": "date-time",
+                "hint": {"label": "Seen at", "min": "2030-01-01T08:00:00+01:00", "max": "2030-01-01T18:00:00+01:00"},
+            },
+            {"name": "severity", "hint": {"label": "Severity", "options": "not-a-list", **optional}},
+            {"name": "sites", "type": "array", "hint": {"label": "Sites", "options": ["left", "right"], **optional}},
+            {"name": "site_count", "type": "number", "hint": {"min": 0.5, "max": 2.5, **optional}},
+            {
+                "name": "priority",
+                "hint": {
+                    "label": "Priority",
+                    "options": [{"value": "p1", "label": "P1 — now"}, {"value": "p2", "label": "P2 — today"}],
+                    **optional,
+                },
+            },
+        ]
+    )
     inbox.open([card])
     form = inbox.card(card["id"]).get_by_test_id("clarify-form")
 
@@ -137,20 +148,43 @@ def test_clarification_datetime_bounds_and_malformed_hints(inbox):
 
 
 def test_form_built_from_the_real_resume_schema_answers_what_it_validates(inbox):
-    card = clarification_card(message="Book the follow-up", missing=[
-        {"name": "clinic", "hint": {"label": "Clinic", "options": ["cardiology", "renal"]}},
-        {"name": "urgency", "hint": {"label": "Urgency", "radio": True, "options": [
-            {"value": "routine", "label": "Routine"}, {"value": "soon", "label": "Soon"}]}},
-        {"name": "tests", "type": "array", "hint": {"label": "Tests", "min": 1, "options": [
-            {"value": "ecg", "label": "ECG"}, {"value": "echo", "label": "Echo"}]}},
-        {"name": "visit_date", "type": "date", "hint": {"label": "Visit date", "min": "2030-01-01", "max": "2030-03-31"}},
-        {"name": "seen_at", "type": "date-time", "hint": {
-            "label": "Seen at", "min": "2030-01-01T08:00:00Z", "max": "2030-01-01T18:00:00Z"}},
-        {"name": "notes", "hint": {"label": "Notes", "textarea": True, "required": False}},
-        {"name": "duration", "type": "integer", "hint": {"label": "Duration", "min": 10, "max": 60}},
-        {"name": "interpreter", "type": "boolean", "hint": {"label": "Interpreter needed", "required": False}},
-        {"name": "ward", "hint": {"label": "Ward", "options": "not a list"}},
-    ])
+    card = clarification_card(
+        message="Book the follow-up",
+        missing=[
+            {"name": "clinic", "hint": {"label": "Clinic", "options": ["cardiology", "renal"]}},
+            {
+                "name": "urgency",
+                "hint": {
+                    "label": "Urgency",
+                    "radio": True,
+                    "options": [{"value": "routine", "label": "Routine"}, {"value": "soon", "label": "Soon"}],
+                },
+            },
+            {
+                "name": "tests",
+                "type": "array",
+                "hint": {
+                    "label": "Tests",
+                    "min": 1,
+                    "options": [{"value": "ecg", "label": "ECG"}, {"value": "echo", "label": "Echo"}],
+                },
+            },
+            {
+                "name": "visit_date",
+                "type": "date",
+                "hint": {"label": "Visit date", "min": "2030-01-01", "max": "2030-03-31"},
+            },
+            {
+                "name": "seen_at",
+                "type": "date-time",
+                "hint": {"label": "Seen at", "min": "2030-01-01T08:00:00Z", "max": "2030-01-01T18:00:00Z"},
+            },
+            {"name": "notes", "hint": {"label": "Notes", "textarea": True, "required": False}},
+            {"name": "duration", "type": "integer", "hint": {"label": "Duration", "min": 10, "max": 60}},
+            {"name": "interpreter", "type": "boolean", "hint": {"label": "Interpreter needed", "required": False}},
+            {"name": "ward", "hint": {"label": "Ward", "options": "not a list"}},
+        ],
+    )
     inbox.open([card])
     shown = inbox.card(card["id"])
     form = shown.get_by_test_id("clarify-form")

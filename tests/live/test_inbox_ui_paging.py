@@ -52,7 +52,9 @@ def test_the_queue_shows_the_first_page_and_the_total(paged):
     expect(paged.page.get_by_test_id("pending-count")).to_have_text("500")
     expect(rows(paged)).to_have_count(50)  # the queue's own pages of 50 lines
     expect(more(paged)).to_have_text("Load 100 more")
-    shown = set(paged.page.eval_on_selector_all('[data-testid="queue-row"]', "els => els.map(e => e.dataset.approvalId)"))
+    shown = set(
+        paged.page.eval_on_selector_all('[data-testid="queue-row"]', "els => els.map(e => e.dataset.approvalId)")
+    )
     first_page = {card["id"] for card in sorted(cards, key=queue_key)[:100]}
     assert shown <= first_page
     assert paged.page_requests == []
@@ -128,7 +130,9 @@ def test_in_the_full_layout_one_scroll_to_the_end_loads_one_page(page):
     scroll_to_more_until(paged, "200 of 400 shown")
     expect(paged.cards()).to_have_count(200)
     # Drawn, and the observers told where the button went, before the check that nothing more was asked.
-    paged.page.evaluate("() => new Promise(done => requestAnimationFrame(() => requestAnimationFrame(() => setTimeout(done, 100))))")
+    paged.page.evaluate(
+        "() => new Promise(done => requestAnimationFrame(() => requestAnimationFrame(() => setTimeout(done, 100))))"
+    )
     paged.socket_round_trip()
     assert len(paged.page_requests) == 1
     expect(loaded(paged)).to_have_text("200 of 400 shown")
@@ -156,8 +160,12 @@ def search(paged, text: str) -> None:
 def test_a_patient_search_counts_every_pending_card_of_theirs_before_any_scrolling(paged):
     cards = hospital(276)
     # 54 cards of one patient, spread through the server's order: most are past the first page.
-    theirs = [approval_card(tier=("high", "low", None)[i % 3], expires_in=200 + i * 60, patient_ref="MRN-20417",
-                            care_unit="Ward 4") for i in range(54)]
+    theirs = [
+        approval_card(
+            tier=("high", "low", None)[i % 3], expires_in=200 + i * 60, patient_ref="MRN-20417", care_unit="Ward 4"
+        )
+        for i in range(54)
+    ]
     paged.open(cards + theirs)
     expect(loaded(paged)).to_have_text("100 of 330 shown")
     first_page = {card["id"] for card in sorted(cards + theirs, key=queue_key)[:100]}

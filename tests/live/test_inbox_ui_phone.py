@@ -91,7 +91,9 @@ def test_every_touch_target_is_at_least_44_px(phone, view):
         assert phone.evaluate(SMALL_TARGETS) == [], phone.evaluate(SMALL_TARGETS)  # the queue, its filters and lines
         phone.get_by_test_id("queue-row").first.click()
     phone.get_by_test_id("inbox-settings").locator("summary").click()
-    assert phone.evaluate(SMALL_TARGETS) == [], phone.evaluate(SMALL_TARGETS)  # the open card (Claim, Stop run…, folds) and the settings
+    assert phone.evaluate(SMALL_TARGETS) == [], phone.evaluate(
+        SMALL_TARGETS
+    )  # the open card (Claim, Stop run…, folds) and the settings
 
 
 def test_the_claim_pill_is_a_44_px_target(phone):

@@ -38,9 +38,15 @@ def hospital(n: int = 200) -> list[dict]:
     """n cards over n/4 patients, four tools, three wards, both tiers, deadlines spread out."""
     cards = []
     for i in range(n):
-        cards.append(approval_card(tier="high" if i % 5 == 0 else "low", expires_in=120 + (i * 37) % 3000,
-                                   tool=TOOLS[i % 4], patient_ref=f"MRN-{1000 + i % (n // 4)}",
-                                   care_unit=WARDS[(i % (n // 4)) % 3]))
+        cards.append(
+            approval_card(
+                tier="high" if i % 5 == 0 else "low",
+                expires_in=120 + (i * 37) % 3000,
+                tool=TOOLS[i % 4],
+                patient_ref=f"MRN-{1000 + i % (n // 4)}",
+                care_unit=WARDS[(i % (n // 4)) % 3],
+            )
+        )
     return cards
 
 
@@ -106,7 +112,9 @@ def test_search_by_patient_ref_and_filters_narrow_the_queue(queue):
 
     page.get_by_test_id("queue-search").fill("")
     # The tool filter reads as the queue lines do, in clinical words; it asks by the tool's name.
-    expect(page.get_by_test_id("filter-tool").get_by_role("option", name="Order panel", exact=True)).to_have_attribute("value", "lab.order_panel")
+    expect(page.get_by_test_id("filter-tool").get_by_role("option", name="Order panel", exact=True)).to_have_attribute(
+        "value", "lab.order_panel"
+    )
     page.get_by_test_id("filter-tool").select_option(label="Order panel")
     page.get_by_test_id("filter-risk").select_option("high")
     expected = {c["id"] for c in cards if c["tool"] == "lab.order_panel" and c["hitl_tier"] == "high"}
@@ -201,7 +209,9 @@ def test_a_line_says_what_the_call_does_and_its_leading_values(queue):
     line = row(queue, card)
     expect(line.get_by_test_id("queue-tool")).to_have_text("New prescription")
     expect(line.get_by_test_id("queue-values")).to_have_text("· amoxicillin · 500 mg · 8-hourly")
-    expect(line.get_by_role("button")).to_have_accessible_name(re.compile(r"New prescription · amoxicillin · 500 mg · 8-hourly"))
+    expect(line.get_by_role("button")).to_have_accessible_name(
+        re.compile(r"New prescription · amoxicillin · 500 mg · 8-hourly")
+    )
     expect(row(queue, question).get_by_test_id("queue-values")).to_have_text("· cardiology")
 
 
@@ -237,7 +247,9 @@ def test_the_ward_and_the_claim_show_on_the_line_when_the_card_has_them(queue):
 
     expect(row(queue, claimed).get_by_test_id("queue-ward")).to_have_text("Ward 7")
     expect(row(queue, claimed).get_by_test_id("queue-claim")).to_have_text("bob is reviewing")
-    expect(row(queue, claimed).get_by_test_id("queue-open")).to_have_accessible_name(re.compile(r"Ward 7 bob is reviewing "))
+    expect(row(queue, claimed).get_by_test_id("queue-open")).to_have_accessible_name(
+        re.compile(r"Ward 7 bob is reviewing ")
+    )
     expect(row(queue, plain).get_by_test_id("queue-ward")).to_be_hidden()
     expect(row(queue, plain).get_by_test_id("queue-claim")).to_be_hidden()
 
@@ -277,8 +289,13 @@ def test_a_claim_that_runs_out_leaves_the_line_on_the_tick_not_the_next_push(que
 
 def test_the_rationale_is_text_and_the_session_context_is_shown(queue):
     payload = '<img src=x onerror="window.__pwned=1"><b>bold</b>'
-    card = approval_card(rationale=f"eGFR fell to 28. {payload}", autonomy="guarded", tainted_by="web_search",
-                         age_band="child", consent=False)
+    card = approval_card(
+        rationale=f"eGFR fell to 28. {payload}",
+        autonomy="guarded",
+        tainted_by="web_search",
+        age_band="child",
+        consent=False,
+    )
     queue.open([card])
     row(queue, card).click()
     shown = queue.card(card["id"])
@@ -362,8 +379,12 @@ def test_single_key_shortcuts_can_be_turned_off_and_stay_off(queue):
 
 def forty_field_card() -> dict:
     args = {f"field_{i:02d}": f"value {i} " + "long-unbroken-" * (i % 4) for i in range(36)}
-    args.update(document={"title": "Discharge summary", "sections": [{"heading": "Plan", "text": "Stop apixaban " * 12}]},
-                signer={"name": "Dr Example", "role": "consultant"}, notes="x" * 400, pages=12)
+    args.update(
+        document={"title": "Discharge summary", "sections": [{"heading": "Plan", "text": "Stop apixaban " * 12}]},
+        signer={"name": "Dr Example", "role": "consultant"},
+        notes="x" * 400,
+        pages=12,
+    )
     return approval_card(tier="high", tool="docs.sign_document", op="sign", args=args, patient_ref="MRN-40")
 
 
@@ -401,12 +422,21 @@ def test_on_a_phone_the_queue_and_a_forty_field_card_fit_without_horizontal_scro
 
 def test_desktop_screenshot(queue):
     page = queue.page
-    cards = [approval_card(
-        tier="high", care_unit="ICU", tainted_by="parse_uploaded_document",
-        rationale="eGFR fell from 61 to 48 overnight; the renal protocol asks for a once-daily dose by weight.",
-        args={"drug": "gentamicin", "dose_mg_per_kg": 5, "route": "IV",
-              "renal_function": {"egfr": 48, "measured": "2030-01-14"}},
-    ), *hospital(60)]
+    cards = [
+        approval_card(
+            tier="high",
+            care_unit="ICU",
+            tainted_by="parse_uploaded_document",
+            rationale="eGFR fell from 61 to 48 overnight; the renal protocol asks for a once-daily dose by weight.",
+            args={
+                "drug": "gentamicin",
+                "dose_mg_per_kg": 5,
+                "route": "IV",
+                "renal_function": {"egfr": 48, "measured": "2030-01-14"},
+            },
+        ),
+        *hospital(60),
+    ]
     queue.open(cards)
     row(queue, cards[0]).click()
     expect(queue.card(cards[0]["id"])).to_be_visible()

@@ -39,7 +39,9 @@ def test_another_reviewers_claim_locks_the_decision_and_says_why(inbox):
     shown = inbox.card(card["id"])
     for control in ("approve", "reject", "edit", "claim-toggle"):
         expect(shown.get_by_test_id(control)).to_be_disabled()
-    expect(shown.get_by_test_id("claim-note")).to_contain_text("rob is reviewing this card, so you cannot decide it now")
+    expect(shown.get_by_test_id("claim-note")).to_contain_text(
+        "rob is reviewing this card, so you cannot decide it now"
+    )
 
     inbox.rows.release(card["id"])
     inbox.update(card["id"])
@@ -132,8 +134,13 @@ def test_a_high_risk_card_arriving_while_the_tab_is_hidden_notifies(inbox):
     inbox.add(high)
     expect(inbox.card(high["id"])).to_be_visible()
     notes = inbox.page.evaluate("window.__notes")
-    assert notes == [{"title": "High-risk card waiting for a decision", "body": "sign_document · sign (MRN-2)",
-                      "tag": f"condor-card-{high['id']}"}]
+    assert notes == [
+        {
+            "title": "High-risk card waiting for a decision",
+            "body": "sign_document · sign (MRN-2)",
+            "tag": f"condor-card-{high['id']}",
+        }
+    ]
 
 
 def test_a_high_risk_card_a_poll_brings_while_the_tab_is_hidden_notifies(inbox):
@@ -149,9 +156,13 @@ def test_a_high_risk_card_a_poll_brings_while_the_tab_is_hidden_notifies(inbox):
     inbox.add(approval_card(tier="low"))
     inbox.add(high)
     expect(inbox.card(high["id"])).to_be_attached()
-    assert inbox.page.evaluate("window.__notes") == [{
-        "title": "High-risk card waiting for a decision", "body": "sign_document · sign (MRN-2)",
-        "tag": f"condor-card-{high['id']}"}]
+    assert inbox.page.evaluate("window.__notes") == [
+        {
+            "title": "High-risk card waiting for a decision",
+            "body": "sign_document · sign (MRN-2)",
+            "tag": f"condor-card-{high['id']}",
+        }
+    ]
 
 
 def test_a_high_risk_card_a_snapshot_brings_while_the_tab_is_hidden_notifies(inbox):

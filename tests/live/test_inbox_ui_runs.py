@@ -135,7 +135,9 @@ def test_a_run_that_already_ended_is_said_plainly(inbox, opened_run):
 
 def test_a_stop_refused_for_another_reviewers_claim_says_who_and_keeps_the_reason(inbox, opened_run):
     first, second, _ = opened_run
-    inbox.stop_replies.append(Reply(error=ApprovalClaimed("rob is reviewing a card of this run (sign_document · sign).")))
+    inbox.stop_replies.append(
+        Reply(error=ApprovalClaimed("rob is reviewing a card of this run (sign_document · sign)."))
+    )
     shown = inbox.card(first["id"])
     shown.get_by_test_id("stop-run").click()
     shown.get_by_test_id("stop-reason").fill(REASON)

@@ -32,8 +32,10 @@ def test_the_agents_rationale_comes_first_under_its_own_heading(inbox):
     expect(why.get_by_role("heading", name="Why the agent wants this")).to_be_visible()
     expect(shown.get_by_test_id("card-rationale")).to_have_text(WHY)
     # It is the first thing under the card's title and patient line.
-    order = shown.evaluate("card => [...card.querySelectorAll('[data-testid=card-why], [data-testid=card-args], "
-                           "[data-testid=card-session-facts]')].map(el => el.dataset.testid)")
+    order = shown.evaluate(
+        "card => [...card.querySelectorAll('[data-testid=card-why], [data-testid=card-args], "
+        "[data-testid=card-session-facts]')].map(el => el.dataset.testid)"
+    )
     assert order == ["card-why", "card-session-facts", "card-args"]
 
 
@@ -47,8 +49,9 @@ def test_a_rationale_with_hidden_characters_is_marked_and_the_card_warns(inbox):
 
 def test_the_card_says_what_the_call_does_and_why_it_needs_a_clinician_in_clinical_words(inbox):
     prescription = approval_card(tier="high", tool="prescribe_medication", op="create")
-    stop = approval_card(tier="high", tool="change_medication", op="discontinue",
-                         args={"medication": "warfarin", "reason": "INR 5.2"})
+    stop = approval_card(
+        tier="high", tool="change_medication", op="discontinue", args={"medication": "warfarin", "reason": "INR 5.2"}
+    )
     inbox.open([prescription, stop])
 
     first = inbox.card(prescription["id"])
@@ -83,10 +86,13 @@ ACTIONS = [
 
 def test_what_a_call_does_is_said_from_its_tool_and_op(inbox):
     inbox.open([])
-    said = inbox.page.evaluate("""async (calls) => {
+    said = inbox.page.evaluate(
+        """async (calls) => {
         const { actionLabel } = await import('/static/inbox/labels.js');
         return calls.map(([tool, op]) => actionLabel(tool, op));
-    }""", [[tool, op] for tool, op, _ in ACTIONS])
+    }""",
+        [[tool, op] for tool, op, _ in ACTIONS],
+    )
     assert said == [label for *_, label in ACTIONS]
 
 
@@ -105,16 +111,20 @@ NUMBERS = [
 
 def test_a_number_reads_with_the_unit_its_name_says(inbox):
     inbox.open([])
-    said = inbox.page.evaluate("""async (numbers) => {
+    said = inbox.page.evaluate(
+        """async (numbers) => {
         const { valueText } = await import('/static/inbox/labels.js');
         return numbers.map(([key, value]) => valueText(key, value).text);
-    }""", [[key, value] for key, value, _ in NUMBERS])
+    }""",
+        [[key, value] for key, value, _ in NUMBERS],
+    )
     assert said == [text for *_, text in NUMBERS]
 
 
 def test_the_rule_tool_and_ids_are_in_a_technical_fold(inbox):
-    card = approval_card(tier="high", tool="prescribe_medication", op="create",
-                         run_id="7f3c2a10-0000-4000-8000-000000000001")
+    card = approval_card(
+        tier="high", tool="prescribe_medication", op="create", run_id="7f3c2a10-0000-4000-8000-000000000001"
+    )
     shown = inbox.open_one(card)
     fold = shown.get_by_test_id("card-technical")
 
@@ -207,8 +217,9 @@ def test_a_question_card_shows_its_turn_and_sentence_too(inbox):
 def test_the_cards_reasons_and_open_folds_have_no_serious_violations(page, width):
     page.set_viewport_size({"width": width, "height": 900})
     long = "Patient reports three days of dysuria and rigors. " * 20
-    InboxHarness(page).open([approval_card(tier="high", rationale=WHY, turn=conversation_turn(long, SAID))]
-                            + demo_cards())
+    InboxHarness(page).open(
+        [approval_card(tier="high", rationale=WHY, turn=conversation_turn(long, SAID))] + demo_cards()
+    )
     for summary in page.locator("details.card__fold:not([hidden]) > summary").all():
         summary.click()
     violations = serious_violations(page)

@@ -153,7 +153,8 @@ def test_the_first_approver_keeps_the_card_as_waiting_for_a_second_reviewer(inbo
     shown.get_by_test_id("confirm-approve").click()
 
     expect(shown.get_by_test_id("card-my-approval")).to_contain_text(
-        "You approved (1 of 2) — waiting for a second reviewer")
+        "You approved (1 of 2) — waiting for a second reviewer"
+    )
     expect(shown.get_by_test_id("approve")).to_be_disabled()
     expect(shown.get_by_test_id("edit")).to_be_disabled()
     expect(shown.get_by_test_id("reject")).to_be_enabled()
@@ -169,7 +170,8 @@ def test_after_a_reload_the_first_approver_still_sees_approve_off(inbox):
 
     shown = inbox.card(card["id"])
     expect(shown.get_by_test_id("card-my-approval")).to_contain_text(
-        "You approved (1 of 2) — waiting for a second reviewer")
+        "You approved (1 of 2) — waiting for a second reviewer"
+    )
     expect(shown.get_by_test_id("approve")).to_be_disabled()
     expect(shown.get_by_test_id("card-approvals")).to_contain_text("rita")
     expect(shown.get_by_test_id("card-approvals")).to_contain_text("“Signature checked.”")

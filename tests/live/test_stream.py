@@ -114,8 +114,13 @@ def test_a_rejection_reaches_the_waiting_agent_with_its_reason(daphne_server, li
     assert "stopped at the server's heartbeat" in stderr
     assert tool_part(message, "call-1")["state"] == "output-denied"
     assert decision_part(message, approval["id"])["data"] == {
-        "toolCallId": "call-1", "approved": False, "reason": REASON, "args": None, "payloadHash": None,
-        "boundContext": {"patientRef": "", "ageBand": "unknown", "consent": False}}
+        "toolCallId": "call-1",
+        "approved": False,
+        "reason": REASON,
+        "args": None,
+        "payloadHash": None,
+        "boundContext": {"patientRef": "", "ageBand": "unknown", "consent": False},
+    }
 
 
 @pytest.mark.node
@@ -169,8 +174,15 @@ def test_a_closed_run_replays_then_finishes_and_closes(daphne_server, live_agent
         assert stream.response.getheader("content-type") == "text/event-stream"
         events = stream.rest()
     assert [chunk_type(event) for event in events] == [
-        "start", "start-step", "tool-input-available", "tool-approval-request", "data-approval-decision",
-        "tool-output-denied", "finish-step", "finish", None,
+        "start",
+        "start-step",
+        "tool-input-available",
+        "tool-approval-request",
+        "data-approval-decision",
+        "tool-output-denied",
+        "finish-step",
+        "finish",
+        None,
     ]
     assert events[-1].data == "[DONE]"
 
@@ -179,8 +191,12 @@ def test_last_event_id_replays_only_the_frames_after_it(daphne_server, live_agen
     run_id, _ = rejected
     with open_stream(daphne_server, live_agent, run_id) as stream:
         first = with_ids(stream.rest())
-    assert [kind for _, kind in first] == ["tool-input-available", "tool-approval-request", "data-approval-decision",
-                                           "tool-output-denied"]
+    assert [kind for _, kind in first] == [
+        "tool-input-available",
+        "tool-approval-request",
+        "data-approval-decision",
+        "tool-output-denied",
+    ]
 
     with open_stream(daphne_server, live_agent, run_id, **{"Last-Event-ID": first[0][0]}) as stream:
         again = with_ids(stream.rest())
@@ -263,8 +279,12 @@ def test_a_client_going_away_ends_its_stream_and_the_server_keeps_serving(daphne
     for stream in streams:
         stream.close()
     # The view's generator was cancelled and left the run's group on its way out.
-    wait_for(lambda: run_group_size(run_id) == 0, PUSH_WAIT, "the run's group to empty",
-             lambda: f"{run_group_size(run_id)} channels left in it")
+    wait_for(
+        lambda: run_group_size(run_id) == 0,
+        PUSH_WAIT,
+        "the run's group to empty",
+        lambda: f"{run_group_size(run_id)} channels left in it",
+    )
     assert live_agent.get(f"/api/v1/runs/{run_id}/").json()["state"] == "suspended"
     with open_stream(daphne_server, live_agent, run_id) as stream:
         stream.until(lambda event: chunk_type(event) == "tool-approval-request")

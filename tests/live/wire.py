@@ -185,8 +185,9 @@ def chunk_type(event: SSEEvent) -> str | None:
 READ_STREAM = TESTS_DIR / "js" / "read_stream.mjs"
 
 
-def start_ai_client(url: str, key: str | None, *, last_event_id: str | None = None,
-                    until_heartbeat: bool = False) -> subprocess.Popen:
+def start_ai_client(
+    url: str, key: str | None, *, last_event_id: str | None = None, until_heartbeat: bool = False
+) -> subprocess.Popen:
     """tests/js/read_stream.mjs: `ai@6.0.0` reads `url`; its stdout is the final UIMessage JSON.
 
     `until_heartbeat`: read an open stream up to the server's first heartbeat, which it sends

@@ -46,8 +46,12 @@ class SilentRedis:
 
     def channel_layers(self, **host_options) -> dict:
         """CHANNEL_LAYERS on this Redis; `host_options` go to redis-py's connection (socket_timeout, …)."""
-        return {"default": {"BACKEND": "channels_redis.core.RedisChannelLayer",
-                            "CONFIG": {"hosts": [{"address": self.url, **host_options}], "prefix": "condor-silent"}}}
+        return {
+            "default": {
+                "BACKEND": "channels_redis.core.RedisChannelLayer",
+                "CONFIG": {"hosts": [{"address": self.url, **host_options}], "prefix": "condor-silent"},
+            }
+        }
 
     def stop(self):
         """Close every connection: a client still waiting gets an error and lets go."""

@@ -83,7 +83,10 @@ def read(server, body, *args, status=200, env=None):
     server.bodies["/api/v1/runs/r1/stream"] = (status, body)
     return subprocess.run(
         [NODE, str(SCRIPT), server.url("/api/v1/runs/r1/stream"), *args],
-        capture_output=True, text=True, timeout=60, env={**os.environ, **(env or {})},
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env={**os.environ, **(env or {})},
     )
 
 
@@ -121,11 +124,15 @@ def test_the_harness_gets_exactly_the_url_with_the_api_key(server):
 
 def test_an_open_stream_of_a_parked_run_can_be_read_up_to_its_heartbeat(server):
     server.hold = True
-    body = b"".join(
-        sse.encode(c, sse.event_id(1, i))
-        for i, c in enumerate([frames.start("msg_1"), frames.start_step(),
-                               *frames.suspend_frames(**SUSPEND, reason_code="approval")])
-    ) + sse.heartbeat()
+    body = (
+        b"".join(
+            sse.encode(c, sse.event_id(1, i))
+            for i, c in enumerate(
+                [frames.start("msg_1"), frames.start_step(), *frames.suspend_frames(**SUSPEND, reason_code="approval")]
+            )
+        )
+        + sse.heartbeat()
+    )
     proc = read(server, body, env={"READ_STREAM_UNTIL_HEARTBEAT": "1"})
     assert proc.returncode == 0, proc.stderr
     assert "stopped at the server's heartbeat" in proc.stderr
@@ -138,10 +145,19 @@ def test_denied_suspend_ends_output_denied(server):
 
 
 def test_the_decision_chunk_is_read_as_a_data_part(server):
-    decision = frames.decision_frames(approval_id="apr_1", tool_call_id="call_1", approved=True, reason="Checked.",
-                                      args={"drug": "amoxicillin"}, payload_hash="ab" * 32)
-    chunks = [*frames.suspend_frames(**SUSPEND, reason_code="approval"), *decision,
-              *frames.result_frames("call_1", {"ok": True})]
+    decision = frames.decision_frames(
+        approval_id="apr_1",
+        tool_call_id="call_1",
+        approved=True,
+        reason="Checked.",
+        args={"drug": "amoxicillin"},
+        payload_hash="ab" * 32,
+    )
+    chunks = [
+        *frames.suspend_frames(**SUSPEND, reason_code="approval"),
+        *decision,
+        *frames.result_frames("call_1", {"ok": True}),
+    ]
     message = read_message(server, run(chunks))
     (part,) = [p for p in message["parts"] if p["type"] == "data-approval-decision"]
     assert part == {"type": "data-approval-decision", "id": "apr_1", "data": decision[0]["data"]}
@@ -149,9 +165,12 @@ def test_the_decision_chunk_is_read_as_a_data_part(server):
 
 
 def test_a_rejection_decision_then_denial_reads_as_output_denied(server):
-    chunks = [*frames.suspend_frames(**SUSPEND, reason_code="approval"),
-              *frames.decision_frames(approval_id="apr_1", tool_call_id="call_1", approved=False,
-                                      reason="Allergy.", args=None, payload_hash=None)]
+    chunks = [
+        *frames.suspend_frames(**SUSPEND, reason_code="approval"),
+        *frames.decision_frames(
+            approval_id="apr_1", tool_call_id="call_1", approved=False, reason="Allergy.", args=None, payload_hash=None
+        ),
+    ]
     message = read_message(server, run(chunks))
     assert tool_part(message, "call_1")["state"] == "output-denied"
     assert [p["data"]["reason"] for p in message["parts"] if p["type"] == "data-approval-decision"] == ["Allergy."]
@@ -178,7 +197,10 @@ def test_allowed_call_result_attaches_to_its_part(server):
 
 def test_clarification_suspend_renders_a_data_part(server):
     chunks = frames.suspend_frames(
-        **SUSPEND, reason_code="clarification", message="Which dose?", schema={"type": "object"},
+        **SUSPEND,
+        reason_code="clarification",
+        message="Which dose?",
+        schema={"type": "object"},
     )
     message = read_message(server, run(chunks))
     assert tool_part(message, "call_1")["state"] == "input-available"
@@ -231,7 +253,10 @@ CANDIDATES = [
     *frames.denied_frames("c"),
     *frames.result_frames("c", None),
     *frames.result_frames("c", {"e": 1}, is_error=True),
-    frames.start("m"), frames.start_step(), frames.finish_step(), frames.finish(),
+    frames.start("m"),
+    frames.start_step(),
+    frames.finish_step(),
+    frames.finish(),
     {"type": "start"},
     {"type": "start", "messageId": None},
     {"type": "start", "messageMetadata": None},
@@ -242,7 +267,13 @@ CANDIDATES = [
     {"type": "tool-input-available", "toolCallId": "c", "toolName": "t"},
     {"type": "tool-input-available", "toolCallId": "c", "toolName": "t", "input": None, "dynamic": True},
     {"type": "tool-input-available", "toolCallId": "c", "toolName": "t", "input": 1, "title": None},
-    {"type": "tool-input-available", "toolCallId": "c", "toolName": "t", "input": 1, "providerMetadata": {"a": {"b": 1}}},
+    {
+        "type": "tool-input-available",
+        "toolCallId": "c",
+        "toolName": "t",
+        "input": 1,
+        "providerMetadata": {"a": {"b": 1}},
+    },
     {"type": "tool-approval-request", "approvalId": "a"},
     {"type": "tool-approval-request", "approvalId": 1, "toolCallId": "c"},
     {"type": "tool-output-available", "toolCallId": "c"},
@@ -270,7 +301,10 @@ def test_the_json_schema_agrees_with_the_real_zod_schema():
     # cwd=tests/ so the eval'd module resolves `ai` from tests/node_modules.
     proc = subprocess.run(
         [NODE, "--input-type=module", "-e", script, json.dumps(CANDIDATES)],
-        cwd=TESTS_DIR, capture_output=True, text=True, timeout=60,
+        cwd=TESTS_DIR,
+        capture_output=True,
+        text=True,
+        timeout=60,
     )
     assert proc.returncode == 0, proc.stderr
     zod = json.loads(proc.stdout)

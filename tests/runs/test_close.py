@@ -14,11 +14,19 @@ from tests.helpers.runs import close, event_kinds, make_run, stored_state, trans
 
 # SPEC section 3, written out here rather than imported, so the test checks the code's table.
 TERMINAL_STATE_OF = {
-    "completed": "completed", "direct_answer": "completed",
-    "error": "failed", "degraded_partial": "failed", "tool_error": "failed",
-    "resume_schema_rejected": "failed", "timeout": "failed",
-    "approval_denied": "aborted", "user_stopped": "aborted", "sweep_idle": "aborted",
-    "sweep_suspend_ttl": "aborted", "approval_expired": "aborted", "superseded": "aborted",
+    "completed": "completed",
+    "direct_answer": "completed",
+    "error": "failed",
+    "degraded_partial": "failed",
+    "tool_error": "failed",
+    "resume_schema_rejected": "failed",
+    "timeout": "failed",
+    "approval_denied": "aborted",
+    "user_stopped": "aborted",
+    "sweep_idle": "aborted",
+    "sweep_suspend_ttl": "aborted",
+    "approval_expired": "aborted",
+    "superseded": "aborted",
 }
 
 
@@ -75,8 +83,13 @@ def test_second_close_returns_the_run_unchanged(api):
 def test_close_stores_summary_and_usage(api):
     run = make_run(api, "executing")
 
-    closed = close(api, run["id"], "direct_answer", summary="Answered from the chart.",
-                   usage={"input_tokens": 812, "output_tokens": 96}).json()
+    closed = close(
+        api,
+        run["id"],
+        "direct_answer",
+        summary="Answered from the chart.",
+        usage={"input_tokens": 812, "output_tokens": 96},
+    ).json()
 
     assert closed["summary"] == "Answered from the chart."
     assert closed["usage"] == {"input_tokens": 812, "output_tokens": 96}
@@ -128,9 +141,16 @@ def test_a_terminal_run_takes_no_tool_calls(api, state):
     run = make_run(api, state)
     events_before = event_kinds(run["id"])
 
-    response = post(api, f"/api/v1/runs/{run['id']}/tool-calls/", {
-        "tool_call_id": "late", "step_id": "late", "tool": "prescribe_medication", "args": {"drug": "x"},
-    })
+    response = post(
+        api,
+        f"/api/v1/runs/{run['id']}/tool-calls/",
+        {
+            "tool_call_id": "late",
+            "step_id": "late",
+            "tool": "prescribe_medication",
+            "args": {"drug": "x"},
+        },
+    )
 
     assert error_of(response) == (409, "run_not_active")
     assert event_kinds(run["id"]) == events_before

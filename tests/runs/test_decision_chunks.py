@@ -32,16 +32,25 @@ def decision_of(run_id, approval_id) -> tuple[dict, list[dict]]:
     (at,) = [i for i, c in enumerate(chunks) if c["type"] == "data-approval-decision" and c["id"] == approval_id]
     VALIDATOR.validate(chunks[at])
     assert set(chunks[at]["data"]) == DECISION_KEYS
-    return chunks[at], chunks[at + 1:]
+    return chunks[at], chunks[at + 1 :]
 
 
 def test_an_approval_sends_the_args_to_run_and_their_hash(api, run_id, reviewer_http):
     approval = suspend(api, run_id)
     decided = approve(reviewer_http, approval["id"], reason="Dose checked.")
     chunk, after = decision_of(run_id, approval["id"])
-    assert chunk == {"type": "data-approval-decision", "id": approval["id"], "data": {
-        "toolCallId": "call-1", "approved": True, "reason": "Dose checked.", "args": PRESCRIPTION,
-        "payloadHash": decided["payload_hash"], "boundContext": UNLINKED}}
+    assert chunk == {
+        "type": "data-approval-decision",
+        "id": approval["id"],
+        "data": {
+            "toolCallId": "call-1",
+            "approved": True,
+            "reason": "Dose checked.",
+            "args": PRESCRIPTION,
+            "payloadHash": decided["payload_hash"],
+            "boundContext": UNLINKED,
+        },
+    }
     assert not any(c["type"] == "tool-output-denied" for c in after)
 
 
@@ -58,8 +67,14 @@ def test_a_rejection_sends_the_reason_then_the_denial(api, run_id, reviewer_http
     approval = suspend(api, run_id)
     decide(reviewer_http, approval["id"], {"approved": False, "reason": "Allergy."})
     chunk, after = decision_of(run_id, approval["id"])
-    assert chunk["data"] == {"toolCallId": "call-1", "approved": False, "reason": "Allergy.", "args": None,
-                             "payloadHash": None, "boundContext": UNLINKED}
+    assert chunk["data"] == {
+        "toolCallId": "call-1",
+        "approved": False,
+        "reason": "Allergy.",
+        "args": None,
+        "payloadHash": None,
+        "boundContext": UNLINKED,
+    }
     assert after[0] == {"type": "tool-output-denied", "toolCallId": "call-1"}
 
 
@@ -85,8 +100,14 @@ def test_an_expiry_sends_expired_and_the_denial(api, run_id):
     Approval.objects.filter(pk=approval["id"]).update(expires_at=timezone.now() - timedelta(seconds=1))
     sweep()
     chunk, after = decision_of(run_id, approval["id"])
-    assert chunk["data"] == {"toolCallId": "call-1", "approved": False, "reason": "expired", "args": None,
-                             "payloadHash": None, "boundContext": UNLINKED}
+    assert chunk["data"] == {
+        "toolCallId": "call-1",
+        "approved": False,
+        "reason": "expired",
+        "args": None,
+        "payloadHash": None,
+        "boundContext": UNLINKED,
+    }
     assert after[0] == {"type": "tool-output-denied", "toolCallId": "call-1"}
 
 
@@ -95,8 +116,14 @@ def test_a_card_withdrawn_by_a_new_run_sends_withdrawn_and_the_denial(api, run_i
     session_id = Approval.objects.get(pk=approval["id"]).session_id
     assert api.post(f"/api/v1/sessions/{session_id}/runs/", {}, format="json").status_code == 201
     chunk, after = decision_of(run_id, approval["id"])
-    assert chunk["data"] == {"toolCallId": "call-1", "approved": False, "reason": "withdrawn", "args": None,
-                             "payloadHash": None, "boundContext": UNLINKED}
+    assert chunk["data"] == {
+        "toolCallId": "call-1",
+        "approved": False,
+        "reason": "withdrawn",
+        "args": None,
+        "payloadHash": None,
+        "boundContext": UNLINKED,
+    }
     assert after[0] == {"type": "tool-output-denied", "toolCallId": "call-1"}
 
 
@@ -118,9 +145,11 @@ def test_the_decision_chunk_names_the_patient_context_the_approval_is_bound_to(a
 
 
 def test_the_suspend_answer_and_the_decision_chunk_agree_on_the_tool_call(api, run_id, reviewer_http):
-    response = api.post(f"/api/v1/runs/{run_id}/tool-calls/",
-                        {"tool_call_id": "rx-7", "step_id": "s", "tool": "prescribe_medication", "op": "create",
-                         "args": PRESCRIPTION}, format="json")
+    response = api.post(
+        f"/api/v1/runs/{run_id}/tool-calls/",
+        {"tool_call_id": "rx-7", "step_id": "s", "tool": "prescribe_medication", "op": "create", "args": PRESCRIPTION},
+        format="json",
+    )
     approval = response.json()["approval"]
     approve(reviewer_http, approval["id"])
     chunk, _ = decision_of(run_id, approval["id"])

@@ -19,16 +19,23 @@ CLARIFY_SCHEMA = {"type": "object", "properties": {"dose_mg": {"type": "number"}
 
 def approval_suspend():
     return frames.suspend_frames(
-        approval_id="apr_1", tool_call_id="call_1", tool_name="prescribe",
-        input={"drug": "amoxicillin"}, reason_code="approval",
+        approval_id="apr_1",
+        tool_call_id="call_1",
+        tool_name="prescribe",
+        input={"drug": "amoxicillin"},
+        reason_code="approval",
     )
 
 
 def clarification_suspend():
     return frames.suspend_frames(
-        approval_id="apr_2", tool_call_id="call_2", tool_name="prescribe",
-        input={"drug": "amoxicillin"}, reason_code="clarification",
-        message="Which dose?", schema=CLARIFY_SCHEMA,
+        approval_id="apr_2",
+        tool_call_id="call_2",
+        tool_name="prescribe",
+        input={"drug": "amoxicillin"},
+        reason_code="clarification",
+        message="Which dose?",
+        schema=CLARIFY_SCHEMA,
     )
 
 
@@ -40,10 +47,17 @@ def every_frame():
         *approval_suspend(),
         *clarification_suspend(),
         *frames.denied_frames("call_1"),
-        *frames.decision_frames(approval_id="apr_1", tool_call_id="call_1", approved=True, reason=None,
-                                args={"drug": "amoxicillin"}, payload_hash="ab" * 32),
-        *frames.decision_frames(approval_id="apr_1", tool_call_id="call_1", approved=False, reason="Allergy.",
-                                args=None, payload_hash=None),
+        *frames.decision_frames(
+            approval_id="apr_1",
+            tool_call_id="call_1",
+            approved=True,
+            reason=None,
+            args={"drug": "amoxicillin"},
+            payload_hash="ab" * 32,
+        ),
+        *frames.decision_frames(
+            approval_id="apr_1", tool_call_id="call_1", approved=False, reason="Allergy.", args=None, payload_hash=None
+        ),
         *frames.result_frames("call_2", {"ok": True}),
         *frames.result_frames("call_2", None),
         *frames.result_frames("call_2", {"error": "FHIR timeout"}, is_error=True),
@@ -83,8 +97,10 @@ def test_the_schema_requires_unknown_typed_keys():
 def test_approval_suspend_opens_the_part_then_requests_approval():
     opening, request = approval_suspend()
     assert opening == {
-        "type": "tool-input-available", "toolCallId": "call_1",
-        "toolName": "prescribe", "input": {"drug": "amoxicillin"},
+        "type": "tool-input-available",
+        "toolCallId": "call_1",
+        "toolName": "prescribe",
+        "input": {"drug": "amoxicillin"},
     }
     assert request == {"type": "tool-approval-request", "approvalId": "apr_1", "toolCallId": "call_1"}
 
@@ -102,7 +118,11 @@ def test_clarification_suspend_carries_message_and_schema():
 
 def test_clarification_without_message_or_schema_keeps_a_stable_shape():
     _, clarification = frames.suspend_frames(
-        approval_id="a", tool_call_id="c", tool_name="t", input={}, reason_code="clarification",
+        approval_id="a",
+        tool_call_id="c",
+        tool_name="t",
+        input={},
+        reason_code="clarification",
     )
     assert clarification["data"] == {"toolCallId": "c", "message": None, "schema": None}
     VALIDATOR.validate(clarification)
@@ -123,7 +143,11 @@ def test_ids_are_sent_as_strings():
 
     approval_id = uuid.uuid4()
     _, request = frames.suspend_frames(
-        approval_id=approval_id, tool_call_id=7, tool_name="t", input={}, reason_code="approval",
+        approval_id=approval_id,
+        tool_call_id=7,
+        tool_name="t",
+        input={},
+        reason_code="approval",
     )
     assert request == {"type": "tool-approval-request", "approvalId": str(approval_id), "toolCallId": "7"}
 
@@ -146,9 +170,10 @@ def test_error_text_is_a_readable_string(output, text):
 
 def test_encode_writes_id_and_compact_json():
     chunk = {"type": "data-clarification", "id": "a", "data": {"message": "Dosis für Kind?"}}
-    assert sse.encode(chunk, "12.1") == (
-        'id: 12.1\ndata: {"type":"data-clarification","id":"a","data":{"message":"Dosis für Kind?"}}\n\n'
-    ).encode()
+    assert (
+        sse.encode(chunk, "12.1")
+        == ('id: 12.1\ndata: {"type":"data-clarification","id":"a","data":{"message":"Dosis für Kind?"}}\n\n').encode()
+    )
 
 
 def test_encode_without_an_id_writes_only_data():

@@ -40,8 +40,10 @@ def answering_layers() -> dict:
 @pytest.fixture
 def silent_redis(answering_layers):
     redis = SilentRedis()
-    with override_settings(CHANNEL_LAYERS=redis.channel_layers(socket_timeout=LAYER_SOCKET_TIMEOUT_SECONDS),
-                           CONDOR_PUSH_TIMEOUT_MS=PUSH_TIMEOUT_MS):
+    with override_settings(
+        CHANNEL_LAYERS=redis.channel_layers(socket_timeout=LAYER_SOCKET_TIMEOUT_SECONDS),
+        CONDOR_PUSH_TIMEOUT_MS=PUSH_TIMEOUT_MS,
+    ):
         yield redis
     redis.stop()
 
@@ -73,8 +75,9 @@ def test_the_gate_answers_once_its_push_times_out(api, silent_redis):
     assert suspend_event(response).published_at is None  # left for the drainer
 
 
-def test_the_drainer_delivers_what_the_hung_redis_held_once_redis_answers(api, silent_redis, answering_layers,
-                                                                          drain_now):
+def test_the_drainer_delivers_what_the_hung_redis_held_once_redis_answers(
+    api, silent_redis, answering_layers, drain_now
+):
     run_id = streamed_run(api)
     response = gate(api, run_id)
     assert suspend_event(response).published_at is None

@@ -22,12 +22,20 @@ SWEEPER = "import threading; print(any(t.name == 'condor-sweeper' for t in threa
 
 def sweeper_running_after(setup: str, tmp_path, **env) -> bool:
     """Whether a fresh process has a sweeper thread after `setup` (Python), on a scratch SQLite file."""
-    environ = {name: value for name, value in os.environ.items()
-               if name not in ("REDIS_URL", "DATABASE_URL", "CONDOR_INPROCESS_SWEEPS")}
-    environ.update(DATABASE_URL=f"sqlite:///{tmp_path / 'db.sqlite3'}", DJANGO_SETTINGS_MODULE="condor.settings",
-                   **env)
-    done = subprocess.run([sys.executable, "-c", f"{setup}; {SWEEPER}"], cwd=ROOT, env=environ,
-                          capture_output=True, text=True, timeout=120)
+    environ = {
+        name: value
+        for name, value in os.environ.items()
+        if name not in ("REDIS_URL", "DATABASE_URL", "CONDOR_INPROCESS_SWEEPS")
+    }
+    environ.update(DATABASE_URL=f"sqlite:///{tmp_path / 'db.sqlite3'}", DJANGO_SETTINGS_MODULE="condor.settings", **env)
+    done = subprocess.run(
+        [sys.executable, "-c", f"{setup}; {SWEEPER}"],
+        cwd=ROOT,
+        env=environ,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert done.returncode == 0, done.stderr[-2000:]
     return done.stdout.strip().splitlines()[-1] == "True"
 

@@ -21,8 +21,10 @@ from runs.publish import DRAIN_AFTER_SECONDS, INBOX_GROUP, drain, run_group
 from runs.stream_news import RunNews
 from tests.helpers.runs import make_run, transition
 
-pytestmark = [pytest.mark.django_db(transaction=True, serialized_rollback=True),
-              pytest.mark.skipif(not settings.REDIS_URL, reason="the marks live in Redis")]
+pytestmark = [
+    pytest.mark.django_db(transaction=True, serialized_rollback=True),
+    pytest.mark.skipif(not settings.REDIS_URL, reason="the marks live in Redis"),
+]
 
 
 def forget(group: str) -> None:

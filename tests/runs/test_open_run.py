@@ -1,6 +1,5 @@
 """Opening runs: one active run per session, and a new one supersedes the old."""
 
-
 import pytest
 from django.db import IntegrityError, transaction
 from django.utils import timezone
@@ -106,10 +105,17 @@ def test_supersede_leaves_a_granted_approval_consumable_in_the_session(api, revi
 
     new = open_run(api, old["session"])
     transition(api, new["id"], "executing")
-    response = post(api, f"/api/v1/runs/{new['id']}/tool-calls/", {
-        "tool_call_id": "call-again", "step_id": "step-again", "tool": approval["tool"], "op": "create",
-        "args": approval["args"],
-    })
+    response = post(
+        api,
+        f"/api/v1/runs/{new['id']}/tool-calls/",
+        {
+            "tool_call_id": "call-again",
+            "step_id": "step-again",
+            "tool": approval["tool"],
+            "op": "create",
+            "args": approval["args"],
+        },
+    )
 
     assert response.status_code == 200, response.json()
     assert (response.json()["decision"], response.json()["rule_id"]) == ("allow", "approval.prior-grant")

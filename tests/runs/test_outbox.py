@@ -46,7 +46,9 @@ def test_every_state_change_writes_its_event(api):
     events = RunEvent.objects.filter(run_id=run["id"])
 
     assert [(e.kind, e.data["state"]) for e in events] == [
-        ("run.opened", "pending"), ("run.transitioned", "executing"), ("run.closed", "completed"),
+        ("run.opened", "pending"),
+        ("run.transitioned", "executing"),
+        ("run.closed", "completed"),
     ]
 
 
@@ -81,12 +83,14 @@ def test_a_failed_event_write_opens_nothing_and_supersedes_nothing(api, monkeypa
     with pytest.raises(RuntimeError):
         spine.open_run(Session.objects.get(pk=old["session"]))
 
-    assert [(str(pk), state) for pk, state in Run.objects.filter(session_id=old["session"])
-            .values_list("pk", "state")] == [(old["id"], "executing")]
+    assert [
+        (str(pk), state) for pk, state in Run.objects.filter(session_id=old["session"]).values_list("pk", "state")
+    ] == [(old["id"], "executing")]
 
 
-def test_one_event_is_a_batch_of_one_written_and_pushed_after_commit(api, monkeypatch,
-                                                                     django_capture_on_commit_callbacks):
+def test_one_event_is_a_batch_of_one_written_and_pushed_after_commit(
+    api, monkeypatch, django_capture_on_commit_callbacks
+):
     run = Run.objects.get(pk=make_run(api, "pending")["id"])
     pushed = []
     monkeypatch.setattr(outbox, "publish", lambda events: pushed.append([e.pk for e in events]))
@@ -97,8 +101,13 @@ def test_one_event_is_a_batch_of_one_written_and_pushed_after_commit(api, monkey
 
     assert pushed == [[recorded.pk]]
     stored = RunEvent.objects.get(pk=recorded.pk)
-    assert (stored.kind, stored.step_id, stored.data, stored.frames, stored.inbox) == ("run.noted", "s1", {"n": 1},
-                                                                                        [], None)
+    assert (stored.kind, stored.step_id, stored.data, stored.frames, stored.inbox) == (
+        "run.noted",
+        "s1",
+        {"n": 1},
+        [],
+        None,
+    )
     assert stored.created_at is not None
 
 
@@ -117,9 +126,7 @@ def test_events_are_published_only_after_commit(api, django_capture_on_commit_ca
     assert event.published_at is not None
 
 
-def test_a_working_layer_marks_the_event_published_and_reaches_the_run_group(
-    api, django_capture_on_commit_callbacks
-):
+def test_a_working_layer_marks_the_event_published_and_reaches_the_run_group(api, django_capture_on_commit_callbacks):
     run = make_run(api, "pending")
     layer = get_channel_layer()
     channel = async_to_sync(_listen)(layer, run_group(run["id"]))
@@ -152,8 +159,9 @@ def test_a_suspend_reaches_the_reviewers_inbox_group(api, django_capture_on_comm
     assert event.published_at is not None
 
 
-def test_the_drainer_republishes_what_a_failing_layer_missed(api, monkeypatch, django_capture_on_commit_callbacks,
-                                                             drain_now):
+def test_the_drainer_republishes_what_a_failing_layer_missed(
+    api, monkeypatch, django_capture_on_commit_callbacks, drain_now
+):
     run = make_run(api, "pending")
     layer = get_channel_layer()
     channel = async_to_sync(_listen)(layer, run_group(run["id"]))

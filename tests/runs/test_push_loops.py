@@ -58,10 +58,18 @@ def test_elsewhere_each_push_goes_through_async_to_sync(monkeypatch, loops_of_pu
 @pytest.mark.parametrize(("entry_point", "kept"), [("condor.wsgi", True), ("condor.asgi", False)])
 def test_only_the_wsgi_entry_point_keeps_a_loop_per_thread(tmp_path, entry_point, kept):
     environ = {name: value for name, value in os.environ.items() if name not in ("REDIS_URL", "DATABASE_URL")}
-    environ.update(DATABASE_URL=f"sqlite:///{tmp_path / 'db.sqlite3'}", DJANGO_SETTINGS_MODULE="condor.settings",
-                   CONDOR_INPROCESS_SWEEPS="0")
-    done = subprocess.run([sys.executable, "-c", f"import {entry_point}; from runs import publish; "
-                                                 "print(publish._loop_per_thread)"],
-                          cwd=ROOT, env=environ, capture_output=True, text=True, timeout=120)
+    environ.update(
+        DATABASE_URL=f"sqlite:///{tmp_path / 'db.sqlite3'}",
+        DJANGO_SETTINGS_MODULE="condor.settings",
+        CONDOR_INPROCESS_SWEEPS="0",
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", f"import {entry_point}; from runs import publish; print(publish._loop_per_thread)"],
+        cwd=ROOT,
+        env=environ,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert done.returncode == 0, done.stderr[-2000:]
     assert done.stdout.strip().splitlines()[-1] == str(kept)

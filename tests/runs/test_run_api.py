@@ -19,7 +19,10 @@ def test_get_answers_the_run(api):
     body = api.get(f"/api/v1/runs/{run['id']}/").json()
 
     assert {key: body[key] for key in ("id", "state", "terminal_reason", "session", "autonomy")} == {
-        "id": run["id"], "state": "planning", "terminal_reason": None, "session": run["session"],
+        "id": run["id"],
+        "state": "planning",
+        "terminal_reason": None,
+        "session": run["session"],
         "autonomy": "guarded",
     }
 
@@ -72,8 +75,9 @@ def test_another_client_cannot_close_the_run(api, other_api):
     assert stored_state(run["id"]) == "executing"
 
 
-@pytest.mark.parametrize("path", ["runs/{run}/", "runs/{run}/transition/", "runs/{run}/close/",
-                                  "sessions/{session}/runs/"])
+@pytest.mark.parametrize(
+    "path", ["runs/{run}/", "runs/{run}/transition/", "runs/{run}/close/", "sessions/{session}/runs/"]
+)
 def test_no_key_no_access(api, path):
     run = make_run(api, "pending")
     url = "/api/v1/" + path.format(run=run["id"], session=run["session"])
@@ -84,8 +88,10 @@ def test_no_key_no_access(api, path):
     assert stored_state(run["id"]) == "pending"
 
 
-@pytest.mark.parametrize("body", [{"to": "sideways"}, {"to": ""}, {"to": None}, {}, {"to": ["executing"]},
-                                  {"to": "executing", "force": True}])
+@pytest.mark.parametrize(
+    "body",
+    [{"to": "sideways"}, {"to": ""}, {"to": None}, {}, {"to": ["executing"]}, {"to": "executing", "force": True}],
+)
 def test_transition_with_a_bad_body_is_400_and_changes_nothing(api, body):
     run = make_run(api, "pending")
 
@@ -108,24 +114,33 @@ def test_an_agent_cannot_unpark_its_own_run(api, to):
 def test_a_body_that_is_not_strict_json_is_400(api):
     run = make_run(api, "pending")
 
-    response = api.post(f"/api/v1/runs/{run['id']}/transition/", '{"to": "planning", "to": "executing"}',
-                        content_type="application/json")
+    response = api.post(
+        f"/api/v1/runs/{run['id']}/transition/",
+        '{"to": "planning", "to": "executing"}',
+        content_type="application/json",
+    )
 
     assert response.status_code == 400
     assert stored_state(run["id"]) == "pending"
 
 
 def gate_read(api, run_id, tool_call_id="c1"):
-    return post(api, f"/api/v1/runs/{run_id}/tool-calls/", {
-        "tool_call_id": tool_call_id, "step_id": "s1", "tool": "get_patient_summary", "args": {}})
+    return post(
+        api,
+        f"/api/v1/runs/{run_id}/tool-calls/",
+        {"tool_call_id": tool_call_id, "step_id": "s1", "tool": "get_patient_summary", "args": {}},
+    )
 
 
 def test_every_touch_moves_last_activity(api):
     run = make_run(api, "pending")
     hour_ago = timezone.now() - timedelta(hours=1)
 
-    for step in (lambda: transition(api, run["id"], "executing"), lambda: gate_read(api, run["id"]),
-                 lambda: close(api, run["id"], "completed")):
+    for step in (
+        lambda: transition(api, run["id"], "executing"),
+        lambda: gate_read(api, run["id"]),
+        lambda: close(api, run["id"], "completed"),
+    ):
         Run.objects.filter(pk=run["id"]).update(last_activity_at=hour_ago)
         before = timezone.now()
         assert step().status_code == 200

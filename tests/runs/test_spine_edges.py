@@ -84,8 +84,9 @@ def test_rejection_with_stop_aborts_the_suspended_run(api, reviewer_http):
     run = make_run(api, "executing")
     approval = park(api, run["id"])
 
-    response = decide(reviewer_http, approval["id"],
-                      {"approved": False, "reason": "Penicillin allergy.", "stop_run": True})
+    response = decide(
+        reviewer_http, approval["id"], {"approved": False, "reason": "Penicillin allergy.", "stop_run": True}
+    )
 
     assert response.status_code == 200
     stored = Run.objects.get(pk=run["id"])
@@ -93,8 +94,9 @@ def test_rejection_with_stop_aborts_the_suspended_run(api, reviewer_http):
 
 
 @pytest.mark.parametrize("src", ["pending", "planning", "executing", "suspended"])
-@pytest.mark.parametrize("reason, terminal", [("completed", "completed"), ("tool_error", "failed"),
-                                              ("user_stopped", "aborted")])
+@pytest.mark.parametrize(
+    "reason, terminal", [("completed", "completed"), ("tool_error", "failed"), ("user_stopped", "aborted")]
+)
 def test_close_ends_any_active_run_in_the_state_of_its_reason(api, src, reason, terminal):
     run = make_run(api, src)
 

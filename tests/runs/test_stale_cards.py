@@ -14,8 +14,10 @@ from tests.helpers.runs import open_executing_run
 
 pytestmark = pytest.mark.usefixtures("catalog")
 
-OTHER_ARGS = ({"drug": "ibuprofen", "dose": "200 mg", "route": "oral", "days": 3},
-              {"drug": "paracetamol", "dose": "1 g", "route": "oral", "days": 2})
+OTHER_ARGS = (
+    {"drug": "ibuprofen", "dose": "200 mg", "route": "oral", "days": 3},
+    {"drug": "paracetamol", "dose": "1 g", "route": "oral", "days": 2},
+)
 
 
 def late():
@@ -31,11 +33,15 @@ def card_events(run_id, *, drained: bool) -> dict[str, RunEvent]:
     return {event.inbox["card"]["id"]: event for event in events}
 
 
-def test_a_late_add_goes_out_only_while_its_card_is_pending_and_unexpired(api, reviewer_http,
-                                                                          django_assert_num_queries):
+def test_a_late_add_goes_out_only_while_its_card_is_pending_and_unexpired(
+    api, reviewer_http, django_assert_num_queries
+):
     run_id = open_executing_run(api)
-    _pending, decided, expired = park(api, run_id), park(api, run_id, args=OTHER_ARGS[0]), \
-        park(api, run_id, args=OTHER_ARGS[1])
+    _pending, decided, expired = (
+        park(api, run_id),
+        park(api, run_id, args=OTHER_ARGS[0]),
+        park(api, run_id, args=OTHER_ARGS[1]),
+    )
     approve(reviewer_http, decided["id"])
     Approval.objects.filter(pk=expired["id"]).update(expires_at=timezone.now() - timedelta(seconds=1))
     events = card_events(run_id, drained=True)

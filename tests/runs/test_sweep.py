@@ -63,8 +63,10 @@ def test_a_parked_run_that_keeps_receiving_gate_calls_still_reaches_the_suspend_
     park(api, run["id"])
     parked_hours_ago(run["id"], 2)
     # The agent keeps calling: a read runs, another call parks beside the first card.
-    assert gate(api, run["id"], tool="get_patient_summary", op="", args=CHART_READ,
-                tool_call_id="read-1").status_code == 200
+    assert (
+        gate(api, run["id"], tool="get_patient_summary", op="", args=CHART_READ, tool_call_id="read-1").status_code
+        == 200
+    )
     park(api, run["id"])
 
     assert sweeps.abort_overdue_suspends(timezone.now()) == 1
@@ -137,10 +139,12 @@ def test_a_failing_approval_does_not_stop_the_expiry_of_the_others(api, monkeypa
 
 
 def test_old_idempotency_records_are_pruned(ward_agent):
-    old = IdempotencyRecord.objects.create(client=ward_agent, key="old", fingerprint="x", response_status=200,
-                                           response_body={})
-    IdempotencyRecord.objects.create(client=ward_agent, key="new", fingerprint="y", response_status=200,
-                                     response_body={})
+    old = IdempotencyRecord.objects.create(
+        client=ward_agent, key="old", fingerprint="x", response_status=200, response_body={}
+    )
+    IdempotencyRecord.objects.create(
+        client=ward_agent, key="new", fingerprint="y", response_status=200, response_body={}
+    )
     IdempotencyRecord.objects.filter(pk=old.pk).update(created_at=timezone.now() - timedelta(days=2))
     assert idempotency.prune_expired(timezone.now()) == 1
     assert list(IdempotencyRecord.objects.values_list("key", flat=True)) == ["new"]

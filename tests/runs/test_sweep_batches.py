@@ -46,8 +46,9 @@ def effect(run_id) -> tuple:
     run = Run.objects.get(pk=run_id)
     names = {str(run_id): "RUN"}
     for n, approval in enumerate(Approval.objects.filter(run_id=run_id).order_by("requested_at")):
-        names.update({str(approval.pk): f"APPROVAL{n}", approval.tool_call_id: f"CALL{n}",
-                      approval.step_id: f"STEP{n}"})
+        names.update(
+            {str(approval.pk): f"APPROVAL{n}", approval.tool_call_id: f"CALL{n}", approval.step_id: f"STEP{n}"}
+        )
 
     def anonymous(value):
         text = json.dumps(value, sort_keys=True, default=str)
@@ -55,11 +56,26 @@ def effect(run_id) -> tuple:
             text = text.replace(f'"{real}"', f'"{alias}"')
         return json.loads(text)
 
-    events = [anonymous([event.kind, event.step_id, event.data, event.frames, event.inbox])
-              for event in RunEvent.objects.filter(run_id=run_id, kind__in=CLOSING_EVENTS).order_by("id")]
-    rows = [anonymous([row.kind, row.actor, row.decision, row.rule_id, row.tool, row.op, row.patient_ref,
-                       row.approval_id, row.data])
-            for row in AuditEvent.objects.filter(run_id=run_id, kind__in=CLOSING_ROWS).order_by("id")]
+    events = [
+        anonymous([event.kind, event.step_id, event.data, event.frames, event.inbox])
+        for event in RunEvent.objects.filter(run_id=run_id, kind__in=CLOSING_EVENTS).order_by("id")
+    ]
+    rows = [
+        anonymous(
+            [
+                row.kind,
+                row.actor,
+                row.decision,
+                row.rule_id,
+                row.tool,
+                row.op,
+                row.patient_ref,
+                row.approval_id,
+                row.data,
+            ]
+        )
+        for row in AuditEvent.objects.filter(run_id=run_id, kind__in=CLOSING_ROWS).order_by("id")
+    ]
     statuses = sorted(Approval.objects.filter(run_id=run_id).values_list("status", flat=True))
     return run.state, run.terminal_reason, statuses, events, rows
 

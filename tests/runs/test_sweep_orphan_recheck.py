@@ -43,9 +43,17 @@ def test_a_run_given_a_new_card_while_the_batch_waits_for_its_lock_stays_parked(
         pytest.skip("the race needs PostgreSQL's row locks and statement snapshots")
     run_id = orphaned_run(api)
     # The sweep's due rows, made to wait on GATE_KEY inside each statement that reads them.
-    monkeypatch.setattr(expiry, "Run", SimpleNamespace(objects=SimpleNamespace(
-        filter=lambda *args, **kwargs: Run.objects.filter(*args, **kwargs).extra(where=[WAITS_ON_GATE],
-                                                                                params=[GATE_KEY]))))
+    monkeypatch.setattr(
+        expiry,
+        "Run",
+        SimpleNamespace(
+            objects=SimpleNamespace(
+                filter=lambda *args, **kwargs: Run.objects.filter(*args, **kwargs).extra(
+                    where=[WAITS_ON_GATE], params=[GATE_KEY]
+                )
+            )
+        ),
+    )
     ids_read, gate_held, release = threading.Event(), threading.Event(), threading.Event()
     real_guarded = sweep_batches._guarded
 

@@ -19,8 +19,15 @@ def test_compliance_sees_the_conversation_of_a_session(api, catalog, carl):
 
     assert page.status_code == 200
     html = page.content.decode()
-    for text in ("u1", "tool-get_patient_summary", "output-available", "Potassium 5.9", "p-1042", "Okafor, Ada",
-                 str(run_id)):
+    for text in (
+        "u1",
+        "tool-get_patient_summary",
+        "output-available",
+        "Potassium 5.9",
+        "p-1042",
+        "Okafor, Ada",
+        str(run_id),
+    ):
         assert text in html
     assert "<script>alert(1)</script>" not in html  # escaped
     assert 'name="_save"' not in html  # read-only

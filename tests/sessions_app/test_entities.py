@@ -21,8 +21,9 @@ def linked(api, run_id):
 
 
 def test_each_of_the_five_kinds_is_linked(api, run_id):
-    entities = [{"kind": kind, "id": f"{kind}-1"} for kind in
-                ("patient", "document", "appointment", "encounter", "order")]
+    entities = [
+        {"kind": kind, "id": f"{kind}-1"} for kind in ("patient", "document", "appointment", "encounter", "order")
+    ]
 
     assert report(api, run_id, "c1", {}, entities=entities).status_code == 200
 
@@ -44,8 +45,15 @@ def test_within_one_result_the_last_of_a_kind_wins(api, run_id):
     assert linked(api, run_id) == {"order": "o-2"}
 
 
-@pytest.mark.parametrize("entity", [{"kind": "medication", "id": "m-1"}, {"kind": "patient"},
-                                    {"kind": "patient", "id": ""}, {"kind": "patient", "id": "p", "extra": 1}])
+@pytest.mark.parametrize(
+    "entity",
+    [
+        {"kind": "medication", "id": "m-1"},
+        {"kind": "patient"},
+        {"kind": "patient", "id": ""},
+        {"kind": "patient", "id": "p", "extra": 1},
+    ],
+)
 def test_an_unknown_or_malformed_entity_refuses_the_result(api, run_id, entity):
     response = report(api, run_id, "c1", {}, entities=[entity])
 

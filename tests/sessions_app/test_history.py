@@ -22,8 +22,13 @@ from tests.helpers.runs import append, open_executing_run, open_run
 
 
 def validate_with_ai(messages):
-    proc = subprocess.run([NODE, str(TESTS_DIR / "js" / "validate_messages.mjs")], input=json.dumps(messages),
-                          capture_output=True, text=True, timeout=60)
+    proc = subprocess.run(
+        [NODE, str(TESTS_DIR / "js" / "validate_messages.mjs")],
+        input=json.dumps(messages),
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert proc.returncode == 0, proc.stderr
     return json.loads(proc.stdout)
 
@@ -41,8 +46,9 @@ def history(api, session_id):
 
 
 def tool_part(messages, call_id):
-    (part,) = [p for m in messages for p in m["parts"] if p.get("toolCallId") == call_id and
-               p["type"].startswith("tool-")]
+    (part,) = [
+        p for m in messages for p in m["parts"] if p.get("toolCallId") == call_id and p["type"].startswith("tool-")
+    ]
     return part
 
 
@@ -53,8 +59,12 @@ def ward_round(api, catalog, reviewer_http):
     run_id = open_executing_run(api, age_band="adult")
     session_id = session_of(run_id)
     append(api, session_id, "user", [{"type": "text", "text": "Start amoxicillin for Mrs Okafor."}], id="u1")
-    assert gate(api, run_id, tool="get_patient_summary", op="", args=CHART_READ, tool_call_id="read",
-                step_id="s-read").json()["decision"] == "allow"
+    assert (
+        gate(
+            api, run_id, tool="get_patient_summary", op="", args=CHART_READ, tool_call_id="read", step_id="s-read"
+        ).json()["decision"]
+        == "allow"
+    )
     assert report(api, run_id, "read", {"allergies": []}).status_code == 200
     granted = suspend(api, run_id, tool_call_id="rx", step_id="s-rx")
     approve(reviewer_http, granted["id"], reason="Indicated")
@@ -64,9 +74,17 @@ def ward_round(api, catalog, reviewer_http):
     assert decide(reviewer_http, refused["id"], {"approved": False, "reason": "Too long"}).status_code == 200
     waiting = suspend(api, run_id, tool_call_id="rx3", step_id="s-rx3", args={**PRESCRIPTION, "days": 5})
     approve(reviewer_http, waiting["id"])
-    append(api, session_id, "assistant", [{"type": "text", "text": "Prescribing."},
-                                          {"type": "tool-prescribe_medication", "toolCallId": "rx",
-                                           "state": "input-available", "input": {}}], id="a1", run=run_id)
+    append(
+        api,
+        session_id,
+        "assistant",
+        [
+            {"type": "text", "text": "Prescribing."},
+            {"type": "tool-prescribe_medication", "toolCallId": "rx", "state": "input-available", "input": {}},
+        ],
+        id="a1",
+        run=run_id,
+    )
     return session_id, run_id
 
 
@@ -81,11 +99,18 @@ def test_each_gated_call_carries_its_state(api, ward_round):
     messages = history(api, ward_round[0])
 
     assert {call: tool_part(messages, call)["state"] for call in ("read", "rx", "rx2", "rx3")} == {
-        "read": "output-available", "rx": "output-available", "rx2": "output-denied", "rx3": "approval-responded"}
+        "read": "output-available",
+        "rx": "output-available",
+        "rx2": "output-denied",
+        "rx3": "approval-responded",
+    }
     assert tool_part(messages, "rx")["output"] == {"order": "ord-1"}
     assert tool_part(messages, "rx")["approval"]["approved"] is True
-    assert tool_part(messages, "rx2")["approval"] == {"id": tool_part(messages, "rx2")["approval"]["id"],
-                                                      "approved": False, "reason": "Too long"}
+    assert tool_part(messages, "rx2")["approval"] == {
+        "id": tool_part(messages, "rx2")["approval"]["id"],
+        "approved": False,
+        "reason": "Too long",
+    }
     assert "approval" not in tool_part(messages, "read")
 
 
@@ -102,7 +127,10 @@ def test_decisions_are_data_parts_as_the_stream_sent_them(api, ward_round):
 
     decisions = [p for p in messages[1]["parts"] if p["type"] == "data-approval-decision"]
     assert [(d["data"]["toolCallId"], d["data"]["approved"]) for d in decisions] == [
-        ("rx", True), ("rx2", False), ("rx3", True)]
+        ("rx", True),
+        ("rx2", False),
+        ("rx3", True),
+    ]
 
 
 @needs_ai_client
@@ -120,8 +148,9 @@ def test_a_pending_approval_a_withdrawal_and_a_clarification_validate_too(api, c
     open_run(api, session_id)  # supersedes: the pending approval is withdrawn
     second = open_run(api, session_id)["id"]
     api.post(f"/api/v1/runs/{second}/transition/", {"to": "executing"}, format="json")
-    asked = clarify(api, second, [{"name": "route", "hint": {"options": ["oral", "iv"]}}],
-                    tool_call_id="ask", step_id="s2")
+    asked = clarify(
+        api, second, [{"name": "route", "hint": {"options": ["oral", "iv"]}}], tool_call_id="ask", step_id="s2"
+    )
     assert asked.status_code == 202
     assert decide(reviewer_http, asked.json()["approval"]["id"], {"values": {"route": "oral"}}).status_code == 200
     suspend(api, second, tool_call_id="later", step_id="s3")
@@ -152,12 +181,29 @@ def test_a_run_without_a_message_of_its_own_gets_one_where_its_first_call_happen
 
 @needs_ai_client
 def test_the_harness_refuses_what_the_ai_client_would(api):
-    broken = [{"id": "a", "role": "assistant", "parts": [
-        {"type": "tool-x", "toolCallId": "c", "state": "output-denied", "input": {},
-         "approval": {"id": "p", "approved": False, "reason": None}}]}]
+    broken = [
+        {
+            "id": "a",
+            "role": "assistant",
+            "parts": [
+                {
+                    "type": "tool-x",
+                    "toolCallId": "c",
+                    "state": "output-denied",
+                    "input": {},
+                    "approval": {"id": "p", "approved": False, "reason": None},
+                }
+            ],
+        }
+    ]
 
-    proc = subprocess.run([NODE, str(TESTS_DIR / "js" / "validate_messages.mjs")], input=json.dumps(broken),
-                          capture_output=True, text=True, timeout=60)
+    proc = subprocess.run(
+        [NODE, str(TESTS_DIR / "js" / "validate_messages.mjs")],
+        input=json.dumps(broken),
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
 
     assert proc.returncode == 1
 
@@ -177,11 +223,18 @@ def test_stored_parts_come_back_as_the_same_json_with_each_runs_parts_after_them
     mentions = {"type": "text", "text": '"data-vitals" is not a part'}  # looks like a data part to a scan
     runs = []
     for n in range(3):
-        run = Run.objects.create(session=stored, state="completed", terminal_reason="completed",
-                                 last_activity_at=now, closed_at=now)
-        RunEvent.objects.create(run=run, kind="tool.result", published_at=now, frames=[
-            *frames.allowed_call_frames(f"call-{n}", "record_vitals", {"heart_rate": 70 + n}),
-            *frames.result_frames(f"call-{n}", {"saved": n})])
+        run = Run.objects.create(
+            session=stored, state="completed", terminal_reason="completed", last_activity_at=now, closed_at=now
+        )
+        RunEvent.objects.create(
+            run=run,
+            kind="tool.result",
+            published_at=now,
+            frames=[
+                *frames.allowed_call_frames(f"call-{n}", "record_vitals", {"heart_rate": 70 + n}),
+                *frames.result_frames(f"call-{n}", {"saved": n}),
+            ],
+        )
         runs.append(run)
     Message.objects.create(session=stored, role="user", message_id="u", parts=[said])
     for n, parts in enumerate(([said], [], [mentions])):
@@ -190,8 +243,13 @@ def test_stored_parts_come_back_as_the_same_json_with_each_runs_parts_after_them
     response = api.get(f"/api/v1/sessions/{stored.pk}/history/")
 
     def vitals(n):
-        return {"type": "tool-record_vitals", "toolCallId": f"call-{n}", "state": "output-available",
-                "input": {"heart_rate": 70 + n}, "output": {"saved": n}}
+        return {
+            "type": "tool-record_vitals",
+            "toolCallId": f"call-{n}",
+            "state": "output-available",
+            "input": {"heart_rate": 70 + n},
+            "output": {"saved": n},
+        }
 
     assert response["Content-Type"] == "application/json"
     assert response.json() == [

@@ -27,15 +27,26 @@ def run_id(n: int) -> uuid.UUID:
     return uuid.UUID(int=0xC0DE_0000_0000_0000_0000_0000_0000_0000 + n)
 
 
-def gated(call: str, tool: str, args: dict, approval: str, *, decision=None, reason=None, result=None,
-          error=False) -> list[list[dict]]:
+def gated(
+    call: str, tool: str, args: dict, approval: str, *, decision=None, reason=None, result=None, error=False
+) -> list[list[dict]]:
     """The events' frames of one gated call: suspended, then decided (True/False), then its result."""
-    events = [frames.suspend_frames(approval_id=approval, tool_call_id=call, tool_name=tool, input=args,
-                                    reason_code="approval")]
+    events = [
+        frames.suspend_frames(
+            approval_id=approval, tool_call_id=call, tool_name=tool, input=args, reason_code="approval"
+        )
+    ]
     if decision is not None:
-        events.append(frames.decision_frames(approval_id=approval, tool_call_id=call, approved=decision,
-                                             reason=reason, args=args if decision else None,
-                                             payload_hash="0" * 64 if decision else None))
+        events.append(
+            frames.decision_frames(
+                approval_id=approval,
+                tool_call_id=call,
+                approved=decision,
+                reason=reason,
+                args=args if decision else None,
+                payload_hash="0" * 64 if decision else None,
+            )
+        )
     if result is not None:
         events.append(frames.result_frames(call, result, is_error=error))
     return events
@@ -44,31 +55,51 @@ def gated(call: str, tool: str, args: dict, approval: str, *, decision=None, rea
 def asked(call: str, approval: str, *, answer=None) -> list[list[dict]]:
     """A clarification: asked, then answered (a dict of values) or declined (False)."""
     schema = {"type": "object", "properties": {"route": {"enum": ["oral", "iv"]}}}
-    events = [frames.suspend_frames(approval_id=approval, tool_call_id=call, tool_name="ask_clinician", input={},
-                                    reason_code="clarification", message="Which route?", schema=schema)]
+    events = [
+        frames.suspend_frames(
+            approval_id=approval,
+            tool_call_id=call,
+            tool_name="ask_clinician",
+            input={},
+            reason_code="clarification",
+            message="Which route?",
+            schema=schema,
+        )
+    ]
     if answer is not None:
-        events.append(frames.decision_frames(approval_id=approval, tool_call_id=call, approved=bool(answer),
-                                             reason=None if answer else "Not mine to say",
-                                             args=answer or None, payload_hash=None))
+        events.append(
+            frames.decision_frames(
+                approval_id=approval,
+                tool_call_id=call,
+                approved=bool(answer),
+                reason=None if answer else "Not mine to say",
+                args=answer or None,
+                payload_hash=None,
+            )
+        )
     return events
 
 
 RX = {"drug": "amoxicillin", "dose_mg": 500, "note": "pénicilline OK — «ja»"}
 RUNS = {
     # Owned by a text-only message: its parts are spliced after the client's.
-    1: [frames.allowed_call_frames("read-1", "get_patient_summary", {"mrn": "MRN-7"}),
+    1: [
+        frames.allowed_call_frames("read-1", "get_patient_summary", {"mrn": "MRN-7"}),
         frames.result_frames("read-1", {"allergies": [], "weight_kg": 71.5}),
         *gated("rx-ok", "prescribe", RX, "ap-1", decision=True, reason="Indicated", result={"order": "ord-1"}),
         *gated("rx-no", "prescribe", {**RX, "days": 30}, "ap-2", decision=False, reason="Too long"),
         *gated("rx-wait", "prescribe", {**RX, "days": 5}, "ap-3", decision=True),
-        *gated("rx-pending", "prescribe", {**RX, "days": 7}, "ap-4")],
+        *gated("rx-pending", "prescribe", {**RX, "days": 7}, "ap-4"),
+    ],
     # Owned by a message that stored parts for the same calls: Condor's state replaces them in place.
-    2: [*gated("rx-err", "prescribe", RX, "ap-5", decision=True, result="pharmacy offline", error=True),
+    2: [
+        *gated("rx-err", "prescribe", RX, "ap-5", decision=True, result="pharmacy offline", error=True),
         *gated("rx-expired", "prescribe", RX, "ap-6", decision=False, reason=frames.EXPIRED_REASON),
         *asked("ask-1", "cl-1", answer={"route": "oral"}),
         *asked("ask-2", "cl-2", answer=False),
-        frames.allowed_call_frames("note-1", "write_note", {"text": "line\u2028break \"quoted\" \\ back"}),
-        frames.result_frames("note-1", {"error": "disk"}, is_error=True)],
+        frames.allowed_call_frames("note-1", "write_note", {"text": 'line\u2028break "quoted" \\ back'}),
+        frames.result_frames("note-1", {"error": "disk"}, is_error=True),
+    ],
     # Without a message of its own: placed before the first message written after its first frame.
     3: [*asked("ask-3", "cl-3"), frames.allowed_call_frames("read-3", "get_patient_summary", {})],
     # Owned by two messages: the later one gets it.
@@ -85,11 +116,18 @@ MESSAGES = [  # (id, role, run, parts, minutes after T0)
     ("u1", "user", None, [{"type": "text", "text": "Start amoxicillin for Mrs Okafor."}], 0),
     ("a1", "assistant", 1, [{"type": "text", "text": "Prescribing."}], 2),
     ("u2", "user", None, [{"type": "text", "text": "And the rest?"}], 3),
-    ("a2", "assistant", 2, [{"type": "step-start"},
-                            {"type": "tool-prescribe", "toolCallId": "rx-err", "state": "input-available",
-                             "input": {}},
-                            {"type": "text", "text": "Trying the pharmacy."},
-                            {"type": "data-clarification", "id": "cl-1", "data": {"stale": True}}], 4),
+    (
+        "a2",
+        "assistant",
+        2,
+        [
+            {"type": "step-start"},
+            {"type": "tool-prescribe", "toolCallId": "rx-err", "state": "input-available", "input": {}},
+            {"type": "text", "text": "Trying the pharmacy."},
+            {"type": "data-clarification", "id": "cl-1", "data": {"stale": True}},
+        ],
+        4,
+    ),
     ("u3", "user", None, [{"type": "text", "text": "Status?"}], 6),
     ("a3", "assistant", 4, [{"type": "text", "text": "first"}], 7),
     ("a4", "assistant", 4, [], 8),
@@ -105,15 +143,22 @@ def seed(api):
     session = Session.objects.get(pk=make_session(api)["id"])
     for n, events in RUNS.items():
         at = T0 + timedelta(minutes=FIRST_FRAME[n])
-        run = Run.objects.create(id=run_id(n), session=session, state="completed", terminal_reason="completed",
-                                 last_activity_at=at, closed_at=at)
+        run = Run.objects.create(
+            id=run_id(n),
+            session=session,
+            state="completed",
+            terminal_reason="completed",
+            last_activity_at=at,
+            closed_at=at,
+        )
         for chunks in events:
             event = RunEvent.objects.create(run=run, kind="fixture", frames=chunks, published_at=at)
             RunEvent.objects.filter(pk=event.pk).update(created_at=at)
             at += timedelta(seconds=1)
     for message_id, role, n, parts, minutes in MESSAGES:
-        message = Message.objects.create(session=session, message_id=message_id, role=role, parts=parts,
-                                         run_id=run_id(n) if n else None)
+        message = Message.objects.create(
+            session=session, message_id=message_id, role=role, parts=parts, run_id=run_id(n) if n else None
+        )
         Message.objects.filter(pk=message.pk).update(created_at=T0 + timedelta(minutes=minutes))
     return session
 

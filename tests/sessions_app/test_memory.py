@@ -13,18 +13,25 @@ WELL_FORMED = """## Facts
 """
 
 
-@pytest.mark.parametrize("text, sections, notes", [
-    (WELL_FORMED, {"facts": ["Potassium 5.9 mmol/L", "On ramipril"], "open_questions": ["Repeat K+ at 18:00?"]}, []),
-    ("Plain prose, no blocks.", {}, ["Plain prose, no blocks."]),
-    ("Intro line\n## plan\n* stop ramipril\n", {"plan": ["stop ramipril"]}, ["Intro line"]),
-    ("## Vitals\n- BP 150/90\n", {}, ["## Vitals\n- BP 150/90"]),                      # unknown section
-    ("## facts\n", {}, ["## facts"]),                                                   # no items
-    ("## facts\n- a\nnot an item\n", {}, ["## facts\n- a\nnot an item"]),              # a stray line
-    ("### Decisions:\n- hold ramipril\n", {"decisions": ["hold ramipril"]}, []),       # level and colon
-    ("## open-questions\n- ok?\n", {"open_questions": ["ok?"]}, []),
-    ("", {}, []),
-    ("\n\n##\n", {}, ["##"]),
-])
+@pytest.mark.parametrize(
+    "text, sections, notes",
+    [
+        (
+            WELL_FORMED,
+            {"facts": ["Potassium 5.9 mmol/L", "On ramipril"], "open_questions": ["Repeat K+ at 18:00?"]},
+            [],
+        ),
+        ("Plain prose, no blocks.", {}, ["Plain prose, no blocks."]),
+        ("Intro line\n## plan\n* stop ramipril\n", {"plan": ["stop ramipril"]}, ["Intro line"]),
+        ("## Vitals\n- BP 150/90\n", {}, ["## Vitals\n- BP 150/90"]),  # unknown section
+        ("## facts\n", {}, ["## facts"]),  # no items
+        ("## facts\n- a\nnot an item\n", {}, ["## facts\n- a\nnot an item"]),  # a stray line
+        ("### Decisions:\n- hold ramipril\n", {"decisions": ["hold ramipril"]}, []),  # level and colon
+        ("## open-questions\n- ok?\n", {"open_questions": ["ok?"]}, []),
+        ("", {}, []),
+        ("\n\n##\n", {}, ["##"]),
+    ],
+)
 def test_the_parser_vectors(text, sections, notes):
     parsed = parse_summary(text)
 
@@ -32,11 +39,13 @@ def test_the_parser_vectors(text, sections, notes):
 
 
 def test_facts_accumulate_and_plan_is_the_latest():
-    memory = rolling_memory([
-        ("r1", "## facts\n- a\n- b\n## plan\n- old plan"),
-        ("r2", "## facts\n- a\n- c\n## plan\n- new plan"),
-        ("r3", "## facts\n- d"),
-    ])
+    memory = rolling_memory(
+        [
+            ("r1", "## facts\n- a\n- b\n## plan\n- old plan"),
+            ("r2", "## facts\n- a\n- c\n## plan\n- new plan"),
+            ("r3", "## facts\n- d"),
+        ]
+    )
 
     assert memory["facts"] == ["b", "a", "c", "d"]
     assert memory["plan"] == ["new plan"]

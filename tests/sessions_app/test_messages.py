@@ -18,7 +18,11 @@ def test_an_appended_message_keeps_the_clients_id_role_and_parts(api, session):
 
     assert response.status_code == 201
     assert {k: response.json()[k] for k in ("id", "role", "parts", "run")} == {
-        "id": "msg_client_1", "role": "user", "parts": parts, "run": None}
+        "id": "msg_client_1",
+        "role": "user",
+        "parts": parts,
+        "run": None,
+    }
     assert api.get(f"/api/v1/sessions/{session['id']}/messages/msg_client_1/").json()["parts"] == parts
 
 
@@ -54,14 +58,17 @@ def test_a_taken_id_is_409(api, session):
     assert Message.objects.count() == 1
 
 
-@pytest.mark.parametrize("body", [
-    {"role": "tool", "parts": [{"type": "text", "text": "x"}]},
-    {"role": "user", "parts": []},
-    {"role": "user", "parts": [{"text": "no type"}]},
-    {"role": "user", "parts": ["text"]},
-    {"role": "user", "parts": [{"type": "text", "text": "x"}], "id": "has space"},
-    {"role": "user", "parts": [{"type": "text", "text": "x"}], "metadata": {}},
-])
+@pytest.mark.parametrize(
+    "body",
+    [
+        {"role": "tool", "parts": [{"type": "text", "text": "x"}]},
+        {"role": "user", "parts": []},
+        {"role": "user", "parts": [{"text": "no type"}]},
+        {"role": "user", "parts": ["text"]},
+        {"role": "user", "parts": [{"type": "text", "text": "x"}], "id": "has space"},
+        {"role": "user", "parts": [{"type": "text", "text": "x"}], "metadata": {}},
+    ],
+)
 def test_a_bad_message_is_400_and_stores_nothing(api, session, body):
     response = api.post(f"/api/v1/sessions/{session['id']}/messages/", body, format="json")
 
@@ -101,11 +108,13 @@ def test_the_message_list_is_in_conversation_order_and_pages_by_cursor(api, sess
 
 
 @pytest.mark.parametrize("rows", [1, 200])
-def test_the_message_list_and_history_cost_the_same_queries_however_long(api, ward_agent, session,
-                                                                          django_assert_max_num_queries, rows):
+def test_the_message_list_and_history_cost_the_same_queries_however_long(
+    api, ward_agent, session, django_assert_max_num_queries, rows
+):
     stored = Session.objects.get(pk=session["id"])
-    Message.objects.bulk_create(Message(session=stored, role="user", parts=[{"type": "text", "text": str(n)}])
-                                for n in range(rows))
+    Message.objects.bulk_create(
+        Message(session=stored, role="user", parts=[{"type": "text", "text": str(n)}]) for n in range(rows)
+    )
 
     # key, session, page
     with django_assert_max_num_queries(3):
@@ -116,8 +125,9 @@ def test_the_message_list_and_history_cost_the_same_queries_however_long(api, wa
 
 
 @pytest.mark.parametrize("runs", [1, 100])
-def test_history_costs_the_same_queries_however_many_runs_it_folds_in(api, session, django_assert_max_num_queries,
-                                                                       runs):
+def test_history_costs_the_same_queries_however_many_runs_it_folds_in(
+    api, session, django_assert_max_num_queries, runs
+):
     from django.utils import timezone
 
     from runs import frames
@@ -125,11 +135,18 @@ def test_history_costs_the_same_queries_however_many_runs_it_folds_in(api, sessi
 
     stored, now = Session.objects.get(pk=session["id"]), timezone.now()
     for n in range(runs):
-        run = Run.objects.create(session=stored, state="completed", terminal_reason="completed",
-                                 last_activity_at=now, closed_at=now)
-        RunEvent.objects.create(run=run, kind="tool.result", published_at=now, frames=[
-            *frames.allowed_call_frames(f"call-{n}", "record_vitals", {"heart_rate": 70}),
-            *frames.result_frames(f"call-{n}", {"saved": True})])
+        run = Run.objects.create(
+            session=stored, state="completed", terminal_reason="completed", last_activity_at=now, closed_at=now
+        )
+        RunEvent.objects.create(
+            run=run,
+            kind="tool.result",
+            published_at=now,
+            frames=[
+                *frames.allowed_call_frames(f"call-{n}", "record_vitals", {"heart_rate": 70}),
+                *frames.result_frames(f"call-{n}", {"saved": True}),
+            ],
+        )
         if n % 2:  # every other run has an assistant message of its own; the rest get one each
             Message.objects.create(session=stored, role="assistant", run=run, parts=[])
 

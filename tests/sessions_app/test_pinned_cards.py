@@ -1,6 +1,5 @@
 """Pinned cards: one write path, validated specs, ranks always dense 0..n-1 (SPEC section 7)."""
 
-
 import pytest
 from django.db import connection
 
@@ -42,7 +41,10 @@ def test_a_pinned_card_reads_as_the_spec_says(api, session):
     assert response.status_code == 201
     body = response.json()
     assert {k: body[k] for k in ("kind", "title", "data", "order", "source_card")} == {
-        **CARD, "order": 0, "source_card": None}
+        **CARD,
+        "order": 0,
+        "source_card": None,
+    }
     assert api.get(base(session["id"])).json() == [body]
 
 
@@ -83,16 +85,19 @@ def test_a_reorder_that_is_not_a_permutation_is_400_and_changes_nothing(api, ses
     assert ranks(session["id"]) == [("a", 0), ("b", 1), ("c", 2)]
 
 
-@pytest.mark.parametrize("body", [
-    {"kind": "Lab Result", "title": "x", "data": {}},
-    {"kind": "lab", "title": "", "data": {}},
-    {"kind": "lab", "title": "x" * 201, "data": {}},
-    {"kind": "lab", "title": "x", "data": []},
-    {"kind": "lab", "title": "x", "data": {"blob": "x" * 40000}},
-    {"kind": "lab", "title": "x", "data": {}, "source_card": "call-1#0"},
-    {"title": "x"},
-    {},
-])
+@pytest.mark.parametrize(
+    "body",
+    [
+        {"kind": "Lab Result", "title": "x", "data": {}},
+        {"kind": "lab", "title": "", "data": {}},
+        {"kind": "lab", "title": "x" * 201, "data": {}},
+        {"kind": "lab", "title": "x", "data": []},
+        {"kind": "lab", "title": "x", "data": {"blob": "x" * 40000}},
+        {"kind": "lab", "title": "x", "data": {}, "source_card": "call-1#0"},
+        {"title": "x"},
+        {},
+    ],
+)
 def test_a_bad_spec_is_400_and_pins_nothing(api, session, body):
     response = pin(api, session["id"], **body)
 
@@ -130,8 +135,13 @@ def charted(api, catalog):
     """A run that read the chart (allowed) and reported two cards with the result. Returns (session, run)."""
     run_id = open_executing_run(api, age_band="adult")
     gate(api, run_id, tool="get_patient_summary", op="", args=CHART_READ, tool_call_id="read")
-    response = report(api, run_id, "read", {"ok": True},
-                      cards=[CARD, {"id": "k-trend", "kind": "chart", "title": "K+ trend", "data": {"n": 3}}])
+    response = report(
+        api,
+        run_id,
+        "read",
+        {"ok": True},
+        cards=[CARD, {"id": "k-trend", "kind": "chart", "title": "K+ trend", "data": {"n": 3}}],
+    )
     assert response.status_code == 200, response.content
     return str(Session.objects.get(runs__id=run_id).pk), run_id
 
@@ -143,7 +153,10 @@ def test_a_card_reported_with_a_result_can_be_pinned_in_the_same_run(api, charte
     by_own_id = pin(api, session_id, source_card="k-trend")
 
     assert by_index.status_code == by_own_id.status_code == 201
-    assert {k: by_index.json()[k] for k in ("kind", "title", "data", "source_card")} == {**CARD, "source_card": "read#0"}
+    assert {k: by_index.json()[k] for k in ("kind", "title", "data", "source_card")} == {
+        **CARD,
+        "source_card": "read#0",
+    }
     assert by_own_id.json()["title"] == "K+ trend"
 
 
@@ -192,8 +205,12 @@ def test_two_concurrent_pins_on_postgres_leave_dense_ranks(ward_agent):
         pytest.skip("the race needs real row locks")
     session = Session.objects.create(client=ward_agent)
     pinned_cards.pin(session.pk, spec={**CARD, "title": "seed"})
-    pins = all_at_once([lambda: pinned_cards.pin(session.pk, spec={**CARD, "title": "x"}, order=0),
-                        lambda: pinned_cards.pin(session.pk, spec={**CARD, "title": "y"}, order=None)])
+    pins = all_at_once(
+        [
+            lambda: pinned_cards.pin(session.pk, spec={**CARD, "title": "x"}, order=0),
+            lambda: pinned_cards.pin(session.pk, spec={**CARD, "title": "y"}, order=None),
+        ]
+    )
 
     assert [type(pin) for pin in pins] == [PinnedCard, PinnedCard]
     orders = sorted(PinnedCard.objects.filter(session=session).values_list("order", flat=True))
@@ -206,8 +223,12 @@ def test_a_concurrent_unpin_and_reorder_leave_dense_ranks(ward_agent):
         pytest.skip("the race needs real row locks")
     session = Session.objects.create(client=ward_agent)
     cards = [pinned_cards.pin(session.pk, spec={**CARD, "title": t}) for t in "abcd"]
-    outcomes = all_at_once([lambda: pinned_cards.unpin(session.pk, cards[0].pk),
-                            lambda: pinned_cards.update(session.pk, cards[3].pk, {"order": 0})])
+    outcomes = all_at_once(
+        [
+            lambda: pinned_cards.unpin(session.pk, cards[0].pk),
+            lambda: pinned_cards.update(session.pk, cards[3].pk, {"order": 0}),
+        ]
+    )
 
     assert not [outcome for outcome in outcomes if isinstance(outcome, Exception)]
     assert sorted(PinnedCard.objects.filter(session=session).values_list("order", flat=True)) == [0, 1, 2]

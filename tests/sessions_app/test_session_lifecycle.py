@@ -25,7 +25,10 @@ def test_patch_renames_and_relinks(api, ward_agent):
 
     assert response.status_code == 200
     assert {k: response.json()[k] for k in ("title", "patient_ref", "care_unit")} == {
-        "title": "Bed 5", "patient_ref": "MRN-2", "care_unit": "ICU"}
+        "title": "Bed 5",
+        "patient_ref": "MRN-2",
+        "care_unit": "ICU",
+    }
     stored = Session.objects.get(pk=session["id"])
     assert (stored.title, stored.patient_ref, stored.care_unit) == ("Bed 5", "MRN-2", "ICU")
 
@@ -47,8 +50,9 @@ def test_a_patch_that_changes_nothing_writes_nothing(api):
     assert not AuditEvent.objects.filter(kind="session_change").exists()
 
 
-@pytest.mark.parametrize("body", [{"autonomy": "autonomous"}, {"consent": True}, {"title": "x" * 201},
-                                  {"patient_ref": None}])
+@pytest.mark.parametrize(
+    "body", [{"autonomy": "autonomous"}, {"consent": True}, {"title": "x" * 201}, {"patient_ref": None}]
+)
 def test_patch_refuses_what_it_may_not_change(api, body):
     session = make_session(api, title="Kept")
 
@@ -182,15 +186,18 @@ def three_sessions(api):
     return icu, ward, idle
 
 
-@pytest.mark.parametrize("query, titles", [
-    ("care_unit=Ward%203", ["Idle", "Ward morning"]),
-    ("q=round", ["ICU night round"]),
-    ("q=ROUND", ["ICU night round"]),
-    ("run_state=pending", ["ICU night round"]),
-    ("run_state=completed", ["Ward morning"]),
-    ("run_state=none", ["Idle"]),
-    ("care_unit=Ward%203&run_state=completed", ["Ward morning"]),
-])
+@pytest.mark.parametrize(
+    "query, titles",
+    [
+        ("care_unit=Ward%203", ["Idle", "Ward morning"]),
+        ("q=round", ["ICU night round"]),
+        ("q=ROUND", ["ICU night round"]),
+        ("run_state=pending", ["ICU night round"]),
+        ("run_state=completed", ["Ward morning"]),
+        ("run_state=none", ["Idle"]),
+        ("care_unit=Ward%203&run_state=completed", ["Ward morning"]),
+    ],
+)
 def test_the_list_filters_by_unit_title_and_latest_run(api, three_sessions, query, titles):
     body = api.get(f"/api/v1/sessions/?{query}").json()
 

@@ -14,25 +14,42 @@ def test_a_new_session_has_fail_closed_defaults(api, ward_agent):
     body = make_session(api)
 
     assert {key: body[key] for key in ("title", "patient_ref", "autonomy", "consent", "age_band", "tainted")} == {
-        "title": "", "patient_ref": "", "autonomy": "guarded", "consent": False, "age_band": "unknown",
+        "title": "",
+        "patient_ref": "",
+        "autonomy": "guarded",
+        "consent": False,
+        "age_band": "unknown",
         "tainted": False,
     }
     assert Session.objects.get(pk=body["id"]).client == ward_agent
 
 
 def test_a_session_keeps_what_the_client_sent(api):
-    body = make_session(api, title="Bed 4 — Okafor", patient_ref="MRN-1042", autonomy="autonomous",
-                        consent=True, age_band="teen")
+    body = make_session(
+        api, title="Bed 4 — Okafor", patient_ref="MRN-1042", autonomy="autonomous", consent=True, age_band="teen"
+    )
 
     stored = Session.objects.get(pk=body["id"])
     assert (stored.title, stored.patient_ref, stored.autonomy, stored.consent, stored.age_band) == (
-        "Bed 4 — Okafor", "MRN-1042", "autonomous", True, "teen")
+        "Bed 4 — Okafor",
+        "MRN-1042",
+        "autonomous",
+        True,
+        "teen",
+    )
 
 
-@pytest.mark.parametrize("body", [
-    {"autonomy": "yolo"}, {"age_band": "infant"}, {"consent": "perhaps"}, {"title": "x" * 201},
-    {"client": "someone-else"}, {"id": str(uuid.uuid4())},
-])
+@pytest.mark.parametrize(
+    "body",
+    [
+        {"autonomy": "yolo"},
+        {"age_band": "infant"},
+        {"consent": "perhaps"},
+        {"title": "x" * 201},
+        {"client": "someone-else"},
+        {"id": str(uuid.uuid4())},
+    ],
+)
 def test_a_bad_session_body_is_400_and_stores_nothing(api, body):
     response = post(api, "/api/v1/sessions/", body)
 
@@ -87,12 +104,15 @@ def test_the_list_is_paginated_by_cursor(api):
     assert [row["id"] for row in api.get(last["previous"]).json()["results"]] == ids[2:4]
 
 
-@pytest.mark.parametrize("cursor", [
-    "%C2%86",  # not ASCII
-    "not-base64!",
-    b64encode(b"p=not-a-time").decode(),  # decodes, but to a position the ordering cannot hold
-    b64encode(b"o=-1").decode(),
-])
+@pytest.mark.parametrize(
+    "cursor",
+    [
+        "%C2%86",  # not ASCII
+        "not-base64!",
+        b64encode(b"p=not-a-time").decode(),  # decodes, but to a position the ordering cannot hold
+        b64encode(b"o=-1").decode(),
+    ],
+)
 @pytest.mark.parametrize("path", ["/api/v1/sessions/", "/api/v1/sessions/{session}/messages/"])
 def test_a_cursor_the_server_did_not_send_is_invalid_cursor(api, path, cursor):
     session = make_session(api)["id"]
@@ -112,14 +132,17 @@ def test_a_page_is_stable_while_new_sessions_arrive(api):
     assert [row["id"] for row in api.get(first["next"]).json()["results"]] == ids[2:]
 
 
-@pytest.mark.parametrize("query, titles", [
-    ("patient_ref=MRN-1", ["adult guarded"]),
-    ("autonomy=autonomous", ["child autonomous"]),
-    ("age_band=child", ["child autonomous"]),
-    ("tainted=true", ["tainted"]),
-    ("tainted=false", ["child autonomous", "adult guarded"]),
-    ("autonomy=guarded&age_band=adult", ["adult guarded"]),
-])
+@pytest.mark.parametrize(
+    "query, titles",
+    [
+        ("patient_ref=MRN-1", ["adult guarded"]),
+        ("autonomy=autonomous", ["child autonomous"]),
+        ("age_band=child", ["child autonomous"]),
+        ("tainted=true", ["tainted"]),
+        ("tainted=false", ["child autonomous", "adult guarded"]),
+        ("autonomy=guarded&age_band=adult", ["adult guarded"]),
+    ],
+)
 def test_the_list_filters(api, query, titles):
     make_session(api, title="adult guarded", patient_ref="MRN-1", age_band="adult")
     make_session(api, title="child autonomous", patient_ref="MRN-2", autonomy="autonomous", age_band="child")

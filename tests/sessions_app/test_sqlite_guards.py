@@ -26,8 +26,9 @@ def sqlite():
     database.close()
 
 
-@pytest.mark.parametrize("statement", ["UPDATE approvals_auditevent SET decision = 'allow'",
-                                       "DELETE FROM approvals_auditevent"])
+@pytest.mark.parametrize(
+    "statement", ["UPDATE approvals_auditevent SET decision = 'allow'", "DELETE FROM approvals_auditevent"]
+)
 def test_an_audit_row_cannot_be_changed_or_removed_on_sqlite(sqlite, statement):
     with pytest.raises(sqlite3.IntegrityError, match="the audit log is append-only"):
         sqlite.execute(statement)

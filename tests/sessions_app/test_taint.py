@@ -86,8 +86,11 @@ def test_an_untrusted_result_taints_the_session_for_good(api):
     session = make_session(api)
     run = post(api, f"/api/v1/sessions/{session['id']}/runs/").json()
     post(api, f"/api/v1/runs/{run['id']}/transition/", {"to": "executing"})
-    post(api, f"/api/v1/runs/{run['id']}/tool-calls/", {
-        "tool_call_id": "c1", "step_id": "s1", "tool": "get_patient_summary", "args": {}})
+    post(
+        api,
+        f"/api/v1/runs/{run['id']}/tool-calls/",
+        {"tool_call_id": "c1", "step_id": "s1", "tool": "get_patient_summary", "args": {}},
+    )
 
     response = post(api, f"/api/v1/runs/{run['id']}/tool-calls/c1/result/", {"output": "…", "untrusted": True})
 

@@ -24,9 +24,17 @@ def test_a_closed_run_has_one_dispatch_row(api, session):
     close(api, run["id"], "completed")  # the idempotent repeat writes nothing more
 
     row = RunDispatch.objects.get()
-    assert (row.run_id, row.flow_key, row.engine, row.model, row.input_tokens, row.output_tokens, row.cost,
-            row.outcome, row.state) == (
-        Run.objects.get().pk, "discharge", "condor", "m1", 10, 4, Decimal("0.5"), "completed", "completed")
+    assert (
+        row.run_id,
+        row.flow_key,
+        row.engine,
+        row.model,
+        row.input_tokens,
+        row.output_tokens,
+        row.cost,
+        row.outcome,
+        row.state,
+    ) == (Run.objects.get().pk, "discharge", "condor", "m1", 10, 4, Decimal("0.5"), "completed", "completed")
     assert row.latency_ms >= 0
 
 
@@ -37,11 +45,14 @@ def test_a_superseded_run_gets_its_row_too(api, session):
     assert list(RunDispatch.objects.values_list("outcome", flat=True)) == ["superseded"]
 
 
-@pytest.mark.parametrize("usage", [
-    {"input_tokens": -5, "output_tokens": "many", "cost": "free"},
-    {"input_tokens": True, "cost": float("inf")},
-    {"cost": [1]},
-])
+@pytest.mark.parametrize(
+    "usage",
+    [
+        {"input_tokens": -5, "output_tokens": "many", "cost": "free"},
+        {"input_tokens": True, "cost": float("inf")},
+        {"cost": [1]},
+    ],
+)
 def test_usage_the_agent_garbled_counts_as_zero(usage):
     run = Run(usage=usage, created_at=timezone.now(), closed_at=timezone.now(), terminal_reason="completed")
     run.session_id = None
@@ -67,8 +78,9 @@ def test_a_failing_telemetry_write_does_not_fail_the_close(api, session, monkeyp
 
 def test_a_database_error_inside_the_write_leaves_the_close_committed(api, session, monkeypatch):
     # A real failed INSERT (not a Python exception before it): the savepoint must contain it.
-    monkeypatch.setattr(telemetry, "dispatch_fields",
-                        lambda run: {**_fields_of(run), "model": "x" * 500})  # longer than the column
+    monkeypatch.setattr(
+        telemetry, "dispatch_fields", lambda run: {**_fields_of(run), "model": "x" * 500}
+    )  # longer than the column
     run = open_run(api, session["id"])
 
     assert close(api, run["id"], "completed").status_code == 200
@@ -90,5 +102,7 @@ def test_the_per_flow_split(api, session, ward_agent):
     recent = telemetry.split_by_flow_key(since=timezone.now() - datetime.timedelta(days=1))
 
     assert [(r["flow_key"], r["runs"], r["cost"]) for r in everything] == [
-        ("triage", 2, Decimal("2")), ("discharge", 1, Decimal("2"))]
+        ("triage", 2, Decimal("2")),
+        ("discharge", 1, Decimal("2")),
+    ]
     assert [r["flow_key"] for r in recent] == ["triage"]

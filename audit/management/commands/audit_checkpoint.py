@@ -5,9 +5,11 @@ from audit import checkpoints as audit_checkpoints
 
 
 class Command(BaseCommand):
-    help = ("Append one checkpoint of the audit chains' heads, HMAC-signed with CONDOR_AUDIT_KEY, to an "
-            "append-only file (--file, or CONDOR_AUDIT_CHECKPOINT_FILE). verify_audit --checkpoints FILE "
-            "checks the log against it.")
+    help = (
+        "Append one checkpoint of the audit chains' heads, HMAC-signed with CONDOR_AUDIT_KEY, to an "
+        "append-only file (--file, or CONDOR_AUDIT_CHECKPOINT_FILE). verify_audit --checkpoints FILE "
+        "checks the log against it."
+    )
 
     def add_arguments(self, parser):
         parser.add_argument("--file", help="The checkpoint file (default: CONDOR_AUDIT_CHECKPOINT_FILE).")

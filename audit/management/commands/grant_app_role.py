@@ -5,9 +5,11 @@ from audit.db_roles import grant_statements
 
 
 class Command(BaseCommand):
-    help = ("Print (or, with --execute, run as the table owner) the grants for the role the application "
-            "connects as: full use of Condor's tables, but only INSERT and SELECT on the audit log. "
-            "Run it after every migrate.")
+    help = (
+        "Print (or, with --execute, run as the table owner) the grants for the role the application "
+        "connects as: full use of Condor's tables, but only INSERT and SELECT on the audit log. "
+        "Run it after every migrate."
+    )
 
     def add_arguments(self, parser):
         parser.add_argument("role", help="The application's database role (it must exist).")
@@ -16,8 +18,7 @@ class Command(BaseCommand):
 
     def handle(self, *args, role, schema, execute, **options):
         if connection.vendor != "postgresql":
-            raise CommandError("Database roles are a PostgreSQL arrangement; this database is "
-                               f"{connection.vendor}.")
+            raise CommandError(f"Database roles are a PostgreSQL arrangement; this database is {connection.vendor}.")
         try:
             statements = grant_statements(role, schema)
         except ValueError as error:

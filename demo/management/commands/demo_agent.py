@@ -11,12 +11,16 @@ from demo.management.commands.seed_demo import KEY_FILE
 
 
 class Command(BaseCommand):
-    help = ("Drive realistic agent sessions (prescriptions, vitals, email, an untrusted upload, a clarification) "
-            "against a running Condor in a loop, so the inbox fills and decisions flow back into the runs.")
+    help = (
+        "Drive realistic agent sessions (prescriptions, vitals, email, an untrusted upload, a clarification) "
+        "against a running Condor in a loop, so the inbox fills and decisions flow back into the runs."
+    )
 
     def add_arguments(self, parser):
         parser.add_argument("--base-url", default=f"http://127.0.0.1:{os.environ.get('PORT', '8000')}")
-        parser.add_argument("--key", help=f"the agent's API key (default: read from {KEY_FILE}, which seed_demo writes)")
+        parser.add_argument(
+            "--key", help=f"the agent's API key (default: read from {KEY_FILE}, which seed_demo writes)"
+        )
         parser.add_argument("--loops", type=int, default=0, help="rounds to play; 0 (default) plays until stopped")
         parser.add_argument("--pause", type=float, default=30.0, help="seconds between rounds")
         parser.add_argument("--stagger", type=float, default=4.0, help="seconds between the sessions of a round")

@@ -13,8 +13,9 @@ from langgraph.types import Command
 from condor_langgraph.graph import Wiring
 
 
-def converse(graph, wiring: Wiring, request: str, *, thread_id: str, on_card=None,
-             timeout: float | None = None) -> list[AnyMessage]:
+def converse(
+    graph, wiring: Wiring, request: str, *, thread_id: str, on_card=None, timeout: float | None = None
+) -> list[AnyMessage]:
     """Run the agent on `request` until it answers; `on_card(card)` sees each card before the wait."""
     config = {"configurable": {"thread_id": thread_id}}
     state = graph.invoke({"messages": [HumanMessage(request)]}, config, context=wiring)

@@ -97,8 +97,7 @@ def run_tools(state: AgentState, runtime: Runtime[Wiring]) -> dict:
     for call in state["messages"][-1].tool_calls:
         verdict = state["verdicts"][call["id"]]
         if "refusal" in verdict:
-            replies.append(ToolMessage(verdict["refusal"], tool_call_id=call["id"], name=call["name"],
-                                       status="error"))
+            replies.append(ToolMessage(verdict["refusal"], tool_call_id=call["id"], name=call["name"], status="error"))
             continue
         try:
             result = tools[call["name"]].function(**verdict["args"])

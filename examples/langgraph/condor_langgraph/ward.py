@@ -34,8 +34,12 @@ def scripted(turns=ROUND):
     def agent(messages: list[AnyMessage]) -> AIMessage:
         turn = sum(isinstance(message, AIMessage) for message in messages)
         if turn < len(turns):
-            return AIMessage("", tool_calls=[{"name": name, "args": args, "id": f"call-{uuid.uuid4().hex[:12]}"}
-                                             for name, args in turns[turn]])
+            return AIMessage(
+                "",
+                tool_calls=[
+                    {"name": name, "args": args, "id": f"call-{uuid.uuid4().hex[:12]}"} for name, args in turns[turn]
+                ],
+            )
         heard = [f"{message.name}: {message.content}" for message in messages if isinstance(message, ToolMessage)]
         return AIMessage("Done. " + "; ".join(heard))
 
@@ -51,13 +55,22 @@ def ward_tools(calls: list | None = None) -> dict[str, Tool]:
             if calls is not None:
                 calls.append((name, args))
             return result(args)
+
         return tool
 
     return {
         "record_vitals": Tool(ran("record_vitals", lambda args: {"saved": True}), op="create"),
-        "prescribe_medication": Tool(ran("prescribe_medication", lambda args: {
-            "prescription_id": f"rx-{next(numbers)}", "drug": args["drug"], "dose_mg": args["dose_mg"]}),
-            op="create"),
+        "prescribe_medication": Tool(
+            ran(
+                "prescribe_medication",
+                lambda args: {
+                    "prescription_id": f"rx-{next(numbers)}",
+                    "drug": args["drug"],
+                    "dose_mg": args["dose_mg"],
+                },
+            ),
+            op="create",
+        ),
     }
 
 
@@ -74,11 +87,17 @@ def main() -> None:
     with Condor(options.url, Path(options.key_file).read_text().strip()) as condor:
         # An adult's session, the clinician at the keyboard: the vitals (a low-tier write) are allowed
         # at once, the prescriptions (high tier) wait for a reviewer.
-        session = condor.session(title="LangGraph ward round", patient_ref=PATIENT, age_band="adult",
-                                 autonomy="autonomous")
+        session = condor.session(
+            title="LangGraph ward round", patient_ref=PATIENT, age_band="adult", autonomy="autonomous"
+        )
         with session.run(engine="langgraph") as run:
-            messages = converse(graph, Wiring(run, ward_tools(), scripted()), "Morning round for bed 7.",
-                                thread_id=run.id, on_card=waiting)
+            messages = converse(
+                graph,
+                Wiring(run, ward_tools(), scripted()),
+                "Morning round for bed 7.",
+                thread_id=run.id,
+                on_card=waiting,
+            )
     print(messages[-1].content)
 
 

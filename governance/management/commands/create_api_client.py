@@ -10,8 +10,12 @@ def record_created(actor: str, *objects) -> None:
     """New clients and keys, audited as the admin audits them (governance/admin.py), in the caller's transaction."""
     for obj in objects:
         id_key, object_id = ("client_id", str(obj.pk)) if isinstance(obj, ApiClient) else ("key_prefix", obj.prefix)
-        audit.record(audit.Kind.API_CLIENT, actor_system=actor, decision="created",
-                     data={id_key: object_id, "before": None, "after": obj.snapshot()})
+        audit.record(
+            audit.Kind.API_CLIENT,
+            actor_system=actor,
+            decision="created",
+            data={id_key: object_id, "before": None, "after": obj.snapshot()},
+        )
 
 
 class Command(BaseCommand):
@@ -19,8 +23,9 @@ class Command(BaseCommand):
 
     def add_arguments(self, parser):
         parser.add_argument("name")
-        parser.add_argument("--cannot-park", action="store_true",
-                            help="The client cannot wait for a human: suspends become 'blocked'.")
+        parser.add_argument(
+            "--cannot-park", action="store_true", help="The client cannot wait for a human: suspends become 'blocked'."
+        )
 
     def handle(self, *args, name, cannot_park, **options):
         client = ApiClient(name=name, can_park=not cannot_park)
@@ -34,7 +39,7 @@ class Command(BaseCommand):
         key_label = f"{name} key"
         max_label = ApiClientKey._meta.get_field("name").max_length
         if len(key_label) > max_label:  # the key's label is informational; the client keeps the full name
-            key_label = f"{name[:max_label - 5]}… key"
+            key_label = f"{name[: max_label - 5]}… key"
         try:
             with transaction.atomic():
                 client.save()

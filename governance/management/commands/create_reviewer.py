@@ -12,8 +12,10 @@ GROUPS = ("reviewers", "compliance", "governance")
 
 
 class Command(BaseCommand):
-    help = ("Create a user (or reset their password) in the reviewers, compliance or governance group. "
-            "The way to make the first governance admins: audited as command:create_reviewer.")
+    help = (
+        "Create a user (or reset their password) in the reviewers, compliance or governance group. "
+        "The way to make the first governance admins: audited as command:create_reviewer."
+    )
 
     def add_arguments(self, parser):
         parser.add_argument("username")

@@ -7,8 +7,10 @@ from registry.models import ToolChange
 
 
 class Command(BaseCommand):
-    help = ("Confirm (or, with --reject, reject) a pending registry change that lowers risk. The confirming "
-            "governance admin must not be the one who proposed it.")
+    help = (
+        "Confirm (or, with --reject, reject) a pending registry change that lowers risk. The confirming "
+        "governance admin must not be the one who proposed it."
+    )
 
     def add_arguments(self, parser):
         parser.add_argument("change_id", type=int)

@@ -36,16 +36,40 @@ class Command(BaseCommand):
         parser.add_argument("--allowed-host", dest="allowed_hosts", action="append", metavar="HOST")
         parser.add_argument("--mutating", action="store_true", help="Set metadata.mutating = true.")
         parser.add_argument("--description")
-        parser.add_argument("--approvals-required", dest="approvals_required", type=int, choices=(1, 2, 3),
-                            help="Distinct reviewers who must approve a call (four eyes: 2).")
-        parser.add_argument("--identity-arg", dest="identity_args", action="append", metavar="NAME",
-                            help="An argument that names the patient: a reviewer's edit may not change it "
-                                 "(repeat for several; replaces the tool's list).")
-        parser.add_argument("--by", metavar="USER",
-                            help="The governance admin making the change (required when it lowers risk).")
+        parser.add_argument(
+            "--approvals-required",
+            dest="approvals_required",
+            type=int,
+            choices=(1, 2, 3),
+            help="Distinct reviewers who must approve a call (four eyes: 2).",
+        )
+        parser.add_argument(
+            "--identity-arg",
+            dest="identity_args",
+            action="append",
+            metavar="NAME",
+            help="An argument that names the patient: a reviewer's edit may not change it "
+            "(repeat for several; replaces the tool's list).",
+        )
+        parser.add_argument(
+            "--by", metavar="USER", help="The governance admin making the change (required when it lowers risk)."
+        )
 
-    def handle(self, *args, name, policy_class, tier, trust, allowed_hosts, mutating, description, by,
-               approvals_required=None, identity_args=None, **options):
+    def handle(
+        self,
+        *args,
+        name,
+        policy_class,
+        tier,
+        trust,
+        allowed_hosts,
+        mutating,
+        description,
+        by,
+        approvals_required=None,
+        identity_args=None,
+        **options,
+    ):
         fields = {}
         if policy_class:
             fields["policy_class"] = policy_class
@@ -90,8 +114,11 @@ class Command(BaseCommand):
 
     def _impact(self, change):
         """The truth-table cells the change would alter: the impact the confirming admin weighs."""
-        impact = simulator.impact(change.tool, registry_changes.spec_of(change.tool, change.before),
-                                  registry_changes.spec_of(change.tool, change.after))
+        impact = simulator.impact(
+            change.tool,
+            registry_changes.spec_of(change.tool, change.before),
+            registry_changes.spec_of(change.tool, change.after),
+        )
         self.stdout.write(f"Impact: {impact.changed_cells} cell(s) change, {impact.loosened_cells} let more through:")
         for ctx, cells in impact.rows:
             for (op, _), cell in zip(impact.ops, cells, strict=True):

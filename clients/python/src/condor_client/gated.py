@@ -45,8 +45,14 @@ def _rationale_for(rationale: str | Callable[..., str | None] | None, kwargs: di
     return rationale(**kwargs) if callable(rationale) else rationale
 
 
-def gated(tool: str, *, op: str | None = None, rationale: str | Callable[..., str | None] | None = None,
-          untrusted: bool = False, timeout: float | None = None):
+def gated(
+    tool: str,
+    *,
+    op: str | None = None,
+    rationale: str | Callable[..., str | None] | None = None,
+    untrusted: bool = False,
+    timeout: float | None = None,
+):
     """Gate every call of the decorated function as ``tool`` (``op``, if its verb matters).
 
     ``rationale`` says why the agent wants the call; the reviewer's card shows it. A string,
@@ -58,12 +64,14 @@ def gated(tool: str, *, op: str | None = None, rationale: str | Callable[..., st
 
     def decorate(function: Callable) -> Callable:
         if inspect.iscoroutinefunction(function):
+
             @functools.wraps(function)
             async def gated_async(*args, **kwargs) -> Any:
                 _only_keywords(function.__name__, args)
                 run = _run(asynchronous=True)
-                allowed = await run.gate(tool, kwargs, op=op, rationale=_rationale_for(rationale, kwargs),
-                                         timeout=timeout)
+                allowed = await run.gate(
+                    tool, kwargs, op=op, rationale=_rationale_for(rationale, kwargs), timeout=timeout
+                )
                 try:
                     result = await function(**allowed)
                 except Exception as error:

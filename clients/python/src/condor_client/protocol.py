@@ -55,8 +55,9 @@ class Allowed(dict):
     of what was asked: run these, not the originals.
     """
 
-    def __init__(self, args: dict, *, tool_call_id: str, rule_id: str, approval_id: str | None = None,
-                 values: dict | None = None):
+    def __init__(
+        self, args: dict, *, tool_call_id: str, rule_id: str, approval_id: str | None = None, values: dict | None = None
+    ):
         super().__init__(args)
         self.tool_call_id, self.rule_id, self.approval_id = tool_call_id, rule_id, approval_id
         self.values = values  # a clarification's answers
@@ -128,39 +129,92 @@ def with_rationale(metadata: dict | None, rationale: str | None) -> dict | None:
     return {**(metadata or {}), "rationale": rationale}
 
 
-def ask(run_id: str, ids: Ids, tool: str, args: dict, *, op: str | None, tool_call_id: str | None = None,
-        step_id: str | None = None, metadata: dict | None = None, rationale: str | None = None) -> Flow:
+def ask(
+    run_id: str,
+    ids: Ids,
+    tool: str,
+    args: dict,
+    *,
+    op: str | None,
+    tool_call_id: str | None = None,
+    step_id: str | None = None,
+    metadata: dict | None = None,
+    rationale: str | None = None,
+) -> Flow:
     """Allowed args, Blocked, or Parked: the gate's verdict, without waiting for a reviewer."""
     tool_call_id = tool_call_id or ids.call_id()
-    body = _present(tool_call_id=tool_call_id, step_id=step_id or ids.step_id(), tool=tool, op=op or "",
-                    args=args, metadata=with_rationale(metadata, rationale))
+    body = _present(
+        tool_call_id=tool_call_id,
+        step_id=step_id or ids.step_id(),
+        tool=tool,
+        op=op or "",
+        args=args,
+        metadata=with_rationale(metadata, rationale),
+    )
     answer = yield Call("POST", f"runs/{run_id}/tool-calls/", body)
     verdict = expect(answer, 200, 202)
     if answer.status == 202:
         return Parked(verdict["approval"])
     if verdict["decision"] != "allow":
         raise Blocked(verdict["rule_id"], verdict["explanation"])
-    return Allowed(verdict["args"], tool_call_id=tool_call_id, rule_id=verdict["rule_id"],
-                   approval_id=verdict.get("approval_id"))
+    return Allowed(
+        verdict["args"], tool_call_id=tool_call_id, rule_id=verdict["rule_id"], approval_id=verdict.get("approval_id")
+    )
 
 
-def gate(run_id: str, ids: Ids, tool: str, args: dict, *, op: str | None, timeout: float,
-         tool_call_id: str | None = None, step_id: str | None = None, metadata: dict | None = None,
-         rationale: str | None = None) -> Flow:
+def gate(
+    run_id: str,
+    ids: Ids,
+    tool: str,
+    args: dict,
+    *,
+    op: str | None,
+    timeout: float,
+    tool_call_id: str | None = None,
+    step_id: str | None = None,
+    metadata: dict | None = None,
+    rationale: str | None = None,
+) -> Flow:
     """Allowed args, or Blocked / Denied / Expired / TimedOut; a suspend is waited out and resumed."""
-    asked = yield from ask(run_id, ids, tool, args, op=op, tool_call_id=tool_call_id, step_id=step_id,
-                           metadata=metadata, rationale=rationale)
+    asked = yield from ask(
+        run_id,
+        ids,
+        tool,
+        args,
+        op=op,
+        tool_call_id=tool_call_id,
+        step_id=step_id,
+        metadata=metadata,
+        rationale=rationale,
+    )
     if isinstance(asked, Allowed):
         return asked
     return (yield from resume(run_id, asked.approval_id, (yield Wait(run_id, asked.approval_id, timeout))))
 
 
-def clarify(run_id: str, ids: Ids, tool: str, message: str, missing: list, *, args: dict | None, op: str | None,
-            timeout: float, tool_call_id: str | None = None, step_id: str | None = None) -> Flow:
+def clarify(
+    run_id: str,
+    ids: Ids,
+    tool: str,
+    message: str,
+    missing: list,
+    *,
+    args: dict | None,
+    op: str | None,
+    timeout: float,
+    tool_call_id: str | None = None,
+    step_id: str | None = None,
+) -> Flow:
     """The reviewer's answers (``values``) to a question about ``tool``'s call."""
-    body = _present(tool_call_id=tool_call_id or ids.call_id(), step_id=step_id or ids.step_id(), tool=tool,
-                    op=op, message=message, args=args,
-                    missing=[{"name": field} if isinstance(field, str) else field for field in missing])
+    body = _present(
+        tool_call_id=tool_call_id or ids.call_id(),
+        step_id=step_id or ids.step_id(),
+        tool=tool,
+        op=op,
+        message=message,
+        args=args,
+        missing=[{"name": field} if isinstance(field, str) else field for field in missing],
+    )
     answer = yield Call("POST", f"runs/{run_id}/clarifications/", body)
     verdict = expect(answer, 200, 202)
     if answer.status == 200:  # a client that cannot park is told so, never shown a form
@@ -186,12 +240,21 @@ def resume(run_id: str, approval_id: str, decision: dict) -> Flow:
         raise Denied(reason, approval_id)
     # The key is the approval's own: whoever resumes it, however often, asks the same question.
     # Condor checks the args against what the reviewer approved (409 payload_mismatch otherwise).
-    answer = yield Call("POST", f"runs/{run_id}/resume/", {"approval_id": approval_id, "args": decision["args"]},
-                        idempotency_key=f"resume-{approval_id}")
+    answer = yield Call(
+        "POST",
+        f"runs/{run_id}/resume/",
+        {"approval_id": approval_id, "args": decision["args"]},
+        idempotency_key=f"resume-{approval_id}",
+    )
     resumed = expect(answer, 200)
     approval = resumed["approval"]
-    return Allowed(resumed["args"], tool_call_id=approval["tool_call_id"], rule_id=approval["rule_id"],
-                   approval_id=str(approval_id), values=resumed.get("values"))
+    return Allowed(
+        resumed["args"],
+        tool_call_id=approval["tool_call_id"],
+        rule_id=approval["rule_id"],
+        approval_id=str(approval_id),
+        values=resumed.get("values"),
+    )
 
 
 def message_parts(text: str | None, parts: list | None) -> list:
@@ -201,8 +264,9 @@ def message_parts(text: str | None, parts: list | None) -> list:
     return parts if parts is not None else [{"type": "text", "text": text}]
 
 
-def append_message(session_id: str, role: str, parts: list, *, run_id: str | None = None,
-                   message_id: str | None = None) -> Flow:
+def append_message(
+    session_id: str, role: str, parts: list, *, run_id: str | None = None, message_id: str | None = None
+) -> Flow:
     body = _present(id=message_id, role=role, parts=parts, run=run_id)
     return expect((yield Call("POST", f"sessions/{session_id}/messages/", body)), 201)
 

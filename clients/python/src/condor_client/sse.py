@@ -65,13 +65,27 @@ def decision_from_approval(approval: dict) -> dict | None:
     """The decision chunk's data rebuilt from an approval row (``GET approvals/{id}/``), if it is decided."""
     status = approval.get("status")
     if status in ("approved", "consumed"):
-        return {"toolCallId": approval.get("tool_call_id"), "approved": True,
-                "reason": approval.get("decision_reason") or None, "args": approval.get("approved_args"),
-                "payloadHash": approval.get("payload_hash")}
+        return {
+            "toolCallId": approval.get("tool_call_id"),
+            "approved": True,
+            "reason": approval.get("decision_reason") or None,
+            "args": approval.get("approved_args"),
+            "payloadHash": approval.get("payload_hash"),
+        }
     if status == "rejected":
-        return {"toolCallId": approval.get("tool_call_id"), "approved": False,
-                "reason": approval.get("decision_reason") or None, "args": None, "payloadHash": None}
+        return {
+            "toolCallId": approval.get("tool_call_id"),
+            "approved": False,
+            "reason": approval.get("decision_reason") or None,
+            "args": None,
+            "payloadHash": None,
+        }
     if status in ("expired", "withdrawn"):  # nobody decided: the chunk's reason is the status
-        return {"toolCallId": approval.get("tool_call_id"), "approved": False, "reason": status,
-                "args": None, "payloadHash": None}
+        return {
+            "toolCallId": approval.get("tool_call_id"),
+            "approved": False,
+            "reason": status,
+            "args": None,
+            "payloadHash": None,
+        }
     return None
