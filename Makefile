@@ -44,6 +44,7 @@ run: $(VENV)/.installed
 
 test: $(VENV)/.installed node browser tools proxy services
 	$(VENV)/bin/ruff check .
+	$(VENV)/bin/ruff format --check .
 	DATABASE_URL=$(TEST_DATABASE_URL) REDIS_URL=$(TEST_REDIS_URL) $(PY) -m pytest $(PYTEST_ARGS)
 
 clean:
