@@ -128,7 +128,7 @@ def canonical_json_fast(value: object, *, plain: bool | None = None) -> bytes:
     anything else (other floats, keys past the BMP, subclasses, lone surrogates,
     unsafe integers) goes to the reference, which also raises its errors: the
     canonical form is the rfc8785 package's, never written here. Property tests hold
-    this equal to the reference on arbitrary JSON (tests/approvals/test_canonical_json.py).
+    this equal to the reference on arbitrary JSON (tests/core/test_canonical_json.py).
     A caller that knows the answer of `is_plain_json(value)` for its fixed shape passes `plain`.
     """
     if _plain_json(value) if plain is None else plain:

@@ -2,7 +2,7 @@
 
 JavaScript has no Bidi_Class property, so the inbox's class is generated from Python's
 unicodedata (bidi classes R, AL and AN: core/display.py's RTL_CLASSES), the admin's
-source of truth; tests/approvals/test_display.py fails when the two disagree. Run it
+source of truth; tests/governance/test_display.py fails when the two disagree. Run it
 after a Python upgrade: `.venv/bin/python scripts/rtl_class.py`.
 """
 

@@ -4,10 +4,10 @@ a NUL as a lookup value, so each of these was a 500 (DataError)."""
 
 import pytest
 
+from tests.governance.test_admin import admin_client
 from tests.helpers.approval_loop import parked_run
 from tests.helpers.personas import logged_in
 from tests.helpers.runs import make_session
-from tests.test_admin import admin_client
 
 
 def assert_json_refusal(response):

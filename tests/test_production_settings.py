@@ -149,7 +149,7 @@ def test_the_inbox_is_served_under_the_policy(reviewer_http):
 
 
 def test_the_admin_is_served_under_the_policy(carl):
-    from tests.test_admin import admin_client
+    from tests.governance.test_admin import admin_client
 
     assert policy(admin_client(carl).get("/admin/approvals/approval/"))["script-src"] == ["'self'"]
 

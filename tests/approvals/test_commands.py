@@ -144,7 +144,7 @@ def test_create_reviewer_refuses_an_unknown_group(db):
 
 def test_register_tool_creates_a_descriptor_and_audits_it(db):
     # A new tool the gate would never allow applies at once (one that it would allow
-    # needs four eyes: tests/approvals/test_registry_four_eyes.py).
+    # needs four eyes: tests/registry/test_registry_four_eyes.py).
     run("register_tool", "fax_letter", "--class", "comms", "--trust", "untrusted", "--description", "Fax")
     tool = ToolDescriptor.objects.get(name="fax_letter")
     assert (tool.policy_class, tool.trust, tool.description) == ("comms", "untrusted", "Fax")

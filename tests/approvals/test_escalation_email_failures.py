@@ -14,8 +14,8 @@ from approvals.escalation import escalate_due
 from audit.models import AuditEvent
 from governance.admin_dashboard import dashboard
 from sessions_app.models import Session
+from tests.governance.test_admin import admin_client
 from tests.helpers.approval_loop import approval_row, parked_run
-from tests.test_admin import admin_client
 
 
 class RefusingBackend(EmailBackend):

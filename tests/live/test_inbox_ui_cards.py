@@ -12,7 +12,7 @@ import pytest
 from playwright.sync_api import expect
 
 from registry.policy import RULES
-from tests.approvals.test_display import HIDDEN_OR_LOOKALIKE, ORDINARY
+from tests.governance.test_display import HIDDEN_OR_LOOKALIKE, ORDINARY
 from tests.live.bidi import HEBREW_DOSE, TATWEEL_DOSE, assert_drawn_in_sent_order
 from tests.live.inbox_page import CSRF_TOKEN, render_template
 from tests.live.inbox_rows import approval_card, clarification_card

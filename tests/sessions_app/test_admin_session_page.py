@@ -2,9 +2,9 @@
 
 from sessions_app import pinned_cards
 from sessions_app.models import Session
+from tests.governance.test_admin import admin_client
 from tests.helpers.approval_loop import CHART_READ, gate, report
 from tests.helpers.runs import append, open_executing_run
-from tests.test_admin import admin_client
 
 
 def test_compliance_sees_the_conversation_of_a_session(api, catalog, carl):

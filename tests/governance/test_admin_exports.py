@@ -2,7 +2,7 @@
 
 Audited with who, which list, the filter or selection and the row count; formula-neutralised;
 JSON written as JSON; UTF-8 with a byte-order mark; streamed (the audit log's 100,000-row
-export in tests/approvals/test_audit_admin.py holds its memory flat).
+export in tests/governance/test_audit_admin.py holds its memory flat).
 """
 
 import csv

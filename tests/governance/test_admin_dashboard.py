@@ -15,9 +15,9 @@ from condor.sweeps import sweep
 from governance.admin_dashboard import dashboard
 from runs import heartbeats
 from runs.models import Heartbeat
+from tests.governance.test_admin import admin_client
 from tests.helpers.approval_loop import gate, suspend
 from tests.helpers.runs import open_executing_run
-from tests.test_admin import admin_client
 
 
 def park(api, n: int) -> list[Approval]:

@@ -12,9 +12,9 @@ from approvals.models import Approval, ToolCall
 from audit.models import AuditEvent
 from runs.models import Run
 from sessions_app.models import Session
+from tests.governance.test_admin import admin_client, change_url, post
 from tests.helpers.approval_loop import approve, gate, suspend
 from tests.helpers.runs import open_executing_run
-from tests.test_admin import admin_client, change_url, post
 
 PATIENT = "MRN-30001"
 EDITED = {"drug": "amoxicillin", "dose": "250 mg", "route": "oral", "days": 7}

@@ -104,7 +104,7 @@ def test_a_reviewer_is_not_let_into_the_admin(rita):
 
 
 def test_governance_changes_a_tool_descriptor_and_the_change_is_audited(gina, catalog):
-    # Raising the risk applies at once (lowering it needs four eyes: tests/approvals/test_registry_four_eyes.py).
+    # Raising the risk applies at once (lowering it needs four eyes: tests/registry/test_registry_four_eyes.py).
     tool = ToolDescriptor.objects.get(name="record_vitals")
     response = post(admin_client(gina), change_url(tool), {**TOOL_FORM, "hitl_tier": "high"})
     assert response.status_code == 302

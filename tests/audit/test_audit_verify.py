@@ -12,8 +12,8 @@ from audit import chain as audit_chain
 from audit import trail as audit
 from audit.models import AuditEvent
 from runs.models import Run
+from tests.governance.test_admin import admin_client, post
 from tests.helpers.runs import open_executing_run
-from tests.test_admin import admin_client, post
 
 pytestmark = pytest.mark.skipif(
     not os.environ.get("DATABASE_URL", "").startswith("postgres"), reason="tampering goes around PostgreSQL triggers"

@@ -9,9 +9,9 @@ from core.parsers import MAX_JSON_DEPTH
 from registry.models import ToolDescriptor
 from registry.policy import STATIC_REGISTRY, AgeBand, Autonomy, Context, evaluate
 from registry.policy import ToolCall as PolicyCall
+from tests.governance.test_admin import admin_client
 from tests.helpers.approval_loop import gate
 from tests.helpers.runs import open_executing_run
-from tests.test_admin import admin_client
 
 SIMULATOR = "/admin/registry/tooldescriptor/simulator/"
 

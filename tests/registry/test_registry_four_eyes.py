@@ -19,8 +19,8 @@ from core.errors import (
 from registry import changes as registry_changes
 from registry.descriptors import register, snapshot
 from registry.models import ToolChange, ToolDescriptor
+from tests.governance.test_admin import TOOL_FORM, admin_client, change_url, post
 from tests.helpers.personas import person
-from tests.test_admin import TOOL_FORM, admin_client, change_url, post
 
 TOOL = "prescribe_medication"
 

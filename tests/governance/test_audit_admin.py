@@ -14,8 +14,8 @@ from django.test.utils import CaptureQueriesContext
 from approvals.models import Approval
 from audit.models import AuditEvent
 from governance import audit_admin
+from tests.governance.test_admin import admin_client, post
 from tests.helpers.approval_loop import approval_row, parked_run
-from tests.test_admin import admin_client, post
 
 PAGE = "/admin/audit/auditevent/"
 

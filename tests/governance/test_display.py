@@ -13,9 +13,9 @@ import pytest
 from approvals.models import Approval, ToolCall
 from core.display import contains_hidden, has_hidden, reveal
 from runs.models import Run
+from tests.governance.test_admin import admin_client, change_url
 from tests.helpers.approval_loop import suspend
 from tests.helpers.runs import open_executing_run
-from tests.test_admin import admin_client, change_url
 
 TRICK = {"drug": "amoxicillin", "dose": "\u202e5.2\u202c mg", "dr\u0435g": "x"}
 

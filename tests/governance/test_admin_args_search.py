@@ -12,9 +12,9 @@ from approvals.models import Approval, ToolCall
 from audit.models import AuditEvent
 from core.admin_display import leading_values
 from governance import audit_search
+from tests.governance.test_admin import admin_client, change_url, sam  # noqa: F401 - sam: a superuser
 from tests.helpers.approval_loop import approve, report, resume, suspend
 from tests.helpers.runs import open_executing_run
-from tests.test_admin import admin_client, change_url, sam  # noqa: F401 - sam: a superuser
 
 APPROVALS = "/admin/approvals/approval/"
 TOOL_CALLS = "/admin/approvals/toolcall/"
