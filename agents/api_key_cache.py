@@ -34,7 +34,7 @@ STRUCK = "struck"
 # After the cache fails, the keys are checked in the database alone for a while: a hung
 # Redis then costs one short timeout per process every few seconds, not one per request.
 CACHE_PAUSE_SECONDS = 5.0
-_paused_until = 0.0
+paused_until = 0.0
 
 
 def key_hash(raw_key: str) -> str:
@@ -60,14 +60,14 @@ def cached_client(raw_key: str, lookup):
 
 
 def _cache_call(method: str, *args, **kwargs):
-    global _paused_until
-    if time.monotonic() < _paused_until:
+    global paused_until
+    if time.monotonic() < paused_until:
         return None
     try:
         return getattr(caches[CACHE], method)(*args, **kwargs)
     except Exception:
         # The database answers alone meanwhile; a strike lost here ends with its window.
-        _paused_until = time.monotonic() + CACHE_PAUSE_SECONDS
+        paused_until = time.monotonic() + CACHE_PAUSE_SECONDS
         logger.warning(
             "API-key cache unavailable; checking keys in the database for %s s", CACHE_PAUSE_SECONDS, exc_info=True
         )

@@ -26,7 +26,7 @@ DEFAULT_SCOPE = "default"
 # After the cache fails, stop asking it for a while: a hung Redis then costs one short
 # timeout per process every few seconds, not one per request.
 CACHE_PAUSE_SECONDS = 5.0
-_cache_paused_until = 0.0
+cache_paused_until = 0.0
 
 
 def _count(key: str, period: int) -> int:
@@ -40,8 +40,8 @@ def _count(key: str, period: int) -> int:
 
 
 def _pause_cache() -> None:
-    global _cache_paused_until
-    _cache_paused_until = time.monotonic() + CACHE_PAUSE_SECONDS
+    global cache_paused_until
+    cache_paused_until = time.monotonic() + CACHE_PAUSE_SECONDS
 
 
 class ClientRateThrottle(BaseThrottle):
@@ -55,7 +55,7 @@ class ClientRateThrottle(BaseThrottle):
         rate = settings.CONDOR_THROTTLE_RATES[scope]
         if rate is None:
             return True
-        if time.monotonic() < _cache_paused_until:
+        if time.monotonic() < cache_paused_until:
             return True
         limit, period = rate
         now = time.time()

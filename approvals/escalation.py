@@ -87,13 +87,13 @@ def escalate_due(*, now=None, batch: int = 500) -> int:
     count = 0
     for pk, run_id in list(_due(now).values_list("pk", "run_id")[:batch]):
         try:
-            count += _escalate(pk, run_id, now)
+            count += escalate_one(pk, run_id, now)
         except Exception:
             logger.exception("could not escalate approval %s; the next pass tries again", pk)
     return count
 
 
-def _escalate(pk, run_id, now) -> int:
+def escalate_one(pk, run_id, now) -> int:
     """Escalate one card in a transaction of its own: 1, or 0 if it is no longer due or is busy."""
     with transaction.atomic():
         # The lock order everywhere: run, then approval. Busy elsewhere: the next pass gets it.

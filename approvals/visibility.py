@@ -107,8 +107,8 @@ def teams_from_column(value) -> list[tuple]:
     return [(units, bool(default), bool(mine)) for units, default, mine in rows]
 
 
-def _read_teams(user_id) -> list[tuple]:
-    # One query: every team, and whether this reviewer is in it.
+def read_teams(user_id) -> list[tuple]:
+    """Every review team, and whether this reviewer is in it: one query, no transaction needed."""
     return list(_teams(user_id))
 
 
@@ -122,7 +122,7 @@ def reviewer_scope(user) -> ReviewerScope | None:
         return None
     teams = getattr(user, "_condor_review_teams", None)
     if teams is None:
-        teams = _read_teams(user.pk)
+        teams = read_teams(user.pk)
     if not teams:
         return ReviewerScope(user_id=user.pk)
     default = next((team for team in teams if team[1]), None)

@@ -14,7 +14,7 @@ from django.db import close_old_connections
 from condor.sweeps import sweep
 
 logger = logging.getLogger(__name__)
-_started = threading.Event()
+started = threading.Event()
 
 
 def _loop(stop: threading.Event) -> None:
@@ -36,9 +36,9 @@ def start_if_configured() -> threading.Event | None:
 
 def start_sweeper() -> threading.Event | None:
     """Start the sweeper thread once per process; returns its stop event."""
-    if _started.is_set():
+    if started.is_set():
         return None
-    _started.set()
+    started.set()
     stop = threading.Event()
     threading.Thread(target=_loop, args=(stop,), name="condor-sweeper", daemon=True).start()
     logger.info("sweeping in-process every %ss", settings.CONDOR_SWEEP_INTERVAL_SECONDS)

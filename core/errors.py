@@ -266,7 +266,7 @@ class GrantNeedsSecondAdmin(CondorError):
 
 
 # DRF's own exceptions, mapped onto our codes.
-_DRF_CODES = {
+DRF_CODES = {
     drf.ParseError: "invalid_payload",
     drf.ValidationError: "invalid_payload",
     drf.UnsupportedMediaType: "invalid_payload",
@@ -287,7 +287,7 @@ def _classes(cls=CondorError):
 
 
 # Every code an error answer's `error` field can hold: the enum the OpenAPI schema gives it.
-STABLE_CODES = tuple(sorted({cls.code for cls in _classes()} | set(_DRF_CODES.values()) | {"server_error"}))
+STABLE_CODES = tuple(sorted({cls.code for cls in _classes()} | set(DRF_CODES.values()) | {"server_error"}))
 
 
 def error_body(code: str, detail: str) -> dict:
@@ -312,7 +312,7 @@ def exception_handler(exc, context):
     elif isinstance(exc, DjangoPermissionDenied):
         exc = drf.PermissionDenied()
     if isinstance(exc, drf.APIException):
-        code = next((c for cls, c in _DRF_CODES.items() if isinstance(exc, cls)), "error")
+        code = next((c for cls, c in DRF_CODES.items() if isinstance(exc, cls)), "error")
         detail = _validation_sentence(exc.detail)
         headers = {}
         if getattr(exc, "auth_header", None):

@@ -73,7 +73,7 @@ class ReadOnlyModelSerializer(serializers.ModelSerializer):
         return {name: _shallow_copy(field) for name, field in _read_only_prototypes(self).items()}
 
     def to_representation(self, instance):
-        """DRF's Serializer.to_representation, read off a plan made once per class (`_plan`).
+        """DRF's Serializer.to_representation, read off a plan made once per class (`representation_plan_of`).
 
         DRF binds every field to each instance (`self.fields`), then walks its source
         for each attribute: a fifth of a resume's Python time for the approval and the
@@ -82,7 +82,7 @@ class ReadOnlyModelSerializer(serializers.ModelSerializer):
         instance. A field the plan cannot take (a relation, a dotted source) leaves the
         class to DRF's own walk.
         """
-        plan = _plan(self)
+        plan = representation_plan_of(self)
         if plan is None:
             return super().to_representation(instance)
         answer = {}
@@ -105,7 +105,7 @@ def _identity(value):
     return value
 
 
-def _plan(serializer) -> list[tuple] | None:
+def representation_plan_of(serializer) -> list[tuple] | None:
     """(name, attribute, method, write) for each field of `serializer`'s class, made once per class;
     None when some field is not a plain column (or a SerializerMethodField)."""
     cls = type(serializer)

@@ -38,7 +38,8 @@ RENEW_EVERY_SECONDS = 60
 _TIMEOUTS = {"socket_timeout": 0.25, "socket_connect_timeout": 0.25}
 
 
-def _key(group: str) -> str:
+def group_key(group: str) -> str:
+    """The Redis key that says someone listens to `group` (set while a socket is open, with a TTL)."""
     return f"{settings.REDIS_PREFIX}:listening:{group}"
 
 
@@ -54,7 +55,7 @@ def listened(groups) -> set[str]:
     if not groups or not settings.REDIS_URL:
         return set(groups)
     try:
-        marks = _client(settings.REDIS_URL).mget([_key(group) for group in groups])
+        marks = _client(settings.REDIS_URL).mget([group_key(group) for group in groups])
     except redis.RedisError:
         logger.warning("could not ask Redis who listens; pushing to every group", exc_info=True)
         return set(groups)
@@ -75,7 +76,7 @@ class Listening:
             # asyncio client belongs to the loop it was made on.
             client = redis.asyncio.Redis.from_url(settings.REDIS_URL, retry=AsyncRetry(NoBackoff(), 0), **_TIMEOUTS)
             try:
-                await client.set(_key(self.group), 1, ex=LISTENING_SECONDS)
+                await client.set(group_key(self.group), 1, ex=LISTENING_SECONDS)
             finally:
                 await client.aclose()
         self.marked_at = time.monotonic()

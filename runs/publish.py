@@ -143,7 +143,7 @@ def stale_events(events: list, late) -> set[int]:
 
 
 # Each thread's own event loop, for a process whose pushes come from long-lived threads.
-_thread_loops = threading.local()
+thread_loops = threading.local()
 _loop_per_thread = False
 
 
@@ -167,9 +167,9 @@ def _run(coroutine_function, layer, *args) -> None:
     if not _loop_per_thread or isinstance(layer, InMemoryChannelLayer):
         async_to_sync(coroutine_function)(layer, *args)
         return
-    runner = getattr(_thread_loops, "runner", None)
+    runner = getattr(thread_loops, "runner", None)
     if runner is None:
-        runner = _thread_loops.runner = asyncio.Runner()
+        runner = thread_loops.runner = asyncio.Runner()
     runner.run(coroutine_function(layer, *args))
 
 

@@ -77,7 +77,8 @@ def _events_after(run_id, after: tuple[int, int] | None):
     return tagged, position, terminal
 
 
-async def _stream(run_id, after):
+async def event_stream(run_id, after):
+    """The run's SSE body: its events after `after` (replayed), then what it commits from now on, until it ends."""
     news = RunNews(run_id)
     try:
         # Subscribe before the replay so nothing committed in between is missed.
@@ -118,4 +119,4 @@ async def run_stream(request, run_id):
             error_body(StreamRequiresAsgi.code, StreamRequiresAsgi.default_detail), status=StreamRequiresAsgi.status
         )
     after = sse.parse_last_event_id(request.headers.get("Last-Event-ID"))
-    return StreamingHttpResponse(_stream(run.pk, after), headers=sse.STREAM_HEADERS)
+    return StreamingHttpResponse(event_stream(run.pk, after), headers=sse.STREAM_HEADERS)

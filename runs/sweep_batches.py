@@ -74,12 +74,13 @@ def _walk(due, close_batch: Callable[[list], int], until: float, what: str) -> i
         if not ids:
             return closed
         last = ids[-1]
-        closed += _guarded(close_batch, ids, what)
+        closed += close_guarded(close_batch, ids, what)
         if len(ids) < size or time.monotonic() >= until:
             return closed
 
 
-def _guarded(close_batch: Callable[[list], int], ids: list, what: str) -> int:
+def close_guarded(close_batch: Callable[[list], int], ids: list, what: str) -> int:
+    """`close_batch(ids)` in a transaction of its own; if it fails, row by row, skipping (and logging) the bad ones."""
     try:
         with transaction.atomic():
             return close_batch(ids)

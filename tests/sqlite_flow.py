@@ -116,7 +116,7 @@ def main(key_file: str) -> dict:
     seen["decision"] = [decided.status_code, decided.json().get("status")]
     # The reviewer's teams, read in the statement that loads them (SQLite's JSON form), as their own read reads them.
     loaded = ReviewerAwareModelBackend().get_user(User.objects.get(username="reviewer").pk)
-    with_user, own_read = loaded._condor_review_teams, visibility._read_teams(loaded.pk)
+    with_user, own_read = loaded._condor_review_teams, visibility.read_teams(loaded.pk)
     seen["teams_with_user"] = [sorted(map(repr, with_user)) == sorted(map(repr, own_read)), len(with_user) > 1]
 
     def resume():

@@ -98,9 +98,9 @@ def unreachable_cache(monkeypatch):
     cache = caches[CACHE]
     for method in ("get", "add", "set_many"):
         monkeypatch.setattr(cache, method, unreachable)
-    monkeypatch.setattr(api_key_cache, "_paused_until", 0.0)
+    monkeypatch.setattr(api_key_cache, "paused_until", 0.0)
     yield
-    api_key_cache._paused_until = 0.0
+    api_key_cache.paused_until = 0.0
 
 
 def test_with_the_cache_down_keys_are_checked_in_the_database(api, ward_agent, unreachable_cache):

@@ -17,7 +17,7 @@ def _subclasses(cls):
 def answered_codes() -> set[tuple[int, str]]:
     """(status, code) of every error core/errors.py can answer with."""
     codes = {(cls.status, cls.code) for cls in (errors.CondorError, *_subclasses(errors.CondorError))}
-    codes |= {(cls.status_code, code) for cls, code in errors._DRF_CODES.items()}
+    codes |= {(cls.status_code, code) for cls, code in errors.DRF_CODES.items()}
     codes.add((500, "server_error"))  # error_pages.server_error, the handler500 under /api/
     return codes
 

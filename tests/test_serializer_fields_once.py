@@ -123,14 +123,16 @@ def test_a_body_validates_and_fails_as_with_drfs_copies(serializer_class):
 
 
 def test_the_answers_are_read_off_a_plan_made_once_per_class(approvals_in_every_state):
-    from core.serializers import _plan
+    from core.serializers import representation_plan_of
 
     for serializer_class, instance in (
         (ApprovalSerializer, approvals_in_every_state[0]),
         (RunSerializer, Run.objects.first()),
     ):
         serializer = serializer_class(instance)
-        assert _plan(serializer) is not None and _plan(serializer) is _plan(serializer_class(instance))
+        assert representation_plan_of(serializer) is not None and representation_plan_of(
+            serializer
+        ) is representation_plan_of(serializer_class(instance))
         assert serializer.data and "fields" not in serializer.__dict__  # no field was bound for this instance
 
 

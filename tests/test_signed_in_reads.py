@@ -7,7 +7,7 @@ from django.contrib.auth.models import Group, User
 from agents.auth import is_reviewer
 from approvals.auth_backends import ReviewerAwareModelBackend
 from approvals.models import ReviewTeam
-from approvals.visibility import _read_teams, reviewer_scope
+from approvals.visibility import read_teams, reviewer_scope
 
 pytestmark = pytest.mark.django_db
 
@@ -46,7 +46,7 @@ def test_a_reviewer_is_loaded_with_their_teams_as_their_own_read_reads_them(back
     ReviewTeam.objects.create(name="Everyone else", care_units=[], is_default=True).members.add(rob)
     for person in (rita, rob):
         loaded = backend.get_user(person.pk)
-        assert sorted(loaded._condor_review_teams) == sorted(_read_teams(person.pk))
+        assert sorted(loaded._condor_review_teams) == sorted(read_teams(person.pk))
         assert reviewer_scope(loaded) == reviewer_scope(User.objects.get(pk=person.pk))
     scope = reviewer_scope(backend.get_user(rita.pk))
     assert scope.units == {"ICU", "HDU"} and not scope.sees_unrouted

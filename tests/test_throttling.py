@@ -23,7 +23,7 @@ DEFAULT_LIMIT, GATE_LIMIT = 4, 2
 def small_rates(settings, monkeypatch):
     settings.CONDOR_THROTTLE_RATES = {"default": (DEFAULT_LIMIT, 60), "gate": (GATE_LIMIT, 60)}
     monkeypatch.setattr(throttling, "time", SimpleNamespace(time=lambda: NOW, monotonic=time.monotonic))
-    monkeypatch.setattr(throttling, "_cache_paused_until", 0.0)
+    monkeypatch.setattr(throttling, "cache_paused_until", 0.0)
 
 
 def use_up(api, requests: int, **extra):

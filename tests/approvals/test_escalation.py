@@ -91,13 +91,13 @@ def between_the_sweeps_read_and_its_write(monkeypatch, meanwhile):
     """The sweep has read the due cards; `meanwhile(approval_id)` runs before it locks and writes each one."""
     from approvals import escalation
 
-    write = escalation._escalate
+    write = escalation.escalate_one
 
     def interleaved(pk, run_id, now):
         meanwhile(str(pk))
         return write(pk, run_id, now)
 
-    monkeypatch.setattr(escalation, "_escalate", interleaved)
+    monkeypatch.setattr(escalation, "escalate_one", interleaved)
     return write
 
 

@@ -52,7 +52,7 @@ def assert_statements(request, status: int, expected: int, *, before: int = 0, a
 def nobody_listens():
     """No inbox open, whatever earlier tests' sockets left marked (runs/listeners.py), nor any stream."""
     if settings.REDIS_URL:
-        redis.Redis.from_url(settings.REDIS_URL).delete(listeners._key(INBOX_GROUP))
+        redis.Redis.from_url(settings.REDIS_URL).delete(listeners.group_key(INBOX_GROUP))
 
 
 @pytest.fixture

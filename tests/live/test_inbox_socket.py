@@ -97,7 +97,7 @@ async def test_a_clarification_card_carries_its_form(api, rita):
 def unmark_the_inbox() -> None:
     """Drop the mark earlier sockets left on the inbox group (runs/listeners.py): a socket's own must do."""
     if settings.REDIS_URL:
-        redis.Redis.from_url(settings.REDIS_URL).delete(listeners._key(INBOX_GROUP))
+        redis.Redis.from_url(settings.REDIS_URL).delete(listeners.group_key(INBOX_GROUP))
 
 
 @in_event_loop

@@ -57,7 +57,7 @@ def test_a_management_command_never_sweeps(tmp_path):
 @pytest.mark.django_db(transaction=True, serialized_rollback=True)
 def test_the_sweeper_thread_closes_an_idle_run(api, settings, monkeypatch):
     settings.CONDOR_SWEEP_INTERVAL_SECONDS = 0.1
-    monkeypatch.setattr(inprocess, "_started", type(inprocess._started)())  # a process of its own, as it were
+    monkeypatch.setattr(inprocess, "started", type(inprocess.started)())  # a process of its own, as it were
     run_id = open_executing_run(api)
     Run.objects.filter(pk=run_id).update(last_activity_at=timezone.now() - timedelta(days=1))
     stop = inprocess.start_sweeper()

@@ -29,7 +29,7 @@ pytestmark = [
 
 def forget(group: str) -> None:
     """No mark on `group`, whoever marked it earlier in this test run."""
-    redis.Redis.from_url(settings.REDIS_URL).delete(listeners._key(group))
+    redis.Redis.from_url(settings.REDIS_URL).delete(listeners.group_key(group))
 
 
 @pytest.fixture

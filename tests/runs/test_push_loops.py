@@ -34,7 +34,7 @@ def two_pushes_from_a_thread_of_their_own() -> None:
     def push_twice():
         publish.send_to_group("run.loops", {"type": "run.event", "event_id": 0, "terminal": False})
         publish.send_to_group("run.loops", {"type": "run.event", "event_id": 1, "terminal": False})
-        runner = getattr(publish._thread_loops, "runner", None)
+        runner = getattr(publish.thread_loops, "runner", None)
         if runner is not None:
             runner.close()  # the thread ends here; a gunicorn thread keeps its loop for life
 

@@ -51,7 +51,7 @@ def test_a_stream_whose_client_left_leaves_its_group_even_when_the_layer_loses_t
 
     async def client_goes_away():
         async def serve():
-            async for _ in stream._stream(RUN_ID, None):
+            async for _ in stream.event_stream(RUN_ID, None):
                 pass
 
         serving = asyncio.ensure_future(serve())

@@ -98,14 +98,14 @@ def test_a_batch_close_leaves_what_a_single_close_leaves(api, settings):
 
 def test_a_run_touched_between_selection_and_lock_is_not_closed(api, monkeypatch):
     touched, idle = make_idle(api, 2)
-    real_guarded = sweep_batches._guarded
+    real_guarded = sweep_batches.close_guarded
 
     def touch_then_close(close_batch, ids, what):
         # The ids were read as due; the agent's gate call lands before the batch locks them.
         spine.touch(touched)
         return real_guarded(close_batch, ids, what)
 
-    monkeypatch.setattr(sweep_batches, "_guarded", touch_then_close)
+    monkeypatch.setattr(sweep_batches, "close_guarded", touch_then_close)
 
     assert sweeps.abort_idle_runs(timezone.now()) == 1
     assert stored_state(touched) == "executing"

@@ -55,14 +55,14 @@ def test_a_run_given_a_new_card_while_the_batch_waits_for_its_lock_stays_parked(
         ),
     )
     ids_read, gate_held, release = threading.Event(), threading.Event(), threading.Event()
-    real_guarded = sweep_batches._guarded
+    real_guarded = sweep_batches.close_guarded
 
     def lock_once_the_gate_is_held(close_batch, ids, what):
         ids_read.set()  # the candidates were read as due; the batch's lock comes next
         assert gate_held.wait(timeout=60)
         return real_guarded(close_batch, ids, what)
 
-    monkeypatch.setattr(sweep_batches, "_guarded", lock_once_the_gate_is_held)
+    monkeypatch.setattr(sweep_batches, "close_guarded", lock_once_the_gate_is_held)
     sweep_pid, closed = [], []
 
     def sweep_pass():
