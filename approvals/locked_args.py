@@ -68,7 +68,7 @@ def locked_paths(args, *, identity_args=(), patient_ref: str = "", by_name_only:
 
 
 def path_text(path: tuple) -> str:
-    """A path as the inbox writes it (static/inbox/args.js pathText): ``order.mrn``, ``orders[0].mrn``."""
+    """A path as the inbox writes it (inbox/static/inbox/args.js pathText): ``order.mrn``, ``orders[0].mrn``."""
     text = ""
     for part in path:
         text = f"{text}[{part}]" if isinstance(part, int) else (f"{text}.{part}" if text else str(part))

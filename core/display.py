@@ -1,6 +1,6 @@
 """Hidden, look-alike and right-to-left characters, made visible in the admin.
 
-The same rules as the reviewers' inbox (static/inbox/reveal.js), so compliance reads
+The same rules as the reviewers' inbox (inbox/static/inbox/reveal.js), so compliance reads
 what the reviewer read: a hidden character (a control other than newline and tab, a
 format character such as a bidi override or zero-width space, private-use or
 unassigned code points, line and paragraph separators, every space but U+0020, blank

@@ -1,6 +1,6 @@
 """The inbox websocket's snapshot, a page at a time, so an inbox holding thousands of cards opens at once.
 
-A page is at most PAGE_CARDS cards in the queue's default order (static/inbox/list.js:
+A page is at most PAGE_CARDS cards in the queue's default order (inbox/static/inbox/list.js:
 escalated first, then high, low, no tier, then the soonest deadline, then the id), with
 the count of every pending card the reviewer may see, and a cursor naming the last card
 sent. The page asks for the next one with that cursor: keyset pagination, so a page
@@ -81,9 +81,9 @@ def _size(value) -> int:
 # approvals/cards.py cuts large args: "Show all" loads them from the approval, and nothing
 # approves or edits the card before that. Then the grants its run holds (an unbounded list):
 # the page keeps what it knows of them from the run's other cards and the removal notices
-# (static/inbox/runs.js). Last, what the approval says at length (its message, explanation,
+# (inbox/static/inbox/runs.js). Last, what the approval says at length (its message, explanation,
 # form and counted approvals): the same "Show all" loads them from the approval with the args
-# (static/inbox/full_args.js). What is then left (ids, the session's and the call's short
+# (inbox/static/inbox/full_args.js). What is then left (ids, the session's and the call's short
 # fields, the rationale's 2000 characters) is bounded well under PAGE_MAX_BYTES.
 # `cut_fields` names what was dropped (set to null), so the page knows what to load.
 _LAST_RESORT = (

@@ -1,4 +1,4 @@
-"""Write static/inbox/rtl.js: the right-to-left characters as a JavaScript regular expression.
+"""Write inbox/static/inbox/rtl.js: the right-to-left characters as a JavaScript regular expression.
 
 JavaScript has no Bidi_Class property, so the inbox's class is generated from Python's
 unicodedata (bidi classes R, AL and AN: core/display.py's RTL_CLASSES), the admin's
@@ -11,7 +11,7 @@ import unicodedata
 from pathlib import Path
 
 RTL_CLASSES = ("R", "AL", "AN")  # core/display.py's, without importing Django
-TARGET = Path(__file__).resolve().parent.parent / "static" / "inbox" / "rtl.js"
+TARGET = Path(__file__).resolve().parent.parent / "inbox" / "static" / "inbox" / "rtl.js"
 
 
 def _code(cp: int) -> str:

@@ -22,7 +22,7 @@ class ReasonCode(models.TextChoices):
 
 OPEN_STATUSES = (ApprovalStatus.PENDING, ApprovalStatus.APPROVED)
 
-# The inbox queue's default order (static/inbox/list.js): escalated first, then high, low and
+# The inbox queue's default order (inbox/static/inbox/list.js): escalated first, then high, low and
 # no tier. Defined once, because the index below serves only a query that spells them the same.
 ESCALATION_RANK = models.Case(
     models.When(escalated_at__isnull=False, then=models.Value(0)),

@@ -109,7 +109,7 @@ def test_right_to_left_letters_among_digits_are_boxed_left_to_right_and_marked()
 
 
 def test_the_inbox_knows_the_same_right_to_left_characters():
-    # JavaScript has no bidi class property: static/inbox/rtl.js is generated from Python's unicodedata.
+    # JavaScript has no bidi class property: inbox/static/inbox/rtl.js is generated from Python's unicodedata.
     spec = importlib.util.spec_from_file_location("rtl_class", Path(__file__).parents[2] / "scripts" / "rtl_class.py")
     script = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(script)

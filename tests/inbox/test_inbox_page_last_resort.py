@@ -1,7 +1,7 @@
 """A card too big for an inbox frame on its own still goes, and the frame stays under the limit
 (issue 11: no message over 256 KB): it sheds its args, then its run's grants, then what the approval
 says at length, in that order and no further than it must (inbox/pages.py _LAST_RESORT).
-The page loads what was shed from the approval on "Show all" (static/inbox/full_args.js)."""
+The page loads what was shed from the approval on "Show all" (inbox/static/inbox/full_args.js)."""
 
 import json
 

@@ -36,7 +36,7 @@ def every_page(user, **kwargs) -> list[dict]:
 
 
 def queue_key(card: dict) -> tuple:
-    """The inbox queue's default order (static/inbox/list.js compareEntries)."""
+    """The inbox queue's default order (inbox/static/inbox/list.js compareEntries)."""
     risk = {"high": 0, "low": 1}.get(card["hitl_tier"], 2)
     return (card["escalated_at"] is None, risk, card["expires_at"], card["id"])
 

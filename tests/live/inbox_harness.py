@@ -111,7 +111,7 @@ class InboxHarness(InboxHttp):
     polled_cursors: list[Any] = field(default_factory=list)  # the `cursor` of each (None: the first page)
     searches: list[dict] = field(default_factory=list)  # the query of each search the queue asked the server
     frames_sent: int = 0  # to the page's sockets since it was (re)loaded
-    # The layout the page opens in (static/inbox/settings.js): "full" shows every card, as the
+    # The layout the page opens in (inbox/static/inbox/settings.js): "full" shows every card, as the
     # card tests expect; "queue" is the compact queue with a detail pane (the page's default).
     view: str = "full"
 
@@ -146,7 +146,7 @@ class InboxHarness(InboxHttp):
         if wait_live:
             self.page.locator('[data-testid="connection-state"][data-state="live"]').wait_for()
             # "live" is set as the snapshot arrives; its cards are drawn on the next animation
-            # frame (static/inbox/queue.js). A key pressed before that finds no card to act on.
+            # frame (inbox/static/inbox/queue.js). A key pressed before that finds no card to act on.
             self.page.evaluate("() => new Promise(drawn => requestAnimationFrame(() => requestAnimationFrame(drawn)))")
 
     def open_with_clock_stopped(self, cards: list[Card] = ()) -> datetime:

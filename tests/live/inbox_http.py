@@ -18,7 +18,7 @@ from approvals.models import ApprovalStatus
 from core.errors import ApprovalNotPending, CondorError, NotFound
 from inbox import search as inbox_search
 from tests.helpers.waits import HANG_SECONDS
-from tests.live.inbox_page import CARDS_URL, INBOX_PATH, STATIC_DIR, render_inbox
+from tests.live.inbox_page import CARDS_URL, INBOX_PATH, STATIC_DIRS, render_inbox
 from tests.live.inbox_rows import (
     approval_body,
     card_page,
@@ -200,11 +200,12 @@ class InboxHttp:
                 self._fulfil(route, *card_page(self.rows, cursor))
             return
         if path.startswith("/static/"):
-            target = (STATIC_DIR / path[len("/static/") :]).resolve()
-            if STATIC_DIR.resolve() in target.parents and target.is_file():
-                ctype = mimetypes.guess_type(target.name)[0] or "application/octet-stream"
-                route.fulfill(status=200, content_type=ctype, body=target.read_bytes())
-                return
+            for folder in STATIC_DIRS:  # as the staticfiles finders look: the project's, then the app's
+                target = (folder / path[len("/static/") :]).resolve()
+                if folder.resolve() in target.parents and target.is_file():
+                    ctype = mimetypes.guess_type(target.name)[0] or "application/octet-stream"
+                    route.fulfill(status=200, content_type=ctype, body=target.read_bytes())
+                    return
         match = self._decision_re.match(path)
         if match and request.method == "POST":
             self._decide(route, match.group("id"))

@@ -1,4 +1,4 @@
-"""The inbox page as the harness serves it: the production template (templates/inbox/inbox.html,
+"""The inbox page as the harness serves it: the production template (inbox/templates/inbox/inbox.html,
 extending base.html) rendered by a standalone Django template engine under a fake origin,
 with the paths and URL templates the page is given."""
 
@@ -9,8 +9,9 @@ from typing import Any
 
 from tests.live.browser import REPO
 
-TEMPLATES_DIR = REPO / "templates"
-STATIC_DIR = REPO / "static"
+# Where the project keeps them: its own (base.html, the API docs) and the inbox app's.
+TEMPLATES_DIRS = [REPO / "templates", REPO / "inbox" / "templates"]
+STATIC_DIRS = [REPO / "static", REPO / "inbox" / "static"]
 
 ORIGIN = "http://inbox.condor.test"
 INBOX_PATH = "/inbox/"
@@ -27,7 +28,9 @@ def _template_engine():
     from django.template import Engine
 
     # Same loaders and tag libraries the project's DjangoTemplates backend gives these templates.
-    return Engine(dirs=[str(TEMPLATES_DIR)], debug=True, libraries={"static": "django.templatetags.static"})
+    return Engine(
+        dirs=[str(path) for path in TEMPLATES_DIRS], debug=True, libraries={"static": "django.templatetags.static"}
+    )
 
 
 def render_template(name: str, context: dict[str, Any]) -> str:
@@ -39,7 +42,7 @@ def render_template(name: str, context: dict[str, Any]) -> str:
     engine = _template_engine()
     ctx = {"csrf_token": CSRF_TOKEN, **context}
     # Under the project's real settings the staticfiles storage may want a manifest;
-    # the harness serves static/ directly, so plain URLs are what it needs.
+    # the harness serves the static folders directly, so plain URLs are what it needs.
     storages = {**getattr(settings, "STORAGES", {})}
     storages["staticfiles"] = {"BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage"}
     with override_settings(STATIC_URL="/static/", STORAGES=storages):

@@ -186,7 +186,7 @@ def test_a_long_message_shows_its_start_and_the_rest_on_request(inbox):
     more = shown.get_by_test_id("turn-user-more")
 
     assert len(text.inner_text()) < 300 and text.inner_text().endswith("…")
-    # Named for its card too, as every control on a card is (static/inbox/names.js).
+    # Named for its card too, as every control on a card is (inbox/static/inbox/names.js).
     expect(more).to_have_accessible_name(re.compile(r"^Show more of the user’s message New medication order"))
     expect(more).to_have_attribute("aria-expanded", "false")
     more.click()

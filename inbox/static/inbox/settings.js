@@ -42,7 +42,7 @@ function apply() {
   for (const radio of root.querySelectorAll('input[name="inbox-view"]')) radio.checked = radio.value === state.view;
 }
 
-/** Wire the settings menu in the page (templates/inbox/inbox.html). */
+/** Wire the settings menu in the page (inbox/templates/inbox/inbox.html). */
 export function initSettings() {
   if (!root) return;
   apply();
