@@ -235,7 +235,7 @@ class HiddenCharactersWarningMixin:
     revealed: tuple[str, ...] = ()
 
     class Media:
-        css = {"all": ("approvals/reveal.css",)}
+        css = {"all": ("governance/reveal.css",)}
 
     def change_view(self, request, object_id, form_url="", extra_context=None):
         obj = self.get_object(request, unquote(object_id))

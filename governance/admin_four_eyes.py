@@ -54,7 +54,7 @@ class ProposalAdmin(ReadOnlyModelAdmin):
         return show.person(proposal.decided_by)
 
     def decision_context(self, request, proposal) -> dict:
-        """What the page's Confirm / Reject block needs (templates/admin/approvals/four_eyes_decide.html)."""
+        """What the page's Confirm / Reject block needs (templates/admin/governance/four_eyes_decide.html)."""
         can_decide = proposal.status == "pending" and is_governance_admin(request.user)
         not_second = self.why_not_confirmer(proposal, request.user) if can_decide else None
         return {

@@ -82,4 +82,4 @@ def simulator_view(model_admin, request):
         "form": form,
         "result": result,
     }
-    return TemplateResponse(request, "admin/approvals/simulator.html", context)
+    return TemplateResponse(request, "admin/governance/simulator.html", context)

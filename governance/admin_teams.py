@@ -19,7 +19,7 @@ class NamedFilteredSelectMultiple(FilteredSelectMultiple):
 
     class Media:
         # Named after SelectFilter2.js, so the merged media keep this script after it.
-        js = ["admin/js/SelectFilter2.js", "approvals/select_filter_names.js"]
+        js = ["admin/js/SelectFilter2.js", "governance/select_filter_names.js"]
 
 
 @admin.register(ReviewTeam)

@@ -76,7 +76,7 @@ class AuditEventAdmin(HiddenCharactersWarningMixin, ReadOnlyModelAdmin):
     revealed = ("tool", "data")
 
     class Media:
-        css = {"all": ("approvals/console.css",)}  # no inline style: the pages run under a strict CSP
+        css = {"all": ("governance/console.css",)}  # no inline style: the pages run under a strict CSP
 
     """Append-only: nobody deletes an audit row, here or in the database (trigger and grants)."""
 

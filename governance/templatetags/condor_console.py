@@ -8,7 +8,7 @@ from governance.admin_dashboard import dashboard
 register = template.Library()
 
 
-@register.inclusion_tag("admin/approvals/dashboard.html", takes_context=True)
+@register.inclusion_tag("admin/governance/dashboard.html", takes_context=True)
 def condor_console(context):
     user = context["request"].user
     return {

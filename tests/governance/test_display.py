@@ -144,7 +144,7 @@ def test_the_approval_page_marks_hidden_characters_and_warns(carl, tricked):
     assert "⟨U+202E⟩" in html and "⟨U+202C⟩" in html and "⟨U+0435⟩" in html
     assert "\u202e" not in html and "\u202c" not in html
     assert "This record contains hidden or look-alike characters" in html
-    assert "approvals/reveal.css" in html
+    assert "governance/reveal.css" in html
 
 
 def test_the_tool_call_page_marks_them_too(carl, tricked):
