@@ -132,9 +132,9 @@ def measure(http, key, rows, repeat):
     from django.db import connection
     from django.test.utils import CaptureQueriesContext
 
-    from sessions_app import message_views
+    from runs import session_views
 
-    ours = message_views.history_json
+    ours = session_views.history_json
     collected, started_at = [], [0.0]
 
     def on_gc(phase, info):  # each collection's generation and CPU time
@@ -151,7 +151,7 @@ def measure(http, key, rows, repeat):
     try:
         for _ in range(repeat):
             for label, path, builder in rows:
-                message_views.history_json = builder or ours
+                session_views.history_json = builder or ours
                 collected.clear()
                 with CaptureQueriesContext(connection) as captured:
                     started, cpu = time.perf_counter(), time.thread_time()
@@ -166,7 +166,7 @@ def measure(http, key, rows, repeat):
                     generations[label][generation] += 1
     finally:
         gc.callbacks.remove(on_gc)
-        message_views.history_json = ours
+        session_views.history_json = ours
 
     def p99(values):
         ordered = sorted(values)
