@@ -91,7 +91,7 @@ def seed(sessions_count: int = 10_000, messages: int = 100_000, long_messages: i
             )
             Message.objects.create(session=long, role="user", parts=[{"type": "text", "text": f"ask {turn}"}])
             Message.objects.create(
-                session=long, role="assistant", run=run, parts=[{"type": "text", "text": f"answer {turn}"}]
+                session=long, role="assistant", run_id=run.pk, parts=[{"type": "text", "text": f"answer {turn}"}]
             )
             call = f"call-{turn}"
             chunks = frames.suspend_frames(

@@ -8,9 +8,8 @@ A model's foreign key follows the same rule. The client (clients/python) and the
 stand alone: they speak to Condor over HTTP.
 
 Where a lower layer must tell an upper one something, it sends a signal the upper one
-receives (runs.signals, sessions_app.signals). One foreign key still points up, listed in
-KNOWN_UPWARD_KEYS: it goes only with a change to the table. Migrations are left out: they name
-other apps' models by label, as Django writes them.
+receives (runs.signals, sessions_app.signals). Migrations are left out: they name other apps'
+models by label, as Django writes them.
 """
 
 import ast
@@ -34,9 +33,6 @@ LAYERS = [
 ]  # top first
 RANK = {package: rank for rank, layer in enumerate(LAYERS) for package in layer}
 SKIPPED = {"tests", "node_modules", "__pycache__", ".venv", "staticfiles", "migrations", ".git"}
-
-# A message records the run it was said in: sessions_app's table holds a key to runs'.
-KNOWN_UPWARD_KEYS = {("sessions_app.Message.run", "runs")}
 
 
 def source_files():
@@ -128,8 +124,8 @@ def upward_keys():
     return found
 
 
-def test_foreign_keys_point_down_the_layers_beyond_the_known_ones():
-    assert upward_keys() == KNOWN_UPWARD_KEYS
+def test_foreign_keys_point_down_the_layers():
+    assert upward_keys() == set()
 
 
 def import_graph():

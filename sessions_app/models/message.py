@@ -29,9 +29,14 @@ class Message(models.Model):
     message_id = models.CharField(max_length=120, default=new_message_id)
     role = models.CharField(max_length=16, choices=MessageRole.choices)
     parts = models.JSONField(default=list)
-    # The run this message belongs to (an assistant turn): history puts that run's
-    # gated calls into it, with the approval state Condor holds.
-    run = models.ForeignKey("runs.Run", null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
+    # The run this message belongs to (an assistant turn): history (runs/session_history.py) puts
+    # that run's gated calls into it, with the approval state Condor holds. An id, not a ForeignKey:
+    # runs are built on sessions, and sessions_app does not know them (tests/test_dependency_direction.py).
+    # The database still holds the column to runs_run by its foreign key constraint (sessions_app
+    # migration 0001), so a message never names a run that is not there; append_message checks
+    # that the run is one of the session's. Runs are never deleted on their own: a session's go
+    # with its messages.
+    run_id = models.UUIDField(null=True, blank=True, db_index=True)
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:

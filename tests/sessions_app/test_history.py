@@ -238,7 +238,7 @@ def test_stored_parts_come_back_as_the_same_json_with_each_runs_parts_after_them
         runs.append(run)
     Message.objects.create(session=stored, role="user", message_id="u", parts=[said])
     for n, parts in enumerate(([said], [], [mentions])):
-        Message.objects.create(session=stored, role="assistant", message_id=f"a{n}", run=runs[n], parts=parts)
+        Message.objects.create(session=stored, role="assistant", message_id=f"a{n}", run_id=runs[n].pk, parts=parts)
 
     response = api.get(f"/api/v1/sessions/{stored.pk}/history/")
 

@@ -148,7 +148,7 @@ def test_history_costs_the_same_queries_however_many_runs_it_folds_in(
             ],
         )
         if n % 2:  # every other run has an assistant message of its own; the rest get one each
-            Message.objects.create(session=stored, role="assistant", run=run, parts=[])
+            Message.objects.create(session=stored, role="assistant", run_id=run.pk, parts=[])
 
     # key, session, messages, frames, and the first-frame times of the runs without a message
     with django_assert_max_num_queries(5):
