@@ -65,7 +65,8 @@ def run_once(client, key: str, request_fingerprint: str, handler: Callable[[], t
 
 
 def prune_expired(now) -> int:
-    """The sweep's step: delete the records older than CONDOR_IDEMPOTENCY_TTL_SECONDS; how many went."""
+    """The sweep's step: delete the records older than CONDOR_IDEMPOTENCY_TTL_SECONDS (one DELETE, its own
+    transaction when called outside one); how many went."""
     cutoff = now - timedelta(seconds=settings.CONDOR_IDEMPOTENCY_TTL_SECONDS)
     deleted, _ = IdempotencyRecord.objects.filter(created_at__lt=cutoff).delete()
     return deleted

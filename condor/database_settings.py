@@ -1,5 +1,4 @@
-"""DATABASES["default"] from DATABASE_URL: one definition for Condor and for the bench's bare reference
-(bench/bare/settings.py), so the two differ only in the work each request does."""
+"""DATABASES["default"] from DATABASE_URL, with the pool and prepared-statement options read from the environment."""
 
 from pathlib import Path
 

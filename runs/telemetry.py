@@ -2,7 +2,7 @@
 
 `record_dispatches` runs inside the close's transaction but in a savepoint that
 swallows any failure: a lost telemetry row is a gap in a chart, a failed close
-would be a run that never ends. OpenTelemetry spans live in runs/spans.py.
+would be a run that never ends. OpenTelemetry spans are core/tracing.py's.
 """
 
 import logging

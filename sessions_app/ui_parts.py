@@ -10,7 +10,7 @@ than a live client: a `data-approval-decision` also settles the tool part's
 restored conversation has no reviewer click to replay.
 
 Pure Python: the output is held to `validateUIMessages` by
-tests/sessions_app/test_history_ai_sdk.py.
+tests/sessions_app/test_history.py.
 """
 
 DECISION = "data-approval-decision"
