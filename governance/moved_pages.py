@@ -1,23 +1,14 @@
 """The admin addresses of the models that moved out of approvals, kept working for bookmarks and links
 in old notes and tickets: each answers a permanent redirect to the model's page under its new app."""
 
+import importlib
 from urllib.parse import quote
 
 from django.http import HttpResponsePermanentRedirect
 from django.urls import re_path
 
-# model → its app now (approvals migration 0024 moved them, tables and all).
-MOVED_FROM_APPROVALS = {
-    "apiclient": "agents",
-    "apiclientkey": "agents",
-    "idempotencyrecord": "agents",
-    "auditevent": "audit",
-    "auditchainhead": "audit",
-    "tooldescriptor": "registry",
-    "toolchange": "registry",
-    "accessgrant": "registry",
-    "heartbeat": "runs",
-}
+# model → its app now: the map of the migration that moved them (tables and content types with them).
+MOVED_FROM_APPROVALS = importlib.import_module("approvals.migrations.0024_models_move_to_their_apps").MOVED
 
 
 def moved_page(request, model: str, rest: str):

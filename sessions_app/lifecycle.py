@@ -66,8 +66,8 @@ def delete_session(session_id, *, client) -> None:
     """
     # Lock order everywhere: session, then run, then approvals (then the audit chain head).
     session = lock_live_session(session_id)
-    stopped = [run for _receiver, run in session_deleting.send(Session, session=session, actor_client=client) if run]
-    closed = stopped[0] if stopped else None
+    answers = session_deleting.send(Session, session=session, actor_client=client)
+    closed = next((run for _receiver, run in answers if run is not None), None)
     session.deleted_at = timezone.now()
     session.save(update_fields=["deleted_at", "updated_at"])
     audit.record(
