@@ -11,7 +11,7 @@ the session is the one.
 One query for a whole page of cards, however many: the rationale, the turn and the taint
 source are correlated subqueries on the page's approval rows, not a query per card. A call
 being parked has no approval row yet: `parked_context` reads its turn and taint in one
-query on its session, and takes the rationale and autonomy from the call and its run.
+statement on its session, and takes the rationale and autonomy from the call and its run.
 """
 
 from django.db.models import Case, OuterRef, Q, Subquery, When
@@ -20,8 +20,11 @@ from django.db.models.functions import Left
 from django.utils import timezone
 
 from approvals.models import Approval, ToolCall
-from sessions_app.models import Session
-from sessions_app.turns import turn, turn_columns
+from core.rows import choice_literal, column, db_value, first_row, kept, table, value_reader
+from runs.models import Run
+from sessions_app.models import Message
+from sessions_app.models.message import MessageRole
+from sessions_app.turns import HEAD_CHARS, turn, turn_columns
 
 # The rationale is the agent's prose; a card is pushed to every inbox, so it is capped. The API
 # refuses a longer one (approvals/serializers.py); the cap holds for what was stored before.
@@ -80,17 +83,81 @@ def contexts_for_calls(calls) -> dict:
 
 
 def parked_context(run, metadata, tool_call_id: str) -> dict:
-    """The context of a call parking now in `run` (its approval not yet written): one query, on its session."""
-    columns = turn_columns(session=OuterRef("pk"), run=run.pk, at=timezone.now())
-    if run.session.tainted:
-        columns.update(_taint_columns(OuterRef("pk")))
-    row = Session.objects.filter(pk=run.session_id).annotate(**columns).values(*columns).first() or {}
+    """The context of a call parking now in `run` (its approval not yet written): one statement, on its session.
+
+    The same turn and taint as `contexts_for` reads for the card once it is written, as a
+    plain statement (`_parked_sql`): the ORM builds this query's expressions afresh every
+    call, which cost a suspend more CPU than all its writes together.
+    """
+    tainted = run.session.tainted
+    now = db_value(Message, "created_at", timezone.now())
+    session = db_value(Message, "session", run.session_id)
+    params = [session, now, session, db_value(Message, "run_id", run.pk), now]
+    if tainted:
+        params.append(db_value(Run, "session", run.session_id))
+    row = first_row(kept(("parked-context", tainted), lambda db: _parked_sql(db, tainted), model=Message), params)
+    asked, answered = _message(row[:4]), _message(row[4:8])
+    taint = None
+    if tainted and row[8] is not None:
+        taint = {"taint_tool": row[8], "taint_at": value_reader(ToolCall, "reported_at")(row[9])}
     return {
         "rationale": _rationale(metadata.get("rationale") if isinstance(metadata, dict) else None),
-        "turn": turn(row.get("turn_asked"), row.get("turn_answered"), run_id=run.pk, tool_call_id=tool_call_id),
+        "turn": turn(asked, answered, run_id=run.pk, tool_call_id=tool_call_id),
         "autonomy": run.autonomy,
-        "tainted_by": _taint(row) if run.session.tainted else None,
+        "tainted_by": _taint(taint) if taint else None,
     }
+
+
+def _message(values) -> dict | None:
+    """A message as `turn_columns` summarizes it, from `_parked_sql`'s four columns (all null: none)."""
+    seq, at, run, head = values
+    return None if seq is None else {"seq": seq, "at": at, "run": run, "head": head}
+
+
+def _parked_sql(db, tainted: bool) -> str:
+    """parked_context's statement: the turn's two messages (as `turn_columns` picks them) and, for a
+    tainted session, the result that tainted it (as `_tainting_results` does), each the row a
+    scalar subquery names, joined to one row so that none found is a row of nulls.
+
+    Parameters: the session, now; the session, the run, now; the session again when `tainted`.
+    """
+    messages = table(Message, db=db)
+
+    def col(name, alias):
+        return column(Message, name, alias, db=db)
+
+    def latest(role, when: str) -> str:
+        return (
+            f"(SELECT {col('seq', 'm')} FROM {messages} AS m WHERE {col('session', 'm')} = %s "
+            f"AND {col('role', 'm')} = {choice_literal(role)} AND {when} ORDER BY {col('seq', 'm')} DESC LIMIT 1)"
+        )
+
+    def summary(alias) -> str:
+        head = f"SUBSTR(CAST({col('parts', alias)} AS TEXT), 1, {HEAD_CHARS})"
+        return f"{col('seq', alias)}, {col('created_at', alias)}, {col('run_id', alias)}, {head}"
+
+    asked = latest(MessageRole.USER, f"{col('created_at', 'm')} <= %s")
+    answered = latest(MessageRole.ASSISTANT, f"({col('run_id', 'm')} = %s OR {col('created_at', 'm')} <= %s)")
+    sql = (
+        f"SELECT {summary('asked')}, {summary('answered')}{', taint.tool, taint.reported_at' if tainted else ''} "
+        f"FROM (SELECT 1 AS one) AS here "
+        f"LEFT OUTER JOIN {messages} AS asked ON {col('seq', 'asked')} = {asked} "
+        f"LEFT OUTER JOIN {messages} AS answered ON {col('seq', 'answered')} = {answered}"
+    )
+    if tainted:
+        calls, runs = table(ToolCall, db=db), table(Run, db=db)
+
+        def call(name, alias="t"):
+            return column(ToolCall, name, alias, db=db)
+
+        first_taint = (
+            f"(SELECT {call('id')} FROM {calls} AS t INNER JOIN {runs} AS r ON {call('run')} = "
+            f"{column(Run, 'id', 'r', db=db)} WHERE {column(Run, 'session', 'r', db=db)} = %s "
+            f"AND {call('reported_at')} IS NOT NULL AND ({call('untrusted_tool')} OR {call('untrusted_result')}) "
+            f"ORDER BY {call('reported_at')}, {call('id')} LIMIT 1)"
+        )
+        sql += f" LEFT OUTER JOIN {calls} AS taint ON {call('id', 'taint')} = {first_taint}"
+    return sql
 
 
 def _taint(row) -> dict | None:

@@ -223,24 +223,39 @@ def _conversions(model, db) -> dict[int, Callable]:
     `from_db_value`. Called with None for the expression: there is none (no annotation, no key
     transform), only the column.
     """
-    if db.vendor not in ("postgresql", "sqlite"):
-        raise NotImplementedError(f"reader() converts PostgreSQL's and SQLite's values, not {db.vendor}'s")
     conversions = {}
     for index, field in enumerate(model._meta.concrete_fields):
-        steps = []
-        if db.vendor == "sqlite":
-            kind = field.get_internal_type()
-            if kind in _SQLITE_UNREAD:
-                raise NotImplementedError(f"reader() cannot convert {model.__name__}.{field.name} ({kind}) on SQLite")
-            if kind in _SQLITE_TO_PYTHON:
-                steps.append(_parsed(field))
-            if kind == "DateTimeField" and (zone := _naive_datetimes_zone(db)) is not None:
-                steps.append(_aware(zone))
-        if hasattr(field, "from_db_value"):
-            steps.append(_from_db_value(field, db))
-        if steps:
-            conversions[index] = _chain(steps)
+        convert = _conversion(field, db)
+        if convert is not None:
+            conversions[index] = convert
     return conversions
+
+
+def value_reader(model, field_name: str, *, db=None) -> Callable:
+    """A function converting one column of `model`'s field `field_name`, as a raw statement read it, to
+    the value the ORM would set on an instance (`reader`'s conversion of that column alone)."""
+
+    def build(db):
+        return _conversion(model._meta.get_field(field_name), db) or (lambda value: value)
+
+    return kept(("value-reader", model, field_name), build, model=model, db=db)
+
+
+def _conversion(field, db) -> Callable | None:
+    if db.vendor not in ("postgresql", "sqlite"):
+        raise NotImplementedError(f"reader() converts PostgreSQL's and SQLite's values, not {db.vendor}'s")
+    steps = []
+    if db.vendor == "sqlite":
+        kind = field.get_internal_type()
+        if kind in _SQLITE_UNREAD:
+            raise NotImplementedError(f"reader() cannot convert {field.model.__name__}.{field.name} ({kind}) on SQLite")
+        if kind in _SQLITE_TO_PYTHON:
+            steps.append(_parsed(field))
+        if kind == "DateTimeField" and (zone := _naive_datetimes_zone(db)) is not None:
+            steps.append(_aware(zone))
+    if hasattr(field, "from_db_value"):
+        steps.append(_from_db_value(field, db))
+    return _chain(steps) if steps else None
 
 
 def _naive_datetimes_zone(db):

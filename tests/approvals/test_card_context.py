@@ -70,12 +70,16 @@ def test_a_tainted_sessions_card_is_pushed_with_its_rationale_and_taint(api):
         == "allow"
     )
     api.post(f"/api/v1/runs/{run_id}/tool-calls/search-1/result/", {"output": {"hits": 1}}, format="json")
-    suspend(api, run_id, tool_call_id="call-2", step_id="step-2", metadata={"rationale": "Sepsis screen positive."})
+    approval = suspend(
+        api, run_id, tool_call_id="call-2", step_id="step-2", metadata={"rationale": "Sepsis screen positive."}
+    )
 
     pushed = RunEvent.objects.get(run_id=run_id, kind="approval.suspended").inbox["card"]
 
     assert pushed["rationale"] == "Sepsis screen positive."
     assert (pushed["autonomy"], pushed["tainted_by"]["tool"]) == ("guarded", "web_search")
+    # Read as the call parked (approvals/card_context.parked_context), it is what the page reads later.
+    assert pushed["tainted_by"] == card_of(approval["id"])["tainted_by"]
 
 
 def test_the_single_card_and_the_page_agree(api):
