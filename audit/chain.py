@@ -39,7 +39,7 @@ from django.db import connection, transaction
 
 from audit.models import GENESIS_HASH, GLOBAL_CHAIN, AuditChainHead, AuditEvent
 from core.hashing import canonical_json_fast, is_plain_json
-from core.rows import Write, column, insert_rows_sql, run_together, table, update_sql
+from core.rows import Write, column, first_row, insert_rows_sql, kept, run_together, table, update_sql
 
 # The columns a row's hash covers, in the order verify_audit reads them.
 HASHED_FIELDS = (
@@ -157,14 +157,27 @@ def lock_head(chain: str) -> list:
 
     SQLite takes no row lock (select_for_update is a no-op there): its write transaction
     holds the whole database, which serialises appends just the same. A statement of its own,
-    not `_lock_heads` of one: a request's text stays the one PostgreSQL keeps prepared.
+    not `_lock_heads` of one: a request's text stays the one PostgreSQL keeps prepared. Written
+    out (`_head_sql`): every audited request asks it, and the ORM compiles it anew each time.
     """
-    locked = AuditChainHead.objects.select_for_update().filter(chain=chain).values_list("seq", "hash")
-    head = list(locked)
-    if not head:
+    sql, params = kept("lock-head", _head_sql, model=AuditChainHead), [chain]
+    head = first_row(sql, params)
+    if head is None:
         _create_heads([chain])
-        head = list(locked.all())  # a fresh query: the first one keeps its (empty) result
-    return list(head[0])
+        head = first_row(sql, params)
+    return list(head)
+
+
+def _head_sql(db) -> str:
+    """`select_for_update().filter(chain=…).values_list("seq", "hash")`, as one text."""
+
+    heads = table(AuditChainHead, db=db)
+
+    def col(name):
+        return column(AuditChainHead, name, heads, db=db)
+
+    lock = " FOR UPDATE" if db.vendor == "postgresql" else ""
+    return f"SELECT {col('seq')}, {col('hash')} FROM {heads} WHERE {col('chain')} = %s{lock}"
 
 
 def _create_heads(chains) -> None:
