@@ -20,33 +20,25 @@ whose group_send costs too little to skip: every group counts as listened.
 
 import logging
 import time
-from functools import cache
 
 import redis
 import redis.asyncio
 from django.conf import settings
 from redis.asyncio.retry import Retry as AsyncRetry
 from redis.backoff import NoBackoff
-from redis.retry import Retry
+
+from core.redis_client import TIMEOUTS, shared
 
 logger = logging.getLogger(__name__)
 
 LISTENING_SECONDS = 300
 # Renewed this often by a listener that stays, so a renewal that fails now and then loses nothing.
 RENEW_EVERY_SECONDS = 60
-# A question the push waits for: short, and never retried (the push is then simply tried).
-_TIMEOUTS = {"socket_timeout": 0.25, "socket_connect_timeout": 0.25}
 
 
 def group_key(group: str) -> str:
     """The Redis key that says someone listens to `group` (set while a socket is open, with a TTL)."""
     return f"{settings.REDIS_PREFIX}:listening:{group}"
-
-
-@cache
-def _client(url: str) -> redis.Redis:
-    # One per process: redis-py's pool is thread-safe, and starts afresh in a forked child.
-    return redis.Redis.from_url(url, retry=Retry(NoBackoff(), 0), **_TIMEOUTS)
 
 
 def listened(groups) -> set[str]:
@@ -55,7 +47,7 @@ def listened(groups) -> set[str]:
     if not groups or not settings.REDIS_URL:
         return set(groups)
     try:
-        marks = _client(settings.REDIS_URL).mget([group_key(group) for group in groups])
+        marks = shared(settings.REDIS_URL).mget([group_key(group) for group in groups])
     except redis.RedisError:
         logger.warning("could not ask Redis who listens; pushing to every group", exc_info=True)
         return set(groups)
@@ -74,7 +66,7 @@ class Listening:
         if settings.REDIS_URL:
             # A client of its own: a mark is rare (a join, then every RENEW_EVERY_SECONDS), and an
             # asyncio client belongs to the loop it was made on.
-            client = redis.asyncio.Redis.from_url(settings.REDIS_URL, retry=AsyncRetry(NoBackoff(), 0), **_TIMEOUTS)
+            client = redis.asyncio.Redis.from_url(settings.REDIS_URL, retry=AsyncRetry(NoBackoff(), 0), **TIMEOUTS)
             try:
                 await client.set(group_key(self.group), 1, ex=LISTENING_SECONDS)
             finally:
