@@ -9,6 +9,11 @@ cache every web process shares (Redis when REDIS_URL is set), rather than DRF's
 sliding window, which stores and rewrites every timestamp of the window on
 each request. A window edge may let up to twice the rate through in a burst;
 for a flood limit that is fine.
+
+With Redis, the count is one round trip (INCR and EXPIRE, pipelined) on the
+throttle cache's own key (`make_key`): Django's `cache.incr` asks whether the
+key exists first and builds a client for each call, which cost every agent
+request three times as much CPU.
 """
 
 import logging
@@ -16,9 +21,11 @@ import time
 
 from django.conf import settings
 from django.core.cache import caches
+from django.core.cache.backends.redis import RedisCache
 from rest_framework.throttling import BaseThrottle
 
 from agents.auth import calling_client
+from core.redis_client import shared
 
 logger = logging.getLogger(__name__)
 
@@ -29,8 +36,20 @@ CACHE_PAUSE_SECONDS = 5.0
 cache_paused_until = 0.0
 
 
-def _count(key: str, period: int) -> int:
+def window_count(key: str, period: int) -> int:
+    """This request counted in the window `key` (of `period` seconds): how many the window has had."""
     cache = caches["throttle"]
+    if isinstance(cache, RedisCache):
+        # The window is in the key: renewing its expiry on each request only keeps it until its window is over.
+        stored = cache.make_key(key)
+        counted, _ = (
+            shared(settings.CACHES["throttle"]["LOCATION"])
+            .pipeline(transaction=False)
+            .incr(stored)
+            .expire(stored, period + 1)
+            .execute()
+        )
+        return counted
     try:
         return cache.incr(key)
     except ValueError:  # the first request of this window
@@ -61,7 +80,7 @@ class ClientRateThrottle(BaseThrottle):
         now = time.time()
         window = int(now // period)
         try:
-            count = _count(f"{scope}:{client.pk}:{window}", period)
+            count = window_count(f"{scope}:{client.pk}:{window}", period)
         except Exception:
             # A throttle must never take the API down with its cache (Redis out): let the request through.
             _pause_cache()
