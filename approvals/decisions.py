@@ -46,6 +46,7 @@ from core.errors import InvalidPayload, ResumeSchemaRejected
 from core.hashing import canonical
 from core.rows import save_write
 from core.text_limits import has_control_characters
+from registry import cache as registry_cache
 from registry import policy_in_force
 from registry.policy import effective_spec
 from runs import spine
@@ -188,7 +189,7 @@ def _check_in_force(approval: Approval, run, edited_args: dict | None, approved_
     or policy that changed since the card was made is 409 context_changed /
     policy_changed, audited (Refused).
     """
-    spec = policy_in_force.registered(approval.tool)
+    spec = registry_cache.specs(approval.registry_stamp).get(approval.tool)  # lock_pending read the stamp
     if edited_args is not None:
         identity = effective_spec(approval.tool, spec)
         locked_args.refuse_retargeting(

@@ -8,6 +8,7 @@ from django.utils import timezone
 from approvals.models import Approval, ApprovalStatus
 from core.errors import ApprovalNotPending, NotFound
 from core.rows import column, columns, db_value, first_row, kept, reader, table
+from registry import cache as registry_cache
 from runs import spine
 from sessions_app.models import Session
 
@@ -56,7 +57,8 @@ def lock_pending(approval_id, *, touch: bool = False, visible: Callable[[Approva
 
 
 def _locked_approval(approval_id) -> Approval | None:
-    """The approval, locked (not its relations), with its session, decider and claimant loaded.
+    """The approval, locked (not its relations), with its session, decider and claimant loaded, and
+    the registry's stamp as `registry_stamp` (registry/cache.py: the tool's row in force, no read of its own).
 
     Written out rather than through `select_for_update().select_related(...)`: the ORM
     compiles that three-join query afresh for every decision, at more CPU than the rest
@@ -72,6 +74,7 @@ def _locked_approval(approval_id) -> Approval | None:
         values, at = row[at : at + width], at + width
         related = reader(model)(values) if values[0] is not None else None
         Approval._meta.get_field(name).set_cached_value(approval, related)
+    approval.registry_stamp = row[at]
     return approval
 
 
@@ -88,6 +91,6 @@ def _locked_approval_sql(db) -> str:
     # Only the approval is locked (select_for_update's of=("self",)); SQLite's transaction holds it all anyway.
     lock = f" FOR UPDATE OF {approvals}" if db.vendor == "postgresql" else ""
     return (
-        f"SELECT {', '.join(selected)} FROM {approvals} {' '.join(joins)} "
+        f"SELECT {', '.join(selected)}, ({registry_cache.stamp_sql()}) FROM {approvals} {' '.join(joins)} "
         f"WHERE {column(Approval, 'id', approvals, db=db)} = %s{lock}"
     )

@@ -4,7 +4,8 @@ Every gate call needs the descriptor of its tool; the registry changes a few
 times a day. The registry's write path (registry/descriptors.py `register`, which
 registry_changes goes through) drops this process's copy when its transaction
 commits. Other processes notice through the stamp, which the gate reads in the
-statement that re-reads the session under the run lock (`stamp_sql`): so a
+statement that re-reads the session under the run lock (`stamp_sql`; a decision
+reads it with the approval it locks, a resume with the approval it consumes): so a
 registry change committed before the gate's lock is never missed, exactly as
 when the gate read the descriptor row itself, and it costs no round trip.
 
