@@ -10,17 +10,17 @@ the session is the one.
 
 One query for a whole page of cards, however many: the rationale, the turn and the taint
 source are correlated subqueries on the page's approval rows, not a query per card. A call
-being parked has no approval row yet: `parked_context` reads its turn and taint in one
-statement on its session, and takes the rationale and autonomy from the call and its run.
+being parked has no approval row yet: its turn and taint come with the read of the approvals
+the park asks about (`parked_sql`, approvals/suspend.read_known); its rationale and autonomy
+come from the call and its run.
 """
 
 from django.db.models import Case, OuterRef, Q, Subquery, When
 from django.db.models.fields.json import KT
 from django.db.models.functions import Left
-from django.utils import timezone
 
 from approvals.models import Approval, ToolCall
-from core.rows import choice_literal, column, db_value, first_row, kept, table, value_reader
+from core.rows import choice_literal, column, db_value, table, value_reader
 from runs.models import Run
 from sessions_app.models import Message
 from sessions_app.models.message import MessageRole
@@ -82,44 +82,18 @@ def contexts_for_calls(calls) -> dict:
     return found
 
 
-def parked_context(run, metadata, tool_call_id: str) -> dict:
-    """The context of a call parking now in `run` (its approval not yet written): one statement, on its session.
-
-    The same turn and taint as `contexts_for` reads for the card once it is written, as a
-    plain statement (`_parked_sql`): the ORM builds this query's expressions afresh every
-    call, which cost a suspend more CPU than all its writes together.
-    """
-    tainted = run.session.tainted
-    now = db_value(Message, "created_at", timezone.now())
-    session = db_value(Message, "session", run.session_id)
-    params = [session, now, session, db_value(Message, "run_id", run.pk), now]
-    if tainted:
-        params.append(db_value(Run, "session", run.session_id))
-    row = first_row(kept(("parked-context", tainted), lambda db: _parked_sql(db, tainted), model=Message), params)
-    asked, answered = _message(row[:4]), _message(row[4:8])
-    taint = None
-    if tainted and row[8] is not None:
-        taint = {"taint_tool": row[8], "taint_at": value_reader(ToolCall, "reported_at")(row[9])}
-    return {
-        "rationale": _rationale(metadata.get("rationale") if isinstance(metadata, dict) else None),
-        "turn": turn(asked, answered, run_id=run.pk, tool_call_id=tool_call_id),
-        "autonomy": run.autonomy,
-        "tainted_by": _taint(taint) if taint else None,
-    }
+# A call being parked has no approval row yet: its turn and taint are read by the statement that
+# reads the approvals the park asks about (approvals/suspend.read_known), from these parts.
 
 
-def _message(values) -> dict | None:
-    """A message as `turn_columns` summarizes it, from `_parked_sql`'s four columns (all null: none)."""
-    seq, at, run, head = values
-    return None if seq is None else {"seq": seq, "at": at, "run": run, "head": head}
+def parked_sql(db, tainted: bool) -> tuple[str, str]:
+    """(columns, joins) that read a parking call's turn and taint: the turn's two messages (as
+    `turn_columns` picks them) and, for a tainted session, the result that tainted it (as
+    `_tainting_results` does), each the row a scalar subquery names, LEFT JOINed after a one-row
+    source so that none found is a row of nulls. Parameters: `parked_params`, in the joins.
 
-
-def _parked_sql(db, tainted: bool) -> str:
-    """parked_context's statement: the turn's two messages (as `turn_columns` picks them) and, for a
-    tainted session, the result that tainted it (as `_tainting_results` does), each the row a
-    scalar subquery names, joined to one row so that none found is a row of nulls.
-
-    Parameters: the session, now; the session, the run, now; the session again when `tainted`.
+    Written out rather than as `turn_columns` annotations: the ORM builds those expressions afresh
+    for every call, which cost a suspend more CPU than all its writes together.
     """
     messages = table(Message, db=db)
 
@@ -138,9 +112,8 @@ def _parked_sql(db, tainted: bool) -> str:
 
     asked = latest(MessageRole.USER, f"{col('created_at', 'm')} <= %s")
     answered = latest(MessageRole.ASSISTANT, f"({col('run_id', 'm')} = %s OR {col('created_at', 'm')} <= %s)")
-    sql = (
-        f"SELECT {summary('asked')}, {summary('answered')}{', taint.tool, taint.reported_at' if tainted else ''} "
-        f"FROM (SELECT 1 AS one) AS here "
+    columns = f"{summary('asked')}, {summary('answered')}"
+    joins = (
         f"LEFT OUTER JOIN {messages} AS asked ON {col('seq', 'asked')} = {asked} "
         f"LEFT OUTER JOIN {messages} AS answered ON {col('seq', 'answered')} = {answered}"
     )
@@ -156,8 +129,45 @@ def _parked_sql(db, tainted: bool) -> str:
             f"AND {call('reported_at')} IS NOT NULL AND ({call('untrusted_tool')} OR {call('untrusted_result')}) "
             f"ORDER BY {call('reported_at')}, {call('id')} LIMIT 1)"
         )
-        sql += f" LEFT OUTER JOIN {calls} AS taint ON {call('id', 'taint')} = {first_taint}"
-    return sql
+        columns += f", {call('tool', 'taint')}, {call('reported_at', 'taint')}"
+        joins += f" LEFT OUTER JOIN {calls} AS taint ON {call('id', 'taint')} = {first_taint}"
+    return columns, joins
+
+
+def parked_width(tainted: bool) -> int:
+    """How many columns `parked_sql` reads."""
+    return 10 if tainted else 8
+
+
+def parked_params(run, now) -> list:
+    """`parked_sql`'s parameters for a call parking in `run` at `now` (its session loaded)."""
+    at = db_value(Message, "created_at", now)
+    session = db_value(Message, "session", run.session_id)
+    params = [session, at, session, db_value(Message, "run_id", run.pk), at]
+    if run.session.tainted:
+        params.append(db_value(Run, "session", run.session_id))
+    return params
+
+
+def parked_context(values, run, metadata, tool_call_id: str) -> dict:
+    """The context of a call parking now in `run` (its approval not yet written), from `parked_sql`'s
+    `values`: the same turn and taint `contexts_for` reads for the card once it is written."""
+    asked, answered = _message(values[:4]), _message(values[4:8])
+    taint = None
+    if run.session.tainted and values[8] is not None:
+        taint = {"taint_tool": values[8], "taint_at": value_reader(ToolCall, "reported_at")(values[9])}
+    return {
+        "rationale": _rationale(metadata.get("rationale") if isinstance(metadata, dict) else None),
+        "turn": turn(asked, answered, run_id=run.pk, tool_call_id=tool_call_id),
+        "autonomy": run.autonomy,
+        "tainted_by": _taint(taint) if taint else None,
+    }
+
+
+def _message(values) -> dict | None:
+    """A message as `turn_columns` summarizes it, from `parked_sql`'s four columns (all null: none)."""
+    seq, at, run, head = values
+    return None if seq is None else {"seq": seq, "at": at, "run": run, "head": head}
 
 
 def _taint(row) -> dict | None:

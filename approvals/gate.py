@@ -486,9 +486,9 @@ def _consume_prior_grant(run, call, verdict, untrusted, *, client, candidates, n
 
 
 def _park(run, call, verdict, untrusted, *, client, request: SuspendRequest, known: KnownApprovals) -> GateResult:
-    # The card's context: what this call carries, and the turn that led to it (one query). A call
-    # parked already needs none: park_locked answers with that card.
-    context = parked_context(run, call.metadata, call.tool_call_id) if known.existing is None else None
+    # The card's context: what this call carries, and the turn that led to it (read with `known`). A
+    # call parked already needs none: park_locked answers with that card.
+    context = parked_context(known.parked, run, call.metadata, call.tool_call_id) if known.existing is None else None
     ledger = _ledger(run, call, decision=PARKED, rule_id=verdict.rule_id, untrusted=untrusted)
     verdict_row = _verdict_entry(
         run, call, verdict, client=client, decision=Decision.REQUIRE_APPROVAL, rule_id=verdict.rule_id

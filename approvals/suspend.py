@@ -17,7 +17,7 @@ from django.db import connection, transaction
 from django.utils import timezone
 
 from approvals import bound_context, cards, locked_args
-from approvals.card_context import parked_context
+from approvals.card_context import parked_context, parked_params, parked_sql, parked_width
 from approvals.models import Approval, ApprovalStatus, ReasonCode
 from approvals.models.approval import OPEN_STATUSES
 from approvals.resume_schemas import approval_resume_schema, clarification_resume_schema
@@ -127,6 +127,7 @@ class KnownApprovals:
     existing: Approval | None  # the same suspend again: same run, step and contract
     granted: list[dict]  # the run's live grants, which the new card names (cards.sibling)
     prior_grants: list[Approval]  # the session's live grants of exactly this call (the gate's cold replay)
+    parked: tuple  # the call's turn and taint, as card_context.parked_sql reads them (card_context.parked_context)
 
 
 def read_known(run, request: SuspendRequest, now, *, prior_grants: bool = False) -> KnownApprovals:
@@ -134,8 +135,11 @@ def read_known(run, request: SuspendRequest, now, *, prior_grants: bool = False)
 
     A prior grant is an approval proper (an answered clarification is `approved` too,
     but nobody approved running the tool) of the same tool, op and payload anywhere
-    in the session, still unused and unexpired; they come oldest decision first.
+    in the session, still unused and unexpired; they come oldest decision first. The
+    new card's turn and taint come along (card_context.parked_sql): a park needs them,
+    and they cost this statement two index probes rather than a round trip of their own.
     """
+    tainted = run.session.tainted
     run_key, expires = db_value(Approval, "run", run.pk), db_value(Approval, "expires_at", now)
     same_suspend = [run_key, request.step_id, request.contract_hash]
     asked = [*same_suspend, run_key, expires]  # which question a row answers: same_suspend, run_grant
@@ -144,16 +148,19 @@ def read_known(run, request: SuspendRequest, now, *, prior_grants: bool = False)
         grant = [db_value(Approval, "session", run.session_id), request.tool, request.op, payload_hash(request.args)]
         asked += [expires, *grant]
         found += grant
+    sql = kept(("read_known", prior_grants, tainted), lambda db: _known_sql(db, prior_grants, tainted), model=Approval)
     with connection.cursor() as cursor:
-        cursor.execute(
-            kept(("read_known", prior_grants), lambda db: _known_sql(db, prior_grants), model=Approval), asked + found
-        )
+        cursor.execute(sql, asked + parked_params(run, now) + found)
         rows = cursor.fetchall()
     existing, granted, grants = None, [], []
+    context_width = parked_width(tainted)
     width, users = len(Approval._meta.concrete_fields), len(User._meta.concrete_fields)
     read_approval, read_user = reader(Approval), reader(User)
     decided_by = Approval._meta.get_field("decided_by")
-    for values in rows:
+    parked = rows[0][:context_width]  # the same on every row; one row of nulls but these when no approval answers
+    for values in (row[context_width:] for row in rows):
+        if values[0] is None:
+            continue
         row = read_approval(values[:width])
         decider = values[width : width + users]
         decided_by.set_cached_value(row, read_user(decider) if decider[0] is not None else None)
@@ -164,19 +171,20 @@ def read_known(run, request: SuspendRequest, now, *, prior_grants: bool = False)
             granted.append(cards.sibling(row))
         if prior_grants and values[-1]:
             grants.append(row)
-    return KnownApprovals(existing=existing, granted=granted, prior_grants=grants)
+    return KnownApprovals(existing=existing, granted=granted, prior_grants=grants, parked=parked)
 
 
-def _known_sql(db, prior_grants: bool) -> str:
-    """read_known's statement: each approval the park asks about, its decider (select_related), and which
-    question it answers; the ORM compiled the same query, with these questions as annotations, every call."""
+def _known_sql(db, prior_grants: bool, tainted: bool) -> str:
+    """read_known's statement: the parking call's turn and taint, then each approval the park asks about,
+    its decider (select_related), and which question it answers; the ORM compiled the same query, with these
+    questions as annotations, every call. Parameters: the questions', card_context.parked_params, the join's."""
     approvals, users = table(Approval, db=db), table(User, db=db)
 
     def col(name):
         return column(Approval, name, approvals, db=db)
 
-    # The WHERE names the rows that may answer a question, and the SELECT which one each answers.
-    # The WHERE's estimates must not depend on the values, or PostgreSQL plans this statement
+    # The join names the rows that may answer a question, and the SELECT which one each answers.
+    # The join's estimates must not depend on the values, or PostgreSQL plans this statement
     # afresh on every suspend (a plan for the values at hand looks cheaper than one for any):
     # it leaves out the expiry, writes the statuses in, and hands the run and the session over
     # as subqueries, whose values the planner does not look at (a run that parked a thousand
@@ -199,10 +207,14 @@ def _known_sql(db, prior_grants: bool) -> str:
     if prior_grants:
         questions.append(f"({live} AND {grant('%s')})")  # prior_grant
         candidates.append(f"({granted} AND {grant(unseen)})")
+    parked_columns, parked_joins = parked_sql(db, tainted)
+    # A one-row source LEFT JOINed to the rest: no approval that answers is still the context's row.
     return (
-        f"SELECT {columns(Approval, db=db)}, {columns(User, db=db)}, {', '.join(questions)} "
-        f"FROM {approvals} LEFT OUTER JOIN {users} ON ({col('decided_by')} = {column(User, 'id', users, db=db)}) "
-        f"WHERE {' OR '.join(candidates)} ORDER BY {col('decided_at')} ASC"
+        f"SELECT {parked_columns}, {columns(Approval, db=db)}, {columns(User, db=db)}, {', '.join(questions)} "
+        f"FROM (SELECT 1 AS one) AS here {parked_joins} "
+        f"LEFT OUTER JOIN {approvals} ON ({' OR '.join(candidates)}) "
+        f"LEFT OUTER JOIN {users} ON ({col('decided_by')} = {column(User, 'id', users, db=db)}) "
+        f"ORDER BY {col('decided_at')} ASC"
     )
 
 
@@ -287,7 +299,7 @@ def park_locked(
     linked before the suspend's in the same statement. `known`: read_known's
     answer, when the caller has it already. `card_context`: the new card's context
     when the caller knows it (the gate's, with the call's rationale); else a park
-    without one (a clarification) reads it with card_context.parked_context.
+    without one (a clarification) takes it from `known` (card_context.parked_context).
 
     Round trips on PostgreSQL: one statement with both audit rows (their chain head's
     lock and move by two links, audit/chain.py), the caller's writes, the
@@ -352,7 +364,7 @@ def park_locked(
             inbox=cards.added(
                 approval,
                 run_granted=known.granted,
-                context=card_context or parked_context(run, {}, request.tool_call_id),
+                context=card_context or parked_context(known.parked, run, {}, request.tool_call_id),
             ),
         ),
     ]

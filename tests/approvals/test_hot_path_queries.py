@@ -69,12 +69,12 @@ def test_an_allowed_gate_call_takes_five_statements(api, warm_run):
     assert_statements(lambda: gate(api, warm_run, tool="get_patient_summary", op="", args=CHART_READ), 200, 5)
 
 
-def test_a_suspending_gate_call_takes_seven_statements(api, warm_run):
-    # BEGIN; the run's lock with its session; the approvals the call may meet; the conversation
-    # turn (and a tainted session's taint source) for the new card (approvals/card_context.py);
-    # the chain head's lock; the verdict's and the suspend's audit rows with the head's move by
+def test_a_suspending_gate_call_takes_six_statements(api, warm_run):
+    # BEGIN; the run's lock with its session; the approvals the call may meet, with the
+    # conversation turn (and a tainted session's taint source) for the new card
+    # (approvals/card_context.py); the chain head's lock; the verdict's and the suspend's audit rows with the head's move by
     # two links, the ledger row, the approval, the run's new state and the outbox event; COMMIT.
-    assert_statements(lambda: gate(api, warm_run), 202, 7)
+    assert_statements(lambda: gate(api, warm_run), 202, 6)
 
 
 def test_a_gate_call_on_a_streamed_run_marks_its_push_with_one_statement_more(api, warm_run):
@@ -88,7 +88,7 @@ def test_a_sessions_first_audited_call_takes_two_statements_more(api, warm_run):
     fresh_run = open_executing_run(api)
     chain = f"session:{Run.objects.get(pk=fresh_run).session_id}"
     assert not AuditChainHead.objects.filter(chain=chain).exists()
-    assert_statements(lambda: gate(api, fresh_run), 202, 9)
+    assert_statements(lambda: gate(api, fresh_run), 202, 8)
     assert AuditChainHead.objects.get(chain=chain).seq == AuditEvent.objects.filter(chain=chain).count() > 0
 
 
@@ -98,15 +98,15 @@ def test_a_resume_takes_six_statements(api, warm_run, reviewer_http):
     assert_statements(lambda: resume(api, warm_run, approval["id"]), 200, 6)
 
 
-def test_a_decision_takes_seven_statements_after_the_reviewers_two_reads(api, warm_run, reviewer_http):
+def test_a_decision_takes_six_statements_after_the_reviewers_two_reads(api, warm_run, reviewer_http):
     # Before BEGIN: the Django session; the user with their reviewers-group membership and
     # their review teams (approvals/auth_backends.py). Whether the card is theirs to see is
     # checked on the row as locked (approvals/locking.py). Then BEGIN; the run's lock; the
-    # approval's; the tool's registry row (the policy in force, registry/policy_in_force.py);
+    # approval's, with the registry's stamp (the policy in force: registry/cache.py);
     # the chain head's lock; the audit row with the head's move, the approval's UPDATE and the
     # outbox event; COMMIT.
     approval = suspend(api, warm_run)
-    assert_statements(lambda: decide(reviewer_http, approval["id"], {"approved": True}), 200, 7, before=2)
+    assert_statements(lambda: decide(reviewer_http, approval["id"], {"approved": True}), 200, 6, before=2)
 
 
 def test_the_hot_statements_are_prepared_once_per_connection(api, warm_run):
