@@ -9,7 +9,7 @@ listener, the mark is the one statement after COMMIT. One transaction a request,
 statement, so the new one is easy to spot; a statement saved must lower a pin here.
 
 The ceilings are 7 (allow), 9 (suspend), 8 (decision) and 8 (resume); the pins below
-are what the paths take today. bench/README.md ("Hot paths") says what each statement is.
+are what the paths take today; each test's comment says what its statements are.
 """
 
 import pytest

@@ -4,8 +4,7 @@ psycopg prepares a statement a connection has run five times (condor/database_se
 and PostgreSQL then makes five plans for the values at hand before it tries one plan for any
 values (its generic plan). It keeps that one only while it is expected to cost no more than
 the others did; otherwise it plans the statement afresh on every execution, which cost a
-resume and a suspend 0.3-0.5 ms of the database's CPU each (bench/README.md, "Plans made
-once"). A WHERE whose estimate depends on a value did that: a status compared with a parameter,
+resume and a suspend a large share of the database's CPU each. A WHERE whose estimate depends on a value did that: a status compared with a parameter,
 "expires after now", `= ANY(array)`, a run's id where some runs have many more cards than
 others. Checked on a database whose statistics make those estimates differ (each test fails on
 the statements as they were before).
