@@ -176,9 +176,9 @@ AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.NumericPasswordValidator"},
 ]
 SESSION_COOKIE_AGE = env_int("CONDOR_SESSION_AGE_SECONDS", 8 * 3600)  # one shift
-# Django's database sessions, not cached_db: its cache writes are unguarded, so with Redis out a
+# Django's database sessions (their read kept as one text: core/session_store.py), not cached_db: its cache writes are unguarded, so with Redis out a
 # reviewer's requests would fail, and a sign-out then could leave the session cached and valid.
-SESSION_ENGINE = "django.contrib.sessions.backends.db"
+SESSION_ENGINE = "core.session_store"
 AUTHENTICATION_BACKENDS = [
     # First: refuses a locked-out login (inbox and admin alike) before any password is checked.
     "axes.backends.AxesStandaloneBackend",
