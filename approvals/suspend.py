@@ -157,7 +157,8 @@ def read_known(run, request: SuspendRequest, now, *, prior_grants: bool = False)
     width, users = len(Approval._meta.concrete_fields), len(User._meta.concrete_fields)
     read_approval, read_user = reader(Approval), reader(User)
     decided_by = Approval._meta.get_field("decided_by")
-    parked = rows[0][:context_width]  # the same on every row; one row of nulls but these when no approval answers
+    # The same on every row; with no approval to answer, the one row holds only these (nulls after).
+    parked = rows[0][:context_width]
     for values in (row[context_width:] for row in rows):
         if values[0] is None:
             continue
