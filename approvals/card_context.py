@@ -86,7 +86,7 @@ def contexts_for_calls(calls) -> dict:
 # reads the approvals the park asks about (approvals/suspend.read_known), from these parts.
 
 
-def parked_sql(db, tainted: bool) -> tuple[str, str]:
+def parked_sql(db, tainted: bool) -> tuple[list[str], str]:
     """(columns, joins) that read a parking call's turn and taint: the turn's two messages (as
     `turn_columns` picks them) and, for a tainted session, the result that tainted it (as
     `_tainting_results` does), each the row a scalar subquery names, LEFT JOINed after a one-row
@@ -106,13 +106,13 @@ def parked_sql(db, tainted: bool) -> tuple[str, str]:
             f"AND {col('role', 'm')} = {choice_literal(role)} AND {when} ORDER BY {col('seq', 'm')} DESC LIMIT 1)"
         )
 
-    def summary(alias) -> str:
+    def summary(alias) -> list[str]:  # what `_message` reads
         head = f"SUBSTR(CAST({col('parts', alias)} AS TEXT), 1, {HEAD_CHARS})"
-        return f"{col('seq', alias)}, {col('created_at', alias)}, {col('run_id', alias)}, {head}"
+        return [col("seq", alias), col("created_at", alias), col("run_id", alias), head]
 
     asked = latest(MessageRole.USER, f"{col('created_at', 'm')} <= %s")
     answered = latest(MessageRole.ASSISTANT, f"({col('run_id', 'm')} = %s OR {col('created_at', 'm')} <= %s)")
-    columns = f"{summary('asked')}, {summary('answered')}"
+    columns = [*summary("asked"), *summary("answered")]
     joins = (
         f"LEFT OUTER JOIN {messages} AS asked ON {col('seq', 'asked')} = {asked} "
         f"LEFT OUTER JOIN {messages} AS answered ON {col('seq', 'answered')} = {answered}"
@@ -129,14 +129,9 @@ def parked_sql(db, tainted: bool) -> tuple[str, str]:
             f"AND {call('reported_at')} IS NOT NULL AND ({call('untrusted_tool')} OR {call('untrusted_result')}) "
             f"ORDER BY {call('reported_at')}, {call('id')} LIMIT 1)"
         )
-        columns += f", {call('tool', 'taint')}, {call('reported_at', 'taint')}"
+        columns += [call("tool", "taint"), call("reported_at", "taint")]
         joins += f" LEFT OUTER JOIN {calls} AS taint ON {call('id', 'taint')} = {first_taint}"
     return columns, joins
-
-
-def parked_width(tainted: bool) -> int:
-    """How many columns `parked_sql` reads."""
-    return 10 if tainted else 8
 
 
 def parked_params(run, now) -> list:

@@ -17,7 +17,7 @@ from django.db import connection, transaction
 from django.utils import timezone
 
 from approvals import bound_context, cards, locked_args
-from approvals.card_context import parked_context, parked_params, parked_sql, parked_width
+from approvals.card_context import parked_context, parked_params, parked_sql
 from approvals.models import Approval, ApprovalStatus, ReasonCode
 from approvals.models.approval import OPEN_STATUSES
 from approvals.resume_schemas import approval_resume_schema, clarification_resume_schema
@@ -148,12 +148,13 @@ def read_known(run, request: SuspendRequest, now, *, prior_grants: bool = False)
         grant = [db_value(Approval, "session", run.session_id), request.tool, request.op, payload_hash(request.args)]
         asked += [expires, *grant]
         found += grant
-    sql = kept(("read_known", prior_grants, tainted), lambda db: _known_sql(db, prior_grants, tainted), model=Approval)
+    sql, context_width = kept(
+        ("read_known", prior_grants, tainted), lambda db: _known_sql(db, prior_grants, tainted), model=Approval
+    )
     with connection.cursor() as cursor:
         cursor.execute(sql, asked + parked_params(run, now) + found)
         rows = cursor.fetchall()
     existing, granted, grants = None, [], []
-    context_width = parked_width(tainted)
     width, users = len(Approval._meta.concrete_fields), len(User._meta.concrete_fields)
     read_approval, read_user = reader(Approval), reader(User)
     decided_by = Approval._meta.get_field("decided_by")
@@ -175,10 +176,11 @@ def read_known(run, request: SuspendRequest, now, *, prior_grants: bool = False)
     return KnownApprovals(existing=existing, granted=granted, prior_grants=grants, parked=parked)
 
 
-def _known_sql(db, prior_grants: bool, tainted: bool) -> str:
-    """read_known's statement: the parking call's turn and taint, then each approval the park asks about,
-    its decider (select_related), and which question it answers; the ORM compiled the same query, with these
-    questions as annotations, every call. Parameters: the questions', card_context.parked_params, the join's."""
+def _known_sql(db, prior_grants: bool, tainted: bool) -> tuple[str, int]:
+    """read_known's statement, and how many columns of the parking call's context (its turn and taint) it
+    starts with; then come each approval the park asks about, its decider (select_related), and which
+    question it answers. The ORM compiled the same query, with these questions as annotations, every
+    call. Parameters: the questions', card_context.parked_params, the join's."""
     approvals, users = table(Approval, db=db), table(User, db=db)
 
     def col(name):
@@ -209,13 +211,15 @@ def _known_sql(db, prior_grants: bool, tainted: bool) -> str:
         questions.append(f"({live} AND {grant('%s')})")  # prior_grant
         candidates.append(f"({granted} AND {grant(unseen)})")
     parked_columns, parked_joins = parked_sql(db, tainted)
+    selected = [*parked_columns, columns(Approval, db=db), columns(User, db=db), *questions]
     # A one-row source LEFT JOINed to the rest: no approval that answers is still the context's row.
     return (
-        f"SELECT {parked_columns}, {columns(Approval, db=db)}, {columns(User, db=db)}, {', '.join(questions)} "
+        f"SELECT {', '.join(selected)} "
         f"FROM (SELECT 1 AS one) AS here {parked_joins} "
         f"LEFT OUTER JOIN {approvals} ON ({' OR '.join(candidates)}) "
         f"LEFT OUTER JOIN {users} ON ({col('decided_by')} = {column(User, 'id', users, db=db)}) "
-        f"ORDER BY {col('decided_at')} ASC"
+        f"ORDER BY {col('decided_at')} ASC",
+        len(parked_columns),
     )
 
 
