@@ -10,8 +10,10 @@ from types import SimpleNamespace
 
 import pytest
 from django.core.cache import caches
+from django.core.cache.backends.redis import RedisCache
 
 from agents import throttling
+from core.redis_client import shared
 from tests.helpers.approval_loop import clarify, gate, suspend
 from tests.helpers.runs import open_executing_run
 
@@ -59,6 +61,14 @@ def test_the_gate_has_a_bucket_of_its_own(api, settings):
     assert gate(api, run_id, tool_call_id="call-x", step_id="step-x").status_code == 429
     missing = [{"name": "route"}]
     assert clarify(api, run_id, missing, tool_call_id="call-y", step_id="step-y").status_code == 429
+
+
+def test_a_windows_count_expires_after_its_window(api, ward_agent, settings):
+    use_up(api, 1)
+    cache, key = caches["throttle"], f"default:{ward_agent.pk}:{int(NOW // 60)}"
+    assert cache.get(key) == 1  # the cache's own key and value: the throttle and the cache agree
+    if isinstance(cache, RedisCache):  # as `make test` runs: Redis drops it a second after the window's length
+        assert 0 < shared(settings.CACHES["throttle"]["LOCATION"]).ttl(cache.make_key(key)) <= 61
 
 
 def test_reviewers_are_not_throttled(api, reviewer_http):

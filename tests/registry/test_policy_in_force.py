@@ -10,6 +10,7 @@ from django.core.management import call_command
 
 from audit.models import AuditEvent
 from registry import descriptors as registry
+from registry.models import ToolDescriptor
 from tests.approvals.test_cold_replay import open_next_run
 from tests.approvals.test_decision_api import EMAIL, parked_email  # noqa: F401 - a fixture
 from tests.helpers.approval_loop import approval_row, approve, decide, gate, parked_run, resume
@@ -75,6 +76,19 @@ def test_an_approval_after_the_host_left_the_allow_list_is_refused(email, review
     assert approval_row(approval["id"]).status == "pending"
     row = AuditEvent.objects.get(kind=AuditEvent.Kind.DECISION)
     assert (row.decision, row.rule_id, row.actor) == ("policy_changed", HOST_GONE, "user:rita")
+
+
+def test_a_decision_sees_a_registry_change_this_process_was_not_told_of(email, reviewer_http):
+    # As another web process's change reaches this one: no invalidation here, only the registry's stamp,
+    # which the decision reads with the approval it locks (approvals/locking.py, registry/cache.py).
+    _, approval = email
+    ToolDescriptor.objects.filter(name="send_email").update(allowed_hosts=["example.org"])
+
+    response = decide(reviewer_http, approval["id"], {"approved": True})
+
+    assert error_of(response) == (409, "policy_changed")
+    assert HOST_GONE in response.json()["detail"]
+    assert approval_row(approval["id"]).status == "pending"
 
 
 def test_an_edit_of_a_call_the_policy_now_blocks_is_refused_as_a_policy_change(email, reviewer_http):
