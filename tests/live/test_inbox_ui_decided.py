@@ -10,7 +10,6 @@ The end-to-end test (a real decision, a real search) is test_inbox_e2e_decided.p
 from __future__ import annotations
 
 import json
-import re
 from urllib.parse import parse_qs, urlsplit
 
 import pytest
@@ -136,8 +135,13 @@ def test_a_grant_withdrawn_with_its_run_says_so(inbox, decided_view):
     expect(inbox.page.get_by_test_id("decided-outcome")).to_have_text("Approved, then withdrawn")
 
 
+# The browser's zone is Europe/Paris (tests/live/inbox_fixtures.py). A page clock pinned
+# late on the day the clocks go forward: its yesterday is 23 hours long.
+PAGE_NOW = "2026-03-29T21:30:00Z"  # 23:30 in Paris, summer time since 02:00
+
+
 def test_decided_says_what_became_of_each_approved_call(inbox, decided_view):
-    decided_view["rows"] = [
+    rows = [
         decided(then=ApprovalStatus.CONSUMED, result="ok", patient_ref="MRN-RAN"),
         decided(then=ApprovalStatus.CONSUMED, result="error", patient_ref="MRN-FAILED"),
         decided(
@@ -152,20 +156,52 @@ def test_decided_says_what_became_of_each_approved_call(inbox, decided_view):
         ),
         decided(status=ApprovalStatus.REJECTED, patient_ref="MRN-REJECTED"),
     ]
+    # When each happened, all earlier today; the waiting one's is its deadline, later today.
+    times = ["2026-03-29T21:05:00Z", "2026-03-29T21:06:00Z", "2026-03-29T21:07:00Z", "2026-03-29T21:20:00Z"]
+    for row, at in zip(rows[:4], times, strict=True):
+        row["call_outcome_at"] = at
+    decided_view["rows"] = rows
+    inbox.page.clock.set_fixed_time(PAGE_NOW)
     inbox.open([])
     inbox.page.get_by_test_id("view-decided").click()
     items = inbox.page.get_by_test_id("decided-item")
     said = {
-        0: r"^Ran · the agent reported its result at \d\d:\d\d$",
-        1: r"^Failed · the agent reported an error at \d\d:\d\d$",
-        2: r"^Running · the agent took the approval at \d\d:\d\d; no result yet$",
-        3: r"^Waiting · the agent has not used the approval yet \(it lasts until \d\d:\d\d\)$",
-        4: r"^Withdrawn · the run ended before the agent used the approval$",
+        0: "Ran · the agent reported its result at 23:05",
+        1: "Failed · the agent reported an error at 23:06",
+        2: "Running · the agent took the approval at 23:07; no result yet",
+        3: "Waiting · the agent has not used the approval yet (it lasts until 23:20)",
+        4: "Withdrawn · the run ended before the agent used the approval",
     }
     for at, text in said.items():
-        expect(items.nth(at).get_by_test_id("decided-call")).to_have_text(re.compile(text))
+        expect(items.nth(at).get_by_test_id("decided-call")).to_have_text(text)
     expect(items.nth(0)).to_contain_text("What became of the call: Ran")
     expect(items.nth(5).get_by_test_id("decided-call")).to_have_count(0)
+
+
+def test_a_time_on_another_day_names_its_day(inbox, decided_view):
+    """A deadline past midnight is tomorrow's, never yesterday's; the days either side are
+    counted in the reviewer's calendar across the clock change; further days are dated."""
+    waiting = decided(patient_ref="MRN-WAITING", run_state=RunState.SUSPENDED, terminal_reason="")
+    waiting["call_outcome_at"] = "2026-03-29T22:15:00Z"  # 00:15 on Monday in Paris
+    ran = decided(then=ApprovalStatus.CONSUMED, result="ok", patient_ref="MRN-RAN")
+    ran["call_outcome_at"] = "2026-03-28T22:05:00Z"  # 23:05 on Saturday, winter time
+    expired = decided(then=ApprovalStatus.EXPIRED, patient_ref="MRN-EXPIRED")
+    expired["call_outcome_at"] = expired["decided_at"] = "2026-03-20T09:00:00Z"  # 10:00 a week before
+    decided_view["rows"] = [waiting, ran, expired]
+    inbox.page.clock.set_fixed_time(PAGE_NOW)
+    inbox.open([])
+    inbox.page.get_by_test_id("view-decided").click()
+    items = inbox.page.get_by_test_id("decided-item")
+    expect(items.nth(0).get_by_test_id("decided-call")).to_have_text(
+        "Waiting · the agent has not used the approval yet (it lasts until tomorrow 00:15)"
+    )
+    expect(items.nth(1).get_by_test_id("decided-call")).to_have_text(
+        "Ran · the agent reported its result yesterday at 23:05"
+    )
+    expect(items.nth(2).get_by_test_id("decided-call")).to_have_text(
+        "Expired · the approval ran out unused on Fri 20 Mar at 10:00"
+    )
+    expect(items.nth(2)).to_contain_text("Decided by: rob on Fri 20 Mar at 10:00")
 
 
 def test_older_decisions_are_a_page_away(inbox, decided_view):

@@ -29,10 +29,40 @@ let ui = null;
 /** True while the reviewer looks at the Decided view (the single-key shortcuts then rest). */
 export const decidedShown = () => state.shown;
 
+const localDay = (ms) => {
+  const d = new Date(ms);
+  return new Date(d.getFullYear(), d.getMonth(), d.getDate()).getTime();
+};
+
+// The day of an instant in the reviewer's own calendar, as it reads before a clock time: nothing
+// for today, a word for the days either side (a waiting approval's deadline is often tomorrow),
+// a short date otherwise; `on` is the same with the preposition a date needs after a verb.
+function dayOf(ms) {
+  // Rounded: a day across a clock change is 23 or 25 hours long.
+  const days = Math.round((localDay(ms) - localDay(Date.now())) / 86_400_000);
+  if (days === 0) return { day: '', on: '' };
+  if (days === -1) return { day: 'yesterday', on: 'yesterday' };
+  if (days === 1) return { day: 'tomorrow', on: 'tomorrow' };
+  const date = new Date(ms).toLocaleDateString('en-GB', { weekday: 'short', day: 'numeric', month: 'short' });
+  return { day: date, on: `on ${date}` };
+}
+
+const instant = (iso) => timeOf(iso, NaN);
+
+/** "14:02", "tomorrow 14:02", "Mon 7 Dec 14:02"; '' for no time. */
 function when(iso) {
-  const ms = timeOf(iso, NaN);
+  const ms = instant(iso);
   if (!Number.isFinite(ms)) return '';
-  return new Date(ms).toDateString() === new Date().toDateString() ? clockTime(ms) : `yesterday ${clockTime(ms)}`;
+  const { day } = dayOf(ms);
+  return day ? `${day} ${clockTime(ms)}` : clockTime(ms);
+}
+
+/** "at 14:02", "yesterday at 14:02", "on Mon 7 Dec at 14:02"; '' for no time. */
+function atWhen(iso) {
+  const ms = instant(iso);
+  if (!Number.isFinite(ms)) return '';
+  const { on } = dayOf(ms);
+  return on ? `${on} at ${clockTime(ms)}` : `at ${clockTime(ms)}`;
 }
 
 function outcome(d) {
@@ -46,21 +76,22 @@ function outcome(d) {
 
 // What became of an approved call (inbox/decided.py's call_outcome), and when.
 const CALL_OUTCOMES = {
-  ran: ['Ran', (at) => `the agent reported its result${at}`],
-  failed: ['Failed', (at) => `the agent reported an error${at}`],
-  running: ['Running', (at) => `the agent took the approval${at}; no result yet`],
-  waiting: ['Waiting', (at) => `the agent has not used the approval yet${at ? ` (it lasts until${at.slice(3)})` : ''}`],
+  ran: ['Ran', (iso) => `the agent reported its result${spaced(atWhen(iso))}`],
+  failed: ['Failed', (iso) => `the agent reported an error${spaced(atWhen(iso))}`],
+  running: ['Running', (iso) => `the agent took the approval${spaced(atWhen(iso))}; no result yet`],
+  waiting: ['Waiting', (iso) => `the agent has not used the approval yet${when(iso) ? ` (it lasts until ${when(iso)})` : ''}`],
   withdrawn: ['Withdrawn', () => 'the run ended before the agent used the approval'],
-  expired: ['Expired', (at) => `the approval ran out unused${at}`],
+  expired: ['Expired', (iso) => `the approval ran out unused${spaced(atWhen(iso))}`],
 };
+
+const spaced = (phrase) => (phrase ? ` ${phrase}` : '');
 
 function callOutcome(d) {
   const known = CALL_OUTCOMES[str(d.call_outcome)];
   if (!known) return null;
-  const at = when(d.call_outcome_at);
   const [word, says] = known;
   return line('What became of the call', h('span', { 'data-testid': 'decided-call', 'data-outcome': str(d.call_outcome) },
-    h('strong', {}, word), ` · ${says(at ? ` at ${at}` : '')}`));
+    h('strong', {}, word), ` · ${says(d.call_outcome_at)}`));
 }
 
 function line(label, ...value) {
@@ -89,13 +120,13 @@ function item(d) {
       h('span', { class: 'meta__patient', 'data-testid': 'decided-patient' }, revealed(str(d.patient_ref) || 'No patient ref')),
       str(d.care_unit) ? h('span', {}, ' · ', revealed(str(d.care_unit))) : null,
       str(d.session_title) ? h('span', {}, ' · ', revealed(str(d.session_title))) : null),
-    line('Decided by', h('span', { 'data-testid': 'decided-by' }, revealed(by)), ' at ',
-      h('time', { dateTime: str(d.decided_at) }, when(d.decided_at))),
+    line('Decided by', h('span', { 'data-testid': 'decided-by' }, revealed(by)), ' ',
+      h('time', { dateTime: str(d.decided_at) }, atWhen(d.decided_at))),
   ];
   const approvals = Array.isArray(d.approvals) ? d.approvals.filter(isObj) : [];
   if (Number.isInteger(d.approvals_required) && d.approvals_required > 1) {
     parts.push(line(`Approvals (${approvals.length} of ${d.approvals_required})`,
-      revealed(approvals.map((a) => `${str(a.reviewer)} at ${when(a.at)}`).join(', ') || 'none')));
+      revealed(approvals.map((a) => `${str(a.reviewer)} ${atWhen(a.at)}`.trim()).join(', ') || 'none')));
   }
   if (str(d.decision_reason)) parts.push(line('Reason', h('span', { 'data-testid': 'decided-reason' }, revealed(str(d.decision_reason)))));
   if (d.edited === true && isObj(d.args) && isObj(d.approved_args)) {
