@@ -71,7 +71,7 @@ class AuditEvent(models.Model):
     data = models.JSONField("details", default=dict, blank=True)
     # The chain: one per session, plus GLOBAL_CHAIN. `seq` counts from 1 within it;
     # `hash` = SHA-256 over `prev_hash`, `seq` and the SHA-256 of the RFC 8785 form of the
-    # row's other content (rows from before 2026-12-03: of everything at once; audit_chain.py).
+    # row's other content (rows of the first version: of everything at once; audit/chain.py `v1_hash`).
     chain = models.CharField(max_length=48)
     seq = models.BigIntegerField()
     prev_hash = models.CharField(max_length=64)

@@ -53,6 +53,12 @@ def kept(key, build: Callable, *, model=None, db=None):
     return entry[2]
 
 
+def _default_db():
+    # The thread's own wrapper: `django.db.connection` is a proxy that looks it up again on
+    # every attribute, and a row's values ask it for its ops and features once a field.
+    return connections[DEFAULT_DB_ALIAS]
+
+
 def _quote(db, name: str) -> str:
     return db.ops.quote_name(name)
 
@@ -105,7 +111,7 @@ KEPT_ROWS_AT_MOST = 8
 
 def insert_rows_sql(objs: list, *, returning: bool = True) -> tuple[str, list]:
     """One INSERT of several instances of one model, a VALUES row each, their pks RETURNING in list order."""
-    db, model = connection, type(objs[0])
+    db, model = _default_db(), type(objs[0])
     fields = insert_fields(model)
     row = f"({', '.join(['%s'] * len(fields))})"
 
@@ -130,7 +136,7 @@ def insert_if_sql(obj, condition: tuple[str, list]) -> tuple[str, list]:
     The check and the insert are one statement, so nothing the condition reads can
     change between them within this transaction's view (PostgreSQL and SQLite alike).
     """
-    db, model = connection, type(obj)
+    db, model = _default_db(), type(obj)
     fields = insert_fields(model)
     head = kept(
         ("insert-select", model),
@@ -144,7 +150,7 @@ def insert_if_sql(obj, condition: tuple[str, list]) -> tuple[str, list]:
 
 def update_sql(model, pk, **values) -> tuple[str, list]:
     """`UPDATE table SET ... WHERE pk = %s`, the values (by field name or attname) adapted as a save adapts them."""
-    db = connection
+    db = _default_db()
     fields = [model._meta.get_field(name) for name in values]
 
     def build(db):
@@ -316,7 +322,7 @@ def db_value(model, field_name: str, value):
     SQLite keeps a UUID as 32 hex digits and a datetime as naive UTC text; a raw
     parameter must match that form, or its comparisons silently miss.
     """
-    return model._meta.get_field(field_name).get_db_prep_value(value, connection, prepared=False)
+    return model._meta.get_field(field_name).get_db_prep_value(value, _default_db(), prepared=False)
 
 
 def choice_literal(value: str) -> str:
