@@ -97,7 +97,12 @@ def escalate_one(pk, run_id, now) -> int:
     """Escalate one card in a transaction of its own: 1, or 0 if it is no longer due or is busy."""
     with transaction.atomic():
         # The lock order everywhere: run, then approval. Busy elsewhere: the next pass gets it.
-        run = Run.objects.select_for_update(skip_locked=True).select_related("session").filter(pk=run_id).first()
+        run = (
+            Run.objects.select_for_update(skip_locked=True, of=("self",))
+            .select_related("session")
+            .filter(pk=run_id)
+            .first()
+        )
         if run is None:
             return 0
         approval = (

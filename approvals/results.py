@@ -54,7 +54,7 @@ def report_result(
 def _lock_session_and_run(run_id):
     """The run, locked after its session. Lock order everywhere: session, then run, then approvals;
     tainting updates the session row, so it is locked first (opening a run locks it the same way)."""
-    Session.objects.select_for_update().filter(runs__pk=run_id).first()
+    Session.objects.locked().filter(runs__pk=run_id).first()
     return spine.lock_run(run_id)
 
 

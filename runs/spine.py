@@ -116,7 +116,7 @@ def open_run_superseding(session, *, autonomy: str | None = None, flow_key: str 
     """`open_run`, saying which run it superseded (the API's 201 names it)."""
     # Locking the session row serialises concurrent opens on it, so the
     # supersede-then-insert below never trips the one-active-run constraint.
-    session = Session.objects.select_for_update().get(pk=session.pk)
+    session = Session.objects.locked().get(pk=session.pk)
     if session.deleted_at is not None:
         # Deleted after the view looked it up: the session lock makes this the last word.
         raise NotFound("No such session.")

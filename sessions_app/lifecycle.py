@@ -19,7 +19,7 @@ BOUND_FIELDS = ("patient_ref",)
 
 def lock_live_session(session_id) -> Session:
     """The session row, locked; 404 if it was deleted meanwhile (the lock makes that final)."""
-    session = Session.objects.live().select_for_update().filter(pk=session_id).first()
+    session = Session.objects.live().locked().filter(pk=session_id).first()
     if session is None:
         raise NotFound("No such session.")
     return session

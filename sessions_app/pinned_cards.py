@@ -75,7 +75,7 @@ def record_reported(session_id, run_id, tool_call_id: str, cards: list) -> list[
 
 
 def _lock(session_id) -> list[PinnedCard]:
-    Session.objects.select_for_update().filter(pk=session_id).first()
+    Session.objects.locked().filter(pk=session_id).first()
     return list(PinnedCard.objects.filter(session_id=session_id).order_by("order", "created_at"))
 
 

@@ -28,6 +28,18 @@ class SessionQuerySet(models.QuerySet):
         """Sessions not deleted: the only ones any client endpoint may see."""
         return self.filter(deleted_at__isnull=True)
 
+    def locked(self):
+        """These sessions, their rows locked until the transaction ends: the first lock of the order
+        everywhere (session, run, approvals, the audit chain head).
+
+        FOR NO KEY UPDATE, the lock an UPDATE of the session's other columns takes: it serialises
+        the session's writers all the same. FOR UPDATE would also wait for any transaction that
+        inserted a row naming the session (a parked call's approval), whose foreign key PostgreSQL
+        checks at COMMIT under a KEY SHARE lock on the session; that transaction holds the run
+        the locker waits for next, and each would wait for the other.
+        """
+        return self.select_for_update(no_key=True, of=("self",))
+
 
 # The longest care_unit a session may carry (SPEC section 10): the column, the API's
 # create and PATCH, and the units a review team may list all read this one number.

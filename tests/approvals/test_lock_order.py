@@ -12,11 +12,14 @@ from django.db import connection, transaction
 from approvals import decisions
 from approvals.gate import GateCall, gate_tool_call
 from approvals.models import Approval
+from approvals.results import report_result
 from approvals.resume import resume
+from audit import chain as audit_chain
 from core.errors import CondorError
 from runs import spine
 from runs.models import Run
 from runs.states import ACTIVE_STATES, TerminalReason
+from sessions_app import lifecycle
 from sessions_app.models import Session
 from tests.helpers import races
 from tests.helpers.approval_loop import PRESCRIPTION, gate, parked_run
@@ -207,3 +210,78 @@ def test_a_cold_replay_at_the_gate_waits_for_the_lock_on_the_grants_own_run(gran
 
     assert outcome_beside_a_stop(run_id, Contender(gate_again), rita) == "run_not_active"
     assert Approval.objects.get(pk=approval_id).status == "withdrawn"
+
+
+# --- a park's commit and the session's lock -------------------------------------------------------
+
+
+def park_held_at_the_chain_head(run_id, ward_agent, other: Contender) -> Contender:
+    """A prescription parked on `run_id` while `other` starts: the gate holds the run and queues on the
+    session's audit chain head, held here, until `other` queues too; then both go on.
+
+    The gate's approval INSERT names the session, and PostgreSQL checks that foreign key at COMMIT
+    under a KEY SHARE lock on the session's row: `other`, which locks the session and then the
+    run, must not lock the session in a mode that waits for that check, or each waits for the other.
+    """
+    call = GateCall(
+        tool_call_id="park-1",
+        step_id="step-9",
+        tool="prescribe_medication",
+        op="create",
+        args=PRESCRIPTION,
+        metadata={},
+    )
+    parker = Contender(lambda: gate_tool_call(run_id, call, client=ward_agent, owned_by=ward_agent).status)
+    chain = audit_chain.chain_for(Run.objects.get(pk=run_id).session_id)
+    with transaction.atomic():
+        audit_chain.lock_head(chain)
+        parker.start()
+        wait_until_queued(parker)  # holds the run, waits for the head
+        other.start()
+        wait_until_queued(parker, other)  # `other` holds the session, waits for the run
+    for thread in (parker, other):
+        thread.join(timeout=30)
+    assert not parker.is_alive() and not other.is_alive()
+    return parker
+
+
+def test_a_result_reported_while_a_call_parks_on_the_same_run_does_not_deadlock(api, ward_agent):
+    # Parallel tool calls: the agent reports the first one's result while its second one parks.
+    run_id = open_executing_run(api)
+    assert gate(api, run_id, tool="get_patient_summary", op="", args={"patient_id": "p-1"}).status_code == 200
+
+    def report():
+        call, _ = report_result(
+            run_id,
+            "call-1",
+            output={"ok": True},
+            is_error=False,
+            untrusted=False,
+            entities=[],
+            cards=[],
+            client=ward_agent,
+        )
+        return call.reported_at is not None
+
+    reporter = Contender(report)
+    parker = park_held_at_the_chain_head(run_id, ward_agent, reporter)
+    assert (parker.outcome, reporter.outcome) == (202, True)
+
+
+def test_a_run_opened_while_a_call_parks_supersedes_it_without_deadlock(api, ward_agent):
+    run_id = open_executing_run(api)
+    session = Session.objects.get(runs__pk=run_id)
+    opener = Contender(lambda: spine.open_run(session).state)
+    parker = park_held_at_the_chain_head(run_id, ward_agent, opener)
+    assert (parker.outcome, opener.outcome) == (202, "pending")
+    assert Run.objects.get(pk=run_id).terminal_reason == TerminalReason.SUPERSEDED
+    assert Approval.objects.get(run_id=run_id).status == "withdrawn"
+
+
+def test_a_session_deleted_while_a_call_parks_does_not_deadlock(api, ward_agent):
+    run_id = open_executing_run(api)
+    session_id = Run.objects.get(pk=run_id).session_id
+    deleter = Contender(lambda: lifecycle.delete_session(session_id, client=ward_agent) or "deleted")
+    parker = park_held_at_the_chain_head(run_id, ward_agent, deleter)
+    assert (parker.outcome, deleter.outcome) == (202, "deleted")
+    assert Session.objects.get(pk=session_id).deleted_at is not None
