@@ -28,6 +28,7 @@ from approvals.suspend import (
     read_known,
     suspend_frames,
 )
+from audit import chain as audit_chain
 from audit import trail as audit
 from audit.models import AuditEvent
 from core.errors import (
@@ -200,7 +201,8 @@ def _answer_for_parked_call(run_id, call: GateCall, *, client, owned_by) -> Gate
                     decision=refusal.code if refusal else PARKED,
                     rule_id=approval.rule_id,
                 )
-            ]
+            ],
+            head=run.audit_head,
         )
     if refusal is not None:
         raise refusal
@@ -214,7 +216,8 @@ def _audit_refused(run_id, call: GateCall, refusal: CondorError, *, client, owne
             run = _locked_gateable_run(run_id, owned_by=owned_by)
             verdict, _ = judge(run, call)
             audit.record_entries(
-                [_verdict_entry(run, call, verdict, client=client, decision=refusal.code, rule_id=verdict.rule_id)]
+                [_verdict_entry(run, call, verdict, client=client, decision=refusal.code, rule_id=verdict.rule_id)],
+                head=run.audit_head,
             )
     except (NotFound, RunNotActiveError):
         pass  # the run ended meanwhile: a gate call on it now is refused as that, and not a verdict
@@ -228,6 +231,9 @@ def _locked_gateable_run(run_id, *, owned_by=None):
         # would be as this statement's snapshot saw it, from before any wait for the lock, and a
         # taint committed meanwhile would be missed. The client and the registry's stamp come
         # along as of the statement's start: nothing orders their changes with the run's lock.
+        # The session's audit chain head is locked last, in the same statement: every row the gate
+        # may wait for after it is its own run's (the run lock keeps everyone else away) or is taken
+        # without waiting (a prior grant of another run: _consume_prior_grant).
         lock_sql, params = spine.lock_touched_statement(run_id, client=owned_by)
         row = first_row(
             kept(("gate-lock", lock_sql), lambda db: _locked_with_session_sql(db, lock_sql), model=Session), params
@@ -235,7 +241,10 @@ def _locked_gateable_run(run_id, *, owned_by=None):
         if row is None:
             raise NotFound("No such run.")
         run_columns = len(Run._meta.concrete_fields)
-        run, row = reader(Run)(row[:run_columns]), row[run_columns:]
+        head_columns = -len(audit_chain.HEAD_COLUMNS)
+        run, head, row = reader(Run)(row[:run_columns]), row[head_columns:], row[run_columns:head_columns]
+        # No head yet (the session's first audited call): the first append creates and locks it.
+        run.audit_head = audit_chain.locked_head(head)
     else:
         # SQLite: a transaction holds the whole database, so the session read next is as of now.
         run = spine.lock_touched_run(run_id, client=owned_by)
@@ -254,20 +263,25 @@ def _locked_gateable_run(run_id, *, owned_by=None):
     return run
 
 
-def _session_and_client(db, sessions: str) -> str:
-    """The columns and joins after the run's: the session (`sessions`: its table or row source), its client, the stamp."""
+def _session_and_client(db, sessions: str, *, head: tuple[str, str] = ("", "")) -> str:
+    """The columns and joins after the run's: the session (`sessions`: its table or row source), its client,
+    the stamp, then `head`'s columns and join if given (audit/chain.py `locked_head_join`)."""
     clients = table(ApiClient, db=db)
+    head_columns, head_join = head
     return (
-        f"{columns(Session, table='s', db=db)}, {columns(ApiClient, db=db)}, ({registry_cache.stamp_sql()}) "
+        f"{columns(Session, table='s', db=db)}, {columns(ApiClient, db=db)}, ({registry_cache.stamp_sql()})"
+        f"{', ' + head_columns if head_columns else ''} "
         f"FROM {sessions} AS s INNER JOIN {clients} ON ({column(Session, 'client', 's', db=db)} = "
-        f"{column(ApiClient, 'id', clients, db=db)})"
+        f"{column(ApiClient, 'id', clients, db=db)}){' ' + head_join if head_join else ''}"
     )
 
 
 def _locked_with_session_sql(db, lock_sql: str) -> str:
+    chain = audit_chain.session_chain_sql(f"locked.{column(Run, 'session', db=db)}")
+    sessions = "locked CROSS JOIN LATERAL condor_session_as_of_now(locked.session_id)"
     return (
         f"WITH locked AS ({lock_sql}) SELECT {columns(Run, table='locked', db=db)}, "
-        f"{_session_and_client(db, 'locked CROSS JOIN LATERAL condor_session_as_of_now(locked.session_id)')}"
+        f"{_session_and_client(db, sessions, head=audit_chain.locked_head_join(db, chain))}"
     )
 
 
@@ -371,7 +385,9 @@ def _audit_verdict(
     run, call: GateCall, verdict: Verdict, *, client, decision: str, rule_id: str, along: tuple[Write, ...] = ()
 ) -> None:
     audit.record_entries(
-        [_verdict_entry(run, call, verdict, client=client, decision=decision, rule_id=rule_id)], along=along
+        [_verdict_entry(run, call, verdict, client=client, decision=decision, rule_id=rule_id)],
+        along=along,
+        head=run.audit_head,
     )
 
 
@@ -427,10 +443,14 @@ def _consume_prior_grant(run, call, verdict, untrusted, *, client, candidates, n
         raise bound_context.refusal(bound_context.bound(candidates[0]), context)
     digest = payload_hash(call.args)
     for grant in usable:
-        # The same conditional UPDATE as resume: only one caller can win a grant.
-        won = Approval.objects.filter(
+        # The same conditional UPDATE as resume: only one caller can win a grant. One that another
+        # transaction holds is passed over, not waited for (SKIP LOCKED): the gate holds its
+        # session's audit chain head already, which that holder may be about to wait for. Passed
+        # over, the call parks on a card of its own and a reviewer decides it again.
+        free = Approval.objects.select_for_update(skip_locked=True, of=("self",)).filter(
             pk=grant.pk, status=ApprovalStatus.APPROVED, payload_hash=digest, expires_at__gt=now
-        ).update(status=ApprovalStatus.CONSUMED, consumed_at=now)
+        )
+        won = Approval.objects.filter(pk__in=free.values("pk")).update(status=ApprovalStatus.CONSUMED, consumed_at=now)
         if won:
             break
     else:
@@ -450,6 +470,7 @@ def _consume_prior_grant(run, call, verdict, untrusted, *, client, candidates, n
     )
     audit.record(
         audit.Kind.CONSUME,
+        head=run.audit_head,
         approval=grant,
         run=run,
         actor_client=client,
@@ -531,6 +552,7 @@ def request_clarification(run, body: dict, *, client) -> GateResult:
             run = _locked_gateable_run(run.pk)
             audit.record(
                 audit.Kind.VERDICT,
+                head=run.audit_head,
                 run=run,
                 actor_client=client,
                 tool=body["tool"],

@@ -307,7 +307,8 @@ def park_locked(
     without one (a clarification) takes it from `known` (card_context.parked_context).
 
     Round trips on PostgreSQL: one statement with both audit rows (their chain head's
-    lock and move by two links, audit/chain.py), the caller's writes, the
+    move by two links; the head is locked by the gate's run lock, or by a statement of
+    its own before this one: audit/chain.py), the caller's writes, the
     approval's INSERT with the pending count, the run's new state and the outbox event
     (core.rows.run_together). The new approval row is taken
     after the head: no other transaction can wait on a row not yet committed, and the
@@ -324,7 +325,7 @@ def park_locked(
         if refusal is not None:
             raise refusal
         if first_audit is not None:
-            audit.record_entries([first_audit], along=writes)
+            audit.record_entries([first_audit], along=writes, head=run.audit_head)
         else:
             run_together(list(writes))
         return known.existing, False
@@ -387,7 +388,9 @@ def park_locked(
             "step_id": approval.step_id,
         },
     )
-    audit.record_entries([suspended] if first_audit is None else [first_audit, suspended], along=park)
+    audit.record_entries(
+        [suspended] if first_audit is None else [first_audit, suspended], along=park, head=run.audit_head
+    )
     return approval, True
 
 

@@ -5,7 +5,10 @@ reading the previous link's hash and writing the new one under a lock, so a
 single chain would put every gate call of every agent in one queue. Every audit
 row of a session is written while its run (or session) row is already locked,
 so the session's chain head lock adds no waiting of its own; it is taken last
-(lock order: session → run → approvals → chain head). Rows without a session
+(lock order: session → run → approvals → chain head). The gate takes it with its
+run, in one statement (`locked_head_join`): after it the gate waits for no row
+but its own run's, which nobody else touches without that run's lock, and takes
+another run's grant only if nobody holds it (approvals/gate.py). Rows without a session
 (registry changes, logins, admin exports, verifications) share GLOBAL_CHAIN;
 they are rare next to gate traffic. An append locks the head (SELECT … FOR UPDATE),
 hashes the new links in Python, and sends the rows' INSERT and the head's move with
@@ -63,8 +66,16 @@ HASHED_FIELDS = (
 )
 
 
+SESSION_CHAIN_PREFIX = "session:"
+
+
 def chain_for(session_id) -> str:
-    return f"session:{session_id}" if session_id is not None else GLOBAL_CHAIN
+    return f"{SESSION_CHAIN_PREFIX}{session_id}" if session_id is not None else GLOBAL_CHAIN
+
+
+def session_chain_sql(session_id_sql: str) -> str:
+    """`chain_for` in SQL, for a statement that has a session's id (a uuid column) but not its value."""
+    return f"('{SESSION_CHAIN_PREFIX}' || CAST({session_id_sql} AS text))"
 
 
 def _text(value) -> str | None:
@@ -168,6 +179,49 @@ def lock_head(chain: str) -> list:
     return list(head)
 
 
+@dataclass
+class LockedHead:
+    """A chain's head as the caller's transaction locked it (`locked_head_join`, `locked_head`).
+
+    `link` is [seq, hash], moved on in place as `append_linked` links rows to it: the
+    caller hands the same object to each of its appends to that chain.
+    """
+
+    chain: str
+    link: list
+
+
+HEAD_COLUMNS = ("chain", "seq", "hash")
+
+
+def locked_head_join(db, chain_sql: str, alias: str = "head") -> tuple[str, str]:
+    """(columns, join) that lock and read the head of the chain `chain_sql` names, in a caller's
+    statement on PostgreSQL: `alias`'s HEAD_COLUMNS, all NULL while the chain has no head.
+
+    For a caller that locks its own rows first and takes nothing after the head it could
+    wait for (approvals/gate.py); `locked_head` makes the values the `head` its appends
+    take. The chain's name must come from a row the statement locked before (a LATERAL
+    reference), so the head is locked after it. FOR UPDATE in READ COMMITTED reads the
+    row's newest version, however long the statement waited.
+    """
+    heads = table(AuditChainHead, db=db)
+
+    def col(name, qualifier=heads):
+        return column(AuditChainHead, name, qualifier, db=db)
+
+    return (
+        ", ".join(col(name, alias) for name in HEAD_COLUMNS),
+        f"LEFT OUTER JOIN LATERAL (SELECT {', '.join(col(name) for name in HEAD_COLUMNS)} FROM {heads} "
+        f"WHERE {col('chain')} = {chain_sql} FOR UPDATE) AS {alias} ON TRUE",
+    )
+
+
+def locked_head(values) -> LockedHead | None:
+    """The head `locked_head_join`'s columns read (their values, in order); None if there was none."""
+    chain, seq, digest = values
+    return LockedHead(chain, [seq, digest]) if chain is not None else None
+
+
 def _head_sql(db) -> str:
     """`select_for_update().filter(chain=…).values_list("seq", "hash")`, as one text."""
 
@@ -193,12 +247,14 @@ def _link(event: AuditEvent, head: list) -> None:
     head[0], head[1] = event.seq, event.hash
 
 
-def append(event: AuditEvent, *, along: Sequence[Write] = ()) -> AuditEvent:
+def append(event: AuditEvent, *, along: Sequence[Write] = (), head: LockedHead | None = None) -> AuditEvent:
     """Link `event` to its chain and insert it. Needs the caller's transaction (`append_linked`)."""
-    return append_linked([event], along=along)[0]
+    return append_linked([event], along=along, head=head)[0]
 
 
-def append_linked(events: Sequence[AuditEvent], *, along: Sequence[Write] = ()) -> list[AuditEvent]:
+def append_linked(
+    events: Sequence[AuditEvent], *, along: Sequence[Write] = (), head: LockedHead | None = None
+) -> list[AuditEvent]:
     """Link one or two `events` of one chain to it, in order, and insert them. Needs the caller's transaction.
 
     The one way a request appends, on every database: the head is locked and read
@@ -207,11 +263,18 @@ def append_linked(events: Sequence[AuditEvent], *, along: Sequence[Write] = ()) 
     statement on PostgreSQL (`run_together`). The rows go in as one INSERT, in list order,
     so a second row's id is the larger, as `verify` expects of a chain; and every id is
     drawn under the head's lock, so ids grow with `seq` across transactions too.
+
+    `head`: the events' chain head, if this transaction locked it already (`LockedHead`).
     """
     if not 1 <= len(events) <= 2 or len({event.chain for event in events}) != 1:
         raise ValueError("append_linked links one or two rows of one chain")
     chain = events[0].chain
-    head = lock_head(chain)
+    if head is None:
+        head = lock_head(chain)
+    elif head.chain == chain:
+        head = head.link
+    else:
+        raise ValueError(f"append_linked was handed the head of {head.chain}, not of {chain}")
     replaced = head[1]
     for event in events:
         _link(event, head)

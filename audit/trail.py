@@ -162,22 +162,27 @@ def entry(
     )
 
 
-def record(kind: str, *, along: Sequence[Write] = (), **fields) -> AuditEvent:
+def record(
+    kind: str, *, along: Sequence[Write] = (), head: audit_chain.LockedHead | None = None, **fields
+) -> AuditEvent:
     """Append an audit row (`entry`'s fields) inside the caller's transaction (or its own, outside one).
 
     `along`: the caller's own writes (core.rows.Write), sent in the same statement as the row.
+    `head`: its chain's head, if the caller's transaction locked it already (audit/chain.py `append_linked`).
     """
     event = entry(kind, **fields)
     # savepoint=False: inside the caller's transaction this adds no SAVEPOINT round trips.
     with transaction.atomic(savepoint=False):
-        return audit_chain.append(event, along=along)
+        return audit_chain.append(event, along=along, head=head)
 
 
-def record_entries(events: Sequence[AuditEvent], *, along: Sequence[Write] = ()) -> list[AuditEvent]:
+def record_entries(
+    events: Sequence[AuditEvent], *, along: Sequence[Write] = (), head: audit_chain.LockedHead | None = None
+) -> list[AuditEvent]:
     """Append one or two `entry` rows of one chain, in order, in one statement with `along`
-    (inside the caller's transaction, or its own outside one)."""
+    (inside the caller's transaction, or its own outside one); `head` as for `record`."""
     with transaction.atomic(savepoint=False):
-        return audit_chain.append_linked(events, along=along)
+        return audit_chain.append_linked(events, along=along, head=head)
 
 
 def record_all(events: list[AuditEvent]) -> list[AuditEvent]:

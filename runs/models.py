@@ -66,6 +66,11 @@ class Run(FSMModelMixin, models.Model):
             ),
         ]
 
+    # Not a column: the session's audit chain head (audit/chain.py `LockedHead`) when the statement
+    # that locked this run locked the head too (approvals/gate.py), for the transaction's appends to
+    # link to; None when it did not, and an append locks the head itself.
+    audit_head = None
+
     def __str__(self) -> str:
         return f"Run {self.pk} ({self.state})"
 

@@ -63,28 +63,30 @@ def warm_run(api, run_id):
     return run_id
 
 
-def test_an_allowed_gate_call_takes_five_statements(api, warm_run):
-    # BEGIN; the run's lock with its session, client and registry stamp; the chain head's lock;
-    # the audit row with the head's move, the ledger row and the outbox event; COMMIT.
-    assert_statements(lambda: gate(api, warm_run, tool="get_patient_summary", op="", args=CHART_READ), 200, 5)
+def test_an_allowed_gate_call_takes_four_statements(api, warm_run):
+    # BEGIN; the run's lock with its session, client, registry stamp and the session's chain head
+    # (locked last: approvals/gate.py); the audit row with the head's move, the ledger row and the
+    # outbox event; COMMIT.
+    assert_statements(lambda: gate(api, warm_run, tool="get_patient_summary", op="", args=CHART_READ), 200, 4)
 
 
-def test_a_suspending_gate_call_takes_six_statements(api, warm_run):
-    # BEGIN; the run's lock with its session; the approvals the call may meet, with the
-    # conversation turn (and a tainted session's taint source) for the new card
-    # (approvals/card_context.py); the chain head's lock; the verdict's and the suspend's audit rows with the head's move by
-    # two links, the ledger row, the approval, the run's new state and the outbox event; COMMIT.
-    assert_statements(lambda: gate(api, warm_run), 202, 6)
+def test_a_suspending_gate_call_takes_five_statements(api, warm_run):
+    # BEGIN; the run's lock with its session and chain head; the approvals the call may meet, with
+    # the conversation turn (and a tainted session's taint source) for the new card
+    # (approvals/card_context.py); the verdict's and the suspend's audit rows with the head's move
+    # by two links, the ledger row, the approval, the run's new state and the outbox event; COMMIT.
+    assert_statements(lambda: gate(api, warm_run), 202, 5)
 
 
 def test_a_gate_call_on_a_streamed_run_marks_its_push_with_one_statement_more(api, warm_run):
     async_to_sync(listeners.Listening(run_group(warm_run)).mark)()
-    assert_statements(lambda: gate(api, warm_run, tool="get_patient_summary", op="", args=CHART_READ), 200, 5, after=1)
+    assert_statements(lambda: gate(api, warm_run, tool="get_patient_summary", op="", args=CHART_READ), 200, 4, after=1)
 
 
-def test_a_sessions_first_audited_call_takes_two_statements_more(api, warm_run):
-    # A new session's audit chain has no head yet: its lock finds none, the head is created
-    # (a no-op for a racing first append) and locked again (audit/chain.lock_head).
+def test_a_sessions_first_audited_call_takes_three_statements_more(api, warm_run):
+    # A new session's audit chain has no head yet: the run's lock finds none, so the first
+    # append looks for it, creates it (a no-op for a racing first append) and locks it
+    # (audit/chain.lock_head).
     fresh_run = open_executing_run(api)
     chain = f"session:{Run.objects.get(pk=fresh_run).session_id}"
     assert not AuditChainHead.objects.filter(chain=chain).exists()
@@ -125,7 +127,7 @@ def test_the_hot_statements_are_prepared_once_per_connection(api, warm_run):
     for statement in (
         'WITH locked AS (UPDATE "runs_run" SET "last_activity_at"',
         "CROSS JOIN LATERAL condor_session_as_of_now(locked.session_id)",
-        'FROM "approvals_auditchainhead" WHERE "approvals_auditchainhead"."chain" = $1 FOR UPDATE',
+        'CAST(locked."session_id" AS text)) FOR UPDATE) AS head ON TRUE',
         'WITH w0 AS (INSERT INTO "approvals_auditevent"',
     ):
         assert any(statement in text for text in prepared), (statement, prepared)

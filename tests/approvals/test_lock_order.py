@@ -285,3 +285,45 @@ def test_a_session_deleted_while_a_call_parks_does_not_deadlock(api, ward_agent)
     parker = park_held_at_the_chain_head(run_id, ward_agent, deleter)
     assert (parker.outcome, deleter.outcome) == (202, "deleted")
     assert Session.objects.get(pk=session_id).deleted_at is not None
+
+
+# --- the gate holds its chain head from the run's lock on -----------------------------------------
+
+
+def test_a_cold_replay_passes_over_a_grant_another_transaction_holds(granted, ward_agent):
+    # The gate locks the session's audit chain head with its run, so it must not wait for a row
+    # whose holder may wait for that head (a resume consuming the grant does): it passes the
+    # grant over and parks the call on a card of its own, for a reviewer to decide again.
+    run_id, approval_id = granted
+    call = GateCall(
+        tool_call_id="call-2",
+        step_id="step-2",
+        tool="prescribe_medication",
+        op="create",
+        args=PRESCRIPTION,
+        metadata={},
+    )
+    replay = Contender(lambda: gate_tool_call(run_id, call, client=ward_agent, owned_by=ward_agent).status)
+    with transaction.atomic():
+        Approval.objects.select_for_update().get(pk=approval_id)
+        replay.start()
+        replay.join(timeout=10)
+        assert not replay.is_alive(), "the replay waited for the grant's holder"
+    assert replay.outcome == 202
+    assert Approval.objects.get(pk=approval_id).status == "approved"
+    assert Approval.objects.filter(run_id=run_id, tool_call_id="call-2", status="pending").exists()
+
+
+def test_without_a_holder_the_cold_replay_uses_the_grant(granted, ward_agent):
+    run_id, approval_id = granted
+    call = GateCall(
+        tool_call_id="call-2",
+        step_id="step-2",
+        tool="prescribe_medication",
+        op="create",
+        args=PRESCRIPTION,
+        metadata={},
+    )
+    result = gate_tool_call(run_id, call, client=ward_agent, owned_by=ward_agent)
+    assert (result.status, result.body["rule_id"]) == (200, "approval.prior-grant")
+    assert Approval.objects.get(pk=approval_id).status == "consumed"
