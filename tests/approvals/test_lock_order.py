@@ -54,6 +54,18 @@ def wait_until_queued(*threads: Contender) -> None:
     races.wait_until_queued(*(lambda thread=thread: thread.pid for thread in threads))
 
 
+def prescription_call(tool_call_id: str, step_id: str) -> GateCall:
+    """The prescription (PRESCRIPTION) gated again under these ids."""
+    return GateCall(
+        tool_call_id=tool_call_id,
+        step_id=step_id,
+        tool="prescribe_medication",
+        op="create",
+        args=PRESCRIPTION,
+        metadata={},
+    )
+
+
 def active_runs(session_id) -> int:
     return Run.objects.filter(session_id=session_id, state__in=[s.value for s in ACTIVE_STATES]).count()
 
@@ -196,14 +208,7 @@ def test_a_cold_replay_at_the_gate_waits_for_the_lock_on_the_grants_own_run(gran
     # A grant of an earlier run of the session needs no lock of its own run: that run has ended
     # (one active run a session), and only the consume's conditional UPDATE can still change it.
     run_id, approval_id = granted
-    call = GateCall(
-        tool_call_id="call-2",
-        step_id="step-2",
-        tool="prescribe_medication",
-        op="create",
-        args=PRESCRIPTION,
-        metadata={},
-    )
+    call = prescription_call("call-2", "step-2")
 
     def gate_again():
         return gate_tool_call(run_id, call, client=ward_agent, owned_by=ward_agent).body["rule_id"]
@@ -223,14 +228,7 @@ def park_held_at_the_chain_head(run_id, ward_agent, other: Contender) -> Contend
     under a KEY SHARE lock on the session's row: `other`, which locks the session and then the
     run, must not lock the session in a mode that waits for that check, or each waits for the other.
     """
-    call = GateCall(
-        tool_call_id="park-1",
-        step_id="step-9",
-        tool="prescribe_medication",
-        op="create",
-        args=PRESCRIPTION,
-        metadata={},
-    )
+    call = prescription_call("park-1", "step-9")
     parker = Contender(lambda: gate_tool_call(run_id, call, client=ward_agent, owned_by=ward_agent).status)
     chain = audit_chain.chain_for(Run.objects.get(pk=run_id).session_id)
     with transaction.atomic():
@@ -295,14 +293,7 @@ def test_a_cold_replay_passes_over_a_grant_another_transaction_holds(granted, wa
     # whose holder may wait for that head (a resume consuming the grant does): it passes the
     # grant over and parks the call on a card of its own, for a reviewer to decide again.
     run_id, approval_id = granted
-    call = GateCall(
-        tool_call_id="call-2",
-        step_id="step-2",
-        tool="prescribe_medication",
-        op="create",
-        args=PRESCRIPTION,
-        metadata={},
-    )
+    call = prescription_call("call-2", "step-2")
     replay = Contender(lambda: gate_tool_call(run_id, call, client=ward_agent, owned_by=ward_agent).status)
     with transaction.atomic():
         Approval.objects.select_for_update().get(pk=approval_id)
@@ -316,14 +307,7 @@ def test_a_cold_replay_passes_over_a_grant_another_transaction_holds(granted, wa
 
 def test_without_a_holder_the_cold_replay_uses_the_grant(granted, ward_agent):
     run_id, approval_id = granted
-    call = GateCall(
-        tool_call_id="call-2",
-        step_id="step-2",
-        tool="prescribe_medication",
-        op="create",
-        args=PRESCRIPTION,
-        metadata={},
-    )
+    call = prescription_call("call-2", "step-2")
     result = gate_tool_call(run_id, call, client=ward_agent, owned_by=ward_agent)
     assert (result.status, result.body["rule_id"]) == (200, "approval.prior-grant")
     assert Approval.objects.get(pk=approval_id).status == "consumed"
