@@ -9,6 +9,7 @@ from approvals.models import Approval, ApprovalStatus, ReasonCode, ToolCall
 from approvals.models.approval import OPEN_STATUSES
 from approvals.refusals import Refused, audited, refuse_if_changed
 from approvals.suspend import unpark_writes
+from audit import chain as audit_chain
 from audit import trail as audit
 from core.errors import (
     ApprovalConsumed,
@@ -132,6 +133,7 @@ def _resume(run, approval_id, args, *, client, owned_by) -> tuple[Approval, obje
         )
         audit.record(
             audit.Kind.CONSUME,
+            head=approval.audit_head,
             approval=approval,
             run=locked,
             actor_client=client,
@@ -154,6 +156,8 @@ def _consume(approval_id, run_id, digest: str, now) -> Approval | None:
     (`_SESSION_NOW`). On PostgreSQL the ledger's allow for an approval
     proper rides along in the same statement (a data-modifying CTE), so it
     commits or rolls back with the consume; SQLite has no such CTE (resume does it).
+    PostgreSQL's statement also locks the session's audit chain head, after the
+    approval, and reads it as `audit_head` for the consume's audit row.
     """
     params = [
         ApprovalStatus.CONSUMED,
@@ -173,7 +177,10 @@ def _consume(approval_id, run_id, digest: str, now) -> Approval | None:
     width = len(Approval._meta.concrete_fields)
     approval = reader(Approval)(row[:width])
     approval.others_open, approval.decided_by_username, approval.registry_stamp = row[width : width + 3]
-    approval.session_now = dict(zip(_SESSION_NOW, row[width + 3 :], strict=True))
+    at = width + 3 + len(_SESSION_NOW)
+    approval.session_now = dict(zip(_SESSION_NOW, row[width + 3 : at], strict=True))
+    # On PostgreSQL the statement locked the session's audit chain head too (audit/chain.py).
+    approval.audit_head = audit_chain.locked_head(row[at:]) if row[at:] else None
     for flag in ("consent", "tainted"):  # SQLite answers 0 or 1
         approval.session_now[flag] = bool(approval.session_now[flag])
     return approval
@@ -227,12 +234,20 @@ def _consume_sql(db) -> str:
         def call(name, qualifier=calls):
             return column(ToolCall, name, qualifier, db=db)
 
+        # The session's audit chain head, locked after the approval (the lateral join reads the
+        # consumed row): the order every writer keeps (audit/chain.py). The ledger CTE, which the
+        # SELECT does not read, runs after it; only a holder of the run's lock touches that row.
+        head_columns, head_join = audit_chain.locked_head_join(
+            db, audit_chain.session_chain_sql(approval("session", "consumed"))
+        )
+
         return (
             f"WITH consumed AS ({update} RETURNING *), "
             f"ledger AS (UPDATE {calls} SET {call('decision', '')} = %s FROM consumed "
             f"WHERE {call('run')} = {approval('run', 'consumed')} "
             f"AND {call('tool_call_id')} = {approval('tool_call_id', 'consumed')} "
             f"AND {approval('reason_code', 'consumed')} = %s) "
-            f"SELECT {columns(Approval, 'consumed', db=db)}, {extras('consumed')} FROM consumed"
+            f"SELECT {columns(Approval, 'consumed', db=db)}, {extras('consumed')}, {head_columns} "
+            f"FROM consumed {head_join}"
         )
     return f"{update} RETURNING {columns(Approval, '', db=db)}, {extras(approvals)}"

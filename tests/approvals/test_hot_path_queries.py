@@ -94,10 +94,13 @@ def test_a_sessions_first_audited_call_takes_three_statements_more(api, warm_run
     assert AuditChainHead.objects.get(chain=chain).seq == AuditEvent.objects.filter(chain=chain).count() > 0
 
 
-def test_a_resume_takes_six_statements(api, warm_run, reviewer_http):
+def test_a_resume_takes_five_statements(api, warm_run, reviewer_http):
+    # BEGIN; the run's lock; the consume, with the ledger's allow, the session as it is now and
+    # its chain head (locked after the approval); the audit row with the head's move, the run's
+    # new state and the outbox event; COMMIT.
     approval = suspend(api, warm_run)
     approve(reviewer_http, approval["id"])
-    assert_statements(lambda: resume(api, warm_run, approval["id"]), 200, 6)
+    assert_statements(lambda: resume(api, warm_run, approval["id"]), 200, 5)
 
 
 def test_a_decision_takes_six_statements_after_the_reviewers_two_reads(api, warm_run, reviewer_http):
