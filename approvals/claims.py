@@ -110,6 +110,7 @@ def _publish(approval: Approval, run, user, what: str) -> None:
     )
     audit.record(
         audit.Kind.CLAIM,
+        head=approval.audit_head,
         approval=approval,
         run=run,
         actor_user=user,

@@ -276,9 +276,11 @@ def _reject(approval: Approval, run, reason: str, *, user, stop_run: bool) -> Ap
 
 
 def _audit_decision(approval: Approval, user, decision: str, *, along: tuple = (), **data) -> None:
-    """The decision's audit row; `along`: its outbox event, sent in the same statement (core.rows.run_together)."""
+    """The decision's audit row; `along`: its outbox event, sent in the same statement (core.rows.run_together).
+    The transaction's first: its chain head is the one the approval's lock took (approvals/locking.py)."""
     audit.record(
         audit.Kind.DECISION,
+        head=approval.audit_head,
         approval=approval,
         actor_user=user,
         decision=decision,

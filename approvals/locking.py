@@ -6,6 +6,7 @@ from django.contrib.auth.models import User
 from django.utils import timezone
 
 from approvals.models import Approval, ApprovalStatus
+from audit import chain as audit_chain
 from core.errors import ApprovalNotPending, NotFound
 from core.rows import column, columns, db_value, first_row, kept, reader, table
 from registry import cache as registry_cache
@@ -57,8 +58,9 @@ def lock_pending(approval_id, *, touch: bool = False, visible: Callable[[Approva
 
 
 def _locked_approval(approval_id) -> Approval | None:
-    """The approval, locked (not its relations), with its session, decider and claimant loaded, and
-    the registry's stamp as `registry_stamp` (registry/cache.py: the tool's row in force, no read of its own).
+    """The approval, locked (not its relations), with its session, decider and claimant loaded, the
+    registry's stamp as `registry_stamp` (registry/cache.py: the tool's row in force, no read of its own)
+    and, on PostgreSQL, its session's audit chain head, locked after it, as `audit_head` (audit/chain.py).
 
     Written out rather than through `select_for_update().select_related(...)`: the ORM
     compiles that three-join query afresh for every decision, at more CPU than the rest
@@ -75,12 +77,17 @@ def _locked_approval(approval_id) -> Approval | None:
         related = reader(model)(values) if values[0] is not None else None
         Approval._meta.get_field(name).set_cached_value(approval, related)
     approval.registry_stamp = row[at]
+    approval.audit_head = audit_chain.locked_head(row[at + 1 :]) if row[at + 1 :] else None
     return approval
 
 
 def _locked_approval_sql(db) -> str:
-    approvals = table(Approval, db=db)
-    selected, joins = [columns(Approval, db=db)], []
+    postgresql = db.vendor == "postgresql"
+    # On PostgreSQL the approval is locked first, alone (the CTE: only the approval, as
+    # select_for_update's of=("self",)), then the head through a LATERAL join on the locked row:
+    # the order every writer keeps. MATERIALIZED: the CTE is run as written, never folded in.
+    approvals = "locked" if postgresql else table(Approval, db=db)
+    selected, joins = [columns(Approval, table=approvals, db=db)], []
     for index, (name, model) in enumerate(_RELATED):
         alias, join = f"r{index}", "INNER" if name == "session" else "LEFT OUTER"
         selected.append(columns(model, table=alias, db=db))
@@ -88,9 +95,17 @@ def _locked_approval_sql(db) -> str:
             f"{join} JOIN {table(model, db=db)} AS {alias} ON "
             f"({column(Approval, name, approvals, db=db)} = {column(model, model._meta.pk.name, alias, db=db)})"
         )
-    # Only the approval is locked (select_for_update's of=("self",)); SQLite's transaction holds it all anyway.
-    lock = f" FOR UPDATE OF {approvals}" if db.vendor == "postgresql" else ""
+    selected.append(f"({registry_cache.stamp_sql()})")
+    if not postgresql:  # SQLite's transaction holds the whole database: no row locks
+        return (
+            f"SELECT {', '.join(selected)} FROM {approvals} {' '.join(joins)} "
+            f"WHERE {column(Approval, 'id', approvals, db=db)} = %s"
+        )
+    head_columns, head_join = audit_chain.locked_head_join(
+        db, audit_chain.session_chain_sql(column(Approval, "session", approvals, db=db))
+    )
     return (
-        f"SELECT {', '.join(selected)}, ({registry_cache.stamp_sql()}) FROM {approvals} {' '.join(joins)} "
-        f"WHERE {column(Approval, 'id', approvals, db=db)} = %s{lock}"
+        f"WITH locked AS MATERIALIZED (SELECT * FROM {table(Approval, db=db)} "
+        f"WHERE {column(Approval, 'id', db=db)} = %s FOR UPDATE) "
+        f"SELECT {', '.join([*selected, head_columns])} FROM locked {' '.join(joins)} {head_join}"
     )

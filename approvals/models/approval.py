@@ -145,6 +145,11 @@ class Approval(models.Model):
             ),
         ]
 
+    # Not a column: the session's audit chain head (audit/chain.py `LockedHead`) when the statement
+    # that locked this approval locked the head too (approvals/locking.py, approvals/resume.py);
+    # None when it did not, and an append locks the head itself.
+    audit_head = None
+
     def __str__(self) -> str:
         return f"{self.tool} ({self.status})"
 

@@ -103,15 +103,15 @@ def test_a_resume_takes_five_statements(api, warm_run, reviewer_http):
     assert_statements(lambda: resume(api, warm_run, approval["id"]), 200, 5)
 
 
-def test_a_decision_takes_six_statements_after_the_reviewers_two_reads(api, warm_run, reviewer_http):
+def test_a_decision_takes_five_statements_after_the_reviewers_two_reads(api, warm_run, reviewer_http):
     # Before BEGIN: the Django session; the user with their reviewers-group membership and
     # their review teams (approvals/auth_backends.py). Whether the card is theirs to see is
     # checked on the row as locked (approvals/locking.py). Then BEGIN; the run's lock; the
-    # approval's, with the registry's stamp (the policy in force: registry/cache.py);
-    # the chain head's lock; the audit row with the head's move, the approval's UPDATE and the
-    # outbox event; COMMIT.
+    # approval's, with the registry's stamp (the policy in force: registry/cache.py) and the
+    # session's chain head (locked after the approval); the audit row with the head's move, the
+    # approval's UPDATE and the outbox event; COMMIT.
     approval = suspend(api, warm_run)
-    assert_statements(lambda: decide(reviewer_http, approval["id"], {"approved": True}), 200, 6, before=2)
+    assert_statements(lambda: decide(reviewer_http, approval["id"], {"approved": True}), 200, 5, before=2)
 
 
 def test_the_hot_statements_are_prepared_once_per_connection(api, warm_run):
