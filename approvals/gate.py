@@ -277,8 +277,9 @@ def _session_and_client(db, sessions: str, *, head: tuple[str, str] = ("", "")) 
 
 
 def _locked_with_session_sql(db, lock_sql: str) -> str:
-    chain = audit_chain.session_chain_sql(f"locked.{column(Run, 'session', db=db)}")
-    sessions = "locked CROSS JOIN LATERAL condor_session_as_of_now(locked.session_id)"
+    session_id = column(Run, "session", "locked", db=db)
+    chain = audit_chain.session_chain_sql(session_id)
+    sessions = f"locked CROSS JOIN LATERAL condor_session_as_of_now({session_id})"
     return (
         f"WITH locked AS ({lock_sql}) SELECT {columns(Run, table='locked', db=db)}, "
         f"{_session_and_client(db, sessions, head=audit_chain.locked_head_join(db, chain))}"

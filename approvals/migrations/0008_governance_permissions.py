@@ -1,4 +1,4 @@
-"""The governance console's permissions (issue 10).
+"""The governance console's permissions.
 
 compliance: view the pending registry changes too (reads everything, edits nothing).
 governance: the same, plus editing API clients and their keys (SPEC section 1: governance

@@ -1,4 +1,4 @@
-"""Approvals carry their session's client, so the pending limit counts one index range (issue 11).
+"""Approvals carry their session's client, so the pending limit counts one index range.
 
 The limit counted a client's open cards through a join on its sessions: one probe of
 the approvals per session the client ever had (19 ms a suspend at 10,000 sessions,

@@ -1,6 +1,6 @@
-"""The chain head keeps the hash it replaced, so an append links its row in one statement (issue 11).
+"""The chain head keeps the hash it replaced, so an append links its row in one statement.
 
-Rows keep their hashes: verification accepts a row hashed either way (approvals/audit_chain.py).
+Rows keep their hashes: verification accepts a row hashed either way (audit/chain.py).
 """
 
 from django.db import migrations, models

@@ -1,4 +1,4 @@
-"""A chain head may advance by two links in one statement: a suspend's verdict and its park (issue 11).
+"""A chain head may advance by two links in one statement: a suspend's verdict and its park.
 
 One statement cannot update a row twice, so two audit rows in one statement move their head
 once, by two. A head still never moves back, stands still or skips: `verify_audit` finds a head

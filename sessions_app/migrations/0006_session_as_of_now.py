@@ -1,4 +1,4 @@
-"""A function that reads a session with a snapshot of its own, for the gate's one-statement lock (issue 11).
+"""A function that reads a session with a snapshot of its own, for the gate's one-statement lock.
 
 The gate judges a call on its session as it is once the run's lock is granted: a taint
 committed by the transaction it waited for must count. Joined in the locking statement,

@@ -129,7 +129,7 @@ def test_the_hot_statements_are_prepared_once_per_connection(api, warm_run):
         prepared = [statement for (statement,) in cursor.fetchall()]
     for statement in (
         'WITH locked AS (UPDATE "runs_run" SET "last_activity_at"',
-        "CROSS JOIN LATERAL condor_session_as_of_now(locked.session_id)",
+        'CROSS JOIN LATERAL condor_session_as_of_now(locked."session_id")',
         'CAST(locked."session_id" AS text)) FOR UPDATE) AS head ON TRUE',
         'WITH w0 AS (INSERT INTO "approvals_auditevent"',
     ):
