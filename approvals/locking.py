@@ -77,7 +77,7 @@ def _locked_approval(approval_id) -> Approval | None:
         related = reader(model)(values) if values[0] is not None else None
         Approval._meta.get_field(name).set_cached_value(approval, related)
     approval.registry_stamp = row[at]
-    approval.audit_head = audit_chain.locked_head(row[at + 1 :]) if row[at + 1 :] else None
+    approval.audit_head = audit_chain.locked_head(row[at + 1 :])
     return approval
 
 

@@ -180,7 +180,7 @@ def _consume(approval_id, run_id, digest: str, now) -> Approval | None:
     at = width + 3 + len(_SESSION_NOW)
     approval.session_now = dict(zip(_SESSION_NOW, row[width + 3 : at], strict=True))
     # On PostgreSQL the statement locked the session's audit chain head too (audit/chain.py).
-    approval.audit_head = audit_chain.locked_head(row[at:]) if row[at:] else None
+    approval.audit_head = audit_chain.locked_head(row[at:])
     for flag in ("consent", "tainted"):  # SQLite answers 0 or 1
         approval.session_now[flag] = bool(approval.session_now[flag])
     return approval

@@ -217,7 +217,10 @@ def locked_head_join(db, chain_sql: str, alias: str = "head") -> tuple[str, str]
 
 
 def locked_head(values) -> LockedHead | None:
-    """The head `locked_head_join`'s columns read (their values, in order); None if there was none."""
+    """The head `locked_head_join`'s columns read (their values, in order); None if there was none,
+    or if the statement read no head (`values` empty: SQLite's, which takes no row locks)."""
+    if not values:
+        return None
     chain, seq, digest = values
     return LockedHead(chain, [seq, digest]) if chain is not None else None
 

@@ -47,22 +47,24 @@ function dayOf(ms) {
   return { day: date, on: `on ${date}` };
 }
 
-const instant = (iso) => timeOf(iso, NaN);
+// An instant's clock time and day (dayOf); null for no time.
+function dated(iso) {
+  const ms = timeOf(iso, NaN);
+  return Number.isFinite(ms) ? { time: clockTime(ms), ...dayOf(ms) } : null;
+}
 
 /** "14:02", "tomorrow 14:02", "Mon 7 Dec 14:02"; '' for no time. */
 function when(iso) {
-  const ms = instant(iso);
-  if (!Number.isFinite(ms)) return '';
-  const { day } = dayOf(ms);
-  return day ? `${day} ${clockTime(ms)}` : clockTime(ms);
+  const d = dated(iso);
+  if (!d) return '';
+  return d.day ? `${d.day} ${d.time}` : d.time;
 }
 
 /** "at 14:02", "yesterday at 14:02", "on Mon 7 Dec at 14:02"; '' for no time. */
 function atWhen(iso) {
-  const ms = instant(iso);
-  if (!Number.isFinite(ms)) return '';
-  const { on } = dayOf(ms);
-  return on ? `${on} at ${clockTime(ms)}` : `at ${clockTime(ms)}`;
+  const d = dated(iso);
+  if (!d) return '';
+  return d.on ? `${d.on} at ${d.time}` : `at ${d.time}`;
 }
 
 function outcome(d) {
@@ -74,17 +76,18 @@ function outcome(d) {
   return { word, kind: 'approved' };
 }
 
+const spaced = (phrase) => (phrase ? ` ${phrase}` : '');
+const until = (time) => (time ? ` (it lasts until ${time})` : '');
+
 // What became of an approved call (inbox/decided.py's call_outcome), and when.
 const CALL_OUTCOMES = {
   ran: ['Ran', (iso) => `the agent reported its result${spaced(atWhen(iso))}`],
   failed: ['Failed', (iso) => `the agent reported an error${spaced(atWhen(iso))}`],
   running: ['Running', (iso) => `the agent took the approval${spaced(atWhen(iso))}; no result yet`],
-  waiting: ['Waiting', (iso) => `the agent has not used the approval yet${when(iso) ? ` (it lasts until ${when(iso)})` : ''}`],
+  waiting: ['Waiting', (iso) => `the agent has not used the approval yet${until(when(iso))}`],
   withdrawn: ['Withdrawn', () => 'the run ended before the agent used the approval'],
   expired: ['Expired', (iso) => `the approval ran out unused${spaced(atWhen(iso))}`],
 };
-
-const spaced = (phrase) => (phrase ? ` ${phrase}` : '');
 
 function callOutcome(d) {
   const known = CALL_OUTCOMES[str(d.call_outcome)];
