@@ -10,13 +10,15 @@ from datetime import timedelta
 
 import pytest
 from django.core import mail
+from django.db import transaction
 from django.test import override_settings
 
 from approvals.escalation import escalate_due
 from approvals.models import ReviewTeam
 from audit.models import AuditEvent
 from condor.sweeps import sweep
-from runs.models import RunEvent
+from runs.models import Run, RunEvent
+from sessions_app.models import Session
 from tests.helpers.approval_loop import approval_row, approve, parked_run, suspend
 from tests.helpers.personas import person
 from tests.helpers.races import all_at_once
@@ -161,3 +163,18 @@ def test_two_sweeps_at_once_escalate_it_once(api):
     assert sorted(all_at_once([lambda: escalate_due(now=now), lambda: escalate_due(now=now)])) == [0, 1]
     assert AuditEvent.objects.filter(kind="escalation").count() == 1
     assert len(mail.outbox) == 1
+
+
+@pytest.mark.django_db(transaction=True, serialized_rollback=True)
+def test_a_card_is_escalated_while_its_session_is_locked_elsewhere(api):
+    # A result report or a rename holds the session's row; the escalation locks only the run
+    # (skipping it when busy), so the session's lock does not make it pass the card over.
+    run_id = open_executing_run(api)
+    parked = suspend(api, run_id)["id"]
+    session_id = Run.objects.get(pk=run_id).session_id
+    now = at_fraction(parked, 0.6)
+    with transaction.atomic():
+        Session.objects.locked().get(pk=session_id)
+        (escalated,) = all_at_once([lambda: escalate_due(now=now)])
+    assert escalated == 1
+    assert approval_row(parked).escalated_at == now
